@@ -1,0 +1,104 @@
+"""The heavy parts a graph runs with, built once and shared by every run of the graph.
+
+A :class:`Components` holds the user's own objects where given (a LangChain chat model,
+embeddings, vector store or retriever, web search, judges) and otherwise builds the
+embedded defaults lazily, once: the Gemma GGUF, MiniLM and the persistent Chroma store.
+Nodes receive it from their graph's factory and read the run's settings from
+``runtime.context``; nothing is rebuilt per call.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+
+from .settings import default_store_path
+from .tools.llm import make_llm
+from .tools.vectorstore import ChromaCorpus, LangChainRetriever, Retriever
+
+
+class Components:
+    def __init__(
+        self,
+        *,
+        llm: BaseChatModel | None = None,
+        embeddings: Any = None,
+        retriever: Any = None,
+        vectorstore: Any = None,
+        store_path: str | None = None,
+        store_url: str | None = None,
+        collection: str = "ragraphs",
+        web_search: Any = None,
+        judges: dict[str, Any] | None = None,
+        extra: dict[str, Any] | None = None,
+    ):
+        self._llm = llm
+        self._embeddings = embeddings
+        self._retriever = retriever
+        self._vectorstore = vectorstore
+        self.store_path = store_path
+        self.store_url = store_url
+        self.collection = collection
+        self.web_search = web_search
+        self.judges: dict[str, Any] = dict(judges or {})
+        self.extra: dict[str, Any] = dict(extra or {})
+        self._lock = threading.RLock()
+
+    # the LLM: the user's model wins over the context's spec
+    def llm(self, spec: str | None = None, max_tokens: int = 64) -> BaseChatModel:
+        if self._llm is not None:
+            return self._llm
+        return make_llm(spec, max_tokens=max_tokens)
+
+    @property
+    def embeddings(self):
+        with self._lock:
+            if self._embeddings is None:
+                from .tools.embeddings import MiniLMEmbeddings
+
+                self._embeddings = MiniLMEmbeddings()
+            return self._embeddings
+
+    @property
+    def retriever(self) -> Retriever:
+        """The retriever: the user's, an adapter over the user's vector store, or Chroma."""
+        with self._lock:
+            if self._retriever is None:
+                if self._vectorstore is not None:
+                    self._retriever = LangChainRetriever(self._vectorstore)
+                else:
+                    self._retriever = ChromaCorpus(
+                        None if self.store_url else (self.store_path or default_store_path()),
+                        url=self.store_url,
+                        collection=self.collection,
+                        embeddings=self.embeddings,
+                    )
+            elif not isinstance(self._retriever, Retriever) and (
+                hasattr(self._retriever, "invoke") or hasattr(self._retriever, "similarity_search")
+            ):
+                self._retriever = LangChainRetriever(self._retriever)
+            return self._retriever
+
+    def judge(self, name: str):
+        """A judge by name ("evaluator", "pair", "nli"): the user's, else the shipped default."""
+        with self._lock:
+            if name not in self.judges:
+                from .tools.judges import load_default_judge
+
+                self.judges[name] = load_default_judge(name, embeddings=self.embeddings)
+            return self.judges[name]
+
+
+_DEFAULT: Components | None = None
+_DEFAULT_LOCK = threading.Lock()
+
+
+def default_components() -> Components:
+    """Process-wide embedded defaults (used by the module-level Studio graphs and the CLI)."""
+    global _DEFAULT
+    with _DEFAULT_LOCK:
+        if _DEFAULT is None:
+            _DEFAULT = Components()
+        return _DEFAULT

@@ -1,0 +1,303 @@
+"""Loaders for benchmark files in their own formats.
+
+Each loader yields :class:`Example` objects: question, gold answers (with aliases) and,
+when the file has them, the question's paragraphs with supporting labels (as passages
+whose ``meta["supporting"]`` is True). Supported: HotpotQA (original rows and HF-style
+rows with dict-shaped ``context``/``supporting_facts``), 2WikiMultihopQA, MuSiQue, PopQA,
+NQ/TriviaQA (the MIGRES ``odqa`` rows), StrategyQA, the PopQA web-results snapshot, and
+FlashRAG-style JSONL (``id, question, golden_answers``).
+
+Broken lines are reported (file and line number) and skipped; they never stop a load.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator
+
+from .errors import InputError
+from .state.types import Passage, make_passage
+
+DATASETS = ("hotpotqa", "2wikimultihopqa", "musique", "popqa", "odqa", "nq", "triviaqa", "strategyqa", "popqa-web", "flashrag")
+ALIASES = {"2wiki": "2wikimultihopqa", "hotpot": "hotpotqa", "tqa": "triviaqa", "popqa_web": "popqa-web"}
+
+
+@dataclass
+class Example:
+    id: str
+    question: str
+    answers: list[str]
+    dataset: str
+    paragraphs: list[Passage] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def supporting(self) -> list[Passage]:
+        return [p for p in self.paragraphs if (p.get("meta") or {}).get("supporting")]
+
+    @property
+    def supporting_ids(self) -> set[str]:
+        return {p["id"] for p in self.supporting}
+
+
+@dataclass
+class LoadReport:
+    path: str
+    rows: int = 0
+    skipped: list[str] = field(default_factory=list)
+
+
+def _maybe_literal(v: Any) -> Any:
+    """2Wiki rows sometimes store lists as Python-literal strings."""
+    if isinstance(v, str) and v[:1] in "[{(":
+        try:
+            return json.loads(v)
+        except ValueError:
+            try:
+                return ast.literal_eval(v)
+            except (ValueError, SyntaxError):
+                return v
+    return v
+
+
+def _join_sentences(sents: Any) -> str:
+    if isinstance(sents, str):
+        return " ".join(sents.split())
+    return " ".join(" ".join(str(s).split()) for s in (sents or []) if str(s).strip())
+
+
+def _pairs_context(context: Any) -> list[tuple[str, Any]]:
+    context = _maybe_literal(context)
+    if isinstance(context, dict):  # HF style {"title": [...], "sentences": [[...]]}
+        return list(zip(context.get("title") or [], context.get("sentences") or context.get("content") or []))
+    out = []
+    for item in context or []:
+        if isinstance(item, (list, tuple)) and len(item) >= 2:
+            out.append((str(item[0]), item[1]))
+        elif isinstance(item, dict):
+            out.append((str(item.get("title", "")), item.get("sentences") or item.get("text") or ""))
+    return out
+
+
+def _support_titles(sf: Any) -> set[str]:
+    sf = _maybe_literal(sf)
+    if isinstance(sf, dict):
+        return {str(t) for t in sf.get("title") or []}
+    titles = set()
+    for item in sf or []:
+        if isinstance(item, (list, tuple)) and item:
+            titles.add(str(item[0]))
+    return titles
+
+
+def _hotpot_like(row: dict, dataset: str) -> Example:
+    sup = _support_titles(row.get("supporting_facts"))
+    paras = []
+    for title, sents in _pairs_context(row.get("context")):
+        text = _join_sentences(sents)
+        if text:
+            paras.append(make_passage(title, text, "corpus", supporting=title in sup))
+    answer = row.get("answer")
+    answers = [str(a) for a in answer] if isinstance(answer, list) else [str(answer)]
+    extra = {k: row[k] for k in ("type", "level", "top_rank_questions") if k in row}
+    return Example(str(row.get("_id") or row.get("id") or ""), row["question"], answers, dataset, paras, extra)
+
+
+def _musique(row: dict, dataset: str) -> Example:
+    paras = [
+        make_passage(p.get("title", ""), _join_sentences(p.get("paragraph_text", "")), "corpus", supporting=bool(p.get("is_supporting")))
+        for p in row.get("paragraphs") or []
+        if (p.get("paragraph_text") or "").strip()
+    ]
+    answers = [str(row.get("answer", ""))] + [str(a) for a in row.get("answer_aliases") or []]
+    extra = {"answerable": row.get("answerable", True)}
+    return Example(str(row.get("id", "")), row["question"], [a for a in answers if a], dataset, paras, extra)
+
+
+def _contains_answer(text: str, answers: list[str]) -> bool:
+    from .tools.text import normalize_answer
+
+    t = f" {normalize_answer(text)} "
+    return any(f" {normalize_answer(a)} " in t for a in answers if normalize_answer(a))
+
+
+def _popqa(row: dict, dataset: str) -> Example:
+    answers = _maybe_literal(row.get("possible_answers")) or []
+    if isinstance(answers, str):
+        answers = [answers]
+    answers = [str(a) for a in answers]
+    paras = []
+    for p in row.get("paragraphs") or []:
+        text = _join_sentences(p.get("text", ""))
+        if text:
+            paras.append(make_passage(p.get("title", ""), text, "corpus", supporting=_contains_answer(text, answers)))
+    extra = {k: row[k] for k in ("s_pop", "o_pop", "prop", "subj", "obj") if k in row}
+    return Example(str(row.get("id", "")), row["question"], answers, dataset, paras, extra)
+
+
+def _odqa(row: dict, dataset: str) -> Example:
+    answers = row.get("answer") or row.get("short_answers") or row.get("answers") or []
+    answers = _maybe_literal(answers)
+    if isinstance(answers, str):
+        answers = [answers]
+    paras = []
+    ctx = row.get("context")
+    if isinstance(ctx, str) and ctx.strip():
+        paras.append(make_passage(str(row.get("title", "")), _join_sentences(ctx), "corpus", supporting=True))
+    ds = row.get("dataset") or dataset
+    rid = str(row.get("id") or row.get("example_id") or "")
+    return Example(rid, row["question"], [str(a) for a in answers], ds, paras, {})
+
+
+def _strategyqa(row: dict, dataset: str) -> Example:
+    ans = row.get("answer")
+    answers = ["yes"] if ans in (True, "True", "true", "yes") else ["no"]
+    paras = [make_passage(str(row.get("term", "")), _join_sentences(f), "corpus", supporting=True) for f in row.get("facts") or [] if str(f).strip()]
+    return Example(str(row.get("qid", "")), row["question"], answers, dataset, paras, {"decomposition": row.get("decomposition")})
+
+
+def _popqa_web(row: dict, dataset: str) -> Example:
+    paras = [
+        make_passage(r.get("title", ""), _join_sentences(r.get("text", "")), "web")
+        for r in row.get("results") or []
+        if (r.get("text") or "").strip()
+    ]
+    return Example("", row["question"], [], dataset, paras, {})
+
+
+def _flashrag(row: dict, dataset: str) -> Example:
+    answers = row.get("golden_answers") or row.get("answers") or row.get("answer") or []
+    if isinstance(answers, str):
+        answers = [answers]
+    return Example(str(row.get("id", "")), row["question"], [str(a) for a in answers], dataset, [], {})
+
+
+LOADERS: dict[str, Callable[[dict, str], Example]] = {
+    "hotpotqa": _hotpot_like,
+    "2wikimultihopqa": _hotpot_like,
+    "musique": _musique,
+    "popqa": _popqa,
+    "odqa": _odqa,
+    "nq": _odqa,
+    "triviaqa": _odqa,
+    "strategyqa": _strategyqa,
+    "popqa-web": _popqa_web,
+    "flashrag": _flashrag,
+}
+
+
+def detect_format(row: dict) -> str | None:
+    """Guess a row's dataset format from its keys."""
+    if "results" in row and "question" in row:
+        return "popqa-web"
+    if "paragraphs" in row and "question_decomposition" in row:
+        return "musique"
+    if "possible_answers" in row:
+        return "popqa"
+    if "evidences" in row or "top_rank_questions" in row or "entity_ids" in row:
+        return "2wikimultihopqa"
+    if "supporting_facts" in row or ("context" in row and "_id" in row):
+        return "hotpotqa"
+    if "facts" in row and "decomposition" in row:
+        return "strategyqa"
+    if "golden_answers" in row:
+        return "flashrag"
+    if "question" in row and ("answer" in row or "short_answers" in row) and "dataset" in row:
+        return "odqa"
+    return None
+
+
+def normalize_dataset_name(name: str | None) -> str | None:
+    if not name or name == "auto":
+        return None
+    n = name.lower().strip()
+    n = ALIASES.get(n, n)
+    if n not in LOADERS:
+        raise InputError(f"unknown dataset {name!r}; choose from {', '.join(DATASETS)} or auto")
+    return n
+
+
+def iter_rows(path: str, report: LoadReport | None = None, warn: Callable[[str], None] | None = None) -> Iterator[dict]:
+    """JSON objects of a JSONL file (or a JSON array file); broken lines are reported and skipped."""
+    if not os.path.exists(path):
+        raise InputError(f"no such file: {path}")
+    warn = warn or (lambda m: print(m, file=sys.stderr))
+    with open(path, "rb") as fh:
+        head = fh.read(64).lstrip()
+    if head.startswith(b"["):
+        try:
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                data = json.load(fh)
+        except ValueError as e:
+            raise InputError(f"{path}: not valid JSON ({e})") from e
+        for row in data:
+            if isinstance(row, dict):
+                yield row
+        return
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        for n, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+                if not isinstance(row, dict):
+                    raise ValueError("not a JSON object")
+            except ValueError as e:
+                msg = f"{path}:{n}: skipped broken line ({str(e)[:80]})"
+                if report is not None:
+                    report.skipped.append(msg)
+                warn(msg)
+                continue
+            if report is not None:
+                report.rows += 1
+            yield row
+
+
+def load_dataset(
+    path: str,
+    dataset: str | None = None,
+    limit: int | None = None,
+    report: LoadReport | None = None,
+    warn: Callable[[str], None] | None = None,
+) -> list[Example]:
+    """Load a benchmark file; ``dataset`` None or "auto" detects the format per row."""
+    name = normalize_dataset_name(dataset)
+    out: list[Example] = []
+    for i, row in enumerate(iter_rows(path, report, warn)):
+        fmt = name or detect_format(row)
+        if fmt is None or "question" not in row:
+            msg = f"{path}: row {i + 1} has no recognisable question format; skipped"
+            if report is not None:
+                report.skipped.append(msg)
+            (warn or (lambda m: print(m, file=sys.stderr)))(msg)
+            continue
+        try:
+            ex = LOADERS[fmt](row, fmt)
+        except (KeyError, TypeError, ValueError) as e:
+            msg = f"{path}: row {i + 1} could not be read as {fmt} ({type(e).__name__}: {e}); skipped"
+            if report is not None:
+                report.skipped.append(msg)
+            (warn or (lambda m: print(m, file=sys.stderr)))(msg)
+            continue
+        if not ex.id:
+            ex.id = f"{fmt}-{i}"
+        out.append(ex)
+        if limit and len(out) >= limit:
+            break
+    return out
+
+
+def pooled_passages(examples: list[Example]) -> list[Passage]:
+    """All questions' paragraphs pooled into one corpus (the distractor-pool setting)."""
+    seen: dict[str, Passage] = {}
+    for ex in examples:
+        for p in ex.paragraphs:
+            if p["id"] not in seen:
+                q = dict(p)
+                q.pop("meta", None)
+                seen[p["id"]] = q  # type: ignore[assignment]
+    return list(seen.values())

@@ -1,0 +1,59 @@
+"""One module per method, each with ``build_<method>_graph(components)`` and a module-level
+compiled ``graph`` for LangGraph Studio.
+
+:data:`METHODS` maps the CLI's method names to ``(module, builder, context class)``; the
+modules are imported lazily so that ``ragraphs --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from ..errors import ConfigError
+
+# name -> (module path, builder function, context class path)
+METHODS: dict[str, tuple[str, str, str]] = {
+    "none": ("ragraphs.graphs.none", "build_none_graph", "ragraphs.settings:RAGContext"),
+    "vanilla": ("ragraphs.graphs.vanilla", "build_vanilla_graph", "ragraphs.settings:RAGContext"),
+    "crag": ("ragraphs.graphs.crag", "build_crag_graph", "ragraphs.graphs.crag:CRAGContext"),
+    "dr-rag": ("ragraphs.graphs.dr_rag", "build_dr_rag_graph", "ragraphs.graphs.dr_rag:DRRAGContext"),
+    "erm4": ("ragraphs.graphs.erm4", "build_erm4_graph", "ragraphs.graphs.erm4:ERM4Context"),
+    "migres": ("ragraphs.graphs.migres", "build_migres_graph", "ragraphs.graphs.migres:MIGRESContext"),
+}
+
+
+def available(method: str) -> bool:
+    """Whether the method's module exists in this installation."""
+    import importlib.util
+
+    return method in METHODS and importlib.util.find_spec(METHODS[method][0]) is not None
+
+
+def method_names() -> list[str]:
+    return [m for m in METHODS if available(m)]
+
+
+def _check(method: str) -> None:
+    if method not in METHODS or not available(method):
+        raise ConfigError(f"unknown method {method!r}; choose from {', '.join(method_names())}")
+
+
+def _resolve(path: str) -> Any:
+    mod, _, attr = path.partition(":")
+    return getattr(importlib.import_module(mod), attr)
+
+
+def get_builder(method: str):
+    _check(method)
+    mod, fn, _ = METHODS[method]
+    return getattr(importlib.import_module(mod), fn)
+
+
+def get_context_class(method: str):
+    _check(method)
+    return _resolve(METHODS[method][2])
+
+
+def build_graph(method: str, components=None, **kwargs):
+    return get_builder(method)(components, **kwargs)

@@ -1,0 +1,53 @@
+"""Helpers shared by the graph modules: timed nodes and the trace convention.
+
+Every node returns a partial state update. It may include a ``"_trace"`` dict of details
+(scores, routes, queries...); :func:`timed` pops it and appends one trace entry
+``{"node", "elapsed_s", **details}`` to the state's ``trace``, so every run carries a
+trace of every step with its time. Details are also sent as a custom stream event
+(``stream_mode="custom"``) while the run goes on.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from typing import Any, Callable
+
+from langgraph.runtime import Runtime
+
+
+def _emit(runtime: Any, entry: dict) -> None:
+    writer = getattr(runtime, "stream_writer", None)
+    if writer is None:
+        return
+    try:
+        writer({"event": "node_trace", **entry})
+    except Exception:  # a stream writer must never break a run
+        pass
+
+
+def timed(name: str, fn: Callable[[dict, Runtime], dict]) -> Callable[[dict, Runtime], dict]:
+    """Wrap ``fn(state, runtime)`` so that it records its time and details in ``trace``."""
+
+    @functools.wraps(fn)
+    def node(state: dict, runtime: Runtime) -> dict:
+        t0 = time.perf_counter()
+        update = dict(fn(state, runtime) or {})
+        details = update.pop("_trace", None) or {}
+        entry = {"node": name, "elapsed_s": round(time.perf_counter() - t0, 6), **details}
+        update["trace"] = [entry]
+        _emit(runtime, entry)
+        return update
+
+    # LangGraph injects `runtime` by the parameter's annotation
+    node.__annotations__ = {"state": dict, "runtime": Runtime, "return": dict}
+    return node
+
+
+def llm_usage(completion: Any, calls: int = 1) -> dict:
+    """State counters for one LLM completion (see :func:`ragraphs.tools.llm.complete`)."""
+    return {
+        "llm_calls": calls,
+        "input_tokens": int(getattr(completion, "input_tokens", 0)),
+        "output_tokens": int(getattr(completion, "output_tokens", 0)),
+    }

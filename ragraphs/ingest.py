@@ -1,0 +1,190 @@
+"""Turn files into passages and add them to a corpus, idempotently.
+
+Readers: plain text, Markdown, HTML (main text extracted with trafilatura, scripts and
+styles dropped), JSONL of ``{title, text}`` rows, and the benchmark files (each question's
+paragraphs pooled into one corpus). Directories are walked. Unreadable files are reported
+and skipped; the rest are ingested.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Iterator
+
+from .errors import InputError
+from .state.types import Passage, make_passage
+from .tools.text import chunk_text
+
+TEXT_EXT = {".txt", ".text", ".rst", ""}
+MD_EXT = {".md", ".markdown"}
+HTML_EXT = {".html", ".htm", ".xhtml"}
+JSON_EXT = {".jsonl", ".json", ".ndjson"}
+MAX_FILE_BYTES = 200 * 1024 * 1024
+
+
+@dataclass
+class IngestReport:
+    files: int = 0
+    passages: int = 0
+    added: int = 0
+    skipped_files: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def html_to_text(html: str) -> tuple[str, str]:
+    """(title, main text) of an HTML page, with a real extractor; scripts never kept."""
+    title = ""
+    m = re.search(r"<title[^>]*>(.*?)</title>", html, re.I | re.S)
+    if m:
+        title = " ".join(m.group(1).split())
+    text = ""
+    try:
+        import trafilatura
+
+        text = trafilatura.extract(html, include_comments=False, include_tables=True, favor_recall=True) or ""
+    except Exception:
+        text = ""
+    if not text.strip():
+        from lxml import html as lh
+
+        try:
+            doc = lh.fromstring(html)
+            for bad in doc.xpath("//script|//style|//noscript|//template"):
+                bad.drop_tree()
+            text = "\n\n".join(" ".join(t.split()) for t in doc.xpath("//body//text()") if t.strip())
+        except Exception:
+            text = ""
+    return title, text
+
+
+def _decode(raw: bytes) -> str:
+    for enc in ("utf-8", "utf-16") if raw[:2] in (b"\xff\xfe", b"\xfe\xff") else ("utf-8",):
+        try:
+            return raw.decode(enc)
+        except UnicodeDecodeError:
+            pass
+    return raw.decode("latin-1")  # never fails; non-UTF-8 text survives mostly readable
+
+
+def _md_title(text: str, fallback: str) -> str:
+    for line in text.splitlines():
+        if line.startswith("#"):
+            return line.lstrip("#").strip() or fallback
+    return fallback
+
+
+def _chunks(title: str, text: str, source: str, max_words: int) -> list[Passage]:
+    return [make_passage(title, c, "corpus", path=source, chunk=i) for i, c in enumerate(chunk_text(text, max_words)) if c.strip()]
+
+
+def read_file(path: str, max_words: int = 180, warn: Callable[[str], None] | None = None) -> list[Passage]:
+    """Passages of one file; raises :class:`InputError` when it cannot be read."""
+    from .datasets import detect_format, iter_rows, LOADERS
+
+    ext = os.path.splitext(path)[1].lower()
+    try:
+        size = os.path.getsize(path)
+    except OSError as e:
+        raise InputError(f"cannot read {path}: {e.strerror}") from e
+    if size > MAX_FILE_BYTES:
+        raise InputError(f"{path}: larger than {MAX_FILE_BYTES // 2**20} MiB; split it first")
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    except OSError as e:
+        raise InputError(f"cannot read {path}: {e.strerror}") from e
+    if b"\x00" in raw[:4096] and not raw[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        raise InputError(f"{path}: binary file, not text")
+    name = os.path.splitext(os.path.basename(path))[0]
+    if ext in JSON_EXT:
+        out: list[Passage] = []
+        seen_fmt = None
+        for row in iter_rows(path, warn=warn):
+            fmt = detect_format(row)
+            if fmt is not None:
+                seen_fmt = fmt
+                ex = LOADERS[fmt](row, fmt)
+                for p in ex.paragraphs:
+                    q = dict(p)
+                    q.pop("meta", None)
+                    out.append(q)  # type: ignore[arg-type]
+            elif isinstance(row.get("text"), str):
+                title = str(row.get("title") or row.get("id") or name)
+                out.extend(_chunks(title, row["text"], path, max_words))
+            elif isinstance(row.get("contents"), str):  # FlashRAG corpus rows: "title\ntext"
+                title, _, text = row["contents"].partition("\n")
+                out.extend(_chunks(title.strip('"'), text or title, path, max_words))
+        if not out and seen_fmt is None:
+            raise InputError(f"{path}: no rows with text (expected {{title, text}} or a benchmark format)")
+        return out
+    text = _decode(raw)
+    if ext in HTML_EXT or text.lstrip()[:15].lower().startswith(("<!doctype html", "<html")):
+        title, body = html_to_text(text)
+        return _chunks(title or name, body, path, max_words)
+    if ext in MD_EXT:
+        return _chunks(_md_title(text, name), text, path, max_words)
+    return _chunks(name, text, path, max_words)
+
+
+def iter_files(paths: Iterable[str]) -> Iterator[str]:
+    for p in paths:
+        if os.path.isdir(p):
+            for root, dirs, files in os.walk(p):
+                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+                for f in sorted(files):
+                    if not f.startswith("."):
+                        yield os.path.join(root, f)
+        else:
+            yield p
+
+
+def collect_passages(
+    paths: Iterable[str], max_words: int = 180, warn: Callable[[str], None] | None = None
+) -> tuple[list[Passage], IngestReport]:
+    report = IngestReport()
+    passages: list[Passage] = []
+    paths = list(paths)
+    if not paths:
+        raise InputError("nothing to ingest: give at least one file or directory")
+    missing = [p for p in paths if not os.path.exists(p)]
+    if missing and len(missing) == len(paths):
+        raise InputError(f"no such file or directory: {missing[0]}")
+    for p in missing:
+        report.skipped_files.append(f"{p}: no such file or directory")
+    for f in iter_files(p for p in paths if os.path.exists(p)):
+        try:
+            got = read_file(f, max_words=max_words, warn=lambda m: report.warnings.append(m))
+        except InputError as e:
+            report.skipped_files.append(str(e))
+            continue
+        report.files += 1
+        passages.extend(got)
+    report.passages = len({p["id"] for p in passages})
+    return passages, report
+
+
+def ingest(
+    paths: Iterable[str],
+    corpus,
+    *,
+    max_words: int = 180,
+    progress: bool = True,
+) -> IngestReport:
+    """Read ``paths`` and add their passages to ``corpus`` (a ChromaCorpus); idempotent."""
+    import time
+
+    from tqdm.auto import tqdm
+
+    t0 = time.perf_counter()
+    passages, report = collect_passages(paths, max_words=max_words)
+    bar = tqdm(total=report.passages, desc="embedding", unit="passage", disable=not progress, dynamic_ncols=True)
+    try:
+        report.added = corpus.add(passages, progress=bar.update)
+    finally:
+        bar.close()
+    report.seconds = time.perf_counter() - t0
+    return report

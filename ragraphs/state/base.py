@@ -1,0 +1,40 @@
+"""State of the baseline graphs (vanilla RAG and no-retrieval).
+
+Every method's state extends :class:`RAGState`, so the CLI and the evaluator can read
+``answer``, ``passages``, ``llm_calls`` and ``trace`` the same way for all methods.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Annotated, NotRequired, TypedDict
+
+from .types import Passage, add_trace, merge_passages
+
+
+class RAGInput(TypedDict):
+    question: str
+
+
+class RAGState(TypedDict):
+    question: str
+    # passages handed to the generator (de-duplicated by id)
+    passages: NotRequired[Annotated[list[Passage], merge_passages]]
+    answer: NotRequired[str]
+    llm_calls: NotRequired[Annotated[int, operator.add]]
+    web_calls: NotRequired[Annotated[int, operator.add]]
+    input_tokens: NotRequired[Annotated[int, operator.add]]
+    output_tokens: NotRequired[Annotated[int, operator.add]]
+    # one entry per node run: {"node", "elapsed_s", ...node-specific details}
+    trace: NotRequired[Annotated[list[dict], add_trace]]
+
+
+class RAGOutput(TypedDict):
+    question: str
+    answer: str
+    passages: list[Passage]
+    llm_calls: int
+    web_calls: int
+    input_tokens: int
+    output_tokens: int
+    trace: list[dict]

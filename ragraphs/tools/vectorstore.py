@@ -1,0 +1,307 @@
+"""Vector store (Chroma) and the retriever interface every graph uses.
+
+:class:`Retriever` is the small interface nodes depend on: ``search(query, k, mode)``
+returns :class:`~ragraphs.state.Passage` lists. :class:`ChromaCorpus` implements it over
+Chroma (embedded persistent directory, or a Chroma server by URL) with a BM25 index beside
+it for ``mode="bm25"`` and ``mode="hybrid"`` (reciprocal-rank fusion).
+:class:`LangChainRetriever` adapts any LangChain ``VectorStore`` or ``BaseRetriever``.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any, Callable, Iterable, Protocol, Sequence, runtime_checkable
+from urllib.parse import urlparse
+
+import numpy as np
+
+from ..errors import ConfigError, StoreError
+from ..state.types import Passage, make_passage
+from .bm25 import BM25Index
+from .embeddings import MiniLMEmbeddings, embed_texts
+
+MODES = ("dense", "bm25", "hybrid")
+
+
+@runtime_checkable
+class Retriever(Protocol):
+    def search(self, query: str, k: int, mode: str = "dense") -> list[Passage]: ...
+
+
+def rrf_fuse(lists: Sequence[list[Passage]], k: int, c: int = 60) -> list[Passage]:
+    """Reciprocal-rank fusion of ranked passage lists (score = sum 1/(c + rank))."""
+    scores: dict[str, float] = {}
+    first: dict[str, Passage] = {}
+    for lst in lists:
+        for r, p in enumerate(lst):
+            scores[p["id"]] = scores.get(p["id"], 0.0) + 1.0 / (c + r + 1)
+            first.setdefault(p["id"], p)
+    ranked = sorted(scores, key=lambda i: -scores[i])[:k]
+    return [{**first[i], "score": scores[i]} for i in ranked]
+
+
+def _client(path: str | None, url: str | None):
+    import chromadb
+    from chromadb.config import Settings
+
+    settings = Settings(anonymized_telemetry=False, allow_reset=False)
+    if url:
+        u = urlparse(url)
+        if u.scheme not in ("http", "https") or not u.hostname:
+            raise ConfigError(f"bad Chroma server URL {url!r} (expected http://host:port)")
+        try:
+            return chromadb.HttpClient(
+                host=u.hostname,
+                port=u.port or (443 if u.scheme == "https" else 8000),
+                ssl=u.scheme == "https",
+                settings=settings,
+            )
+        except Exception as e:
+            raise StoreError(f"cannot reach Chroma server at {url}: {e}") from e
+    assert path
+    try:
+        os.makedirs(path, exist_ok=True)
+        return chromadb.PersistentClient(path=path, settings=settings)
+    except Exception as e:
+        raise StoreError(f"cannot open Chroma store at {path}: {type(e).__name__}: {e}") from e
+
+
+class ChromaCorpus:
+    """Passages in a Chroma collection, with a lazily built BM25 index beside it.
+
+    Ids are content hashes, so adding the same passage twice stores it once. Writes go in
+    batches, each one atomic in Chroma; an interrupted ingest leaves whole batches only,
+    and re-running it completes the store to exactly the state of one full run.
+    """
+
+    def __init__(
+        self,
+        path: str | None = None,
+        *,
+        url: str | None = None,
+        collection: str = "ragraphs",
+        embeddings: Any = None,
+        create: bool = True,
+    ):
+        if not path and not url:
+            raise ConfigError("ChromaCorpus needs a directory path or a server url")
+        self.path, self.url, self.collection_name = path, url, collection
+        self.embeddings = embeddings or MiniLMEmbeddings()
+        self._client = _client(path, url)
+        emb_name = getattr(self.embeddings, "name", type(self.embeddings).__name__)
+        try:
+            if create:
+                self._col = self._client.get_or_create_collection(
+                    collection,
+                    metadata={"hnsw:space": "cosine", "embedding": emb_name},
+                    embedding_function=None,
+                )
+            else:
+                self._col = self._client.get_collection(collection, embedding_function=None)
+        except Exception as e:
+            raise StoreError(f"cannot open collection {collection!r}: {type(e).__name__}: {e}") from e
+        stored = (self._col.metadata or {}).get("embedding")
+        if stored and stored != emb_name:
+            raise ConfigError(
+                f"collection {collection!r} was built with embeddings {stored!r}, not {emb_name!r}; "
+                "use the same embeddings or another collection"
+            )
+        self._bm25: BM25Index | None = None
+        self._bm25_count = -1
+        self._lock = threading.RLock()
+
+    # ---------------------------------------------------------------- writing
+    def count(self) -> int:
+        return int(self._col.count())
+
+    def existing_ids(self, ids: Sequence[str]) -> set[str]:
+        found: set[str] = set()
+        for s in range(0, len(ids), 500):
+            got = self._col.get(ids=list(ids[s : s + 500]), include=[])
+            found.update(got["ids"])
+        return found
+
+    def add(
+        self,
+        passages: Iterable[Passage],
+        *,
+        batch_size: int = 128,
+        progress: Callable[[int], None] | None = None,
+    ) -> int:
+        """Embed and add passages not yet stored; returns how many were added."""
+        uniq: dict[str, Passage] = {}
+        for p in passages:
+            uniq.setdefault(p["id"], p)
+        ids = list(uniq)
+        have = self.existing_ids(ids) if ids else set()
+        todo = [uniq[i] for i in ids if i not in have]
+        if progress and have:
+            progress(len(have))
+        added = 0
+        for s in range(0, len(todo), batch_size):
+            batch = todo[s : s + batch_size]
+            texts = [f"{p['title']}. {p['text']}" if p["title"] else p["text"] for p in batch]
+            vecs = embed_texts(self.embeddings, texts)
+            metas = []
+            for p in batch:
+                m = {"title": p["title"], "source": p.get("source") or "corpus"}
+                for key, val in (p.get("meta") or {}).items():
+                    if isinstance(val, (str, int, float, bool)):
+                        m[key] = val
+                metas.append(m)
+            try:
+                self._col.upsert(
+                    ids=[p["id"] for p in batch],
+                    embeddings=vecs.tolist(),
+                    documents=[p["text"] for p in batch],
+                    metadatas=metas,
+                )
+            except Exception as e:
+                raise StoreError(f"cannot write to the vector store: {type(e).__name__}: {e}") from e
+            added += len(batch)
+            if progress:
+                progress(len(batch))
+        if added:
+            with self._lock:
+                self._bm25 = None
+        return added
+
+    # ---------------------------------------------------------------- reading
+    def all_passages(self) -> list[Passage]:
+        out: list[Passage] = []
+        n = self.count()
+        for off in range(0, n, 2000):
+            got = self._col.get(include=["documents", "metadatas"], limit=2000, offset=off)
+            for i, d, m in zip(got["ids"], got["documents"], got["metadatas"]):
+                m = m or {}
+                out.append(make_passage(m.get("title", ""), d or "", m.get("source", "corpus"), id=i))
+        return out
+
+    def bm25(self) -> BM25Index:
+        with self._lock:
+            n = self.count()
+            if self._bm25 is None or self._bm25_count != n:
+                self._bm25 = BM25Index(self.all_passages())
+                self._bm25_count = n
+            return self._bm25
+
+    def embed_queries(self, queries: Sequence[str]) -> np.ndarray:
+        return embed_texts(self.embeddings, list(queries))
+
+    def dense_search_vectors(self, vectors: np.ndarray, k: int) -> list[list[Passage]]:
+        if self.count() == 0 or len(vectors) == 0:
+            return [[] for _ in range(len(vectors))]
+        k = max(1, min(k, self.count()))
+        res = self._col.query(
+            query_embeddings=np.asarray(vectors).tolist(),
+            n_results=k,
+            include=["documents", "metadatas", "distances"],
+        )
+        out = []
+        for ids, docs, metas, dists in zip(res["ids"], res["documents"], res["metadatas"], res["distances"]):
+            row = []
+            for i, d, m, dist in zip(ids, docs, metas, dists):
+                m = m or {}
+                row.append(make_passage(m.get("title", ""), d or "", m.get("source", "corpus"), 1.0 - float(dist), id=i))
+            out.append(row)
+        return out
+
+    def search_many(self, queries: Sequence[str], k: int, mode: str = "dense") -> list[list[Passage]]:
+        if mode not in MODES:
+            raise ConfigError(f"unknown retrieval mode {mode!r}; choose from {', '.join(MODES)}")
+        if mode == "bm25":
+            idx = self.bm25()
+            return [idx.search(q, k) for q in queries]
+        dense = self.dense_search_vectors(self.embed_queries(queries), k if mode == "dense" else 2 * k)
+        if mode == "dense":
+            return dense
+        idx = self.bm25()
+        return [rrf_fuse([d, idx.search(q, 2 * k)], k) for q, d in zip(queries, dense)]
+
+    def search(self, query: str, k: int, mode: str = "dense") -> list[Passage]:
+        return self.search_many([query], k, mode)[0]
+
+    def as_langchain(self):
+        """The same collection as a ``langchain_chroma.Chroma`` vector store."""
+        from langchain_chroma import Chroma
+
+        return Chroma(client=self._client, collection_name=self.collection_name, embedding_function=self.embeddings)
+
+
+class LangChainRetriever:
+    """Adapter: any LangChain ``VectorStore`` or ``BaseRetriever`` as a :class:`Retriever`.
+
+    Only ``mode="dense"`` is meaningful for a foreign store; other modes fall back to it.
+    """
+
+    def __init__(self, store_or_retriever: Any, source: str = "corpus"):
+        self.inner = store_or_retriever
+        self.source = source
+
+    def search(self, query: str, k: int, mode: str = "dense") -> list[Passage]:
+        inner = self.inner
+        if hasattr(inner, "similarity_search_with_relevance_scores"):
+            pairs = inner.similarity_search_with_relevance_scores(query, k=k)
+        elif hasattr(inner, "similarity_search"):
+            pairs = [(d, None) for d in inner.similarity_search(query, k=k)]
+        elif hasattr(inner, "invoke"):
+            pairs = [(d, None) for d in inner.invoke(query)[:k]]
+        else:
+            raise ConfigError(f"{type(inner).__name__} is neither a LangChain VectorStore nor a retriever")
+        out = []
+        for d, s in pairs:
+            md = d.metadata or {}
+            out.append(
+                make_passage(
+                    str(md.get("title", "")),
+                    d.page_content,
+                    str(md.get("source", self.source)),
+                    None if s is None else float(s),
+                    id=md.get("id") or getattr(d, "id", None) or None,
+                )
+            )
+        return out
+
+
+class InMemoryCorpus:
+    """A small in-memory corpus (numpy dense + BM25): for tests, pooled eval corpora and notebooks."""
+
+    def __init__(self, passages: Iterable[Passage], embeddings: Any = None):
+        uniq: dict[str, Passage] = {}
+        for p in passages:
+            uniq.setdefault(p["id"], p)
+        self.passages = list(uniq.values())
+        self.embeddings = embeddings or MiniLMEmbeddings()
+        texts = [f"{p['title']}. {p['text']}" if p["title"] else p["text"] for p in self.passages]
+        self.vectors = embed_texts(self.embeddings, texts) if texts else np.zeros((0, 384), np.float32)
+        self._bm25 = BM25Index(self.passages)
+
+    def count(self) -> int:
+        return len(self.passages)
+
+    def all_passages(self) -> list[Passage]:
+        return list(self.passages)
+
+    def bm25(self) -> BM25Index:
+        return self._bm25
+
+    def embed_queries(self, queries: Sequence[str]) -> np.ndarray:
+        return embed_texts(self.embeddings, list(queries))
+
+    def dense_search_vectors(self, vectors: np.ndarray, k: int) -> list[list[Passage]]:
+        if not self.passages:
+            return [[] for _ in range(len(vectors))]
+        q = np.asarray(vectors, dtype=np.float32)
+        q = q / (np.linalg.norm(q, axis=1, keepdims=True) + 1e-9)
+        sims = q @ self.vectors.T
+        out = []
+        for row in sims:
+            kk = min(k, row.size)
+            top = np.argpartition(-row, kk - 1)[:kk]
+            top = top[np.argsort(-row[top], kind="stable")]
+            out.append([{**self.passages[i], "score": float(row[i])} for i in top])
+        return out
+
+    search_many = ChromaCorpus.search_many
+    search = ChromaCorpus.search

@@ -1,0 +1,62 @@
+"""Shared fixtures. Real-stack fixtures load each heavy model once per test session."""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+
+DATA = Path(__file__).parent / "data"
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    return DATA
+
+
+@pytest.fixture(autouse=True)
+def _isolated_home(tmp_path, monkeypatch):
+    """Every test gets its own RAGRAPHS_HOME so no test touches ~/.ragraphs."""
+    monkeypatch.setenv("RAGRAPHS_HOME", str(tmp_path / "home"))
+
+
+@pytest.fixture(scope="session")
+def minilm():
+    from ragraphs.tools.embeddings import MiniLMEmbeddings
+
+    return MiniLMEmbeddings()
+
+
+@pytest.fixture(scope="session")
+def gemma():
+    from ragraphs.tools.llm import make_llm
+
+    return make_llm("gemma", max_tokens=32)
+
+
+@pytest.fixture(scope="session")
+def hotpot_examples():
+    from ragraphs.datasets import load_dataset
+
+    return load_dataset(str(DATA / "hotpotqa.sample.jsonl"), "hotpotqa")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def port() -> int:
+    return free_port()
+
+
+PYTHON = sys.executable

@@ -1,0 +1,68 @@
+"""Bad input gives one clear line and a non-zero exit, never a traceback."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+
+def run(args, tmp_path, **env):
+    e = {**os.environ, "RAGRAPHS_HOME": str(tmp_path / "home"), **env}
+    return subprocess.run([sys.executable, "-m", "ragraphs", *args], env=e, capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize("q", ["", "   ", "\n\t"])
+def test_empty_question(tmp_path, q):
+    r = run(["ask", q], tmp_path)
+    assert r.returncode != 0
+    assert r.stderr.strip() == "ragraphs: error: the question is empty"
+
+
+def test_unknown_method(tmp_path):
+    r = run(["ask", "who?", "--method", "nope"], tmp_path)
+    assert r.returncode != 0 and "unknown method 'nope'" in r.stderr and "Traceback" not in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_missing_path(tmp_path):
+    r = run(["ingest", str(tmp_path / "missing.txt")], tmp_path)
+    assert r.returncode != 0 and "no such file or directory" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_corrupt_jsonl_line_is_reported_and_rest_ingested(tmp_path):
+    f = tmp_path / "docs.jsonl"
+    f.write_text('{"title": "Alpha", "text": "Alpha is the first letter of the Greek alphabet."}\n{broken\n'
+                 '{"title": "Beta", "text": "Beta is the second letter of the Greek alphabet."}\n')
+    r = run(["ingest", str(f), "--quiet", "--json", "--store", str(tmp_path / "s")], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "docs.jsonl:2: skipped broken line" in r.stderr
+    assert '"added": 2' in r.stdout
+
+
+def test_unreadable_file_skipped_others_ingested(tmp_path):
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "good.md").write_text("# Good\n\nThe good file has text in it.\n")
+    (tmp_path / "d" / "bin.txt").write_bytes(b"\x00\x01\x02binary")
+    r = run(["ingest", str(tmp_path / "d"), "--quiet", "--store", str(tmp_path / "s")], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "skipped:" in r.stderr and "binary file" in r.stderr
+    assert "1 new" in r.stdout
+
+
+def test_llm_endpoint_refusing_connections(tmp_path, port):
+    r = run(
+        ["ask", "What is the capital of France?", "--method", "none", "--llm", "openai:some-model"],
+        tmp_path,
+        OPENAI_BASE_URL=f"http://127.0.0.1:{port}/v1",
+        OPENAI_API_KEY="sk-test",
+        RAGRAPHS_LLM_RETRIES="0",
+    )
+    assert r.returncode == 3, r.stderr
+    assert r.stderr.startswith("ragraphs: error: LLM call failed") and "Traceback" not in r.stderr
+    assert "sk-test" not in r.stderr
+
+
+def test_unknown_llm_spec(tmp_path):
+    r = run(["ask", "Who?", "--method", "none", "--llm", "gpt9000"], tmp_path)
+    assert r.returncode == 2 and "unknown LLM spec" in r.stderr and "Traceback" not in r.stderr

@@ -1,0 +1,110 @@
+"""Unit tests of text utilities, reducers and dataset loaders on real rows (no models)."""
+
+import json
+
+from ragraphs.datasets import detect_format, load_dataset, pooled_passages
+from ragraphs.state.types import add_trace, make_passage, merge_passages, passage_id, reset
+from ragraphs.tools.text import chunk_text, normalize_answer, split_sentences, strips
+
+
+def test_split_sentences_handles_abbreviations_and_initials():
+    text = "Dr. Smith went to Washington. He met J. R. R. Tolkien in 1950. It cost $3.5 million! Done?"
+    assert split_sentences(text) == [
+        "Dr. Smith went to Washington.",
+        "He met J. R. R. Tolkien in 1950.",
+        "It cost $3.5 million!",
+        "Done?",
+    ]
+    assert split_sentences("") == []
+    assert split_sentences("   ") == []
+
+
+def test_chunk_text_respects_limit_and_keeps_all_words():
+    sents = [f"Sentence number {i} has exactly seven words." for i in range(60)]
+    chunks = chunk_text(" ".join(sents), max_words=50, overlap_sentences=0)
+    assert all(len(c.split()) <= 50 for c in chunks)
+    assert " ".join(chunks).split() == " ".join(sents).split()
+
+
+def test_strips_one_or_two_sentences_stay_whole():
+    assert strips("One sentence. Two sentences.") == ["One sentence. Two sentences."]
+    s = strips("A one. B two. C three. D four. E five.", sentences_per_strip=2)
+    assert s == ["A one. B two.", "C three. D four.", "E five."]
+
+
+def test_normalize_answer_squad_rules():
+    assert normalize_answer("The  Beatles!") == "beatles"
+    assert normalize_answer("an Apple, a day") == "apple day"
+    assert normalize_answer("") == ""
+
+
+def test_merge_passages_dedupes_by_id_and_updates_score():
+    a = make_passage("T", "text a", score=0.1)
+    b = make_passage("T", "text b", score=0.2)
+    merged = merge_passages([a], [b, {**a, "score": 0.9}])
+    assert [p["id"] for p in merged] == [a["id"], b["id"]]
+    assert merged[0]["score"] == 0.9
+    assert merge_passages(merged, None) == merged
+    assert merge_passages(merged, reset([b])) == [b]
+    assert passage_id("T", "text a") == a["id"] and passage_id("T", "text a ") == a["id"]
+
+
+def test_add_trace_appends():
+    assert add_trace([{"node": "a"}], {"node": "b"}) == [{"node": "a"}, {"node": "b"}]
+    assert add_trace(None, [{"node": "a"}]) == [{"node": "a"}]
+
+
+def test_loaders_on_real_rows(data_dir):
+    hp = load_dataset(str(data_dir / "hotpotqa.sample.jsonl"), "hotpotqa")
+    assert len(hp) == 20 and hp[0].answers == ["1974"]
+    assert len(hp[0].paragraphs) == 10 and {p["title"] for p in hp[0].supporting} == {"Carsten Olsen", "S. P. L. Sørensen"}
+
+    wiki = load_dataset(str(data_dir / "2wikimultihopqa.sample.jsonl"))  # auto-detected
+    assert all(ex.dataset == "2wikimultihopqa" for ex in wiki)
+    assert any(len(ex.supporting) >= 2 for ex in wiki)
+
+    mu = load_dataset(str(data_dir / "musique.sample.jsonl"), "musique")
+    assert len(mu[0].paragraphs) == 20 and 1 <= len(mu[0].supporting) <= 4
+
+    pop = load_dataset(str(data_dir / "popqa.sample.jsonl"), "popqa")
+    assert pop[0].answers[0] == "Georgetown" and pop[0].paragraphs
+
+    sq = load_dataset(str(data_dir / "strategyqa.sample.jsonl"), "strategyqa")
+    assert sq[0].answers in (["yes"], ["no"])
+
+    od = load_dataset(str(data_dir / "odqa.sample.jsonl"), "odqa")
+    assert all(ex.answers for ex in od)
+
+    pooled = pooled_passages(hp)
+    assert len(pooled) == len({p["id"] for p in pooled}) and len(pooled) > 150
+
+
+def test_hf_style_hotpot_row_is_read_like_the_original(data_dir, tmp_path):
+    # the same real row, re-shaped into the HF datasets layout (dict-shaped fields)
+    row = json.loads((data_dir / "hotpotqa.sample.jsonl").read_text().splitlines()[0])
+    hf = dict(row)
+    hf["id"] = hf.pop("_id")
+    hf["context"] = {"title": [t for t, _ in row["context"]], "sentences": [s for _, s in row["context"]]}
+    hf["supporting_facts"] = {"title": [t for t, _ in row["supporting_facts"]], "sent_id": [i for _, i in row["supporting_facts"]]}
+    f = tmp_path / "hf.jsonl"
+    f.write_text(json.dumps(hf) + "\n")
+    (ex,) = load_dataset(str(f), "hotpotqa")
+    (orig,) = load_dataset(str(data_dir / "hotpotqa.sample.jsonl"), "hotpotqa", limit=1)
+    assert [p["id"] for p in ex.paragraphs] == [p["id"] for p in orig.paragraphs]
+    assert ex.supporting_ids == orig.supporting_ids
+
+
+def test_broken_jsonl_lines_are_reported_and_skipped(data_dir, tmp_path):
+    lines = (data_dir / "musique.sample.jsonl").read_text().splitlines()[:3]
+    f = tmp_path / "broken.jsonl"
+    f.write_text(lines[0] + "\n{not json\n" + lines[1] + "\n[1, 2]\n" + lines[2] + "\n")
+    warnings = []
+    exs = load_dataset(str(f), "musique", warn=warnings.append)
+    assert len(exs) == 3
+    assert len(warnings) == 2 and "broken.jsonl:2" in warnings[0]
+
+
+def test_detect_format():
+    assert detect_format({"question": "q", "golden_answers": ["a"], "id": "1"}) == "flashrag"
+    assert detect_format({"question": "q", "results": []}) == "popqa-web"
+    assert detect_format({"foo": 1}) is None
