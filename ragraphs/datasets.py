@@ -134,7 +134,10 @@ def _popqa(row: dict, dataset: str) -> Example:
     for p in row.get("paragraphs") or []:
         text = _join_sentences(p.get("text", ""))
         if text:
-            paras.append(make_passage(p.get("title", ""), text, "corpus", supporting=_contains_answer(text, answers)))
+            # the file's own label when it has one (PopQA's subject and object pages), else
+            # whether the page states an answer alias
+            sup = p["is_supporting"] if isinstance(p.get("is_supporting"), bool) else _contains_answer(text, answers)
+            paras.append(make_passage(p.get("title", ""), text, "corpus", supporting=sup))
     extra = {k: row[k] for k in ("s_pop", "o_pop", "prop", "subj", "obj") if k in row}
     return Example(str(row.get("id", "")), row["question"], answers, dataset, paras, extra)
 

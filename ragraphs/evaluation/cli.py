@@ -1,0 +1,215 @@
+"""``ragraphs eval``: run methods on a benchmark file and report the papers' metrics.
+
+Examples::
+
+    ragraphs eval --method vanilla --dataset hotpotqa --data hotpotqa.dev.jsonl --limit 50 --json
+    ragraphs eval --compare none,vanilla,oracle --dataset musique --data musique.dev.jsonl --out runs/musique
+    ragraphs eval --method dr-rag --strategy sm,qdc,cis,cfs --k 2,4,6 --retrieval-only \\
+        --dataset 2wikimultihopqa --data 2wikimultihopqa.dev.jsonl --out runs/drrag-recall
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any
+
+from ..errors import ConfigError, InputError
+from .report import fmt as _fmt, summary_table
+from .runner import ORACLE, RunSpec, iter_specs, run_spec, unique_ids
+
+SUMMARY_KEYS = ("em", "f1", "acc", "recall", "docs_avg", "llm_calls_avg", "web_calls_avg", "latency_s_avg")
+
+
+def _csv(value: str | None) -> list[str]:
+    return [v.strip() for v in (value or "").split(",") if v.strip()]
+
+
+def _ks(value: str | None) -> list[int | None]:
+    if not value:
+        return [None]
+    out = []
+    for v in _csv(value):
+        try:
+            k = int(v)
+        except ValueError:
+            raise InputError(f"--k expects integers like 4 or 2,4,6; got {value!r}") from None
+        if k < 1:
+            raise InputError("--k must be at least 1")
+        out.append(k)
+    return out
+
+
+def parse_settings(items: list[str] | None) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for kv in items or []:
+        key, eq, val = kv.partition("=")
+        if not eq or not key.strip():
+            raise InputError(f"--set expects KEY=VALUE, got {kv!r}")
+        try:
+            out[key.strip()] = json.loads(val)
+        except ValueError:
+            out[key.strip()] = val
+    return out
+
+
+def resolve_methods(args: argparse.Namespace) -> list[str]:
+    from ..graphs import METHODS, method_names
+
+    if args.compare:
+        methods = method_names() + [ORACLE] if args.compare == "all" else _csv(args.compare)
+    else:
+        methods = _csv(args.method) or ["vanilla"]
+    if args.oracle and ORACLE not in methods:
+        methods.append(ORACLE)
+    known = method_names()
+    for m in methods:
+        if m == ORACLE:
+            continue
+        if m not in known:
+            hint = " (not installed yet)" if m in METHODS else ""
+            raise ConfigError(f"unknown method {m!r}{hint}; choose from {', '.join(known + [ORACLE])}")
+    # keep order, drop repeats
+    return list(dict.fromkeys(methods))
+
+
+def open_corpus(args: argparse.Namespace, examples: list, embeddings_fast: bool = True):
+    """The retriever of the run: an existing store (``--corpus``) or the pooled file corpus."""
+    from ..tools.embeddings import MiniLMEmbeddings
+
+    if args.corpus:
+        from ..tools.vectorstore import ChromaCorpus
+
+        if not os.path.isdir(args.corpus):
+            raise InputError(f"--corpus: no such store directory: {args.corpus}")
+        try:
+            store = ChromaCorpus(args.corpus, collection=args.collection, embeddings=MiniLMEmbeddings(fast=True), create=False)
+        except ConfigError:  # the store was built with the float32 encoder (`ingest --exact`)
+            store = ChromaCorpus(args.corpus, collection=args.collection, embeddings=MiniLMEmbeddings(fast=False), create=False)
+        if store.count() == 0:
+            raise InputError(f"--corpus {args.corpus}: collection {args.collection!r} is empty")
+        return store
+    from ..datasets import pooled_passages
+    from .corpus import PooledCorpus
+
+    return PooledCorpus(pooled_passages(examples), MiniLMEmbeddings(fast=embeddings_fast), quiet=args.quiet)
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from ..components import Components
+    from ..datasets import load_dataset, normalize_dataset_name
+
+    methods = resolve_methods(args)
+    ks = _ks(args.k)
+    strategies: list[str | None] = _csv(args.strategy) or [None]
+    settings = parse_settings(args.set)
+    if args.limit is not None and args.limit < 1:
+        raise InputError("--limit must be at least 1")
+    if not os.path.isfile(args.data):
+        raise InputError(f"--data: no such file: {args.data}")
+
+    ds_name = normalize_dataset_name(args.dataset)
+    all_examples = unique_ids(load_dataset(args.data, ds_name))
+    if not all_examples:
+        raise InputError(f"{args.data}: no questions could be read")
+    dataset = ds_name or all_examples[0].dataset
+    examples = all_examples[: args.limit] if args.limit else all_examples
+
+    specs = iter_specs(
+        methods, ks, strategies,
+        retrieval=args.retrieval, retrieval_only=args.retrieval_only, llm=args.llm, settings=settings,
+    )
+    # settings are checked against every method's context before any model is loaded
+    from .runner import build_context
+
+    for spec in specs:
+        build_context(spec)
+
+    web = None
+    if args.web:
+        from ..tools.websearch import OfflineCorpusSearch
+
+        for w in args.web:
+            if not os.path.isfile(w):
+                raise InputError(f"--web: no such file: {w}")
+        web = OfflineCorpusSearch(args.web)
+
+    needs_corpus = any(s.method not in ("none", ORACLE) for s in specs)
+    retriever = open_corpus(args, all_examples) if needs_corpus else None
+    embeddings = getattr(retriever, "embeddings", None)
+    shared = Components(retriever=retriever, embeddings=embeddings, web_search=web)
+    oracle_components = None
+
+    summaries: list[dict] = []
+    all_records: dict[str, list[dict]] = {}
+    for spec in specs:
+        comps = shared
+        if spec.method == ORACLE:
+            from .corpus import OracleRetriever
+
+            if oracle_components is None:
+                oracle_components = Components(retriever=OracleRetriever(examples), embeddings=embeddings, web_search=web)
+            comps = oracle_components
+        out_dir = os.path.join(args.out, "runs", dataset, spec.label) if args.out else None
+        summary, records = run_spec(
+            spec, examples, comps, dataset=dataset, data=args.data, out_dir=out_dir,
+            resume=not args.fresh, progress=not args.quiet,
+        )
+        summaries.append(summary)
+        all_records[spec.label] = records
+        if not args.json and not args.quiet:
+            print(f"{spec.label}: " + ", ".join(f"{k}={_fmt(summary[k], k in ('em', 'f1', 'acc', 'recall'))}" for k in SUMMARY_KEYS), file=sys.stderr)
+
+    if args.out:
+        from .report import write_report
+
+        path = write_report(args.out, summaries, all_records, dataset=dataset, data=args.data, argv=getattr(args, "_argv", None))
+        if not args.json:
+            print(f"report: {path}", file=sys.stderr)
+
+    if args.json:
+        if len(summaries) == 1:
+            print(json.dumps(summaries[0]))
+        else:
+            print(json.dumps({"method": ",".join(methods), "dataset": dataset, "n": len(examples), "runs": summaries}))
+    else:
+        print(summary_table(summaries))
+    return 0 if all(s["errors"] < s["n"] for s in summaries) else 1
+
+
+def register(subparsers) -> None:
+    from ..graphs import METHODS
+
+    p = subparsers.add_parser(
+        "eval",
+        help="run methods on a benchmark file and report EM/F1/acc, recall, calls and time",
+        description="Run one or more methods on the questions of a benchmark file and score them.",
+    )
+    p.add_argument("--method", default="vanilla", help=f"method(s), comma-separated: {', '.join(list(METHODS) + [ORACLE])} (default vanilla)")
+    p.add_argument("--compare", nargs="?", const="all", default=None, metavar="M1,M2,...",
+                   help="run several methods on the same questions and write one table (no value: every installed method and the oracle)")
+    p.add_argument("--oracle", action="store_true", help="also run the oracle: the gold supporting paragraphs handed to the vanilla generator")
+    p.add_argument("--dataset", default="auto", help="hotpotqa, 2wikimultihopqa, musique, popqa, odqa/nq/triviaqa, strategyqa, flashrag, or auto (default)")
+    p.add_argument("--data", required=True, metavar="PATH", help="the benchmark file (JSONL or JSON array) in its own format")
+    p.add_argument("--limit", type=int, default=None, metavar="N", help="the first N questions only (the corpus still pools the whole file)")
+    p.add_argument("--k", default=None, metavar="K", help="passages per retrieval; a list like 2,4,6 runs one configuration per value")
+    p.add_argument("--strategy", default=None, metavar="S", help="DR-RAG strategy sm|qdc|cis|cfs; a list runs one configuration per value")
+    p.add_argument("--retrieval", choices=["dense", "bm25", "hybrid"], default=None, help="retrieval mode")
+    p.add_argument("--retrieval-only", action="store_true", help="skip generation: recall and docs only")
+    p.add_argument("--llm", default=None, metavar="SPEC", help="gemma (default) | llamacpp:PATH | openai:MODEL | fake:TEXT")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="any other setting of the method's context (JSON values)")
+    p.add_argument("--corpus", default=None, metavar="PATH", help="an existing Chroma store (from `ragraphs ingest`) instead of the pooled file corpus")
+    p.add_argument("--collection", default="ragraphs", help="collection of --corpus (default ragraphs)")
+    p.add_argument("--web", action="append", metavar="PATH", help="offline web-search corpus JSONL for methods that search the web (CRAG, ERM4)")
+    p.add_argument("--out", default=None, metavar="DIR", help="write per-question results (JSONL), summaries and a Markdown report with plots; re-running resumes")
+    p.add_argument("--fresh", action="store_true", help="with --out: start over instead of resuming")
+    p.add_argument("--json", action="store_true", help="print the summary as one JSON object on the last line")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=_entry)
+
+
+def _entry(args: argparse.Namespace) -> int:
+    args._argv = ["ragraphs"] + sys.argv[1:] if sys.argv and "eval" in sys.argv else None
+    return cmd_eval(args)

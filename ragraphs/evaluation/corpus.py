@@ -1,0 +1,113 @@
+"""Corpora for evaluation: the pooled distractor corpus (cached on disk) and the oracle.
+
+The default corpus of an evaluation is every question's paragraphs of the data file pooled
+into one index (the distractor-pool setting of HotpotQA, 2Wiki and MuSiQue). Embedding a
+thousand paragraphs takes tens of seconds on a CPU, so the vectors are cached under
+``$RAGRAPHS_HOME/eval-cache/`` in a file named by the embeddings' name and a hash of the
+pooled passages' ids; a second evaluation of the same file loads them in milliseconds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+import tempfile
+from typing import Any, Iterable
+
+import numpy as np
+
+from ..settings import data_dir
+from ..state.types import Passage
+from ..tools.bm25 import BM25Index
+from ..tools.embeddings import embed_texts
+from ..tools.vectorstore import InMemoryCorpus
+
+
+def _passage_text(p: Passage) -> str:
+    return f"{p['title']}. {p['text']}" if p["title"] else p["text"]
+
+
+def cache_dir() -> str:
+    return str(data_dir() / "eval-cache")
+
+
+def corpus_key(passages: Iterable[Passage], embeddings: Any) -> str:
+    h = hashlib.sha256()
+    for p in passages:
+        h.update(p["id"].encode())
+        h.update(b"\n")
+    name = getattr(embeddings, "name", type(embeddings).__name__)
+    safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in str(name))
+    return f"{safe}-{h.hexdigest()[:16]}"
+
+
+class PooledCorpus(InMemoryCorpus):
+    """An :class:`InMemoryCorpus` whose vectors come from (and go to) an on-disk cache."""
+
+    def __init__(self, passages: Iterable[Passage], embeddings: Any, *, cache: bool = True, quiet: bool = False):
+        uniq: dict[str, Passage] = {}
+        for p in passages:
+            uniq.setdefault(p["id"], p)
+        self.passages = list(uniq.values())
+        self.embeddings = embeddings
+        self.cache_path: str | None = None
+        self.cached = False
+        vectors = None
+        if cache and self.passages:
+            self.cache_path = os.path.join(cache_dir(), corpus_key(self.passages, embeddings) + ".npy")
+            try:
+                v = np.load(self.cache_path)
+                if v.shape[0] == len(self.passages):
+                    vectors, self.cached = v.astype(np.float32), True
+            except (OSError, ValueError):
+                vectors = None
+        if vectors is None:
+            if self.passages and not quiet:
+                print(f"embedding the pooled corpus: {len(self.passages)} passages ...", file=sys.stderr, flush=True)
+            texts = [_passage_text(p) for p in self.passages]
+            vectors = embed_texts(embeddings, texts) if texts else np.zeros((0, 384), np.float32)
+            if self.cache_path:
+                _atomic_save(self.cache_path, vectors)
+        self.vectors = vectors
+        self._bm25 = BM25Index(self.passages)
+
+
+def _atomic_save(path: str, arr: np.ndarray) -> None:
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".npy.tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            np.save(fh, arr)
+        os.replace(tmp, path)
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+
+
+class OracleRetriever:
+    """Hands each question's gold supporting paragraphs to the generator (the oracle row).
+
+    Lookup is by question text, so one graph serves every question: the vanilla graph's
+    retrieve node asks this retriever with the question and gets its gold paragraphs, in the
+    file's order, whatever ``k`` is.
+    """
+
+    def __init__(self, examples: Iterable[Any]):
+        self.gold: dict[str, list[Passage]] = {}
+        for ex in examples:
+            ps = []
+            for p in ex.supporting:
+                q = dict(p)
+                q.pop("meta", None)
+                q["score"] = 1.0
+                ps.append(q)
+            self.gold[" ".join(ex.question.split())] = ps
+
+    def search(self, query: str, k: int, mode: str = "dense") -> list[Passage]:
+        return list(self.gold.get(" ".join((query or "").split()), []))
+
+    def count(self) -> int:
+        return sum(len(v) for v in self.gold.values())

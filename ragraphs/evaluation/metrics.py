@@ -1,0 +1,146 @@
+"""Answer and retrieval metrics, one question at a time, and their averages.
+
+Answer metrics follow the SQuAD / FlashRAG conventions (re-implemented here):
+
+- the answer and each gold alias are *normalised*: Unicode NFKC, lower case, punctuation
+  removed, the articles ``a``/``an``/``the`` removed, runs of white space collapsed;
+- **EM**: 1 if the normalised prediction equals some normalised gold alias;
+- **F1**: token-level F1 between the normalised prediction and a gold alias, the best over
+  aliases; when either side is ``yes``/``no``/``noanswer`` and they differ, that pair scores 0
+  (so "no" does not get partial credit against "yes");
+- **acc**: 1 if some normalised gold alias occurs inside the normalised prediction as a
+  substring (FlashRAG's "Sub-EM"/accuracy, as reported by CRAG and MIGRES).
+
+Retrieval metric (DR-RAG, Table 5):
+
+- **recall**: the fraction of the question's gold supporting paragraphs found among the
+  passages handed to the generator; **docs** is how many passages that was. A passage
+  matches a gold paragraph when their ids are equal (both are content hashes of title and
+  text), or, for stores whose passages were cut into chunks or re-titled, when the
+  passage's text (white space collapsed) is contained in the gold paragraph's text or
+  contains it, and the titles agree when both have one.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+import unicodedata
+from collections import Counter
+from typing import Any, Iterable, Sequence
+
+_PUNCT = frozenset(string.punctuation)
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+_SPECIAL = ("yes", "no", "noanswer")
+
+
+def normalize(text: str | None) -> str:
+    """SQuAD normalisation (plus NFKC so that full-width and compatibility forms compare equal)."""
+    s = unicodedata.normalize("NFKC", text or "").lower()
+    s = "".join(ch for ch in s if ch not in _PUNCT)
+    s = _ARTICLES.sub(" ", s)
+    return " ".join(s.split())
+
+
+def _golds(golds: str | Iterable[str] | None) -> list[str]:
+    if golds is None:
+        return []
+    if isinstance(golds, str):
+        golds = [golds]
+    return [str(g) for g in golds if g is not None and str(g).strip()]
+
+
+def _pairs(prediction: str | None, golds: str | Iterable[str] | None) -> list[tuple[str, str]]:
+    """(normalised prediction, normalised gold) pairs; golds that normalise to nothing
+    (e.g. "The") are compared by their lower-cased raw text instead, so they can never match
+    an empty prediction by accident."""
+    pred = normalize(prediction)
+    out = []
+    for g in _golds(golds):
+        ng = normalize(g)
+        if ng:
+            out.append((pred, ng))
+        else:
+            out.append((" ".join((prediction or "").lower().split()), " ".join(g.lower().split())))
+    return out
+
+
+def exact_match(prediction: str | None, golds: str | Iterable[str] | None) -> float:
+    return float(any(p == g and g != "" for p, g in _pairs(prediction, golds)))
+
+
+def _f1_pair(pred: str, gold: str) -> float:
+    if (pred in _SPECIAL or gold in _SPECIAL) and pred != gold:
+        return 0.0
+    p_toks, g_toks = pred.split(), gold.split()
+    common = Counter(p_toks) & Counter(g_toks)
+    same = sum(common.values())
+    if same == 0:
+        return 0.0
+    precision = same / len(p_toks)
+    recall = same / len(g_toks)
+    return 2 * precision * recall / (precision + recall)
+
+
+def f1_score(prediction: str | None, golds: str | Iterable[str] | None) -> float:
+    return max((_f1_pair(p, g) for p, g in _pairs(prediction, golds)), default=0.0)
+
+
+def accuracy(prediction: str | None, golds: str | Iterable[str] | None) -> float:
+    """Substring accuracy: some normalised gold alias occurs in the normalised prediction."""
+    return float(any(g != "" and g in p for p, g in _pairs(prediction, golds)))
+
+
+def answer_scores(prediction: str | None, golds: str | Iterable[str] | None) -> dict[str, float | None]:
+    """EM, F1 and acc of one prediction; all None when the question has no gold answer."""
+    if not _golds(golds):
+        return {"em": None, "f1": None, "acc": None}
+    return {"em": exact_match(prediction, golds), "f1": f1_score(prediction, golds), "acc": accuracy(prediction, golds)}
+
+
+# ---------------------------------------------------------------- retrieval
+def _flat(text: str | None) -> str:
+    return " ".join((text or "").split())
+
+
+def _title(t: str | None) -> str:
+    return " ".join((t or "").lower().split())
+
+
+def passage_matches(passage: dict, gold: dict) -> bool:
+    """Whether a retrieved passage is (a piece of) a gold paragraph (see module docstring)."""
+    if passage.get("id") and passage.get("id") == gold.get("id"):
+        return True
+    pt, gt = _title(passage.get("title")), _title(gold.get("title"))
+    if pt and gt and pt != gt:
+        return False
+    ptext, gtext = _flat(passage.get("text")), _flat(gold.get("text"))
+    if not ptext or not gtext:
+        return False
+    if ptext in gtext or gtext in ptext:
+        # a tiny fragment ("1974.") inside a paragraph is no evidence of retrieving it
+        return min(len(ptext), len(gtext)) >= 40 or (pt != "" and pt == gt)
+    return False
+
+
+def gold_found(passages: Sequence[dict], gold: Sequence[dict]) -> list[bool]:
+    """For each gold paragraph, whether some passage matches it."""
+    ids = {p.get("id") for p in passages}
+    found = []
+    for g in gold:
+        found.append(g.get("id") in ids or any(passage_matches(p, g) for p in passages))
+    return found
+
+
+def retrieval_recall(passages: Sequence[dict], gold: Sequence[dict]) -> float | None:
+    """Fraction of gold paragraphs among ``passages``; None when there is no gold paragraph."""
+    if not gold:
+        return None
+    found = gold_found(passages, gold)
+    return sum(found) / len(found)
+
+
+# ---------------------------------------------------------------- averages
+def mean(values: Iterable[Any]) -> float | None:
+    vals = [float(v) for v in values if v is not None]
+    return sum(vals) / len(vals) if vals else None

@@ -1,0 +1,213 @@
+"""The Markdown report of an evaluation, with its plots (matplotlib, Agg backend, PNG)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+from typing import Any
+
+_PCT = ("em", "f1", "acc", "recall")
+
+
+def fmt(v: Any, pct: bool = False) -> str:
+    if v is None:
+        return "-"
+    if pct:
+        return f"{100 * v:.1f}"
+    if isinstance(v, float):
+        return f"{v:.2f}"
+    return str(v)
+
+
+def summary_table(summaries: list[dict], *, first: str = "run") -> str:
+    """A Markdown table of run summaries (EM/F1/acc/recall in percent)."""
+    head = (
+        f"| {first} | n | EM | F1 | acc | recall | docs | LLM calls | web calls | input tokens | "
+        "s/question | overhead % | errors |"
+    )
+    lines = [head, "|" + " --- |" * (head.count("|") - 1)]
+    for s in summaries:
+        name = s.get("label") or s.get("method")
+        if first == "dataset":
+            name = s.get("dataset")
+        lines.append(
+            f"| {name} | {s['n']} | {fmt(s['em'], True)} | {fmt(s['f1'], True)} | {fmt(s['acc'], True)} | "
+            f"{fmt(s['recall'], True)} | {fmt(s['docs_avg'])} | {fmt(s['llm_calls_avg'])} | {fmt(s['web_calls_avg'])} | "
+            f"{fmt(s.get('input_tokens_avg'))} | {fmt(s['latency_s_avg'])} | {fmt(s['overhead_pct'])} | {s['errors']} |"
+        )
+    return "\n".join(lines)
+
+
+def _plt():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def plot_answer_metrics(summaries: list[dict], path: str) -> bool:
+    rows = [s for s in summaries if s.get("em") is not None]
+    if not rows:
+        return False
+    plt = _plt()
+    labels = [s["label"] for s in rows]
+    fig, ax = plt.subplots(figsize=(max(5.0, 1.2 * len(rows) + 2), 3.6))
+    width = 0.26
+    for j, key in enumerate(("em", "f1", "acc")):
+        xs = [i + (j - 1) * width for i in range(len(rows))]
+        ax.bar(xs, [100 * (s[key] or 0) for s in rows], width, label=key.upper() if key != "acc" else "acc")
+    ax.set_xticks(range(len(rows)))
+    ax.set_xticklabels(labels, rotation=20, ha="right", fontsize=8)
+    ax.set_ylabel("%")
+    ax.set_title(f"Answer quality per method ({rows[0].get('dataset')}, n={rows[0]['n']})")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def plot_recall(summaries: list[dict], path: str) -> bool:
+    rows = [s for s in summaries if s.get("recall") is not None]
+    if not rows:
+        return False
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(5.6, 3.6))
+    ks = {s.get("k") for s in rows}
+    if len(ks) > 1 and None not in ks:
+        groups: dict[str, list[dict]] = {}
+        for s in rows:
+            name = s["method"] + (f" {s['strategy']}" if s.get("strategy") else "")
+            groups.setdefault(name, []).append(s)
+        for name, ss in groups.items():
+            ss = sorted(ss, key=lambda s: s["k"])
+            ax.plot([s["k"] for s in ss], [100 * s["recall"] for s in ss], marker="o", label=name)
+        ax.set_xlabel("k (passages retrieved per query)")
+        ax.set_title("Recall of gold paragraphs vs k")
+        ax.legend(fontsize=8)
+    else:
+        ax.bar(range(len(rows)), [100 * s["recall"] for s in rows])
+        ax.set_xticks(range(len(rows)))
+        ax.set_xticklabels([s["label"] for s in rows], rotation=20, ha="right", fontsize=8)
+        for i, s in enumerate(rows):
+            ax.annotate(f"{fmt(s['docs_avg'])} docs", (i, 100 * s["recall"]), ha="center", va="bottom", fontsize=7)
+        ax.set_title("Recall of gold paragraphs handed to the generator")
+    ax.set_ylabel("recall %")
+    ax.set_ylim(0, 105)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def plot_node_times(summaries: list[dict], path: str) -> bool:
+    rows = [s for s in summaries if s.get("node_s_avg")]
+    if not rows:
+        return False
+    plt = _plt()
+    nodes: list[str] = []
+    for s in rows:
+        for n in s["node_s_avg"]:
+            if n not in nodes:
+                nodes.append(n)
+    fig, ax = plt.subplots(figsize=(6.4, max(2.4, 0.5 * len(rows) + 1.6)))
+    left = [0.0] * len(rows)
+    cmap = plt.get_cmap("tab20")
+    for j, n in enumerate(nodes + ["(outside nodes)"]):
+        vals = [
+            (s.get("overhead_s_avg") or 0.0) if n == "(outside nodes)" else s["node_s_avg"].get(n, 0.0) for s in rows
+        ]
+        ax.barh(range(len(rows)), vals, left=left, label=n, color="lightgray" if n == "(outside nodes)" else cmap(j % 20))
+        left = [a + b for a, b in zip(left, vals)]
+    ax.set_yticks(range(len(rows)))
+    ax.set_yticklabels([s["label"] for s in rows], fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel("seconds per question (mean)")
+    ax.set_title("Time per node")
+    ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def write_report(
+    out: str,
+    summaries: list[dict],
+    records: dict[str, list[dict]],
+    *,
+    dataset: str = "",
+    data: str = "",
+    argv: list[str] | None = None,
+) -> str:
+    """Write ``OUT/report.md``, ``OUT/summary.json`` and ``OUT/plots/*.png``; returns the report's path."""
+    os.makedirs(os.path.join(out, "plots"), exist_ok=True)
+    with open(os.path.join(out, "summary.json"), "w", encoding="utf-8") as fh:
+        json.dump(summaries, fh, indent=1)
+    lines = [f"# Evaluation: {dataset}", ""]
+    if argv:
+        lines += ["Command:", "", "```", " ".join(shlex.quote(a) for a in argv), "```", ""]
+    n = summaries[0]["n"] if summaries else 0
+    lines += [
+        f"Data: `{data}`, {n} questions. EM, F1, acc and recall in percent; docs, LLM calls, web calls and "
+        "input tokens are means per question; s/question is wall time; overhead is the time outside all "
+        "nodes as a share of wall time.",
+        "",
+        summary_table(summaries),
+        "",
+    ]
+    plots = [
+        ("answers.png", plot_answer_metrics, "Answer quality per method"),
+        ("recall.png", plot_recall, "Recall of gold supporting paragraphs"),
+        ("node_times.png", plot_node_times, "Time per node"),
+    ]
+    for name, fn, title in plots:
+        try:
+            ok = fn(summaries, os.path.join(out, "plots", name))
+        except Exception as e:  # a plot must never lose the results
+            lines += [f"({title}: plot failed: {type(e).__name__}: {e})", ""]
+            continue
+        if ok:
+            lines += [f"![{title}](plots/{name})", ""]
+    subsets = [s for s in summaries if s.get("by_subset")]
+    if subsets:
+        lines += ["## By subset", "", "| run | subset | n | EM | F1 | acc | recall |", "| --- | --- | --- | --- | --- | --- | --- |"]
+        for s in subsets:
+            for name, v in s["by_subset"].items():
+                lines.append(
+                    f"| {s['label']} | {name} | {v['n']} | {fmt(v['em'], True)} | {fmt(v['f1'], True)} | "
+                    f"{fmt(v['acc'], True)} | {fmt(v['recall'], True)} |"
+                )
+        lines.append("")
+    lines += ["## Time per node", "", "| run | node | s/question | share of wall |", "| --- | --- | --- | --- |"]
+    for s in summaries:
+        wall = s.get("latency_s_avg") or 0.0
+        for node, t in (s.get("node_s_avg") or {}).items():
+            lines.append(f"| {s['label']} | {node} | {t:.4f} | {100 * t / wall if wall else 0:.1f}% |")
+        if s.get("overhead_s_avg") is not None:
+            lines.append(f"| {s['label']} | (outside nodes) | {s['overhead_s_avg']:.4f} | {fmt(s['overhead_pct'])}% |")
+    lines.append("")
+    for s in summaries:
+        recs = records.get(s["label"]) or []
+        errs = [r for r in recs if r.get("error")]
+        lines += [f"## {s['label']}", "", f"Per-question results: `runs/{dataset}/{s['label']}/results.jsonl`.", ""]
+        if errs:
+            lines += [f"{len(errs)} question(s) failed:", ""]
+            lines += [f"- `{r['id']}`: {r['error']}" for r in errs[:10]]
+            lines.append("")
+        shown = [r for r in recs if not r.get("error")][:5]
+        if shown:
+            lines += ["| question | gold | prediction | EM | recall |", "| --- | --- | --- | --- | --- |"]
+            for r in shown:
+                q = r["question"].replace("|", "/")[:90]
+                g = " / ".join(r["gold"][:3]).replace("|", "/")[:50]
+                p = (r["prediction"] or "").replace("|", "/").replace("\n", " ")[:60]
+                lines.append(f"| {q} | {g} | {p} | {fmt(r.get('em'), True)} | {fmt(r.get('recall'), True)} |")
+            lines.append("")
+    path = os.path.join(out, "report.md")
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write("\n".join(lines))
+    return path

@@ -1,0 +1,399 @@
+"""Run one method over a list of benchmark questions and score it.
+
+Every method runs the same way: its graph is built once per run with
+:func:`ragraphs.graphs.build_graph`, its context once from the method's context class, and
+each question is one ``graph.invoke``. Per question the runner keeps the prediction, the
+passages handed to the generator, the state's counters, the time inside each node (the sum
+of the trace's ``elapsed_s`` per node) and the time outside all nodes (wall time minus the
+node times: the orchestration overhead).
+
+With an output directory, each finished question is appended to ``results.jsonl`` at once,
+so an interrupted run loses at most the question in flight, and a re-run with the same
+directory skips the questions already answered (questions that failed are tried again).
+A question that raises is recorded with its error and the run goes on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import time
+import traceback
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, Callable, Iterable
+
+from ..errors import ConfigError
+from .metrics import answer_scores, gold_found, mean, passage_matches
+
+ORACLE = "oracle"
+
+
+@dataclass
+class RunSpec:
+    """One configuration to evaluate: a method and the settings that differ from its defaults."""
+
+    method: str
+    k: int | None = None
+    strategy: str | None = None
+    retrieval: str | None = None
+    retrieval_only: bool = False
+    llm: str | None = None
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def graph_method(self) -> str:
+        return "vanilla" if self.method == ORACLE else self.method
+
+    @property
+    def label(self) -> str:
+        parts = [self.method]
+        if self.strategy:
+            parts.append(str(self.strategy))
+        if self.k is not None:
+            parts.append(f"k{self.k}")
+        if self.retrieval:
+            parts.append(self.retrieval)
+        if self.retrieval_only:
+            parts.append("retrieval")
+        if self.llm and self.llm != "gemma":
+            parts.append("".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in self.llm)[-40:])
+        if self.settings:
+            blob = json.dumps(self.settings, sort_keys=True, default=str)
+            parts.append("set" + hashlib.sha256(blob.encode()).hexdigest()[:8])
+        return "-".join(parts)
+
+    def context_values(self) -> dict[str, Any]:
+        vals: dict[str, Any] = {
+            "llm": self.llm,
+            "k": self.k,
+            "retrieval": self.retrieval,
+            "strategy": self.strategy,
+        }
+        if self.retrieval_only:
+            vals["skip_generation"] = True
+        vals.update(self.settings)
+        return {k: v for k, v in vals.items() if v is not None}
+
+
+def build_context(spec: RunSpec):
+    """The method's context with the spec's settings; a setting the method lacks is an error."""
+    from ..graphs import get_context_class
+    from ..settings import context_from
+
+    cls = get_context_class(spec.graph_method)
+    names = {f.name for f in fields(cls)}
+    values = spec.context_values()
+    unknown = sorted(k for k in values if k not in names)
+    if unknown:
+        raise ConfigError(
+            f"method {spec.method!r} has no setting {', '.join(map(repr, unknown))}; "
+            f"its settings: {', '.join(sorted(names))}"
+        )
+    return context_from(cls, values)
+
+
+def _passage_record(p: dict, is_gold: bool) -> dict:
+    return {
+        "id": p.get("id"),
+        "title": p.get("title", ""),
+        "text": p.get("text", ""),
+        "source": p.get("source"),
+        "score": p.get("score"),
+        "gold": is_gold,
+    }
+
+
+def _trace_summary(trace: list[dict]) -> list[dict]:
+    out = []
+    for e in trace or []:
+        item = {"node": e.get("node"), "elapsed_s": e.get("elapsed_s")}
+        for key in ("route", "decision", "n_passages", "skipped", "k", "mode", "strategy"):
+            if key in e and isinstance(e[key], (str, int, float, bool)):
+                item[key] = e[key]
+        out.append(item)
+    return out
+
+
+def score_example(ex, final: dict, wall_s: float, *, retrieval_only: bool) -> dict:
+    """The per-question record of one finished run (see the module docstring)."""
+    passages = list(final.get("passages") or [])
+    gold = ex.supporting
+    found = gold_found(passages, gold) if gold else []
+    gold_ids = {g["id"] for g, f in zip(gold, found) if f}
+    prediction = str(final.get("answer") or "")
+    scores = {"em": None, "f1": None, "acc": None} if retrieval_only else answer_scores(prediction, ex.answers)
+    node_s: dict[str, float] = {}
+    for e in final.get("trace") or []:
+        name = str(e.get("node", "?"))
+        node_s[name] = node_s.get(name, 0.0) + float(e.get("elapsed_s") or 0.0)
+    inside = sum(node_s.values())
+    gold_all = {g["id"] for g in gold}
+    in_gold = [p.get("id") in gold_all or any(passage_matches(p, g) for g in gold) for p in passages]
+    return {
+        "id": ex.id,
+        "subset": ex.dataset,
+        "question": ex.question,
+        "gold": list(ex.answers),
+        "prediction": prediction,
+        **scores,
+        "recall": (sum(found) / len(found)) if gold else None,
+        "n_gold": len(gold),
+        "gold_found": sorted(gold_ids),
+        "docs": len(passages),
+        "passages": [_passage_record(p, g) for p, g in zip(passages, in_gold)],
+        "llm_calls": int(final.get("llm_calls") or 0),
+        "web_calls": int(final.get("web_calls") or 0),
+        "input_tokens": int(final.get("input_tokens") or 0),
+        "output_tokens": int(final.get("output_tokens") or 0),
+        "iterations": final.get("iterations"),
+        "wall_s": round(wall_s, 6),
+        "node_s": {k: round(v, 6) for k, v in node_s.items()},
+        "overhead_s": round(max(0.0, wall_s - inside), 6),
+        "trace": _trace_summary(final.get("trace") or []),
+        "error": None,
+    }
+
+
+def error_record(ex, err: BaseException, wall_s: float, *, retrieval_only: bool) -> dict:
+    has_gold_answer = bool(ex.answers) and not retrieval_only
+    msg = f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
+    return {
+        "id": ex.id,
+        "subset": ex.dataset,
+        "question": ex.question,
+        "gold": list(ex.answers),
+        "prediction": "",
+        # a failed question scores zero: errors must not flatter a method
+        "em": 0.0 if has_gold_answer else None,
+        "f1": 0.0 if has_gold_answer else None,
+        "acc": 0.0 if has_gold_answer else None,
+        "recall": 0.0 if ex.supporting else None,
+        "n_gold": len(ex.supporting),
+        "gold_found": [],
+        "docs": None,
+        "passages": [],
+        "llm_calls": None,
+        "web_calls": None,
+        "input_tokens": None,
+        "output_tokens": None,
+        "iterations": None,
+        "wall_s": round(wall_s, 6),
+        "node_s": {},
+        "overhead_s": None,
+        "trace": [],
+        "error": msg,
+        "traceback": traceback.format_exc(limit=6)[-2000:],
+    }
+
+
+def _r(x: float | None, nd: int = 4) -> float | None:
+    return None if x is None else round(x, nd)
+
+
+def summarize(records: list[dict], *, spec: RunSpec | None = None, dataset: str = "", data: str = "") -> dict:
+    """Averages over the records of one run (the object `ragraphs eval --json` prints)."""
+    ok = [r for r in records if not r.get("error")]
+    walls = [r["wall_s"] for r in ok]
+    nodes: dict[str, float] = {}
+    for r in ok:
+        for k, v in (r.get("node_s") or {}).items():
+            nodes[k] = nodes.get(k, 0.0) + v
+    total_wall = sum(walls)
+    total_over = sum(r.get("overhead_s") or 0.0 for r in ok)
+    with_gold = [r for r in records if r.get("recall") is not None]
+    out: dict[str, Any] = {
+        "method": spec.method if spec else None,
+        "label": spec.label if spec else None,
+        "dataset": dataset,
+        "data": data,
+        "n": len(records),
+        "errors": len(records) - len(ok),
+        "em": _r(mean(r.get("em") for r in records)),
+        "f1": _r(mean(r.get("f1") for r in records)),
+        "acc": _r(mean(r.get("acc") for r in records)),
+        "recall": _r(mean(r.get("recall") for r in records)),
+        "recall_all": _r(mean(float(r["recall"] == 1.0) for r in with_gold)) if with_gold else None,
+        "n_with_gold": len(with_gold),
+        "docs_avg": _r(mean(r.get("docs") for r in ok), 3),
+        "llm_calls_avg": _r(mean(r.get("llm_calls") for r in ok), 3),
+        "web_calls_avg": _r(mean(r.get("web_calls") for r in ok), 3),
+        "input_tokens_avg": _r(mean(r.get("input_tokens") for r in ok), 1),
+        "output_tokens_avg": _r(mean(r.get("output_tokens") for r in ok), 1),
+        "iterations_avg": _r(mean(r.get("iterations") for r in ok), 3),
+        "latency_s_avg": _r(mean(walls), 4),
+        "latency_s_max": _r(max(walls), 4) if walls else None,
+        "node_s_avg": {k: round(v / len(ok), 5) for k, v in nodes.items()} if ok else {},
+        "overhead_s_avg": _r(total_over / len(ok), 6) if ok else None,
+        "overhead_pct": _r(100.0 * total_over / total_wall, 3) if total_wall > 0 else None,
+    }
+    if spec is not None:
+        out.update({"k": spec.k, "strategy": spec.strategy, "retrieval": spec.retrieval,
+                    "retrieval_only": spec.retrieval_only, "llm": spec.llm or "gemma", "settings": spec.settings})
+    subsets = sorted({r.get("subset") for r in records if r.get("subset")})
+    if len(subsets) > 1:
+        out["by_subset"] = {
+            s: {
+                "n": len(rs),
+                "em": _r(mean(r.get("em") for r in rs)),
+                "f1": _r(mean(r.get("f1") for r in rs)),
+                "acc": _r(mean(r.get("acc") for r in rs)),
+                "recall": _r(mean(r.get("recall") for r in rs)),
+            }
+            for s in subsets
+            for rs in [[r for r in records if r.get("subset") == s]]
+        }
+    return out
+
+
+def unique_ids(examples: list) -> list:
+    """Make the examples' ids unique within the file (some files repeat or lack ids)."""
+    seen: dict[str, int] = {}
+    for ex in examples:
+        n = seen.get(ex.id, 0)
+        seen[ex.id] = n + 1
+        if n:
+            ex.id = f"{ex.id}#{n}"
+    return examples
+
+
+def read_results(path: str) -> dict[str, dict]:
+    """Records of a results file by question id (the last record of an id wins)."""
+    out: dict[str, dict] = {}
+    if not os.path.exists(path):
+        return out
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        for line in fh:
+            try:
+                r = json.loads(line)
+            except ValueError:
+                continue  # a line cut by a crash
+            if isinstance(r, dict) and "id" in r:
+                out[str(r["id"])] = r
+    return out
+
+
+class _Progress:
+    """A tqdm bar with the running metrics in its postfix (silent when disabled)."""
+
+    def __init__(self, total: int, desc: str, enabled: bool):
+        self.bar = None
+        if enabled and total:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, desc=desc, file=sys.stderr, dynamic_ncols=True, leave=True)
+
+    def update(self, records: list[dict]) -> None:
+        if self.bar is None:
+            return
+        post = {}
+        for key in ("em", "f1", "acc", "recall"):
+            v = mean(r.get(key) for r in records)
+            if v is not None:
+                post[key] = f"{100 * v:.1f}"
+        walls = [r["wall_s"] for r in records if not r.get("error")]
+        if walls:
+            post["s/q"] = f"{sum(walls) / len(walls):.2f}"
+        errs = sum(1 for r in records if r.get("error"))
+        if errs:
+            post["err"] = errs
+        self.bar.set_postfix(post, refresh=False)
+        self.bar.update(1)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def run_spec(
+    spec: RunSpec,
+    examples: list,
+    components,
+    *,
+    dataset: str = "",
+    data: str = "",
+    out_dir: str | None = None,
+    resume: bool = True,
+    progress: bool = True,
+    on_record: Callable[[dict], None] | None = None,
+) -> tuple[dict, list[dict]]:
+    """Evaluate one configuration on ``examples``; returns (summary, records in file order)."""
+    from ..graphs import build_graph
+
+    ctx = build_context(spec)
+    graph = build_graph(spec.graph_method, components)
+    results_path = None
+    done: dict[str, dict] = {}
+    if out_dir:
+        os.makedirs(out_dir, exist_ok=True)
+        results_path = os.path.join(out_dir, "results.jsonl")
+        cfg = {"label": spec.label, "spec": asdict(spec), "dataset": dataset, "data": os.path.abspath(data) if data else ""}
+        cfg_path = os.path.join(out_dir, "config.json")
+        if os.path.exists(cfg_path) and resume:
+            try:
+                with open(cfg_path, encoding="utf-8") as fh:
+                    old = json.load(fh)
+            except (OSError, ValueError):
+                old = None
+            if old is not None and (old.get("spec") != cfg["spec"] or old.get("data") != cfg["data"]):
+                raise ConfigError(
+                    f"{out_dir} holds results of other settings or another data file; use another --out or --fresh"
+                )
+        if not resume and os.path.exists(results_path):
+            os.replace(results_path, results_path + ".old")
+        with open(cfg_path, "w", encoding="utf-8") as fh:
+            json.dump(cfg, fh, indent=1, default=str)
+        if resume:
+            done = {i: r for i, r in read_results(results_path).items() if not r.get("error")}
+    records: dict[str, dict] = {ex.id: done[ex.id] for ex in examples if ex.id in done}
+    todo = [ex for ex in examples if ex.id not in records]
+    bar = _Progress(len(todo), spec.label, progress)
+    running = list(records.values())
+    fh = open(results_path, "a", encoding="utf-8") if results_path else None
+    try:
+        for ex in todo:
+            t0 = time.perf_counter()
+            try:
+                final = graph.invoke({"question": ex.question}, context=ctx)
+                rec = score_example(ex, final, time.perf_counter() - t0, retrieval_only=spec.retrieval_only)
+            except KeyboardInterrupt:
+                raise
+            except Exception as e:  # recorded, and the run goes on
+                rec = error_record(ex, e, time.perf_counter() - t0, retrieval_only=spec.retrieval_only)
+            records[ex.id] = rec
+            running.append(rec)
+            if fh is not None:
+                fh.write(json.dumps(rec, ensure_ascii=False, default=str) + "\n")
+                fh.flush()
+            if on_record:
+                on_record(rec)
+            bar.update(running)
+    finally:
+        bar.close()
+        if fh is not None:
+            fh.close()
+    ordered = [records[ex.id] for ex in examples if ex.id in records]
+    summary = summarize(ordered, spec=spec, dataset=dataset, data=data)
+    summary["resumed"] = len(done.keys() & {ex.id for ex in examples})
+    if out_dir:
+        with open(os.path.join(out_dir, "summary.json"), "w", encoding="utf-8") as fh2:
+            json.dump(summary, fh2, indent=1)
+    return summary, ordered
+
+
+def iter_specs(methods: Iterable[str], ks: list[int | None], strategies: list[str | None], **common) -> list[RunSpec]:
+    """The grid methods x strategies x k (strategies only for methods that have the setting)."""
+    from ..graphs import get_context_class
+
+    specs = []
+    for m in methods:
+        has_strategy = False
+        if m != ORACLE:
+            has_strategy = "strategy" in {f.name for f in fields(get_context_class(m))}
+        for s in strategies if has_strategy else [None]:
+            for k in ks:
+                specs.append(RunSpec(method=m, k=k, strategy=s, **common))
+        if not has_strategy and any(s is not None for s in strategies) and len(list(methods)) == 1:
+            raise ConfigError(f"method {m!r} has no setting 'strategy'")
+    return specs
