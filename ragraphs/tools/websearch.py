@@ -5,13 +5,24 @@
 - :class:`OfflineCorpusSearch`: BM25 over a JSONL of pages (``{title, text}`` rows, or the
   PopQA web snapshot's ``{question, results: [{title, text}]}`` rows) so the web path works
   with no network.
+- :class:`SearxngSearch`: a SearXNG instance's JSON API (``/search?q=...&format=json``),
+  for self-hosted search.
+- :class:`DuckDuckGoSearch`: DuckDuckGo through the ``ddgs`` package (needs the internet).
+
+Results that carry a URL keep it in ``meta["url"]``; the methods fetch those pages with
+:class:`ragraphs.tools.fetch.PageFetcher`. :func:`make_web_search` builds a backend from a
+spec string (``offline:PATH[,PATH]``, ``searxng:URL``, ``ddg``, ``none``), the form used by
+``RAGRAPHS_WEB`` and the CLI.
 """
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+import json
+import os
+from typing import Any, Protocol, runtime_checkable
+from urllib.parse import urlencode, urlsplit
 
-from ..errors import InputError
+from ..errors import ConfigError, InputError
 from ..state.types import Passage, make_passage
 from .bm25 import BM25Index
 
@@ -48,3 +59,128 @@ class OfflineCorpusSearch:
 
     def search(self, query: str, k: int = 5) -> list[Passage]:
         return [{**p, "source": "web"} for p in self.index.search(query, k)]
+
+
+class WebSearchError(Exception):
+    """A web search backend failed (network, timeout, bad response)."""
+
+
+def _web_passage(title: str, text: str, url: str, engine: str, rank: int) -> Passage:
+    return make_passage(" ".join((title or "").split()), " ".join((text or "").split()), "web", url=url, engine=engine, rank=rank)
+
+
+def is_wikipedia(url: str) -> bool:
+    host = (urlsplit(url or "").hostname or "").lower()
+    return host == "wikipedia.org" or host.endswith(".wikipedia.org")
+
+
+def prefer_wikipedia(results: list[Passage]) -> list[Passage]:
+    """Wikipedia pages first (as in the CRAG paper), otherwise the engine's order."""
+    return sorted(results, key=lambda p: 0 if is_wikipedia((p.get("meta") or {}).get("url", "")) else 1)
+
+
+class SearxngSearch:
+    """SearXNG's JSON API: ``GET {base_url}/search?q=QUERY&format=json``.
+
+    The instance is configured by the user, so it may live on a private address (the
+    pages it returns are fetched with the fetcher's own address checks). The instance must
+    have the ``json`` format enabled in its settings.
+    """
+
+    name = "searxng"
+
+    def __init__(self, base_url: str, *, timeout: float = 8.0, max_bytes: int = 2_000_000, language: str | None = None):
+        u = urlsplit(base_url or "")
+        if u.scheme not in ("http", "https") or not u.hostname:
+            raise ConfigError(f"bad SearXNG URL {base_url!r} (expected http(s)://host[:port][/path])")
+        self.base_url = base_url.rstrip("/")
+        self.timeout = float(timeout)
+        self.max_bytes = int(max_bytes)
+        self.language = language
+
+    def search(self, query: str, k: int = 5) -> list[Passage]:
+        from .fetch import FetchError, PageFetcher
+
+        params = {"q": query, "format": "json"}
+        if self.language:
+            params["language"] = self.language
+        url = f"{self.base_url}/search?{urlencode(params)}"
+        fetcher = PageFetcher(timeout=self.timeout, max_bytes=self.max_bytes, allow_private=True)
+        try:
+            final, status, _ctype, body, truncated = fetcher.get(url, accept="application/json")
+        except FetchError as e:
+            raise WebSearchError(f"SearXNG search failed: {e}") from e
+        if status >= 400:
+            raise WebSearchError(f"SearXNG returned HTTP {status} (is format=json enabled?)")
+        if truncated:
+            raise WebSearchError("SearXNG response larger than the size cap")
+        try:
+            data = json.loads(body.decode("utf-8", "replace"))
+        except ValueError as e:
+            raise WebSearchError(f"SearXNG returned non-JSON data: {e}") from e
+        out: list[Passage] = []
+        for r in data.get("results") or []:
+            if not isinstance(r, dict):
+                continue
+            link = str(r.get("url") or "")
+            text = str(r.get("content") or "")
+            title = str(r.get("title") or "")
+            if not (text or link):
+                continue
+            out.append(_web_passage(title, text, link, self.name, len(out)))
+            if len(out) >= k:
+                break
+        return out
+
+
+class DuckDuckGoSearch:
+    """DuckDuckGo text search through the ``ddgs`` package (for people online)."""
+
+    name = "ddg"
+
+    def __init__(self, *, timeout: float = 8.0, region: str = "wt-wt", backend: str = "auto"):
+        self.timeout = float(timeout)
+        self.region = region
+        self.backend = backend
+
+    def search(self, query: str, k: int = 5) -> list[Passage]:
+        try:
+            from ddgs import DDGS
+        except ImportError as e:
+            raise ConfigError("the DuckDuckGo backend needs the 'ddgs' package (pip install ddgs)") from e
+        try:
+            rows = DDGS(timeout=int(max(1, self.timeout))).text(query, region=self.region, max_results=k, backend=self.backend)
+        except Exception as e:  # network errors, rate limits, "no results" exceptions
+            raise WebSearchError(f"DuckDuckGo search failed: {type(e).__name__}: {e}") from e
+        out: list[Passage] = []
+        for r in rows or []:
+            link = str(r.get("href") or r.get("url") or "")
+            out.append(_web_passage(str(r.get("title") or ""), str(r.get("body") or ""), link, self.name, len(out)))
+        return out[:k]
+
+
+def make_web_search(spec: str | None, **kw: Any) -> Any:
+    """A backend from a spec: ``offline:PATH[,PATH...]`` | ``searxng:URL`` | ``ddg`` | ``none``.
+
+    ``None`` or an empty spec reads ``RAGRAPHS_WEB``; returns ``None`` when no backend is set.
+    """
+    spec = (spec if spec is not None else os.environ.get("RAGRAPHS_WEB", "")).strip()
+    if not spec or spec.lower() in ("none", "off"):
+        return None
+    kind, _, arg = spec.partition(":")
+    kind = kind.lower()
+    if kind == "offline":
+        paths = [p for p in arg.split(",") if p.strip()]
+        if not paths:
+            raise ConfigError("offline web search needs a path: offline:/path/pages.jsonl")
+        for p in paths:
+            if not os.path.exists(p):
+                raise ConfigError(f"offline web corpus not found: {p}")
+        return OfflineCorpusSearch(paths)
+    if kind == "searxng":
+        if not arg:
+            raise ConfigError("searxng web search needs a URL: searxng:http://127.0.0.1:8888")
+        return SearxngSearch(arg, **{k: v for k, v in kw.items() if k in ("timeout", "max_bytes", "language")})
+    if kind in ("ddg", "duckduckgo"):
+        return DuckDuckGoSearch(**{k: v for k, v in kw.items() if k in ("timeout", "region", "backend")})
+    raise ConfigError(f"unknown web search {spec!r}: use offline:PATH, searxng:URL, ddg or none")

@@ -1,0 +1,339 @@
+"""Nodes of the CRAG graph (Corrective RAG, Yan et al. 2024, Algorithm 1).
+
+retrieve -> evaluate -> {correct: refine | incorrect: rewrite -> web_search -> refine_web |
+ambiguous: refine -> rewrite -> web_search -> refine_web} -> generate.
+
+Settings come from ``runtime.context`` (:class:`ragraphs.graphs.crag.CRAGContext`); the
+evaluator is ``c.judge("evaluator")`` (scores in [-1, 1]), the web search is
+``c.web_search`` or the backend named by the context's ``web`` spec / ``RAGRAPHS_WEB``.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import threading
+from typing import Any, Callable
+
+from langgraph.runtime import Runtime
+
+from ..components import Components
+from ..graphs._common import llm_usage
+from ..prompts import one_line
+from ..state.types import Passage, reset
+from ..tools.llm import complete
+from .refine import judge_text, refine_knowledge
+from .retrieve import make_retrieve
+
+CORRECT, INCORRECT, AMBIGUOUS = "correct", "incorrect", "ambiguous"
+
+# The paper's few-shot prompt for rewriting a question into web-search keywords
+# (Appendix A, Table 5), sent as a completion prompt that ends where the model writes.
+REWRITE_PROMPT = (
+    "Extract at most three keywords separated by comma from the following dialogues and questions as "
+    "queries for the web search, including topic background within dialogues and main intent within "
+    "questions.\n"
+    "question: What is Henry Feilden\u2019s occupation?\n"
+    "query: Henry Feilden, occupation\n"
+    "question: In what city was Billy Carlson born?\n"
+    "query: city, Billy Carlson, born\n"
+    "question: What is the religion of John Gwynn?\n"
+    "query: religion of John Gwynn\n"
+    "question: What sport does Kiribati men\u2019s national basketball team play?\n"
+    "query: sport, Kiribati men\u2019s national basketball team play\n"
+    "question: {question}\n"
+    "query:"
+)
+STOP_REWRITE = ["\n", "question:", "query:"]
+
+
+def decide_action(scores: list[float], upper: float, lower: float) -> tuple[str, str]:
+    """The paper's action trigger (section 4.3): Correct if any score > upper, Incorrect if
+    all scores < lower, Ambiguous otherwise. Returns (action, reason)."""
+    if not scores:
+        return INCORRECT, "no passages were retrieved"
+    top = max(scores)
+    if top > upper:
+        n = sum(s > upper for s in scores)
+        return CORRECT, f"{n} of {len(scores)} scores above the upper threshold {upper:g} (max {top:.3f})"
+    if top < lower:
+        return INCORRECT, f"all {len(scores)} scores below the lower threshold {lower:g} (max {top:.3f})"
+    return AMBIGUOUS, f"max score {top:.3f} lies between the lower {lower:g} and upper {upper:g} thresholds"
+
+
+def make_crag_retrieve(c: Components) -> Callable[[dict, Runtime], dict]:
+    """The retriever's top-k documents, kept in ``retrieved`` (``passages`` starts empty)."""
+    inner = make_retrieve(c)
+
+    def retrieve(state: dict, runtime: Runtime) -> dict:
+        out = inner(state, runtime)
+        docs = out.pop("passages")
+        return {**out, "retrieved": docs, "passages": reset([])}
+
+    return retrieve
+
+
+def make_evaluate(c: Components) -> Callable[[dict, Runtime], dict]:
+    """Score every retrieved document with the evaluator and choose the action."""
+
+    def evaluate(state: dict, runtime: Runtime) -> dict:
+        ctx = runtime.context
+        docs: list[Passage] = state.get("retrieved") or []
+        upper, lower = float(getattr(ctx, "upper", 0.59)), float(getattr(ctx, "lower", -0.9))
+        pairs = [(state["question"], judge_text(d.get("title", ""), d.get("text", ""))) for d in docs]
+        scores = [round(float(s), 4) for s in c.judge("evaluator").score_batch(pairs)] if pairs else []
+        action, reason = decide_action(scores, upper, lower)
+        return {
+            "scores": scores,
+            "retrieved": [{**d, "score": s} for d, s in zip(docs, scores)],
+            "action": action,
+            "action_reason": reason,
+            "_trace": {
+                "scores": [{"id": d["id"], "title": d.get("title", ""), "score": s} for d, s in zip(docs, scores)],
+                "upper": upper,
+                "lower": lower,
+                "action": action,
+                "route": action,
+                "reason": reason,
+            },
+        }
+
+    return evaluate
+
+
+def route_action(state: dict) -> str:
+    return state.get("action") or INCORRECT
+
+
+def route_after_refine(state: dict) -> str:
+    """Ambiguous also searches the web; Correct goes straight to generation."""
+    return "web" if state.get("action") == AMBIGUOUS else "generate"
+
+
+def _refine_settings(ctx: Any) -> dict:
+    return {
+        "top_k": int(getattr(ctx, "strip_top_k", 5)),
+        "threshold": float(getattr(ctx, "strip_threshold", -0.5)),
+        "sentences_per_strip": int(getattr(ctx, "strip_sentences", 3)),
+    }
+
+
+def _refine_trace(r) -> dict:
+    return {
+        "n_strips": r.n_strips,
+        "kept": r.kept,
+        "dropped_below_threshold": r.n_dropped_below_threshold,
+        "dropped_beyond_top_k": r.n_dropped_top_k,
+    }
+
+
+def make_refine(c: Components) -> Callable[[dict, Runtime], dict]:
+    """Internal knowledge: the retrieved documents refined (decompose, filter, recompose)."""
+
+    def refine(state: dict, runtime: Runtime) -> dict:
+        ctx = runtime.context
+        settings = _refine_settings(ctx)
+        r = refine_knowledge(c.judge("evaluator"), state["question"], state.get("retrieved") or [], source="corpus", **settings)
+        return {
+            "internal_knowledge": r.knowledge,
+            "passages": reset(r.passages),
+            "_trace": {"knowledge": "internal", **settings, **_refine_trace(r)},
+        }
+
+    return refine
+
+
+def parse_query(raw: str) -> str:
+    """The keyword query from the rewriter's completion (first line, bounded)."""
+    line = next((ln.strip() for ln in (raw or "").splitlines() if ln.strip()), "")
+    if line.lower().startswith("query:"):
+        line = line[6:].strip()
+    line = line.strip(" \"'`")
+    return one_line(line, 200)
+
+
+def make_rewrite(c: Components) -> Callable[[dict, Runtime], dict]:
+    """Rewrite the question into keyword queries with the paper's few-shot prompt."""
+
+    def rewrite(state: dict, runtime: Runtime) -> dict:
+        ctx = runtime.context
+        max_tokens = int(getattr(ctx, "rewrite_max_tokens", 24))
+        llm = c.llm(getattr(ctx, "llm", None), max_tokens=int(getattr(ctx, "max_new_tokens", 32)))
+        prompt = REWRITE_PROMPT.format(question=one_line(state["question"], 500))
+        out = complete(llm, prompt, stop=STOP_REWRITE, max_tokens=max_tokens)
+        query = parse_query(out.text)
+        note = None
+        if len(query.replace(",", " ").split()) == 0:
+            query, note = one_line(state["question"], 500), "the rewriter wrote no keywords; searching the question"
+        queries = [query]
+        details = {"queries": queries, "raw": out.text[:300]}
+        if note:
+            details["note"] = note
+        return {"queries": queries, **llm_usage(out), "_trace": details}
+
+    return rewrite
+
+
+_BACKEND_LOCK = threading.Lock()
+
+
+def web_backend(c: Components, ctx: Any) -> tuple[Any, str]:
+    """(backend, description): ``c.web_search`` if given, else the context/env spec (cached)."""
+    if c.web_search is not None:
+        return c.web_search, getattr(c.web_search, "name", type(c.web_search).__name__)
+    import os
+
+    from ..tools.websearch import make_web_search
+
+    spec = (getattr(ctx, "web", "") or os.environ.get("RAGRAPHS_WEB", "")).strip()
+    if not spec or spec.lower() in ("none", "off"):
+        return None, "none"
+    with _BACKEND_LOCK:
+        cache = c.extra.setdefault("crag_web_backends", {})
+        if spec not in cache:
+            cache[spec] = make_web_search(spec, timeout=float(getattr(ctx, "web_timeout", 10.0)))
+        return cache[spec], spec
+
+
+def call_with_timeout(fn: Callable, timeout: float, *args: Any) -> Any:
+    """Run ``fn(*args)`` in a worker thread; raise TimeoutError after ``timeout`` seconds.
+
+    A backend that ignores its own timeouts is left to finish in the background; the run
+    goes on without it.
+    """
+    ex = cf.ThreadPoolExecutor(max_workers=1, thread_name_prefix="crag-web")
+    fut = ex.submit(fn, *args)
+    try:
+        return fut.result(timeout=timeout)
+    except cf.TimeoutError as e:
+        raise TimeoutError(f"timed out after {timeout:g}s") from e
+    finally:
+        ex.shutdown(wait=False, cancel_futures=True)
+
+
+def _fetcher(c: Components, ctx: Any):
+    f = c.extra.get("fetcher")
+    if f is not None:
+        return f
+    from ..tools.fetch import PageFetcher
+
+    return PageFetcher(
+        timeout=float(getattr(ctx, "fetch_timeout", 5.0)),
+        max_bytes=int(getattr(ctx, "fetch_max_bytes", 2_000_000)),
+        allow_private=bool(getattr(ctx, "fetch_allow_private", False)),
+    )
+
+
+def make_web_search_node(c: Components) -> Callable[[dict, Runtime], dict]:
+    """Search the web for the rewritten queries, prefer Wikipedia, fetch and extract pages."""
+
+    def web_search(state: dict, runtime: Runtime) -> dict:
+        from ..tools.websearch import is_wikipedia, prefer_wikipedia
+
+        ctx = runtime.context
+        queries = state.get("queries") or [state["question"]]
+        k = int(getattr(ctx, "web_k", 5))
+        try:
+            backend, name = web_backend(c, ctx)
+        except Exception as e:  # a bad spec or a missing offline file: answer from what we have
+            backend, name = None, "error"
+            err = f"web search unavailable: {type(e).__name__}: {e}"
+            return {"web_results": [], "web_error": err, "_trace": {"backend": name, "queries": queries, "error": err}}
+        if backend is None:
+            err = "no web search configured"
+            return {"web_results": [], "web_error": err, "_trace": {"backend": "none", "queries": queries, "error": err}}
+        timeout = float(getattr(ctx, "web_timeout", 10.0))
+        results: dict[str, Passage] = {}
+        errors: list[str] = []
+        calls = 0
+        for q in queries:
+            calls += 1
+            try:
+                for p in call_with_timeout(backend.search, timeout, q, k) or []:
+                    results.setdefault(p["id"], {**p, "source": "web"})
+            except Exception as e:
+                errors.append(f"search {q!r} failed: {type(e).__name__}: {str(e)[:200]}")
+        ranked = prefer_wikipedia(list(results.values()))[:k]
+        fetched: list[dict] = []
+        if ranked and bool(getattr(ctx, "fetch_pages", True)):
+            fetcher = _fetcher(c, ctx)
+            todo = [(i, (p.get("meta") or {}).get("url")) for i, p in enumerate(ranked)]
+            todo = [(i, u) for i, u in todo if u]
+            if todo:
+                with cf.ThreadPoolExecutor(max_workers=min(5, len(todo)), thread_name_prefix="crag-fetch") as pool:
+                    futs = {i: pool.submit(fetcher.fetch, u) for i, u in todo}
+                    for i, u in todo:
+                        try:
+                            page = futs[i].result()
+                        except Exception as e:
+                            fetched.append({"url": u, "ok": False, "error": f"{type(e).__name__}: {str(e)[:200]}"})
+                            continue
+                        if not page.paragraphs:
+                            fetched.append({"url": u, "ok": False, "error": "no text extracted; using the snippet"})
+                            continue
+                        p = ranked[i]
+                        meta = {**(p.get("meta") or {}), "paragraphs": page.paragraphs, "fetched": True, "snippet": p["text"][:500]}
+                        if page.truncated:
+                            meta["truncated"] = True
+                        ranked[i] = {**p, "title": p["title"] or page.title, "text": page.text, "meta": meta}
+                        fetched.append({"url": u, "ok": True, "paragraphs": len(page.paragraphs), "truncated": page.truncated})
+        update: dict = {"web_results": ranked, "web_calls": calls}
+        trace: dict = {
+            "backend": name,
+            "queries": queries,
+            "results": [
+                {
+                    "title": p["title"],
+                    "url": (p.get("meta") or {}).get("url", ""),
+                    "wikipedia": is_wikipedia((p.get("meta") or {}).get("url", "")),
+                }
+                for p in ranked
+            ],
+        }
+        if fetched:
+            trace["fetched"] = fetched
+        if errors:
+            update["web_error"] = "; ".join(errors)
+            trace["error"] = update["web_error"]
+        elif not ranked:
+            update["web_error"] = "the web search returned no results"
+            trace["error"] = update["web_error"]
+        update["_trace"] = trace
+        return update
+
+    return web_search
+
+
+def make_refine_web(c: Components) -> Callable[[dict, Runtime], dict]:
+    """External knowledge: the web results refined like the internal documents.
+
+    When the web gave nothing (not configured, failed, timed out, no results) on the
+    Incorrect route, the run answers from what it has: with ``web_fallback="internal"``
+    the retrieved documents are refined after all (the strip filter still applies),
+    with ``"none"`` the generator gets no passages.
+    """
+
+    def refine_web(state: dict, runtime: Runtime) -> dict:
+        ctx = runtime.context
+        settings = _refine_settings(ctx)
+        judge = c.judge("evaluator")
+        web = state.get("web_results") or []
+        r = refine_knowledge(judge, state["question"], web, source="web", keep_doc_ids=False, **settings)
+        update: dict = {"external_knowledge": r.knowledge, "passages": r.passages}
+        trace: dict = {"knowledge": "external", **settings, **_refine_trace(r)}
+        if not web:
+            why = state.get("web_error") or "no web results"
+            trace["web_unavailable"] = why
+            fallback = str(getattr(ctx, "web_fallback", "internal"))
+            if state.get("action") == INCORRECT and fallback == "internal":
+                ri = refine_knowledge(judge, state["question"], state.get("retrieved") or [], source="corpus", **settings)
+                update["internal_knowledge"] = ri.knowledge
+                update["passages"] = reset(ri.passages)
+                trace["fallback"] = f"{why}; answering from the retrieved documents' best strips instead"
+                trace["fallback_kept"] = ri.kept
+            elif state.get("action") == INCORRECT:
+                trace["fallback"] = f"{why}; answering without passages"
+            else:
+                trace["fallback"] = f"{why}; answering from the internal knowledge only"
+        return {**update, "_trace": trace}
+
+    return refine_web

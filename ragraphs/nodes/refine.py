@@ -1,0 +1,114 @@
+"""CRAG's knowledge refinement: decompose, filter, recompose (paper section 4.4, Appendix B).
+
+1. *Decompose*: every document is cut into knowledge strips. A document of one or two
+   sentences is one strip; a longer one is cut into units of a few sentences
+   (:func:`ragraphs.tools.text.strips`). A fetched web page is already split into its
+   paragraphs (the paper splits HTML on ``<p>``); a long paragraph is cut the same way.
+2. *Filter*: the retrieval evaluator scores every strip against the question; the strips
+   scoring above ``threshold`` are kept, at most ``top_k`` of them (the best scores).
+3. *Recompose*: the kept strips are put back in their original order (document order,
+   then position in the document) and joined per document.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..state.types import Passage, make_passage
+from ..tools.text import strips as split_strips
+
+
+def judge_text(title: str, text: str) -> str:
+    """What the evaluator reads for a document or strip: ``"Title\\ntext"`` (the judges' form)."""
+    title = (title or "").strip()
+    return f"{title}\n{text}" if title else text
+
+
+@dataclass
+class Refined:
+    passages: list[Passage]  # one per document that kept at least one strip
+    knowledge: str  # the recomposed text, documents separated by blank lines
+    kept: list[dict] = field(default_factory=list)  # trace: kept strips with scores
+    n_strips: int = 0
+    n_dropped_below_threshold: int = 0
+    n_dropped_top_k: int = 0
+
+
+def decompose(doc: Passage, sentences_per_strip: int = 3) -> list[str]:
+    """Knowledge strips of one document (paragraphs of a fetched page are units already)."""
+    paragraphs = (doc.get("meta") or {}).get("paragraphs")
+    units: list[str] = []
+    if paragraphs:
+        for para in paragraphs:
+            units.extend(split_strips(para, sentences_per_strip))
+    else:
+        units = split_strips(doc.get("text") or "", sentences_per_strip)
+    return [u for u in units if u.strip()]
+
+
+def refine_knowledge(
+    judge: Any,
+    question: str,
+    docs: list[Passage],
+    *,
+    top_k: int = 5,
+    threshold: float = -0.5,
+    sentences_per_strip: int = 3,
+    source: str = "corpus",
+    keep_doc_ids: bool = True,
+) -> Refined:
+    """Decompose ``docs`` into strips, keep the ``top_k`` best above ``threshold``, recompose.
+
+    Each output passage keeps its source document's id when ``keep_doc_ids`` (it *is* that
+    document, refined), with ``meta`` holding the document id, the kept strips and scores.
+    """
+    units: list[tuple[int, int, str]] = []
+    for di, d in enumerate(docs):
+        for si, s in enumerate(decompose(d, sentences_per_strip)):
+            units.append((di, si, s))
+    if not units:
+        return Refined([], "", [], 0, 0, 0)
+    pairs = [(question, judge_text(docs[di].get("title", ""), s)) for di, si, s in units]
+    scores = [float(x) for x in judge.score_batch(pairs)]
+    above = [i for i, sc in enumerate(scores) if sc > threshold]
+    best = sorted(above, key=lambda i: -scores[i])[: max(0, int(top_k))]
+    chosen = sorted(best, key=lambda i: (units[i][0], units[i][1]))  # original order
+    by_doc: dict[int, list[int]] = {}
+    for i in chosen:
+        by_doc.setdefault(units[i][0], []).append(i)
+    passages: list[Passage] = []
+    kept: list[dict] = []
+    for di, idxs in by_doc.items():
+        d = docs[di]
+        text = " ".join(units[i][2] for i in idxs)
+        meta = {
+            "doc_id": d["id"],
+            "strips": [units[i][2] for i in idxs],
+            "strip_scores": [round(scores[i], 4) for i in idxs],
+        }
+        url = (d.get("meta") or {}).get("url")
+        if url:
+            meta["url"] = url
+        p = make_passage(
+            d.get("title", ""),
+            text,
+            source,
+            max(scores[i] for i in idxs),
+            id=d["id"] if keep_doc_ids else None,
+            **meta,
+        )
+        passages.append(p)
+        for i in idxs:
+            kept.append(
+                {"doc": d.get("title", ""), "strip": units[i][1], "score": round(scores[i], 4), "text": units[i][2][:200]}
+            )
+    knowledge = "\n\n".join(p["text"] for p in passages)
+    return Refined(
+        passages,
+        knowledge,
+        kept,
+        n_strips=len(units),
+        n_dropped_below_threshold=len(units) - len(above),
+        n_dropped_top_k=len(above) - len(best),
+    )

@@ -1,0 +1,252 @@
+"""Fetch web pages safely and turn them into clean text paragraphs.
+
+CRAG's web step (paper, section 4.5 and Appendix B) follows the result URLs, transcribes
+the pages and splits them into paragraphs. :class:`PageFetcher` does that with guards:
+
+- only ``http`` and ``https`` URLs;
+- the host name is resolved once and every address is checked: private, loopback,
+  link-local, multicast, reserved and unspecified addresses are refused unless
+  ``allow_private=True``; the connection then goes to the checked address (no second DNS
+  lookup), so a name cannot re-resolve to a private address in between;
+- redirects are followed by hand (at most ``max_redirects``), each hop checked again;
+- a timeout per socket operation and an overall deadline per page;
+- a size cap: reading stops at ``max_bytes``;
+- only HTML, XHTML and plain-text responses are read.
+
+The page's text is *data*: it is extracted with trafilatura (lxml as a fallback), control
+characters are removed, and the methods place it in the prompt's quoted "Passages" block,
+never as instructions.
+"""
+
+from __future__ import annotations
+
+import http.client
+import ipaddress
+import socket
+import ssl
+import time
+from dataclasses import dataclass, field
+from urllib.parse import urljoin, urlsplit
+
+from ..errors import InputError
+
+HTML_TYPES = ("text/html", "application/xhtml+xml")
+TEXT_TYPES = ("text/plain",)
+
+
+class FetchError(Exception):
+    """A page could not be fetched (refused, failed, too slow, wrong type)."""
+
+
+@dataclass
+class FetchedPage:
+    url: str
+    title: str
+    text: str
+    paragraphs: list[str] = field(default_factory=list)
+    truncated: bool = False
+    content_type: str = ""
+    status: int = 200
+
+
+def is_public_address(ip: str) -> bool:
+    addr = ipaddress.ip_address(ip)
+    if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped is not None:
+        addr = addr.ipv4_mapped
+    return not (
+        addr.is_private
+        or addr.is_loopback
+        or addr.is_link_local
+        or addr.is_multicast
+        or addr.is_reserved
+        or addr.is_unspecified
+        or getattr(addr, "is_site_local", False)
+    )
+
+
+def check_url(url: str) -> tuple[str, str, int, str]:
+    """(scheme, host, port, path+query) of an http(s) URL, or :class:`FetchError`."""
+    try:
+        u = urlsplit(url.strip())
+    except ValueError as e:
+        raise FetchError(f"bad URL {url!r}: {e}") from e
+    scheme = (u.scheme or "").lower()
+    if scheme not in ("http", "https"):
+        raise FetchError(f"refused {url!r}: only http and https URLs are fetched")
+    if not u.hostname:
+        raise FetchError(f"bad URL {url!r}: no host")
+    if u.username or u.password:
+        raise FetchError(f"refused {url!r}: credentials in URLs are not allowed")
+    try:
+        port = u.port or (443 if scheme == "https" else 80)
+    except ValueError as e:
+        raise FetchError(f"bad URL {url!r}: {e}") from e
+    path = (u.path or "/") + (f"?{u.query}" if u.query else "")
+    return scheme, u.hostname, port, path
+
+
+def resolve(host: str, port: int, allow_private: bool) -> str:
+    """Resolve ``host``; refuse non-public addresses unless allowed. Returns one address."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as e:
+        raise FetchError(f"cannot resolve {host!r}: {e}") from e
+    addrs = [i[4][0] for i in infos]
+    if not addrs:
+        raise FetchError(f"cannot resolve {host!r}")
+    if not allow_private:
+        bad = [a for a in addrs if not is_public_address(a)]
+        if bad:
+            raise FetchError(
+                f"refused {host!r}: resolves to a private or loopback address ({bad[0]}); "
+                "set allow_private to fetch from local networks"
+            )
+    return addrs[0]
+
+
+class _PinnedHTTPConnection(http.client.HTTPConnection):
+    def __init__(self, host: str, port: int, ip: str, timeout: float):
+        super().__init__(host, port, timeout=timeout)
+        self._ip = ip
+
+    def connect(self):
+        self.sock = socket.create_connection((self._ip, self.port), self.timeout)
+
+
+class _PinnedHTTPSConnection(http.client.HTTPSConnection):
+    def __init__(self, host: str, port: int, ip: str, timeout: float, context: ssl.SSLContext):
+        super().__init__(host, port, timeout=timeout, context=context)
+        self._ip = ip
+        self._ctx = context
+
+    def connect(self):
+        raw = socket.create_connection((self._ip, self.port), self.timeout)
+        self.sock = self._ctx.wrap_socket(raw, server_hostname=self.host)
+
+
+def _clean(text: str) -> str:
+    """Remove control characters (keep newlines and tabs)."""
+    return "".join(ch for ch in text if ch in "\n\t" or ch >= " " and ch != "\x7f")
+
+
+def extract_page(html: str, url: str = "") -> tuple[str, list[str]]:
+    """(title, paragraphs) of an HTML page: trafilatura's main text, lxml as a fallback."""
+    from lxml import html as lh
+
+    title = ""
+    doc = None
+    try:
+        doc = lh.fromstring(html)
+        t = doc.findtext(".//title")
+        title = " ".join((t or "").split())
+    except Exception:
+        doc = None
+    text = ""
+    try:
+        import trafilatura
+
+        text = (
+            trafilatura.extract(
+                html, url=url or None, include_comments=False, include_tables=False, favor_recall=True
+            )
+            or ""
+        )
+    except Exception:
+        text = ""
+    paras = [" ".join(p.split()) for p in text.split("\n") if p.strip()]
+    if not paras and doc is not None:
+        for bad in doc.xpath("//script|//style|//noscript|//template|//nav|//footer|//header"):
+            bad.drop_tree()
+        paras = [" ".join(el.text_content().split()) for el in doc.xpath("//body//p|//body//li")]
+        paras = [p for p in paras if p]
+        if not paras:
+            body = doc.xpath("//body")
+            t = " ".join(body[0].text_content().split()) if body else ""
+            paras = [t] if t else []
+    paras = [_clean(p) for p in paras]
+    return _clean(title), [p for p in paras if p.strip()]
+
+
+class PageFetcher:
+    """Fetch a page and extract its text (see the module doc for the guards)."""
+
+    def __init__(
+        self,
+        *,
+        timeout: float = 5.0,
+        max_bytes: int = 2_000_000,
+        allow_private: bool = False,
+        max_redirects: int = 3,
+        user_agent: str = "ragraphs/0.1 (+CRAG web knowledge)",
+        verify_tls: bool = True,
+    ):
+        if timeout <= 0 or max_bytes <= 0:
+            raise InputError("fetch timeout and max_bytes must be positive")
+        self.timeout = float(timeout)
+        self.max_bytes = int(max_bytes)
+        self.allow_private = bool(allow_private)
+        self.max_redirects = int(max_redirects)
+        self.user_agent = user_agent
+        self.ssl_context = ssl.create_default_context() if verify_tls else ssl._create_unverified_context()
+
+    def get(self, url: str, accept: str = "text/html,application/xhtml+xml,text/plain;q=0.8") -> tuple[str, int, str, bytes, bool]:
+        """(final url, status, content type, body, truncated) with every guard applied."""
+        deadline = time.monotonic() + self.timeout * 2
+        for _hop in range(self.max_redirects + 1):
+            scheme, host, port, path = check_url(url)
+            ip = resolve(host, port, self.allow_private)
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise FetchError(f"timed out fetching {url}")
+            t = min(self.timeout, remaining)
+            conn = (
+                _PinnedHTTPSConnection(host, port, ip, t, self.ssl_context)
+                if scheme == "https"
+                else _PinnedHTTPConnection(host, port, ip, t)
+            )
+            try:
+                conn.request("GET", path, headers={"User-Agent": self.user_agent, "Accept": accept, "Accept-Encoding": "identity"})
+                resp = conn.getresponse()
+                if resp.status in (301, 302, 303, 307, 308):
+                    loc = resp.getheader("Location")
+                    if not loc:
+                        raise FetchError(f"redirect without Location from {url}")
+                    url = urljoin(url, loc)
+                    continue
+                ctype = (resp.getheader("Content-Type") or "").split(";")[0].strip().lower()
+                chunks: list[bytes] = []
+                size = 0
+                truncated = False
+                while True:
+                    if time.monotonic() > deadline:
+                        raise FetchError(f"timed out reading {url}")
+                    chunk = resp.read(min(65536, self.max_bytes - size + 1))
+                    if not chunk:
+                        break
+                    chunks.append(chunk)
+                    size += len(chunk)
+                    if size > self.max_bytes:
+                        truncated = True
+                        break
+                body = b"".join(chunks)[: self.max_bytes]
+                return url, resp.status, ctype, body, truncated
+            except (OSError, http.client.HTTPException) as e:
+                raise FetchError(f"failed to fetch {url}: {type(e).__name__}: {e}") from e
+            finally:
+                conn.close()
+        raise FetchError(f"too many redirects from {url}")
+
+    def fetch(self, url: str) -> FetchedPage:
+        final, status, ctype, body, truncated = self.get(url)
+        if status >= 400:
+            raise FetchError(f"HTTP {status} from {final}")
+        if ctype and ctype not in HTML_TYPES + TEXT_TYPES:
+            raise FetchError(f"not a text page ({ctype}) at {final}")
+        text = body.decode("utf-8", "replace")
+        if ctype in TEXT_TYPES:
+            paras = [" ".join(p.split()) for p in text.split("\n\n") if p.strip()]
+            title = ""
+            paras = [_clean(p) for p in paras]
+        else:
+            title, paras = extract_page(text, final)
+        return FetchedPage(final, title, "\n".join(paras), paras, truncated, ctype, status)
