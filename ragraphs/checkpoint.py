@@ -1,0 +1,173 @@
+"""Checkpointers for persistent threads: a SQLite file or a PostgreSQL server.
+
+A *spec* names where a thread's checkpoints live:
+
+- ``None`` or ``""``: the default SQLite file ``$RAGRAPHS_HOME/checkpoints.sqlite``;
+- a path (``runs.sqlite``, ``~/x/cp.db``): that SQLite file, created on first use;
+- ``postgresql://user:pass@host:5432/db`` (or ``postgres://``): a PostgreSQL database,
+  shared by every process and every server worker that points at it.
+
+:func:`open_checkpointer` gives a synchronous saver for ``graph.invoke`` / ``graph.stream``
+(the CLI), :func:`open_async_checkpointer` an async one for ``ainvoke`` / ``astream``, and
+:func:`server_checkpointer` is the hook a LangGraph server config can name in its
+``"checkpointer": {"path": ...}`` entry (see ``docs/deployment.md``).
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import sqlite3
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import AsyncIterator
+
+from .errors import ConfigError
+from .settings import data_dir
+
+DEFAULT_FILE = "checkpoints.sqlite"
+ENV_VAR = "RAGRAPHS_CHECKPOINTER"
+
+
+def default_checkpointer_path() -> str:
+    return str(data_dir() / DEFAULT_FILE)
+
+
+def is_postgres_url(spec: str | None) -> bool:
+    return bool(spec) and spec.split("://", 1)[0].lower() in ("postgresql", "postgres") and "://" in spec
+
+
+def describe(spec: str | None) -> str:
+    """The spec as a user reads it (a PostgreSQL URL without its password)."""
+    if is_postgres_url(spec):
+        scheme, rest = spec.split("://", 1)
+        if "@" in rest:
+            cred, host = rest.rsplit("@", 1)
+            user = cred.split(":", 1)[0]
+            return f"{scheme}://{user}:***@{host}" if ":" in cred else f"{scheme}://{cred}@{host}"
+        return spec
+    return sqlite_path(spec)
+
+
+def sqlite_path(spec: str | None) -> str:
+    if not spec:
+        return default_checkpointer_path()
+    if spec.startswith("sqlite:///"):
+        spec = spec[len("sqlite:///") :]  # sqlite:///rel.db, sqlite:////abs/path.db
+    return str(Path(spec).expanduser())
+
+
+def _postgres_error(spec: str, e: Exception) -> ConfigError:
+    first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    return ConfigError(f"cannot use the PostgreSQL checkpointer at {describe(spec)}: {first}")
+
+
+_OPEN: list = []  # connections opened by open_checkpointer, closed at exit
+
+
+def _close_all() -> None:
+    while _OPEN:
+        conn = _OPEN.pop()
+        try:
+            conn.close()
+        except Exception:
+            pass
+
+
+atexit.register(_close_all)
+
+
+def open_checkpointer(spec: str | None = None):
+    """A synchronous checkpointer for ``spec`` (see the module doc), ready to use.
+
+    The tables are created on first use. The connection stays open for the life of the
+    process (closed at exit); pass the saver as ``build_<method>_graph(..., checkpointer=)``.
+    """
+    if is_postgres_url(spec):
+        try:
+            import psycopg
+            from psycopg.rows import dict_row
+            from langgraph.checkpoint.postgres import PostgresSaver
+        except ImportError as e:  # pragma: no cover - install problem
+            raise ConfigError(
+                "a PostgreSQL checkpointer needs langgraph-checkpoint-postgres and psycopg[binary] "
+                "(pip install langgraph-checkpoint-postgres 'psycopg[binary]')"
+            ) from e
+        try:
+            conn = psycopg.connect(spec, autocommit=True, prepare_threshold=0, row_factory=dict_row, connect_timeout=10)
+        except Exception as e:
+            raise _postgres_error(spec, e) from e
+        _OPEN.append(conn)
+        saver = PostgresSaver(conn)
+        try:
+            saver.setup()
+        except Exception as e:
+            raise _postgres_error(spec, e) from e
+        return saver
+
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    path = sqlite_path(spec)
+    if os.path.isdir(path):
+        raise ConfigError(f"--checkpointer {path} is a directory; give a file name such as {path}/checkpoints.sqlite")
+    try:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(path, check_same_thread=False)
+        saver = SqliteSaver(conn)
+        saver.setup()
+    except sqlite3.DatabaseError as e:
+        raise ConfigError(f"cannot use {path} as a SQLite checkpointer: {e}") from e
+    except OSError as e:
+        raise ConfigError(f"cannot create the checkpointer file {path}: {e}") from e
+    _OPEN.append(conn)
+    return saver
+
+
+@asynccontextmanager
+async def open_async_checkpointer(spec: str | None = None) -> AsyncIterator:
+    """An async checkpointer for ``spec``, for ``graph.ainvoke`` / ``astream`` and servers.
+
+    PostgreSQL uses a small connection pool, so concurrent runs in one worker share it.
+    """
+    if is_postgres_url(spec):
+        from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+        from psycopg.rows import dict_row
+        from psycopg_pool import AsyncConnectionPool
+
+        pool = AsyncConnectionPool(
+            spec,
+            min_size=1,
+            max_size=int(os.environ.get("RAGRAPHS_PG_POOL", "8")),
+            kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
+            open=False,
+        )
+        try:
+            await pool.open(wait=True, timeout=15)
+        except Exception as e:
+            await pool.close()
+            raise _postgres_error(spec, e) from e
+        try:
+            saver = AsyncPostgresSaver(pool)
+            await saver.setup()
+            yield saver
+        finally:
+            await pool.close()
+        return
+
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    path = sqlite_path(spec)
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    async with AsyncSqliteSaver.from_conn_string(path) as saver:
+        await saver.setup()
+        yield saver
+
+
+@asynccontextmanager
+async def server_checkpointer() -> AsyncIterator:
+    """Checkpointer hook for a LangGraph server (``langgraph.json``: ``"checkpointer": {"path":
+    "ragraphs.checkpoint:server_checkpointer"}``): the spec comes from ``$RAGRAPHS_CHECKPOINTER``
+    (a PostgreSQL URL for a multi-worker deployment; a SQLite file for one process)."""
+    spec = os.environ.get(ENV_VAR) or None
+    async with open_async_checkpointer(spec) as saver:
+        yield saver

@@ -1,0 +1,352 @@
+"""Step-by-step debugging verbs: ``ragraphs history ID`` and ``ragraphs replay ID``.
+
+``ragraphs ask --thread ID`` persists every checkpoint of a run (one per super-step) in a
+checkpointer (default: the SQLite file ``$RAGRAPHS_HOME/checkpoints.sqlite``; ``--checkpointer``
+takes another file or a ``postgresql://`` URL). The run's method, settings and store are
+kept in the checkpoints' metadata, so that
+
+- ``ragraphs history ID`` lists the checkpoints node by node (what ran, its time, the
+  details it reported: scores, routes, queries; what runs next), and
+- ``ragraphs replay ID --from STEP`` rebuilds the same graph and re-runs it from the
+  checkpoint at ``STEP`` (LangGraph time travel: a fork of the thread; the old branch stays
+  in the history). Without ``--from`` it continues an unfinished run (e.g. one that was
+  killed) from its latest checkpoint. ``--set KEY=VALUE`` changes a setting for the replay.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from .checkpoint import describe, open_checkpointer
+from .errors import ConfigError, InputError
+
+__all__ = ["open_checkpointer", "thread_config", "register", "load_history", "infer_method"]
+
+META_METHOD = "ragraphs_method"
+META_CONTEXT = "ragraphs_context"
+META_STORE = "ragraphs_store"
+
+
+def thread_config(
+    thread_id: str,
+    method: str,
+    context_values: dict[str, Any] | None = None,
+    store: dict[str, Any] | None = None,
+) -> dict:
+    """The run config for a persistent thread: its id, plus the method, run settings and
+    store in the metadata LangGraph writes into every checkpoint (strings only survive, so
+    the dicts are stored as JSON)."""
+    return {
+        "configurable": {"thread_id": str(thread_id)},
+        "metadata": {
+            META_METHOD: method,
+            META_CONTEXT: json.dumps({k: v for k, v in (context_values or {}).items() if v is not None}, default=str),
+            META_STORE: json.dumps({k: v for k, v in (store or {}).items() if v is not None}),
+        },
+    }
+
+
+def store_of(args: argparse.Namespace) -> dict[str, Any]:
+    return {
+        "store": getattr(args, "store", None),
+        "store_url": getattr(args, "store_url", None),
+        "collection": getattr(args, "collection", None),
+    }
+
+
+def _loads(s: Any) -> dict:
+    if isinstance(s, dict):
+        return s
+    try:
+        v = json.loads(s or "{}")
+        return v if isinstance(v, dict) else {}
+    except (TypeError, ValueError):
+        return {}
+
+
+def infer_method(node_names: set[str]) -> str | None:
+    """The method whose graph has every node seen in a thread (fallback for threads written
+    without ragraphs metadata); the smallest such graph wins."""
+    from .graphs import build_graph, method_names
+
+    best: tuple[int, str] | None = None
+    for m in method_names():
+        try:
+            nodes = set(build_graph(m).nodes) - {"__start__"}
+        except Exception:
+            continue
+        if node_names and node_names <= nodes and (best is None or len(nodes) < best[0]):
+            best = (len(nodes), m)
+    return best[1] if best else None
+
+
+def _graph_for(thread_id: str, saver, method: str | None, components=None):
+    """Build the thread's graph over ``saver``; returns (graph, method, metadata)."""
+    from .graphs import build_graph, method_names
+
+    tup = saver.get_tuple({"configurable": {"thread_id": thread_id}})
+    if tup is None:
+        raise InputError(f"no checkpoints for thread {thread_id!r}")
+    meta = dict(tup.metadata or {})
+    method = method or meta.get(META_METHOD)
+    if not method:
+        seen: set[str] = set()
+        for tup in saver.list({"configurable": {"thread_id": thread_id}}):
+            for e in (tup.checkpoint.get("channel_values") or {}).get("trace") or []:
+                if isinstance(e, dict) and e.get("node"):
+                    seen.add(e["node"])
+            seen.update(k for k in (tup.checkpoint.get("channel_versions") or {}) if k.startswith("branch:to:"))
+        nodes = {s.removeprefix("branch:to:") for s in seen} - {"__start__"}
+        method = infer_method(nodes)
+        if not method:
+            raise ConfigError(f"cannot tell which method thread {thread_id!r} ran; pass --method")
+    if method not in method_names():
+        raise ConfigError(f"thread {thread_id!r} ran method {method!r}, which is not available here")
+    return build_graph(method, components, checkpointer=saver), method, meta
+
+
+def load_history(graph, thread_id: str) -> list[dict]:
+    """The thread's checkpoints, oldest first, each as a dict: ``step``, ``checkpoint_id``,
+    ``parent_id``, ``source``, ``ran`` (the trace entries written since the parent
+    checkpoint: node, time, details), ``next`` (nodes to run), ``answer``, ``config``."""
+    snaps = list(graph.get_state_history({"configurable": {"thread_id": thread_id}}))
+    snaps.reverse()
+    by_id = {s.config["configurable"]["checkpoint_id"]: s for s in snaps}
+    rows = []
+    for s in snaps:
+        cid = s.config["configurable"]["checkpoint_id"]
+        pid = (s.parent_config or {}).get("configurable", {}).get("checkpoint_id")
+        trace = list((s.values or {}).get("trace") or [])
+        parent = by_id.get(pid) if pid else None
+        before = len((parent.values or {}).get("trace") or []) if parent is not None else 0
+        rows.append(
+            {
+                "step": (s.metadata or {}).get("step"),
+                "checkpoint_id": cid,
+                "parent_id": pid,
+                "source": (s.metadata or {}).get("source"),
+                "created_at": s.created_at,
+                "ran": trace[before:],
+                "next": list(s.next),
+                "answer": (s.values or {}).get("answer"),
+                "question": (s.values or {}).get("question"),
+                "config": s.config,
+            }
+        )
+    return rows
+
+
+def _details(entry: dict) -> str:
+    d = {k: v for k, v in entry.items() if k not in ("node", "elapsed_s")}
+    return json.dumps(d, default=str) if d else ""
+
+
+def print_history(rows: list[dict], *, full: bool = False, out=sys.stdout) -> None:
+    prev = None
+    for r in rows:
+        if prev is not None and r["parent_id"] and r["parent_id"] != prev:
+            print(f"  -- branch from checkpoint {r['parent_id']} (a replay) --", file=out)
+        prev = r["checkpoint_id"]
+        head = f"step {r['step']:>3}  {r['checkpoint_id']}  {r['source'] or '':6}"
+        ran = r["ran"]
+        if not ran:
+            if r["source"] == "input":
+                what = "input received"
+            elif r["source"] == "fork":
+                what = "fork: a copy of its parent, where a replay starts"
+            elif r["step"] == 0:
+                what = "ran __start__ (input written to the state)"
+            else:
+                what = "(no trace entry)"
+            print(f"{head}  {what}", file=out)
+        for i, e in enumerate(ran):
+            lead = head if i == 0 else " " * len(head)
+            print(f"{lead}  ran {e.get('node')} ({float(e.get('elapsed_s', 0)) * 1000:.0f} ms)", file=out)
+            det = _details(e)
+            if det:
+                print(f"{'':12}details: {det if full else det[:400]}", file=out)
+        print(f"{'':12}next: {', '.join(r['next']) if r['next'] else '(end)'}", file=out)
+        if not r["next"] and r["answer"] is not None:
+            print(f"{'':12}answer: {r['answer']}", file=out)
+
+
+# ---------------------------------------------------------------- verbs
+def cmd_history(args: argparse.Namespace) -> int:
+    saver = open_checkpointer(args.checkpointer)
+    graph, method, meta = _graph_for(args.thread_id, saver, args.method)
+    rows = load_history(graph, args.thread_id)
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "thread_id": args.thread_id,
+                    "method": method,
+                    "context": _loads(meta.get(META_CONTEXT)),
+                    "checkpoints": [{k: v for k, v in r.items() if k != "config"} for r in rows],
+                },
+                default=str,
+            )
+        )
+        return 0
+    ctx = _loads(meta.get(META_CONTEXT))
+    print(f"thread {args.thread_id}: method {method}; {len(rows)} checkpoints in {describe(args.checkpointer)}")
+    question = next((r["question"] for r in rows if r.get("question")), None)
+    if question:
+        print(f"question: {question}")
+    if ctx:
+        print("settings: " + ", ".join(f"{k}={v}" for k, v in ctx.items()))
+    print_history(rows, full=args.full)
+    return 0
+
+
+def _select(rows: list[dict], wanted: str) -> dict:
+    """The checkpoint for ``--from``: a step number (the newest checkpoint at that step) or a
+    checkpoint id (or a unique prefix of one)."""
+    w = wanted.strip()
+    try:
+        step = int(w)
+    except ValueError:
+        hits = [r for r in rows if r["checkpoint_id"].startswith(w)]
+        if len(hits) == 1:
+            return hits[0]
+        raise InputError(f"--from {w!r} matches {len(hits)} checkpoints; give a step number or a longer id")
+    hits = [r for r in rows if r["step"] == step]
+    if not hits:
+        steps = sorted({r["step"] for r in rows if r["step"] is not None})
+        raise InputError(f"no checkpoint at step {step}; steps: {', '.join(map(str, steps))}")
+    return hits[-1]
+
+
+def _parse_sets(pairs: list[str] | None) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for kv in pairs or []:
+        key, eq, val = kv.partition("=")
+        if not eq:
+            raise InputError(f"--set expects KEY=VALUE, got {kv!r}")
+        try:
+            out[key] = json.loads(val)
+        except ValueError:
+            out[key] = val
+    return out
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from .cli import _print_trace, make_components
+    from .graphs import get_context_class
+    from .settings import context_from
+
+    saver = open_checkpointer(args.checkpointer)
+    # a first pass without components only reads the thread's metadata
+    _, method, meta = _graph_for(args.thread_id, saver, args.method)
+    store = _loads(meta.get(META_STORE))
+    ns = argparse.Namespace(
+        store=args.store or store.get("store"),
+        store_url=args.store_url or store.get("store_url"),
+        collection=args.collection or store.get("collection") or "ragraphs",
+    )
+    graph, method, meta = _graph_for(args.thread_id, saver, method, make_components(ns))
+    values = {**_loads(meta.get(META_CONTEXT)), **_parse_sets(args.set)}
+    ctx = context_from(get_context_class(method), values)
+    rows = load_history(graph, args.thread_id)
+    if args.from_step is None:
+        start = rows[-1]
+        if not start["next"]:
+            print(
+                f"thread {args.thread_id} is complete (answer: {start['answer']!r}); "
+                "use --from STEP to re-run from a checkpoint (see `ragraphs history`)",
+                file=sys.stderr,
+            )
+            if args.json:
+                print(json.dumps({"thread_id": args.thread_id, "method": method, "answer": start["answer"], "ran": []}))
+            return 0
+    else:
+        start = _select(rows, args.from_step)
+    # keep the method and settings in the new branch's checkpoints too
+    cfg = {
+        "configurable": dict(start["config"]["configurable"]),
+        "metadata": thread_config(args.thread_id, method, values, ns.__dict__)["metadata"],
+    }
+    if not args.json:
+        print(
+            f"replaying thread {args.thread_id} ({method}) from step {start['step']} "
+            f"[{start['checkpoint_id']}]; next: {', '.join(start['next']) or '(end)'}",
+            file=sys.stderr,
+        )
+    import time
+
+    ran: list[dict] = []
+    events: list[dict] = []
+    final: dict[str, Any] = {}
+    t0 = time.perf_counter()
+    for mode, chunk in graph.stream(None, cfg, context=ctx, stream_mode=["updates", "custom", "values"]):
+        if mode == "values":
+            final = chunk
+        elif mode == "custom":
+            events.append(chunk)
+            if args.trace and isinstance(chunk, dict) and chunk.get("event") != "node_trace":
+                print(f"    event: {json.dumps(chunk, default=str)[:1000]}", file=sys.stderr)
+        else:
+            for node, update in (chunk or {}).items():
+                if not isinstance(update, dict):
+                    continue
+                ran.extend(update.get("trace") or [])
+                if args.trace:
+                    _print_trace(node, update, time.perf_counter() - t0)
+    new_head = graph.get_state({"configurable": {"thread_id": args.thread_id}})
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "thread_id": args.thread_id,
+                    "method": method,
+                    "from_step": start["step"],
+                    "from_checkpoint": start["checkpoint_id"],
+                    "checkpoint_id": new_head.config["configurable"]["checkpoint_id"],
+                    "answer": final.get("answer", ""),
+                    "ran": ran,
+                    "events": events,
+                    "llm_calls": final.get("llm_calls", 0),
+                },
+                default=str,
+            )
+        )
+    else:
+        print(final.get("answer", ""))
+        if not args.quiet:
+            steps = ", ".join(f"{e.get('node')} {float(e.get('elapsed_s', 0)) * 1000:.0f} ms" for e in ran)
+            print(f"\nre-ran: {steps or '(nothing)'}; new head {new_head.config['configurable']['checkpoint_id']}")
+    return 0
+
+
+def register(sub) -> None:
+    """Add ``history`` and ``replay`` to the ``ragraphs`` command line."""
+    default = "$RAGRAPHS_HOME/checkpoints.sqlite"
+
+    p = sub.add_parser("history", help="list a thread's checkpoints node by node (runs made with ask --thread)")
+    p.add_argument("thread_id", metavar="ID", help="the thread id given to `ragraphs ask --thread`")
+    p.add_argument("--checkpointer", metavar="PATH|URL", default=None, help=f"SQLite file or PostgreSQL URL (default {default})")
+    p.add_argument("--method", default=None, help="the thread's method, if it was not recorded")
+    p.add_argument("--full", action="store_true", help="do not shorten the details")
+    p.add_argument("--json", action="store_true", help="machine-readable history")
+    p.set_defaults(func=cmd_history)
+
+    p = sub.add_parser("replay", help="re-run a thread from a checkpoint (time travel), or resume an unfinished run")
+    p.add_argument("thread_id", metavar="ID")
+    p.add_argument(
+        "--from", dest="from_step", metavar="STEP",
+        help="step number or checkpoint id from `ragraphs history` (default: continue from the latest checkpoint)",
+    )
+    p.add_argument("--checkpointer", metavar="PATH|URL", default=None, help=f"SQLite file or PostgreSQL URL (default {default})")
+    p.add_argument("--method", default=None, help="the thread's method, if it was not recorded")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="change a run setting for the replay")
+    p.add_argument("--store", metavar="DIR", default=None, help="Chroma directory (default: the one the thread used)")
+    p.add_argument("--store-url", metavar="URL", default=None, help="Chroma server (default: the one the thread used)")
+    p.add_argument("--collection", default=None, help="collection (default: the one the thread used)")
+    p.add_argument("--trace", action="store_true", help="print every node's update and every custom event")
+    p.add_argument("--json", action="store_true", help="machine-readable result")
+    p.add_argument("--quiet", action="store_true", help="print the answer only")
+    p.set_defaults(func=cmd_replay)
+
