@@ -1,0 +1,239 @@
+"""``ragraphs calibrate-crag``: CRAG's two action thresholds fitted on data by the paper's rule.
+
+CRAG (Appendix B) sets the upper and lower thresholds "to maximize the overall accuracy
+with a false-positive punishment"::
+
+    S = max (TP + TN) / n_total - alpha * FP / n_neg        (alpha = 1)
+
+Here each threshold is one binary decision, fitted separately on labelled scores:
+
+- **upper**: "relevant" when score > upper. TP: relevant judged relevant, TN: irrelevant
+  judged not relevant, FP: *irrelevant* judged relevant; n_neg = irrelevant samples.
+- **lower**: "irrelevant" when score < lower. TP: irrelevant judged irrelevant, TN: relevant
+  judged not irrelevant, FP: *relevant* judged irrelevant (the costly error: a good
+  retrieval thrown away); n_neg = relevant samples. The lower threshold is at most the upper.
+
+Samples (``--unit``): ``doc`` (default, as the paper: the evaluator judges each retrieved
+document; label = the document is a gold supporting paragraph, for PopQA one that holds a
+gold answer) or ``question`` (the action's own input: the best score among a question's
+retrieved documents; label = some retrieved document is supporting).
+
+The corpus is the data file's paragraphs pooled into one index (as ``ragraphs eval``), the
+retrieval is the graph's own (top ``--k``), the evaluator is ``c.judge("evaluator")``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..errors import InputError
+
+
+def _objective(pred_pos: np.ndarray, labels: np.ndarray, alpha: float) -> float:
+    n = labels.size
+    n_neg = int((~labels).sum())
+    tp = int((pred_pos & labels).sum())
+    tn = int((~pred_pos & ~labels).sum())
+    fp = int((pred_pos & ~labels).sum())
+    return (tp + tn) / n - (alpha * fp / n_neg if n_neg else 0.0)
+
+
+def _candidates(scores: np.ndarray) -> np.ndarray:
+    u = np.unique(np.round(scores.astype(np.float64), 4))
+    mids = (u[:-1] + u[1:]) / 2 if u.size > 1 else np.zeros(0)
+    return np.unique(np.concatenate([[-1.0, 1.0], mids, u]))
+
+
+def calibrate_thresholds(scores: Sequence[float], labels: Sequence[bool], alpha: float = 1.0) -> dict:
+    """Fit (upper, lower) on labelled evaluator scores by the paper's rule (module doc)."""
+    s = np.asarray(scores, dtype=np.float64)
+    y = np.asarray(labels, dtype=bool)
+    if s.size == 0 or s.size != y.size:
+        raise InputError("calibration needs as many labels as scores, and at least one")
+    if y.all() or (~y).all():
+        raise InputError("calibration needs both relevant and irrelevant samples")
+    cands = _candidates(s)
+    # upper: positive = relevant; ties broken towards the higher (more cautious) threshold
+    ups = [(_objective(s > t, y, alpha), t) for t in cands]
+    best_up = max(ups, key=lambda x: (round(x[0], 9), x[1]))
+    upper = float(best_up[1])
+    # lower: positive = irrelevant, false positive = a relevant sample judged irrelevant;
+    # ties broken towards the lower (more cautious) threshold
+    lows = [(_objective(s < t, ~y, alpha), t) for t in cands if t <= upper]
+    best_low = max(lows, key=lambda x: (round(x[0], 9), -x[1]))
+    lower = float(best_low[1])
+    return {
+        "upper": round(upper, 4),
+        "lower": round(lower, 4),
+        "objective_upper": round(best_up[0], 4),
+        "objective_lower": round(best_low[0], 4),
+        "alpha": alpha,
+        "n": int(s.size),
+        "n_relevant": int(y.sum()),
+    }
+
+
+def action_shares(max_scores: Sequence[float], upper: float, lower: float) -> dict:
+    from ..nodes.crag import decide_action
+
+    counts = {"correct": 0, "incorrect": 0, "ambiguous": 0}
+    for m in max_scores:
+        counts[decide_action([m], upper, lower)[0]] += 1
+    n = max(1, len(max_scores))
+    return {k: round(v / n, 4) for k, v in counts.items()} | {"n": len(max_scores)}
+
+
+def action_quality(max_scores: Sequence[float], has_gold: Sequence[bool], upper: float, lower: float) -> dict:
+    """How often each action was right: Correct with a supporting doc retrieved, Incorrect without."""
+    from ..nodes.crag import decide_action
+
+    out: dict[str, Any] = {}
+    acts = [decide_action([m], upper, lower)[0] for m in max_scores]
+    for a, want in (("correct", True), ("incorrect", False)):
+        idx = [i for i, x in enumerate(acts) if x == a]
+        out[f"{a}_precision"] = round(sum(has_gold[i] == want for i in idx) / len(idx), 4) if idx else None
+    amb = [i for i, x in enumerate(acts) if x == "ambiguous"]
+    out["ambiguous_with_gold"] = round(sum(has_gold[i] for i in amb) / len(amb), 4) if amb else None
+    return out
+
+
+def collect(examples: list, retriever: Any, judge: Any, k: int, mode: str = "dense") -> list[dict]:
+    """Per question: retrieved docs' evaluator scores and whether each is supporting."""
+    from ..nodes.refine import judge_text
+
+    qs = [ex.question for ex in examples]
+    if hasattr(retriever, "search_many"):
+        hits = retriever.search_many(qs, k, mode=mode)
+    else:
+        hits = [retriever.search(q, k, mode=mode) for q in qs]
+    pairs, owner = [], []
+    for qi, (ex, docs) in enumerate(zip(examples, hits)):
+        for d in docs:
+            pairs.append((ex.question, judge_text(d.get("title", ""), d.get("text", ""))))
+            owner.append(qi)
+    scores = np.asarray(judge.score_batch(pairs), dtype=np.float64) if pairs else np.zeros(0)
+    rows = [{"question": ex.question, "scores": [], "labels": []} for ex in examples]
+    for j, qi in enumerate(owner):
+        rows[qi]["scores"].append(float(scores[j]))
+    for qi, (ex, docs) in enumerate(zip(examples, hits)):
+        gold = ex.supporting_ids
+        rows[qi]["labels"] = [d["id"] in gold for d in docs]
+    return rows
+
+
+def calibrate_rows(rows: list[dict], unit: str = "doc", alpha: float = 1.0) -> dict:
+    if unit == "doc":
+        s = [x for r in rows for x in r["scores"]]
+        y = [x for r in rows for x in r["labels"]]
+    elif unit == "question":
+        keep = [r for r in rows if r["scores"]]
+        s = [max(r["scores"]) for r in keep]
+        y = [any(r["labels"]) for r in keep]
+    else:
+        raise InputError(f"unknown --unit {unit!r}; choose doc or question")
+    return calibrate_thresholds(s, y, alpha)
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    from ..components import Components
+    from ..datasets import load_dataset, pooled_passages
+    from ..tools.embeddings import MiniLMEmbeddings
+    from .crag import PAPER_LOWER, PAPER_UPPER
+
+    if not os.path.isfile(args.data):
+        raise InputError(f"--data: no such file: {args.data}")
+    if args.k < 1:
+        raise InputError("--k must be at least 1")
+    all_examples = load_dataset(args.data, args.dataset)
+    if not all_examples:
+        raise InputError(f"{args.data}: no questions could be read")
+    examples = all_examples[: args.limit] if args.limit else all_examples
+    embeddings = MiniLMEmbeddings()
+    passages = pooled_passages(all_examples)
+    try:
+        from ..evaluation.corpus import PooledCorpus
+
+        corpus: Any = PooledCorpus(passages, embeddings, quiet=args.quiet)
+    except ImportError:  # pragma: no cover - the evaluation package is optional here
+        from ..tools.vectorstore import InMemoryCorpus
+
+        corpus = InMemoryCorpus(passages, embeddings)
+    c = Components(retriever=corpus, embeddings=embeddings)
+    judge = c.judge("evaluator")
+    rows = collect(examples, corpus, judge, args.k, args.retrieval)
+    if not any(any(r["labels"]) for r in rows):
+        raise InputError("no retrieved document is a gold supporting paragraph: nothing to calibrate on")
+    fitted = calibrate_rows(rows, args.unit, args.alpha)
+    other = "question" if args.unit == "doc" else "doc"
+    fitted_other = calibrate_rows(rows, other, args.alpha)
+    maxes = [max(r["scores"]) if r["scores"] else -1.0 for r in rows]
+    has_gold = [any(r["labels"]) for r in rows]
+    report = {
+        "data": args.data,
+        "questions": len(rows),
+        "k": args.k,
+        "judge": getattr(judge, "name", type(judge).__name__),
+        "unit": args.unit,
+        "calibrated": fitted,
+        f"calibrated_{other}": {k: fitted_other[k] for k in ("upper", "lower")},
+        "retrieval_has_gold": round(sum(has_gold) / max(1, len(rows)), 4),
+        "shares_calibrated": action_shares(maxes, fitted["upper"], fitted["lower"]),
+        "shares_paper": action_shares(maxes, PAPER_UPPER, PAPER_LOWER),
+        "quality_calibrated": action_quality(maxes, has_gold, fitted["upper"], fitted["lower"]),
+        "quality_paper": action_quality(maxes, has_gold, PAPER_UPPER, PAPER_LOWER),
+        "use": f"--set upper={fitted['upper']} --set lower={fitted['lower']}",
+    }
+    if args.out:
+        with open(args.out, "w", encoding="utf-8") as fh:
+            json.dump(report, fh, indent=2)
+    if args.json:
+        print(json.dumps(report))
+    else:
+        f = fitted
+        print(f"calibrated on {len(rows)} questions of {args.data} (k={args.k}, unit={args.unit}, judge={report['judge']}):")
+        print(f"  upper = {f['upper']}  lower = {f['lower']}   (paper: upper {PAPER_UPPER}, lower {PAPER_LOWER})")
+        print(f"  objective: upper {f['objective_upper']}, lower {f['objective_lower']} (alpha {f['alpha']}; {f['n']} samples, {f['n_relevant']} relevant)")
+        print(f"  with unit={other}: upper = {fitted_other['upper']}  lower = {fitted_other['lower']}")
+        print(f"  retrievals holding a gold paragraph: {report['retrieval_has_gold']:.1%}")
+        for name in ("calibrated", "paper"):
+            sh = report[f"shares_{name}"]
+            q = report[f"quality_{name}"]
+            print(
+                f"  actions ({name} thresholds): correct {sh['correct']:.1%}, ambiguous {sh['ambiguous']:.1%}, "
+                f"incorrect {sh['incorrect']:.1%}; correct precision {q['correct_precision']}, "
+                f"incorrect precision {q['incorrect_precision']}"
+            )
+        print(f"  use: ragraphs ask --method crag {report['use']}")
+    return 0
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "calibrate-crag",
+        help="fit CRAG's upper/lower thresholds on a benchmark file (the paper's rule)",
+        description="Fit CRAG's action thresholds: maximise accuracy minus alpha * false-positive rate "
+        "(CRAG Appendix B) on the evaluator's scores of each question's retrieved documents.",
+    )
+    p.add_argument("--data", required=True, metavar="PATH", help="benchmark file with gold paragraphs (e.g. popqa.dev.jsonl)")
+    p.add_argument("--dataset", default="auto", help="its format (default: detect)")
+    p.add_argument("--limit", type=int, default=None, metavar="N", help="the first N questions (the corpus still pools the whole file)")
+    p.add_argument("--k", type=int, default=4, help="documents retrieved per question (default 4)")
+    p.add_argument("--retrieval", choices=["dense", "bm25", "hybrid"], default="dense")
+    p.add_argument("--unit", choices=["doc", "question"], default="doc", help="samples: each retrieved document (default) or each question's best score")
+    p.add_argument("--alpha", type=float, default=1.0, help="false-positive penalty (paper: 1)")
+    p.add_argument("--out", metavar="FILE", default=None, help="also write the report as JSON")
+    p.add_argument("--json", action="store_true", help="print the report as one JSON line")
+    p.add_argument("--quiet", action="store_true")
+    p.set_defaults(func=cmd_calibrate)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    from ..cli import main
+
+    sys.exit(main(["calibrate-crag", *sys.argv[1:]]))

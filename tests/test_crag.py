@@ -1,0 +1,228 @@
+"""CRAG node logic: action trigger, refinement, calibration, routing and web failures.
+
+These run without the heavy models: a fake chat model (scripted replies) and a small
+lexical judge stand in for Gemma and the trained evaluator; the passages are the real
+PopQA slice in tests/data. The real stack is exercised in test_crag_real.py.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+import numpy as np
+import pytest
+
+from ragraphs.components import Components
+from ragraphs.datasets import load_dataset
+from ragraphs.graphs.crag import PAPER_LOWER, PAPER_UPPER, CRAGContext, build_crag_graph
+from ragraphs.graphs.crag_cli import action_shares, calibrate_rows, calibrate_thresholds
+from ragraphs.nodes.crag import REWRITE_PROMPT, decide_action, parse_query
+from ragraphs.nodes.refine import decompose, refine_knowledge
+from ragraphs.state.types import make_passage
+from ragraphs.tools.llm import FakeAnswerChat
+from ragraphs.tools.websearch import OfflineCorpusSearch
+
+_TOK = re.compile(r"\w+")
+_STOP = {"in", "what", "city", "was", "is", "the", "a", "of", "born", "s"}
+
+
+class LexicalJudge:
+    """Deterministic stand-in for the evaluator: share of the question's content words in
+    the text, mapped to [-1, 1]."""
+
+    name = "lexical"
+
+    def score_batch(self, pairs):
+        out = []
+        for q, t in pairs:
+            qt = {w for w in _TOK.findall(q.lower()) if w not in _STOP}
+            tt = set(_TOK.findall(t.lower()))
+            out.append(2 * (len(qt & tt) / max(1, len(qt))) - 1)
+        return np.asarray(out, dtype=np.float32)
+
+
+class ListRetriever:
+    def __init__(self, passages):
+        self.passages = passages
+
+    def search(self, query, k, mode="dense"):
+        return [dict(p) for p in self.passages[:k]]
+
+
+@pytest.fixture(scope="module")
+def popqa(data_dir):
+    return load_dataset(str(data_dir / "popqa.sample.jsonl"), "popqa")
+
+
+def _strip_meta(p):
+    q = dict(p)
+    q.pop("meta", None)
+    return q
+
+
+def _components(docs, replies, web=None):
+    llm = FakeAnswerChat(responses=replies)
+    return Components(llm=llm, retriever=ListRetriever(docs), web_search=web, judges={"evaluator": LexicalJudge()}), llm
+
+
+def _nodes(out):
+    return [t["node"] for t in out["trace"]]
+
+
+def _entry(out, node):
+    return next(t for t in out["trace"] if t["node"] == node)
+
+
+def test_action_trigger_follows_the_paper():
+    assert decide_action([0.6, -0.95], 0.59, -0.9)[0] == "correct"
+    assert decide_action([0.59, -0.2], 0.59, -0.9)[0] == "ambiguous"  # not *above* the upper
+    assert decide_action([-0.91, -0.95], 0.59, -0.9)[0] == "incorrect"
+    assert decide_action([-0.9, -0.95], 0.59, -0.9)[0] == "ambiguous"  # not *below* the lower
+    assert decide_action([], 0.59, -0.9) == ("incorrect", "no passages were retrieved")
+    assert (PAPER_UPPER, PAPER_LOWER) == (0.59, -0.9)
+    ctx = CRAGContext()
+    assert (ctx.strip_top_k, ctx.strip_threshold, ctx.web_k) == (5, -0.5, 5)
+
+
+def test_decompose_keeps_short_documents_whole_and_cuts_long_ones():
+    short = make_passage("T", "One sentence here. And a second one.")
+    assert decompose(short) == ["One sentence here. And a second one."]
+    long = make_passage("T", " ".join(f"Sentence number {i} is here." for i in range(7)))
+    parts = decompose(long, 3)
+    assert len(parts) == 3 and parts[0].startswith("Sentence number 0") and parts[2] == "Sentence number 6 is here."
+    page = make_passage("P", "ignored", paragraphs=["First paragraph.", "Second paragraph. It has two sentences."])
+    assert decompose(page) == ["First paragraph.", "Second paragraph. It has two sentences."]
+
+
+def test_refinement_keeps_top_strips_above_threshold_in_original_order(popqa):
+    ex = popqa[1]  # Juha Jokela, born in Tampere
+    docs = [_strip_meta(p) for p in ex.paragraphs]
+    judge = LexicalJudge()
+    r = refine_knowledge(judge, ex.question, docs, top_k=2, threshold=-0.5, sentences_per_strip=3)
+    assert r.n_strips > 2 and len(r.kept) == 2
+    assert "Tampere" in r.knowledge
+    # recomposed in document order, strip order within a document
+    order = [(next(i for i, d in enumerate(docs) if d["title"] == k["doc"]), k["strip"]) for k in r.kept]
+    assert order == sorted(order)
+    # each refined passage keeps its source document's id and the kept strips
+    for p in r.passages:
+        assert p["id"] in {d["id"] for d in docs} and p["meta"]["doc_id"] == p["id"]
+        assert p["text"] == " ".join(p["meta"]["strips"])
+    # a threshold above every score keeps nothing
+    assert refine_knowledge(judge, ex.question, docs, threshold=1.0).passages == []
+
+
+def test_calibration_maximises_accuracy_minus_false_positive_rate():
+    rng = np.random.default_rng(0)
+    pos = rng.uniform(0.2, 1.0, 60)
+    neg = rng.uniform(-1.0, 0.4, 140)
+    s = np.concatenate([pos, neg])
+    y = np.concatenate([np.ones(60, bool), np.zeros(140, bool)])
+    fit = calibrate_thresholds(s, y, alpha=1.0)
+    assert -1 <= fit["lower"] <= fit["upper"] <= 1
+
+    def obj_up(t):
+        p = s > t
+        return ((p & y).sum() + (~p & ~y).sum()) / s.size - (p & ~y).sum() / (~y).sum()
+
+    def obj_low(t):
+        p = s < t
+        return ((p & ~y).sum() + (~p & y).sum()) / s.size - (p & y).sum() / y.sum()
+
+    grid = np.linspace(-1, 1, 401)
+    assert fit["objective_upper"] >= max(obj_up(t) for t in grid) - 1e-3
+    assert fit["objective_lower"] >= max(obj_low(t) for t in grid if t <= fit["upper"]) - 1e-3
+    # the false-positive penalty makes the upper threshold stricter than plain accuracy would
+    acc_only = calibrate_thresholds(s, y, alpha=0.0)
+    assert fit["upper"] >= acc_only["upper"]
+    rows = [{"scores": [0.9, -0.8], "labels": [True, False]}, {"scores": [-0.7, -0.95], "labels": [False, False]}]
+    q = calibrate_rows(rows, "question")
+    assert q["n"] == 2 and q["lower"] <= q["upper"]
+    sh = action_shares([0.9, 0.0, -0.99], 0.59, -0.9)
+    assert (sh["correct"], sh["ambiguous"], sh["incorrect"]) == (0.3333, 0.3333, 0.3333)
+
+
+def test_parse_query_and_paper_prompt():
+    assert parse_query(" Juha Jokela, city, born\nquestion: x") == "Juha Jokela, city, born"
+    assert parse_query("query: Turin") == "Turin"
+    assert REWRITE_PROMPT.startswith("Extract at most three keywords separated by comma")
+    assert "question: In what city was Billy Carlson born?\nquery: city, Billy Carlson, born" in REWRITE_PROMPT
+
+
+def test_correct_route_refines_internal_knowledge_only(popqa):
+    ex = popqa[1]
+    c, llm = _components([_strip_meta(p) for p in ex.paragraphs], ["Tampere"])
+    out = build_crag_graph(c).invoke({"question": ex.question}, context=CRAGContext(upper=0.5, lower=-0.9))
+    assert _nodes(out) == ["retrieve", "evaluate", "refine", "generate"]
+    ev = _entry(out, "evaluate")
+    assert ev["action"] == "correct" and "above the upper threshold" in ev["reason"]
+    assert len(ev["scores"]) == 2 and all("score" in s for s in ev["scores"])
+    assert out["answer"] == "Tampere" and out["llm_calls"] == 1 and out["web_calls"] == 0
+    assert out["passages"] and all(p["source"] == "corpus" for p in out["passages"])
+    assert _entry(out, "refine")["kept"]
+    assert "Tampere" in llm.prompts[-1]  # the refined strip reached the generator
+
+
+def test_incorrect_route_discards_documents_and_searches_the_web(popqa, data_dir):
+    ex = popqa[7]  # Alan Bjerga; the internal corpus holds only another person's pages
+    web = OfflineCorpusSearch(str(data_dir / "popqa.web.sample.jsonl"))
+    docs = [_strip_meta(p) for p in popqa[1].paragraphs]
+    c, llm = _components(docs, ["Alan Bjerga, occupation", "journalist"], web=web)
+    out = build_crag_graph(c).invoke({"question": ex.question}, context=CRAGContext())
+    assert _nodes(out) == ["retrieve", "evaluate", "rewrite", "web_search", "refine_web", "generate"]
+    assert _entry(out, "evaluate")["action"] == "incorrect"
+    assert _entry(out, "rewrite")["queries"] == ["Alan Bjerga, occupation"]
+    assert llm.prompts[0].endswith(f"question: {ex.question}\nquery:")
+    assert out["web_calls"] == 1 and out["llm_calls"] == 2
+    assert out["passages"] and all(p["source"] == "web" for p in out["passages"])
+    assert any("journalist" in p["text"] for p in out["passages"])
+    assert not any(p["id"] in {d["id"] for d in docs} for p in out["passages"])  # discarded
+
+
+def test_ambiguous_route_combines_internal_and_external(popqa, data_dir):
+    ex = popqa[7]  # Alan Bjerga: the web snapshot has a page about him too
+    web = OfflineCorpusSearch(str(data_dir / "popqa.web.sample.jsonl"))
+    c, _ = _components([_strip_meta(p) for p in ex.paragraphs], ["Alan Bjerga, occupation", "journalist"], web=web)
+    out = build_crag_graph(c).invoke({"question": ex.question}, context=CRAGContext(upper=1.0, lower=-1.0))
+    assert _nodes(out) == ["retrieve", "evaluate", "refine", "rewrite", "web_search", "refine_web", "generate"]
+    assert _entry(out, "evaluate")["action"] == "ambiguous"
+    sources = {p["source"] for p in out["passages"]}
+    assert sources == {"corpus", "web"}
+
+
+class _Failing:
+    name = "failing"
+
+    def search(self, query, k=5):
+        raise ConnectionError("network is unreachable")
+
+
+class _Slow:
+    name = "slow"
+
+    def search(self, query, k=5):
+        time.sleep(3)
+        return []
+
+
+@pytest.mark.parametrize("backend,needle", [(_Failing(), "network is unreachable"), (_Slow(), "timed out"), (None, "no web search configured")])
+def test_web_failure_still_answers_and_says_why(popqa, backend, needle, monkeypatch):
+    monkeypatch.delenv("RAGRAPHS_WEB", raising=False)
+    ex = popqa[7]
+    c, _ = _components([_strip_meta(p) for p in popqa[1].paragraphs], ["Alan Bjerga, occupation", "journalist"], web=backend)
+    t0 = time.monotonic()
+    out = build_crag_graph(c).invoke({"question": ex.question}, context=CRAGContext(web_timeout=0.5))
+    assert time.monotonic() - t0 < 2.5
+    assert out["answer"] == "journalist"
+    assert needle in out.get("web_error", "") or needle in _entry(out, "web_search")["error"]
+    rw = _entry(out, "refine_web")
+    assert needle in rw["web_unavailable"] and "answering from" in rw["fallback"]
+
+
+def test_ambiguous_with_failed_web_keeps_internal_knowledge(popqa):
+    ex = popqa[1]
+    c, _ = _components([_strip_meta(p) for p in ex.paragraphs], ["Juha Jokela", "Tampere"], web=_Failing())
+    out = build_crag_graph(c).invoke({"question": ex.question}, context=CRAGContext(upper=1.0, lower=-1.0))
+    assert _entry(out, "refine_web")["fallback"].endswith("answering from the internal knowledge only")
+    assert out["passages"] and all(p["source"] == "corpus" for p in out["passages"])

@@ -1,0 +1,194 @@
+"""Web search backends and the guarded page fetcher, against real HTTP servers on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from ragraphs.errors import ConfigError
+from ragraphs.state.types import make_passage
+from ragraphs.tools.fetch import FetchError, PageFetcher, extract_page, is_public_address
+from ragraphs.tools.websearch import (
+    OfflineCorpusSearch,
+    SearxngSearch,
+    WebSearchError,
+    make_web_search,
+    prefer_wikipedia,
+)
+
+PAGE = """<!doctype html><html><head><title>Evan Abraham - Example Encyclopedia</title>
+<script>var secret = "SCRIPT-TEXT-MUST-NOT-APPEAR";</script><style>p {color: red}</style></head>
+<body><nav><a href="/">Home</a> | <a href="/about">About</a> | NAV-TEXT</nav>
+<article><h1>Evan Abraham</h1>
+<p>Evan Abraham (1853-1911) was a Welsh trade unionist and politician.</p>
+<p>He was born in Swansea, Wales. He worked as a tinplate worker before he became active in the union movement.</p>
+<p>Later in life he served on the local council for many years and was known for his work on housing.</p>
+</article><footer>Copyright FOOTER-TEXT</footer></body></html>"""
+
+
+class _Handler(BaseHTTPRequestHandler):
+    routes: dict = {}
+
+    def log_message(self, *a):  # quiet
+        pass
+
+    def do_GET(self):
+        u = urlsplit(self.path)
+        fn = self.routes.get(u.path)
+        if fn is None:
+            self.send_response(404)
+            self.end_headers()
+            return
+        fn(self, parse_qs(u.query))
+
+
+def _send(h, body: bytes, ctype="text/html; charset=utf-8", status=200, headers=None):
+    h.send_response(status)
+    h.send_header("Content-Type", ctype)
+    h.send_header("Content-Length", str(len(body)))
+    for k, v in (headers or {}).items():
+        h.send_header(k, v)
+    h.end_headers()
+    h.wfile.write(body)
+
+
+@pytest.fixture
+def server():
+    routes: dict = {}
+    handler = type("H", (_Handler,), {"routes": routes})
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    srv.handle_error = lambda request, client_address: None  # a client that gave up is expected
+    t = threading.Thread(target=srv.serve_forever, daemon=True)
+    t.start()
+    base = f"http://127.0.0.1:{srv.server_address[1]}"
+    yield base, routes
+    srv.shutdown()
+    srv.server_close()
+
+
+def test_addresses_classified():
+    assert not is_public_address("127.0.0.1")
+    assert not is_public_address("10.1.2.3")
+    assert not is_public_address("192.168.0.1")
+    assert not is_public_address("169.254.169.254")  # cloud metadata
+    assert not is_public_address("::1")
+    assert not is_public_address("::ffff:127.0.0.1")
+    assert not is_public_address("0.0.0.0")
+    assert is_public_address("93.184.216.34")
+
+
+def test_fetcher_refuses_schemes_and_private_hosts(server):
+    base, routes = server
+    routes["/page"] = lambda h, q: _send(h, PAGE.encode())
+    f = PageFetcher(timeout=2)
+    for url in ("file:///etc/passwd", "ftp://example.org/x", "gopher://x", "javascript:alert(1)", "http://user:pw@example.org/"):
+        with pytest.raises(FetchError):
+            f.fetch(url)
+    with pytest.raises(FetchError, match="private or loopback"):
+        f.fetch(base + "/page")
+    with pytest.raises(FetchError, match="private or loopback"):
+        f.fetch("http://localhost:9/")
+    # allowed when configured
+    page = PageFetcher(timeout=2, allow_private=True).fetch(base + "/page")
+    assert "He was born in Swansea, Wales." in page.text
+
+
+def test_fetcher_extracts_main_text_without_scripts_or_chrome(server):
+    base, routes = server
+    routes["/page"] = lambda h, q: _send(h, PAGE.encode())
+    page = PageFetcher(timeout=2, allow_private=True).fetch(base + "/page")
+    assert page.title.startswith("Evan Abraham")
+    assert any(p.startswith("He was born in Swansea") for p in page.paragraphs)
+    assert "SCRIPT-TEXT-MUST-NOT-APPEAR" not in page.text and "color: red" not in page.text
+    assert "NAV-TEXT" not in page.text and "FOOTER-TEXT" not in page.text
+    assert len(page.paragraphs) >= 3
+
+
+def test_fetcher_size_cap_timeout_type_and_redirects(server):
+    base, routes = server
+    big = ("<html><body>" + "<p>" + "word " * 2000 + "</p>" * 1 + "</body></html>").encode()
+    routes["/big"] = lambda h, q: _send(h, big)
+    routes["/bin"] = lambda h, q: _send(h, b"\x00\x01\x02", ctype="application/octet-stream")
+    routes["/err"] = lambda h, q: _send(h, b"nope", status=500)
+
+    def slow(h, q):
+        time.sleep(3)
+        _send(h, PAGE.encode())
+
+    routes["/slow"] = slow
+    routes["/hop"] = lambda h, q: _send(h, b"", status=302, headers={"Location": "/big"})
+    routes["/loop"] = lambda h, q: _send(h, b"", status=302, headers={"Location": "/loop"})
+    routes["/to-file"] = lambda h, q: _send(h, b"", status=302, headers={"Location": "file:///etc/passwd"})
+    f = PageFetcher(timeout=1, max_bytes=1000, allow_private=True)
+    _u, status, _c, body, truncated = f.get(base + "/big")
+    assert status == 200 and truncated and len(body) == 1000
+    with pytest.raises(FetchError, match="not a text page"):
+        f.fetch(base + "/bin")
+    with pytest.raises(FetchError, match="HTTP 500"):
+        f.fetch(base + "/err")
+    t0 = time.monotonic()
+    with pytest.raises(FetchError):
+        f.fetch(base + "/slow")
+    assert time.monotonic() - t0 < 2.5
+    final, *_ = f.get(base + "/hop")
+    assert final.endswith("/big")
+    with pytest.raises(FetchError, match="redirects"):
+        f.get(base + "/loop")
+    with pytest.raises(FetchError, match="only http"):
+        f.get(base + "/to-file")
+
+
+def test_searxng_backend_reads_json_api(server):
+    base, routes = server
+    seen = []
+
+    def search(h, q):
+        seen.append(q)
+        rows = [
+            {"url": "https://example.org/a", "title": "A page", "content": "snippet a"},
+            {"url": "https://en.wikipedia.org/wiki/Evan_Abraham", "title": "Evan Abraham", "content": "Welsh trade unionist"},
+            {"title": "no url, no content"},
+        ]
+        _send(h, json.dumps({"query": q["q"][0], "results": rows}).encode(), ctype="application/json")
+
+    routes["/search"] = search
+    s = SearxngSearch(base, timeout=2)
+    res = s.search("Evan Abraham, born", k=5)
+    assert seen[0]["format"] == ["json"] and seen[0]["q"] == ["Evan Abraham, born"]
+    assert [p["title"] for p in res] == ["A page", "Evan Abraham"]
+    assert all(p["source"] == "web" and p["meta"]["url"] for p in res)
+    # Wikipedia pages go first, as in the paper
+    assert prefer_wikipedia(res)[0]["title"] == "Evan Abraham"
+    routes["/search"] = lambda h, q: _send(h, b"<html>format disabled</html>", status=403)
+    with pytest.raises(WebSearchError, match="403"):
+        s.search("x")
+
+
+def test_make_web_search_specs(data_dir, monkeypatch):
+    monkeypatch.delenv("RAGRAPHS_WEB", raising=False)
+    assert make_web_search(None) is None and make_web_search("none") is None
+    off = make_web_search(f"offline:{data_dir / 'popqa.web.sample.jsonl'}")
+    assert isinstance(off, OfflineCorpusSearch)
+    hits = off.search("Alan Bjerga journalist", 3)
+    assert hits and all(h["source"] == "web" for h in hits)
+    monkeypatch.setenv("RAGRAPHS_WEB", "searxng:http://127.0.0.1:8888")
+    assert isinstance(make_web_search(None), SearxngSearch)
+    assert make_web_search("ddg").name == "ddg"
+    for bad in ("offline:", "offline:/no/such/file.jsonl", "searxng:ftp://x", "bing"):
+        with pytest.raises(ConfigError):
+            make_web_search(bad)
+
+
+def test_extract_page_falls_back_to_paragraphs_for_tiny_pages():
+    title, paras = extract_page("<html><head><title>T</title></head><body><p>One short line.</p></body></html>")
+    assert title == "T" and paras == ["One short line."]
+
+
+def test_prefer_wikipedia_is_stable():
+    ps = [make_passage(t, t, "web", url=u) for t, u in [("a", "https://x.org"), ("b", "https://de.wikipedia.org/wiki/B"), ("c", "https://y.org")]]
+    assert [p["title"] for p in prefer_wikipedia(ps)] == ["b", "a", "c"]
