@@ -43,6 +43,7 @@ class DRRAGOutput(RAGOutput, total=False):
 
     strategy: str
     first_stage: list[Passage]
+    second_stage: list[list[Passage]]
     classifier_scores: list[PairScore]
     pair_threshold: float
     rejected: list[str]

@@ -1,0 +1,269 @@
+"""DR-RAG graph: each strategy on the real 2Wiki/MuSiQue test slices (BM25 retrieval, so no
+model is loaded), with scripted pair judges and a fake chat model; the real stack is in
+tests/test_dr_rag_real.py."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+import numpy as np
+import pytest
+
+from ragraphs.components import Components
+from ragraphs.datasets import load_dataset, pooled_passages
+from ragraphs.errors import ConfigError, InputError
+from ragraphs.graphs import get_context_class
+from ragraphs.graphs.dr_rag import DRRAGContext, build_dr_rag_graph
+from ragraphs.nodes.dr_rag import (
+    KNOWN_THRESHOLDS,
+    concat_query,
+    dr_rag_answer_prompt,
+    first_stage_size,
+    pair_threshold,
+    qdc_select,
+)
+from ragraphs.tools.llm import FakeAnswerChat
+from ragraphs.tools.vectorstore import InMemoryCorpus
+
+ZONE = "What is the place of birth of the director of film The Zone (2017 Film)?"
+GULNUS = "Where was the place of death of Gülnuş Sultan's husband?"
+NORTH_STAR = "Who married the publisher of abolitionist newspaper The North Star?"
+
+
+class HashEmbeddings:
+    """Tiny deterministic bag-of-words embeddings, so that corpora build without a model."""
+
+    name = "hash-bow-64"
+
+    def _vec(self, text: str) -> list[float]:
+        v = np.zeros(64, dtype=np.float32)
+        for tok in re.findall(r"\w+", text.lower()):
+            v[int(hashlib.md5(tok.encode()).hexdigest(), 16) % 64] += 1.0
+        n = float(np.linalg.norm(v)) or 1.0
+        return (v / n).tolist()
+
+    def embed_documents(self, texts):
+        return [self._vec(t) for t in texts]
+
+    def embed_query(self, text):
+        return self._vec(text)
+
+
+class ScriptedPairJudge:
+    """Accepts a pair (d1, d2) only when both titles are in ``good``; counts its batches."""
+
+    name = "scripted-pair"
+
+    def __init__(self, good: set[str] = frozenset(), accept_all: bool = False):
+        self.good, self.accept_all = set(good), accept_all
+        self.batches: list[int] = []
+
+    def _title(self, text: str) -> str:
+        return text.split("\n", 1)[0]
+
+    def score_pairs(self, triples):
+        self.batches.append(len(triples))
+        out = []
+        for _, d1, d2 in triples:
+            ok = self.accept_all or (self._title(d1) in self.good and self._title(d2) in self.good)
+            out.append(0.9 if ok else 0.1)
+        return np.asarray(out, dtype=np.float32)
+
+    def score_pair(self, q, d1, d2):
+        return float(self.score_pairs([(q, d1, d2)])[0])
+
+
+@pytest.fixture(scope="module")
+def slices(data_dir):
+    out = {}
+    for ds in ("2wikimultihopqa", "musique"):
+        exs = load_dataset(str(data_dir / f"{ds}.sample.jsonl"), ds)
+        out[ds] = (exs, InMemoryCorpus(pooled_passages(exs), embeddings=HashEmbeddings()))
+    return out
+
+
+def _gold(exs, question):
+    ex = next(e for e in exs if e.question == question)
+    return {p["title"] for p in ex.supporting}
+
+
+def _run(corpus, question, judge=None, answer="Montreal", **ctx):
+    llm = FakeAnswerChat(responses=[answer])
+    c = Components(llm=llm, retriever=corpus, embeddings=corpus.embeddings, judges={"pair": judge or ScriptedPairJudge()})
+    g = build_dr_rag_graph(c)
+    ctx.setdefault("retrieval", "bm25")
+    out = g.invoke({"question": question}, context=DRRAGContext(**ctx))
+    return out, llm
+
+
+def _titles(out):
+    return [p["title"] for p in out["passages"]]
+
+
+def test_registered_and_context_defaults():
+    assert get_context_class("dr-rag") is DRRAGContext
+    ctx = DRRAGContext()
+    assert ctx.strategy == "cfs" and ctx.k == 4 and ctx.k1 is None
+    assert first_stage_size(DRRAGContext(k=3)) == 2
+    assert first_stage_size(DRRAGContext(k=4)) == 2
+    assert first_stage_size(DRRAGContext(k=6)) == 3
+    assert first_stage_size(DRRAGContext(k=4, k1=9)) == 4  # never more than k
+
+
+def test_sm_is_plain_top_k_and_one_llm_call(slices):
+    exs, corpus = slices["2wikimultihopqa"]
+    out, llm = _run(corpus, ZONE, strategy="sm", k=4)
+    assert [p["id"] for p in out["passages"]] == [p["id"] for p in corpus.search(ZONE, 4, mode="bm25")]
+    assert out["llm_calls"] == 1 and len(llm.prompts) == 1
+    assert out["answer"] == "Montreal"
+    assert [t["node"] for t in out["trace"]] == ["first_stage", "generate"]
+
+
+def test_qdc_reaches_the_bridge_paragraph_through_the_first(slices):
+    exs, corpus = slices["2wikimultihopqa"]
+    gold = _gold(exs, GULNUS)
+    sm, _ = _run(corpus, GULNUS, strategy="sm", k=2)
+    qdc, llm = _run(corpus, GULNUS, strategy="qdc", k=2)
+    # the husband's paragraph shares nothing with the question but the relation
+    assert "Mehmed IV" in gold and "Mehmed IV" not in _titles(sm)
+    assert set(_titles(qdc)) == gold
+    assert qdc["first_stage"][0]["title"] == "Gülnuş Sultan"
+    assert qdc["second_stage"][0][0]["title"] == "Gülnuş Sultan"  # d_1 retrieves itself first
+    assert qdc["llm_calls"] == 1 and len(llm.prompts) == 1
+    assert [t["node"] for t in qdc["trace"]] == ["first_stage", "second_stage", "generate"]
+
+
+def test_cfs_walks_past_the_rejected_candidate(slices):
+    exs, corpus = slices["2wikimultihopqa"]
+    gold = _gold(exs, ZONE)
+    judge = ScriptedPairJudge(gold)
+    qdc, _ = _run(corpus, ZONE, strategy="qdc", k=2)
+    cfs, llm = _run(corpus, ZONE, judge=judge, strategy="cfs", k=2)
+    # QDC takes the first new second-stage document (a distractor film)...
+    assert "Denys Desjardins" not in _titles(qdc)
+    # ...CFS walks on to the first one the classifier accepts with d_1
+    assert set(_titles(cfs)) == gold
+    decisions = cfs["classifier_scores"]
+    assert decisions[-1]["accepted"] and not any(d["accepted"] for d in decisions[:-1])
+    assert len(decisions) >= 2 and decisions[0]["second"] not in {p["id"] for p in cfs["passages"]}
+    assert len(judge.batches) == 1  # one batched classifier call
+    assert cfs["llm_calls"] == 1 and len(llm.prompts) == 1
+    assert [t["node"] for t in cfs["trace"]] == ["first_stage", "second_stage", "forward_select", "generate"]
+
+
+def test_cfs_hands_fewer_than_k_docs_when_nothing_is_accepted(slices):
+    exs, corpus = slices["musique"]
+    out, _ = _run(corpus, NORTH_STAR, judge=ScriptedPairJudge(), strategy="cfs", k=4)
+    assert [p["id"] for p in out["passages"]] == [p["id"] for p in out["first_stage"]]
+    assert len(out["passages"]) == 2 < 4
+    assert out["classifier_scores"] and not any(d["accepted"] for d in out["classifier_scores"])
+
+
+def test_cfs_with_accepting_classifier_keeps_first_new_doc_per_pair(slices):
+    exs, corpus = slices["musique"]
+    cfs, _ = _run(corpus, NORTH_STAR, judge=ScriptedPairJudge(accept_all=True), strategy="cfs", k=4)
+    qdc, _ = _run(corpus, NORTH_STAR, strategy="qdc", k=4)
+    assert _titles(cfs) == _titles(qdc) and len(cfs["passages"]) == 4
+
+
+def test_cis_drops_second_stage_docs_rejected_with_every_first_doc(slices):
+    exs, corpus = slices["musique"]
+    gold = _gold(exs, NORTH_STAR)
+    qdc, _ = _run(corpus, NORTH_STAR, strategy="qdc", k=6, k1=2)
+    cis, llm = _run(corpus, NORTH_STAR, judge=ScriptedPairJudge(gold), strategy="cis", k=6, k1=2)
+    first_ids = {p["id"] for p in cis["first_stage"]}
+    qdc_dynamic = [p for p in qdc["passages"] if p["id"] not in first_ids]
+    assert len(qdc["passages"]) == 6 and len(qdc_dynamic) == 4  # later rounds fill QDC to k
+    kept = [p["title"] for p in cis["passages"] if p["id"] not in first_ids]
+    assert set(kept) == {p["title"] for p in qdc_dynamic} & gold
+    assert set(cis["rejected"]) == {p["id"] for p in qdc_dynamic if p["title"] not in gold}
+    # every second-stage doc was scored against every first-stage doc
+    assert len(cis["classifier_scores"]) == len(first_ids) * len(qdc_dynamic)
+    assert cis["llm_calls"] == 1 and len(llm.prompts) == 1
+
+
+def test_threshold_resolution():
+    class J:
+        name = "cosine-pair"
+        threshold = 0.5
+
+    class K:
+        name = "other"
+        threshold = 0.42
+
+    assert pair_threshold(DRRAGContext(pair_threshold=0.33), J()) == 0.33
+    assert pair_threshold(DRRAGContext(), J()) == KNOWN_THRESHOLDS["cosine-pair"]
+    assert pair_threshold(DRRAGContext(), K()) == 0.42
+    assert pair_threshold(DRRAGContext(), object()) == 0.5
+
+
+def test_pair_threshold_is_applied(slices):
+    exs, corpus = slices["musique"]
+
+    class Fixed:
+        name = "fixed"
+
+        def score_pairs(self, triples):
+            return np.full(len(triples), 0.6, dtype=np.float32)
+
+    lo, _ = _run(corpus, NORTH_STAR, judge=Fixed(), strategy="cfs", k=4, pair_threshold=0.5)
+    hi, _ = _run(corpus, NORTH_STAR, judge=Fixed(), strategy="cfs", k=4, pair_threshold=0.7)
+    assert len(lo["passages"]) == 4 and len(hi["passages"]) == 2
+    assert hi["pair_threshold"] == 0.7
+
+
+def test_skip_generation_makes_no_llm_call(slices):
+    exs, corpus = slices["2wikimultihopqa"]
+    out, llm = _run(corpus, ZONE, judge=ScriptedPairJudge(accept_all=True), strategy="cfs", k=4, skip_generation=True)
+    assert out["llm_calls"] == 0 and llm.prompts == [] and out["answer"] == ""
+    assert len(out["passages"]) == 4
+
+
+def test_prompt_follows_the_papers_shape(slices):
+    exs, corpus = slices["2wikimultihopqa"]
+    out, llm = _run(corpus, ZONE, judge=ScriptedPairJudge(accept_all=True), strategy="cfs", k=3)
+    prompt = llm.prompts[0]
+    assert prompt.rstrip().endswith("Answer:")
+    assert f"Question: {ZONE}" in prompt
+    for i, p in enumerate(out["passages"], 1):
+        assert f"Document {i}: {p['title']}: " in prompt
+    assert out["input_tokens"] > 0 and out["output_tokens"] >= 1
+    assert "Document 1:" in dr_rag_answer_prompt("q?", [], 100) and "(none)" in dr_rag_answer_prompt("q?", [], 100)
+
+
+def test_modes_reach_the_retriever(slices):
+    exs, corpus = slices["2wikimultihopqa"]
+    seen = []
+
+    class Spy:
+        def __init__(self, inner):
+            self.inner = inner
+
+        def search_many(self, queries, k, mode="dense"):
+            seen.append((len(queries), k, mode))
+            return self.inner.search_many(queries, k, mode=mode)
+
+    c = Components(llm=FakeAnswerChat(), retriever=Spy(corpus), embeddings=corpus.embeddings, judges={"pair": ScriptedPairJudge()})
+    g = build_dr_rag_graph(c)
+    g.invoke({"question": ZONE}, context=DRRAGContext(strategy="qdc", k=6, retrieval="hybrid", second_retrieval="bm25", k2=5))
+    # one first-stage search, then the three <q, d_i> searches in one batch
+    assert seen == [(1, 3, "hybrid"), (3, 5, "bm25")]
+
+
+def test_errors(slices):
+    exs, corpus = slices["2wikimultihopqa"]
+    with pytest.raises(ConfigError):
+        _run(corpus, ZONE, strategy="xyz")
+    with pytest.raises(InputError):
+        _run(corpus, "   ", strategy="cfs")
+
+
+def test_helpers():
+    d = {"id": "a", "title": "T", "text": "x " * 2000, "source": "corpus", "score": None}
+    q = concat_query("Who?", d, 100)
+    assert q.startswith("Who? T. x") and len(q) <= 110
+    first = [{"id": "1"}, {"id": "2"}]
+    second = [[{"id": "1"}, {"id": "2"}, {"id": "3"}], [{"id": "3"}, {"id": "4"}]]
+    assert [p["id"] for p in qdc_select(first, second, 4)] == ["3", "4"]
+    assert [p["id"] for p in qdc_select(first, second, 3)] == ["3"]
