@@ -1,0 +1,157 @@
+"""Each benchmark loader on real rows (the slices in tests/data, in their own formats)."""
+
+import json
+
+import pytest
+
+from ragraphs.datasets import detect_format, iter_rows, load_dataset, pooled_passages
+from ragraphs.errors import InputError
+from ragraphs.state.types import passage_id
+
+
+def _rows(data_dir, name):
+    return list(iter_rows(str(data_dir / f"{name}.sample.jsonl")))
+
+
+def test_hotpotqa_original_rows(data_dir):
+    exs = load_dataset(str(data_dir / "hotpotqa.sample.jsonl"), "hotpotqa")
+    assert len(exs) == 20
+    ex = exs[0]
+    assert ex.id == "5a7ce50f55429909bec76869"
+    assert ex.answers == ["1974"]
+    assert len(ex.paragraphs) == 10
+    assert {p["title"] for p in ex.supporting} == {"Carsten Olsen", "S. P. L. Sørensen"}
+    olsen = next(p for p in ex.paragraphs if p["title"] == "Carsten Olsen")
+    assert "1974" in olsen["text"] and olsen["id"] == passage_id("Carsten Olsen", olsen["text"])
+    assert ex.extra["type"] in ("bridge", "comparison") and ex.extra["level"]
+    # every question has 2 gold paragraphs in the distractor setting
+    assert all(len(e.supporting) == 2 for e in exs)
+
+
+def test_hotpotqa_hf_style_rows_load_the_same(tmp_path, data_dir):
+    """The Hugging Face layout: dict-shaped ``context`` and ``supporting_facts``."""
+    rows = _rows(data_dir, "hotpotqa")[:5]
+    hf = []
+    for r in rows:
+        hf.append({
+            "id": r["_id"], "question": r["question"], "answer": r["answer"], "type": r["type"], "level": r["level"],
+            "supporting_facts": {"title": [t for t, _ in r["supporting_facts"]], "sent_id": [i for _, i in r["supporting_facts"]]},
+            "context": {"title": [t for t, _ in r["context"]], "sentences": [s for _, s in r["context"]]},
+        })
+    path = tmp_path / "hotpot_hf.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in hf) + "\n")
+    assert detect_format(hf[0]) == "hotpotqa"
+    a = load_dataset(str(data_dir / "hotpotqa.sample.jsonl"), "hotpotqa", limit=5)
+    b = load_dataset(str(path))  # auto-detected
+    assert [e.id for e in a] == [e.id for e in b]
+    assert [e.answers for e in a] == [e.answers for e in b]
+    assert [[p["id"] for p in e.paragraphs] for e in a] == [[p["id"] for p in e.paragraphs] for e in b]
+    assert [e.supporting_ids for e in a] == [e.supporting_ids for e in b]
+
+
+def test_2wikimultihopqa(data_dir):
+    exs = load_dataset(str(data_dir / "2wikimultihopqa.sample.jsonl"), "2wikimultihopqa")
+    ex = exs[0]
+    assert ex.answers == ["School On Fire"]
+    assert {p["title"] for p in ex.supporting} == {
+        "What Will You Do When You Catch Me?", "Ringo Lam", "School on Fire", "Stanisław Bareja"
+    }
+    assert ex.extra["type"] == "bridge_comparison"
+    # format detection from the row's own keys
+    assert detect_format(_rows(data_dir, "2wikimultihopqa")[0]) == "2wikimultihopqa"
+    # rows whose supporting facts are Python-literal strings still get their labels
+    for e, r in zip(exs, _rows(data_dir, "2wikimultihopqa")):
+        if r.get("context"):
+            assert e.supporting, e.id
+
+
+def test_musique_answers_with_aliases_and_labels(data_dir):
+    exs = load_dataset(str(data_dir / "musique.sample.jsonl"))  # auto
+    ex = exs[0]
+    assert ex.dataset == "musique" and ex.id == "2hop__335418_279684"
+    assert ex.answers[0] == "Pittsburgh Pirates" and "Baltimore Orioles" in ex.answers
+    assert len(ex.paragraphs) == 20
+    assert [p["title"] for p in ex.supporting] == ["Anna Benson", "Kris Benson"]
+    row = _rows(data_dir, "musique")[0]
+    assert len(ex.supporting) == sum(1 for p in row["paragraphs"] if p["is_supporting"])
+
+
+def test_popqa_uses_the_files_labels(data_dir):
+    exs = load_dataset(str(data_dir / "popqa.sample.jsonl"), "popqa")
+    ex = exs[0]
+    assert ex.question == "In what city was Dale Polley born?"
+    assert ex.answers == ["Georgetown", "Georgetown, KY", "Georgetown, Kentucky"]
+    assert [p["title"] for p in ex.supporting] == ["Dale Polley", "Georgetown, Kentucky"]
+    assert ex.extra["prop"] == "place of birth" and ex.extra["s_pop"] == 81
+
+
+def test_odqa_nq_rows_in_both_layouts(data_dir):
+    exs = load_dataset(str(data_dir / "odqa.sample.jsonl"), "odqa")
+    assert len(exs) == 20 and {e.dataset for e in exs} == {"nq"}
+    first = exs[0]
+    assert first.answers == ["A simple majority", "A simple majority vote"]  # a JSON list
+    assert not first.paragraphs  # its context is empty in the file
+    # rows with ``short_answers`` stored as a Python-literal string
+    gillan = next(e for e in exs if e.question.startswith("who is nebula"))
+    assert gillan.answers == ["Karen Gillan"]
+    nielsen = next(e for e in exs if "homeland security" in e.question)
+    assert nielsen.answers == ["Kirstjen Nielsen"]
+    assert len(nielsen.supporting) == 1 and "Kirstjen Nielsen" in nielsen.supporting[0]["text"]
+    assert nielsen.supporting[0]["title"] == "United States Secretary of Homeland Security"
+
+
+def test_triviaqa_row_with_alias_list_as_text(tmp_path, data_dir):
+    # the TriviaQA rows of the odqa file carry only question, answer (a list as text), dataset
+    row = {"question": "Rahere, an Anglo-Norman monk, founded which London hospital in 1123?",
+           "answer": "[\"St. Bartholomew's\", \"St Bartholomew's\", 'Barts']", "dataset": "trivia"}
+    path = tmp_path / "tqa.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    (ex,) = load_dataset(str(path), "odqa")
+    assert ex.answers == ["St. Bartholomew's", "St Bartholomew's", "Barts"]
+    assert ex.dataset == "trivia" and ex.id  # an id is made up from the position
+    assert detect_format(row) == "odqa"
+
+
+def test_strategyqa_yes_no_and_facts(data_dir):
+    exs = load_dataset(str(data_dir / "strategyqa.sample.jsonl"), "strategyqa")
+    ex = exs[0]
+    assert ex.question == "Is greed the most prevalent of the Seven Deadly Sins?"
+    assert ex.answers == ["no"]
+    assert ex.supporting and all(p["title"] == "Greed" for p in ex.supporting)
+    assert {tuple(e.answers) for e in exs} <= {("yes",), ("no",)}
+
+
+def test_flashrag_jsonl(tmp_path, data_dir):
+    rows = [
+        {"id": f"q{i}", "question": r["question"], "golden_answers": r.get("answer")}
+        for i, r in enumerate(_rows(data_dir, "odqa"))
+        if isinstance(r.get("answer"), list)
+    ][:3]
+    path = tmp_path / "flash.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    exs = load_dataset(str(path))
+    assert [e.dataset for e in exs] == ["flashrag"] * 3
+    assert exs[0].id == "q0" and exs[0].answers == ["A simple majority", "A simple majority vote"]
+    assert exs[0].paragraphs == []
+
+
+def test_pooled_corpus_holds_every_gold_paragraph(data_dir):
+    for name in ("hotpotqa", "2wikimultihopqa", "musique", "popqa"):
+        exs = load_dataset(str(data_dir / f"{name}.sample.jsonl"), name)
+        pool = pooled_passages(exs)
+        ids = [p["id"] for p in pool]
+        assert len(ids) == len(set(ids))
+        assert all("meta" not in p for p in pool)
+        for e in exs:
+            assert e.supporting_ids <= set(ids)
+
+
+def test_broken_lines_are_reported_and_skipped(tmp_path, data_dir):
+    good = (data_dir / "musique.sample.jsonl").read_text().splitlines()[:2]
+    path = tmp_path / "m.jsonl"
+    path.write_text(good[0] + "\n{not json\n" + good[1] + "\n")
+    warned = []
+    exs = load_dataset(str(path), "musique", warn=warned.append)
+    assert len(exs) == 2 and len(warned) == 1 and ":2:" in warned[0]
+    with pytest.raises(InputError):
+        load_dataset(str(tmp_path / "missing.jsonl"))
