@@ -1,0 +1,235 @@
+"""LangGraph Studio's server: a real ``langgraph dev`` (langgraph-cli[inmem]) on 127.0.0.1 with
+the repository's ``langgraph.json``, driven through ``langgraph_sdk``.
+
+The server's graphs are the module-level ``graph`` objects over the embedded defaults; they
+find their corpus through ``RAGRAPHS_HOME`` (a store ingested here from a slice of the
+bundled sample corpus).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from importlib import resources
+from pathlib import Path
+
+import pytest
+
+from conftest import free_port
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parent.parent
+CONFIG = ROOT / "langgraph.json"
+METHOD_GRAPHS = ["vanilla", "none", "crag", "dr-rag", "erm4", "migres"]
+QUESTION = "What was the Danish chemist S. P. L. Sørensen famous for?"
+
+
+def offline_env(home: Path) -> dict[str, str]:
+    """Environment for a server that must not reach the network."""
+    env = {
+        **os.environ,
+        "RAGRAPHS_HOME": str(home),
+        "RAGRAPHS_WEB": "none",
+        "LANGGRAPH_CLI_NO_ANALYTICS": "1",
+        "LANGGRAPH_NO_VERSION_CHECK": "true",
+        "LANGSMITH_TRACING": "false",
+        "LANGCHAIN_TRACING_V2": "false",
+        "LANGSMITH_API_KEY": "",
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "ANONYMIZED_TELEMETRY": "False",
+        "PYTHONUNBUFFERED": "1",
+    }
+    return env
+
+
+def ingest_sample_slice(home: Path, embeddings, n_questions: int = 3) -> int:
+    """Ingest the first questions' paragraphs of the bundled sample into $home/chroma."""
+    from ragraphs.ingest import ingest
+    from ragraphs.tools.vectorstore import ChromaCorpus
+
+    sample = resources.files("ragraphs") / "data" / "sample" / "hotpotqa_sample.jsonl"
+    lines = sample.read_text(encoding="utf-8").splitlines()[:n_questions]
+    src = home / "sample_slice" / "hotpotqa_sample.jsonl"
+    src.parent.mkdir(parents=True, exist_ok=True)
+    src.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    corpus = ChromaCorpus(str(home / "chroma"), collection="ragraphs", embeddings=embeddings)
+    ingest([str(src)], corpus, progress=False)
+    return corpus.count()
+
+
+def _get(url: str, timeout: float = 2.0) -> bytes:
+    with urllib.request.urlopen(url, timeout=timeout) as r:
+        return r.read()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory, minilm):
+    home = tmp_path_factory.mktemp("studio_home")
+    n = ingest_sample_slice(home, minilm)
+    assert n >= 25
+    cwd = tmp_path_factory.mktemp("studio_cwd")
+    port = free_port()
+    log = open(cwd / "server.log", "w")
+    exe = Path(sys.executable).parent / "langgraph"
+    cmd = [str(exe), "dev", "--config", str(CONFIG), "--host", "127.0.0.1", "--port", str(port), "--no-browser", "--no-reload"]
+    proc = subprocess.Popen(cmd, cwd=cwd, env=offline_env(home), stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 180
+        while True:
+            if proc.poll() is not None:
+                pytest.fail("langgraph dev exited early:\n" + (cwd / "server.log").read_text()[-4000:])
+            try:
+                if json.loads(_get(url + "/ok")).get("ok"):
+                    break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail("langgraph dev did not start in 180 s:\n" + (cwd / "server.log").read_text()[-4000:])
+            time.sleep(0.5)
+        yield {"url": url, "home": home, "log": cwd / "server.log"}
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(timeout=20)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            proc.wait(timeout=10)
+        log.close()
+
+
+@pytest.fixture(scope="module")
+def client(server):
+    from langgraph_sdk import get_sync_client
+
+    return get_sync_client(url=server["url"], timeout=300)
+
+
+def _assistants(client) -> dict[str, dict]:
+    return {a["graph_id"]: a for a in client.assistants.search(limit=50)}
+
+
+def test_config_lists_every_method_with_descriptions():
+    from ragraphs.graphs import METHODS
+
+    cfg = json.loads(CONFIG.read_text())
+    assert set(cfg["graphs"]) == set(METHODS) == set(METHOD_GRAPHS)
+    for name, spec in cfg["graphs"].items():
+        assert len(spec["description"]) > 40
+        mod, _, attr = spec["path"].partition(":")
+        # the module path names the method's own module (the one METHODS points at)
+        assert mod == METHODS[name][0] and attr == "graph"
+        import importlib
+
+        g = getattr(importlib.import_module(mod), attr)
+        # compiled without a checkpointer: the server brings its own
+        assert g.checkpointer is None
+        assert g.builder.context_schema is not None
+
+
+def test_server_lists_graphs_with_descriptions_and_context_schemas(client):
+    from dataclasses import fields
+
+    from ragraphs.graphs import get_context_class
+
+    found = _assistants(client)
+    assert set(METHOD_GRAPHS) <= set(found)
+    for name in METHOD_GRAPHS:
+        a = found[name]
+        assert a["description"] and len(a["description"]) > 40
+        schemas = client.assistants.get_schemas(a["assistant_id"])
+        props = (schemas.get("context_schema") or {}).get("properties") or {}
+        # Studio shows every run setting of the method's context
+        assert {f.name for f in fields(get_context_class(name))} <= set(props), name
+        assert "question" in (schemas["input_schema"].get("properties") or {})
+    crag_props = client.assistants.get_schemas(found["crag"]["assistant_id"])["context_schema"]["properties"]
+    assert "upper" in crag_props and crag_props["upper"].get("description")
+
+
+def test_every_graph_runs_to_completion(client):
+    found = _assistants(client)
+    contexts = {
+        # the embedded Gemma for the baselines; the methods with a deterministic stand-in
+        # answer so that the six runs stay fast on a small CPU (their retrieval, judges and
+        # routing are the real ones)
+        "vanilla": {"llm": "gemma", "k": 3},
+        "none": {"llm": "gemma"},
+        "crag": {"llm": "fake:pH", "k": 3, "web": "none"},
+        "dr-rag": {"llm": "fake:pH", "k": 3},
+        "erm4": {"llm": "fake:pH", "k": 3},
+        "migres": {"llm": "fake:pH", "k": 3},
+    }
+    for name in METHOD_GRAPHS:
+        thread = client.threads.create()
+        out = client.runs.wait(
+            thread["thread_id"], found[name]["assistant_id"], input={"question": QUESTION}, context=contexts[name]
+        )
+        assert isinstance(out, dict) and "__error__" not in out, (name, out)
+        assert isinstance(out.get("answer"), str), (name, out)
+        assert out["trace"] and all("node" in e for e in out["trace"]), name
+        if name != "none":
+            assert out.get("passages") or any("retriev" in e["node"] or "stage" in e["node"] for e in out["trace"]), name
+        runs = client.runs.list(thread["thread_id"])
+        assert runs and runs[0]["status"] == "success", (name, runs[:1])
+        if contexts[name]["llm"] == "gemma":
+            assert out["answer"].strip() and out["llm_calls"] >= 1
+
+
+def test_stream_updates_of_one_run_and_event_loop_stays_free(client, server):
+    found = _assistants(client)
+    thread = client.threads.create()
+    latencies: list[float] = []
+    stop = threading.Event()
+
+    def probe():  # the server must keep answering while Gemma and MiniLM work
+        while not stop.is_set():
+            t0 = time.perf_counter()
+            try:
+                _get(server["url"] + "/ok", timeout=10)
+                latencies.append(time.perf_counter() - t0)
+            except OSError:
+                latencies.append(99.0)
+            time.sleep(0.2)
+
+    th = threading.Thread(target=probe, daemon=True)
+    th.start()
+    events: list[tuple[str, object]] = []
+    try:
+        for part in client.runs.stream(
+            thread["thread_id"],
+            found["vanilla"]["assistant_id"],
+            input={"question": QUESTION},
+            context={"llm": "gemma", "k": 3, "max_new_tokens": 24},
+            stream_mode=["updates", "custom"],
+        ):
+            events.append((part.event, part.data))
+    finally:
+        stop.set()
+        th.join(timeout=15)
+    updates = [d for e, d in events if e == "updates"]
+    custom = [d for e, d in events if e == "custom"]
+    # one update per node, in graph order
+    assert [next(iter(u)) for u in updates] == ["retrieve", "generate"]
+    retrieved = updates[0]["retrieve"]["passages"]
+    assert len(retrieved) == 3 and any("Sørensen" in p["title"] for p in retrieved)
+    assert updates[1]["generate"]["answer"].strip()
+    # the custom events carry every node's details (scores of the retrieved passages)
+    assert [c["node"] for c in custom if c.get("event") == "node_trace"] == ["retrieve", "generate"]
+    assert all(isinstance(r["score"], float) for r in custom[0]["retrieved"])
+    # the server's own checkpointer kept the thread: its state and history are there
+    state = client.threads.get_state(thread["thread_id"])
+    assert state["values"]["answer"] == updates[1]["generate"]["answer"]
+    history = client.threads.get_history(thread["thread_id"], limit=10)
+    assert len(history) >= 3
+    assert latencies and max(latencies) < 5.0, latencies
