@@ -1,0 +1,183 @@
+"""Persistent threads in PostgreSQL: a real server started on 127.0.0.1 for this module.
+
+Skipped when the PostgreSQL server binaries (``initdb``, ``postgres``) are not installed;
+CI installs them (Debian: ``apt-get install -y postgresql``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import glob
+import json
+import os
+import pwd
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import free_port
+
+
+def _pg_bin(name: str) -> str | None:
+    found = shutil.which(name)
+    if found:
+        return found
+    cands = sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}"))
+    return cands[-1] if cands else None
+
+
+def _as_user():
+    """PostgreSQL refuses to run as root: run it as the ``postgres`` system user then."""
+    if os.geteuid() != 0:
+        return None, None
+    try:
+        pw = pwd.getpwnam("postgres")
+    except KeyError:
+        pytest.skip("running as root and there is no 'postgres' user to run the PostgreSQL server as")
+
+    def demote():
+        os.setgid(pw.pw_gid)
+        os.setuid(pw.pw_uid)
+
+    return demote, pw
+
+
+@pytest.fixture(scope="module")
+def pg_url():
+    initdb, postgres = _pg_bin("initdb"), _pg_bin("postgres")
+    if not initdb or not postgres:
+        pytest.skip("PostgreSQL server binaries (initdb, postgres) are not installed: apt-get install -y postgresql")
+    import psycopg
+
+    demote, pw = _as_user()
+    root = Path(tempfile.mkdtemp(prefix="ragraphs-pg-"))
+    data = root / "data"
+    if pw is not None:
+        os.chown(root, pw.pw_uid, pw.pw_gid)
+    log = root / "server.log"
+    subprocess.run(
+        [initdb, "-D", str(data), "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-locale"],
+        check=True, capture_output=True, preexec_fn=demote, cwd=root, timeout=180,
+    )
+    port = free_port()
+    with open(log, "w") as fh:
+        if pw is not None:
+            os.chown(log, pw.pw_uid, pw.pw_gid)
+        proc = subprocess.Popen(
+            [postgres, "-D", str(data), "-h", "127.0.0.1", "-p", str(port), "-k", str(root), "-c", "fsync=off"],
+            stdout=fh, stderr=subprocess.STDOUT, preexec_fn=demote, cwd=root,
+        )
+    url = f"postgresql://postgres@127.0.0.1:{port}/postgres"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            if proc.poll() is not None:
+                pytest.fail("postgres exited: " + log.read_text()[-2000:])
+            try:
+                with psycopg.connect(url, connect_timeout=2) as conn:
+                    conn.execute("SELECT 1")
+                break
+            except psycopg.OperationalError:
+                if time.monotonic() > deadline:
+                    pytest.fail("postgres did not accept connections in 60 s: " + log.read_text()[-2000:])
+                time.sleep(0.3)
+        yield url
+    finally:
+        proc.send_signal(signal.SIGINT)  # fast shutdown
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _rows(url: str, thread: str) -> int:
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        return conn.execute("SELECT count(*) FROM checkpoints WHERE thread_id = %s", (thread,)).fetchone()[0]
+
+
+def _cli(capsys, *argv) -> tuple[int, str, str]:
+    from ragraphs.cli import main
+
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_ask_history_replay_with_a_postgres_url(pg_url, capsys):
+    code, out, err = _cli(capsys, "ask", "Who wrote Hamlet?", "--method", "none", "--llm", "fake:Shakespeare",
+                          "--thread", "pg-1", "--checkpointer", pg_url, "--quiet")
+    assert code == 0 and out.strip() == "Shakespeare"
+    assert _rows(pg_url, "pg-1") == 3  # input, __start__, generate
+
+    code, out, err = _cli(capsys, "history", "pg-1", "--checkpointer", pg_url, "--json")
+    hist = json.loads(out)
+    assert hist["method"] == "none" and hist["context"]["llm"] == "fake:Shakespeare"
+    assert [c["step"] for c in hist["checkpoints"]] == [-1, 0, 1]
+    assert [e["node"] for c in hist["checkpoints"] for e in c["ran"]] == ["generate"]
+    assert hist["checkpoints"][-1]["answer"] == "Shakespeare"
+
+    code, out, err = _cli(capsys, "replay", "pg-1", "--from", "0", "--set", "llm=fake:Marlowe",
+                          "--checkpointer", pg_url, "--json")
+    rep = json.loads(out)
+    assert code == 0 and rep["answer"] == "Marlowe" and [e["node"] for e in rep["ran"]] == ["generate"]
+    assert rep["from_step"] == 0
+    # the replay is a new branch of the same thread; the first answer stays in the history
+    code, out, err = _cli(capsys, "history", "pg-1", "--checkpointer", pg_url)
+    assert "branch from checkpoint" in out and "answer: Shakespeare" in out and "answer: Marlowe" in out
+    # the password never shows
+    code, out, err = _cli(capsys, "history", "nope", "--checkpointer", pg_url.replace("postgres@", "postgres:secret@"))
+    assert code != 0 and "no checkpoints for thread 'nope'" in err
+
+
+def test_threads_are_shared_between_processes(pg_url, capsys, tmp_path):
+    """What a multi-worker server needs: a run made by one process is read and continued by another."""
+    env = {**os.environ, "RAGRAPHS_HOME": str(tmp_path / "home")}
+    cmd = [sys.executable, "-m", "ragraphs", "ask", "Capital of Peru?", "--method", "none", "--llm", "fake:Lima",
+           "--thread", "pg-shared", "--checkpointer", pg_url, "--quiet"]
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "Lima"
+    code, out, err = _cli(capsys, "history", "pg-shared", "--checkpointer", pg_url, "--json")
+    assert json.loads(out)["checkpoints"][-1]["answer"] == "Lima"
+
+
+def test_async_postgres_checkpointer_serves_concurrent_runs(pg_url):
+    from ragraphs.checkpoint import open_async_checkpointer, open_checkpointer
+    from ragraphs.components import Components
+    from ragraphs.graphs.none import build_none_graph
+    from ragraphs.tools.llm import FakeAnswerChat
+
+    async def main():
+        async with open_async_checkpointer(pg_url) as saver:
+            g = build_none_graph(Components(llm=FakeAnswerChat(responses=["42"])), checkpointer=saver)
+            outs = await asyncio.gather(
+                *[g.ainvoke({"question": f"q{i}?"}, {"configurable": {"thread_id": f"pg-async-{i}"}}) for i in range(6)]
+            )
+            return outs
+
+    outs = asyncio.run(main())
+    assert [o["answer"] for o in outs] == ["42"] * 6
+    # every thread is in the database, readable by a synchronous saver elsewhere
+    g = build_none_graph(Components(llm=FakeAnswerChat()), checkpointer=open_checkpointer(pg_url))
+    for i in range(6):
+        st = g.get_state({"configurable": {"thread_id": f"pg-async-{i}"}})
+        assert st.values["question"] == f"q{i}?" and st.values["answer"] == "42" and st.next == ()
+
+
+def test_bad_postgres_url_is_one_clear_error(capsys):
+    port = free_port()  # nothing listens there
+    code, out, err = _cli(capsys, "ask", "Q?", "--method", "none", "--llm", "fake:x", "--thread", "t",
+                          "--checkpointer", f"postgresql://u:pw@127.0.0.1:{port}/db")
+    assert code != 0
+    assert err.startswith("ragraphs: error: cannot use the PostgreSQL checkpointer at postgresql://u:***@127.0.0.1")
+    assert "pw@" not in err and "Traceback" not in err
