@@ -1,0 +1,218 @@
+"""The evaluation runner and ``ragraphs eval`` on real questions with a scripted LLM.
+
+These tests are fast: the LLM is the deterministic ``FakeAnswerChat`` and the embeddings a
+word-hashing stand-in, so they check the harness itself (scores, recall, timing, resume,
+errors, report); tests/test_eval_e2e.py runs the real stack.
+"""
+
+import hashlib
+import json
+import os
+
+import numpy as np
+import pytest
+
+from ragraphs.cli import main
+from ragraphs.components import Components
+from ragraphs.datasets import load_dataset, pooled_passages
+from ragraphs.evaluation.corpus import OracleRetriever, PooledCorpus
+from ragraphs.evaluation.runner import RunSpec, read_results, run_spec, summarize
+from ragraphs.tools.llm import FakeAnswerChat
+from ragraphs.tools.vectorstore import InMemoryCorpus
+
+
+class HashEmbeddings:
+    """Bag of hashed words, 256-d, normalised: deterministic and instant."""
+
+    name = "hash-256"
+
+    def _vec(self, text):
+        v = np.zeros(256, np.float32)
+        for w in text.lower().split():
+            v[int(hashlib.md5(w.strip(".,?!\"'()").encode()).hexdigest(), 16) % 256] += 1.0
+        return v / (np.linalg.norm(v) + 1e-9)
+
+    def embed_documents(self, texts):
+        return [self._vec(t).tolist() for t in texts]
+
+    def embed_query(self, text):
+        return self._vec(text).tolist()
+
+
+@pytest.fixture(scope="module")
+def hotpot(data_dir):
+    return load_dataset(str(data_dir / "hotpotqa.sample.jsonl"), "hotpotqa")
+
+
+@pytest.fixture(scope="module")
+def corpus(hotpot):
+    return InMemoryCorpus(pooled_passages(hotpot), embeddings=HashEmbeddings())
+
+
+def test_vanilla_run_scores_times_and_recall(hotpot, corpus):
+    llm = FakeAnswerChat(responses=["1974"])
+    comps = Components(llm=llm, retriever=corpus)
+    summary, recs = run_spec(RunSpec("vanilla", k=3), hotpot[:4], comps, dataset="hotpotqa", progress=False)
+    assert summary["n"] == 4 and summary["errors"] == 0 and len(llm.prompts) == 4
+    # only the first question's answer is 1974
+    assert [r["em"] for r in recs] == [1.0, 0.0, 0.0, 0.0]
+    assert summary["em"] == 0.25 and summary["acc"] == 0.25
+    assert summary["docs_avg"] == 3 and summary["llm_calls_avg"] == 1
+    for r in recs:
+        assert r["docs"] == 3 and len(r["passages"]) == 3
+        assert set(r["node_s"]) == {"retrieve", "generate"}
+        inside = sum(r["node_s"].values())
+        assert r["overhead_s"] >= 0 and inside + r["overhead_s"] == pytest.approx(r["wall_s"], abs=1e-5)
+        assert [t["node"] for t in r["trace"]] == ["retrieve", "generate"]
+        # recall agrees with the gold flags on the passages
+        assert r["recall"] == pytest.approx(sum(p["gold"] for p in r["passages"]) / r["n_gold"])
+        assert r["input_tokens"] > 0
+    assert 0 <= summary["recall"] <= 1 and summary["n_with_gold"] == 4
+    assert set(summary["node_s_avg"]) == {"retrieve", "generate"}
+    assert summary["overhead_pct"] is not None and summary["k"] == 3
+
+
+def test_retrieval_only_skips_generation(hotpot, corpus):
+    llm = FakeAnswerChat(responses=["x"])
+    comps = Components(llm=llm, retriever=corpus)
+    summary, recs = run_spec(RunSpec("vanilla", k=10, retrieval_only=True), hotpot[:3], comps, progress=False)
+    assert llm.prompts == [] and summary["llm_calls_avg"] == 0
+    assert summary["em"] is None and summary["f1"] is None and summary["acc"] is None
+    assert summary["docs_avg"] == 10 and summary["recall"] is not None
+
+
+def test_oracle_hands_over_the_gold_paragraphs(hotpot):
+    llm = FakeAnswerChat(responses=["1974"])
+    comps = Components(llm=llm, retriever=OracleRetriever(hotpot[:3]))
+    summary, recs = run_spec(RunSpec("oracle"), hotpot[:3], comps, progress=False)
+    assert summary["recall"] == 1.0 and summary["recall_all"] == 1.0 and summary["docs_avg"] == 2
+    assert "Carsten Olsen" in llm.prompts[0] and "S. P. L. Sørensen" in llm.prompts[0]
+
+
+class FlakyRetriever:
+    """Fails on one question, like a broken tool would."""
+
+    def __init__(self, inner, bad_question):
+        self.inner, self.bad = inner, bad_question
+
+    def search(self, query, k, mode="dense"):
+        if query == self.bad:
+            raise RuntimeError("index shard unavailable")
+        return self.inner.search(query, k, mode)
+
+
+def test_failures_are_recorded_and_resume_skips_finished(tmp_path, hotpot, corpus):
+    out = str(tmp_path / "run")
+    llm = FakeAnswerChat(responses=["1974"])
+    flaky = FlakyRetriever(corpus, hotpot[1].question)
+    comps = Components(llm=llm, retriever=flaky)
+    s1, recs = run_spec(RunSpec("vanilla"), hotpot[:3], comps, out_dir=out, progress=False)
+    assert s1["errors"] == 1 and s1["n"] == 3
+    bad = recs[1]
+    assert "index shard unavailable" in bad["error"] and bad["em"] == 0.0 and bad["recall"] == 0.0
+    assert recs[2]["error"] is None and len(llm.prompts) == 2  # the run went on
+    assert len(read_results(os.path.join(out, "results.jsonl"))) == 3
+    # a re-run with more questions: the 2 finished ones are skipped, the failed one retried
+    comps2 = Components(llm=llm, retriever=corpus)
+    s2, recs2 = run_spec(RunSpec("vanilla"), hotpot[:5], comps2, out_dir=out, progress=False)
+    assert s2["resumed"] == 2 and s2["errors"] == 0 and s2["n"] == 5
+    assert len(llm.prompts) == 2 + 3
+    assert [r["id"] for r in recs2] == [e.id for e in hotpot[:5]]
+    # other settings in the same directory are refused
+    from ragraphs.errors import ConfigError
+
+    with pytest.raises(ConfigError):
+        run_spec(RunSpec("vanilla", k=7), hotpot[:2], comps2, out_dir=out, progress=False)
+
+
+def test_summary_counts_subsets_and_errors():
+    recs = [
+        {"subset": "nq", "em": 1.0, "f1": 1.0, "acc": 1.0, "recall": 1.0, "docs": 2, "llm_calls": 1, "wall_s": 2.0, "node_s": {"g": 1.9}, "overhead_s": 0.1},
+        {"subset": "trivia", "em": 0.0, "f1": 0.5, "acc": 1.0, "recall": None, "docs": 2, "llm_calls": 1, "wall_s": 1.0, "node_s": {"g": 1.0}, "overhead_s": 0.0},
+        {"subset": "trivia", "em": 0.0, "f1": 0.0, "acc": 0.0, "recall": None, "wall_s": 0.5, "error": "LLMError: down"},
+    ]
+    s = summarize(recs, dataset="odqa")
+    assert s["n"] == 3 and s["errors"] == 1
+    assert s["em"] == pytest.approx(1 / 3, abs=1e-4) and s["f1"] == pytest.approx(0.5)
+    assert s["recall"] == 1.0 and s["n_with_gold"] == 1
+    assert s["latency_s_avg"] == 1.5  # failed questions are left out of cost and time
+    assert s["overhead_pct"] == pytest.approx(100 * 0.1 / 3.0, abs=1e-3)
+    assert s["by_subset"]["trivia"]["n"] == 2 and s["by_subset"]["nq"]["em"] == 1.0
+
+
+def test_pooled_corpus_is_cached_on_disk(hotpot):
+    emb = HashEmbeddings()
+    passages = pooled_passages(hotpot[:5])
+    a = PooledCorpus(passages, emb, quiet=True)
+    assert not a.cached and os.path.exists(a.cache_path)
+    b = PooledCorpus(passages, emb, quiet=True)
+    assert b.cached and np.allclose(a.vectors, b.vectors)
+    q = hotpot[0].question
+    assert [p["id"] for p in a.search(q, 3)] == [p["id"] for p in b.search(q, 3)]
+
+
+# ---------------------------------------------------------------- the command
+def _last_json(capsys):
+    out = capsys.readouterr().out.strip().splitlines()
+    return json.loads(out[-1])
+
+
+def test_cli_eval_json_report_and_resume(tmp_path, data_dir, capsys):
+    out = str(tmp_path / "out")
+    argv = ["eval", "--method", "none", "--oracle", "--dataset", "musique", "--data", str(data_dir / "musique.sample.jsonl"),
+            "--limit", "3", "--llm", "fake:Pittsburgh Pirates", "--out", out, "--json", "--quiet"]
+    assert main(argv) == 0
+    res = _last_json(capsys)
+    assert res["dataset"] == "musique" and res["n"] == 3
+    runs = {r["method"]: r for r in res["runs"]}
+    assert set(runs) == {"none", "oracle"}
+    for r in runs.values():
+        for key in ("method", "dataset", "n", "em", "f1", "acc", "recall", "docs_avg", "llm_calls_avg", "latency_s_avg"):
+            assert key in r
+        assert r["em"] == pytest.approx(1 / 3, abs=1e-4)  # question 1's gold is Pittsburgh Pirates
+    assert runs["oracle"]["recall"] == 1.0 and runs["none"]["recall"] == 0.0
+    report = open(os.path.join(out, "report.md")).read()
+    assert runs["none"]["label"] == "none-fake_Pittsburgh_Pirates"  # the LLM is part of the run's name
+    assert all(f"| {r['label']} |" in report for r in runs.values()) and "plots/answers.png" in report
+    for png in ("answers.png", "recall.png", "node_times.png"):
+        with open(os.path.join(out, "plots", png), "rb") as fh:
+            assert fh.read(8) == b"\x89PNG\r\n\x1a\n"
+    lines = open(os.path.join(out, "runs", "musique", runs["none"]["label"], "results.jsonl")).read().splitlines()
+    rec = json.loads(lines[0])
+    assert {"question", "gold", "prediction", "passages", "trace", "node_s", "overhead_s"} <= set(rec)
+    # the same command again answers nothing new
+    assert main(argv) == 0
+    again = _last_json(capsys)
+    assert all(r["resumed"] == 3 for r in again["runs"])
+    assert len(open(os.path.join(out, "runs", "musique", runs["none"]["label"], "results.jsonl")).read().splitlines()) == 3
+
+
+def test_cli_single_method_prints_one_summary(tmp_path, data_dir, capsys):
+    argv = ["eval", "--method", "oracle", "--dataset", "popqa", "--data", str(data_dir / "popqa.sample.jsonl"),
+            "--limit", "2", "--llm", "fake:Georgetown", "--json", "--quiet"]
+    assert main(argv) == 0
+    res = _last_json(capsys)
+    assert res["method"] == "oracle" and res["n"] == 2 and res["acc"] == 0.5 and res["docs_avg"] == 2
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--method", "no-such-method"], "unknown method"),
+        (["--method", "vanilla", "--strategy", "qdc"], "has no setting 'strategy'"),
+        (["--method", "none", "--set", "nonexistent=3"], "has no setting 'nonexistent'"),
+        (["--method", "none", "--set", "novalue"], "--set expects KEY=VALUE"),
+        (["--method", "none", "--k", "two"], "--k expects integers"),
+        (["--method", "none", "--limit", "0"], "--limit must be at least 1"),
+    ],
+)
+def test_cli_eval_user_errors_are_one_line(data_dir, capsys, extra, message):
+    rc = main(["eval", "--data", str(data_dir / "hotpotqa.sample.jsonl"), "--llm", "fake:x", "--quiet"] + extra)
+    err = capsys.readouterr().err
+    assert rc == 2 and message in err and "Traceback" not in err
+
+
+def test_cli_eval_missing_data_file(tmp_path, capsys):
+    rc = main(["eval", "--method", "none", "--data", str(tmp_path / "nope.jsonl")])
+    err = capsys.readouterr().err
+    assert rc == 2 and "no such file" in err
