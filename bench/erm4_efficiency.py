@@ -1,0 +1,231 @@
+"""ERM4's efficiency experiment (paper section 6, Table 2) on 2WikiMultihopQA.
+
+1. First set: ``--n`` dev questions that have ``top_rank_questions`` are answered by ERM4
+   with an empty reservoir and tau = 1.0 (all external), which fills the reservoir with
+   the knowledge the filter kept. External corpus: the paragraphs of all dev questions,
+   pooled (in memory, MiniLM dense retrieval).
+2. For each tau: a copy of that reservoir; ERM4 answers the *similar* questions (the first
+   ``top_rank_questions`` entry of each first-set question: real questions from the same
+   corpus, without gold answers), then the first-set questions again (these have gold
+   answers, so they give the hit rate at that tau). The reservoir keeps growing as in real
+   use.
+
+Per question: wall time of the whole graph run, time outside the LLM nodes, external and
+memory knowledge instances, instances filtered out, back-offs. Hit rate = the gold
+answer (normalised) is contained in the normalised response (the paper's "hit").
+
+Every run is appended to ``--out`` (JSONL) as it finishes; ``--report`` prints the
+table from such a file.
+
+    python bench/erm4_efficiency.py --data ../shared/data/2wikimultihopqa.dev.jsonl \\
+        --n 6 --taus 1.0,0.6,0.4,0.8,0.2 --judge cosine --filter-threshold 0.7 \\
+        --out bench/results/erm4_efficiency.jsonl
+    python bench/erm4_efficiency.py --report bench/results/erm4_efficiency.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from collections import defaultdict
+
+LLM_NODES = {"rewrite", "generate", "backoff"}
+
+
+def hit(answer: str, golds: list[str]) -> bool:
+    from ragraphs.tools.text import normalize_answer
+
+    a = f" {normalize_answer(answer)} "
+    return any(normalize_answer(g) and f" {normalize_answer(g)} " in a for g in golds)
+
+
+def record(phase: str, tau: float, question: str, golds: list[str], out: dict, seconds: float) -> dict:
+    times = defaultdict(float)
+    for t in out.get("trace") or []:
+        times[t["node"]] += float(t.get("elapsed_s") or 0.0)
+    return {
+        "phase": phase,
+        "tau": tau,
+        "question": question,
+        "golds": golds,
+        "answer": out.get("answer", ""),
+        "hit": hit(out.get("answer", ""), golds) if golds else None,
+        "seconds": round(seconds, 3),
+        "non_llm_seconds": round(sum(v for k, v in times.items() if k not in LLM_NODES), 3),
+        "node_seconds": {k: round(v, 3) for k, v in times.items()},
+        "rewritten": out.get("rewritten_question"),
+        "queries": out.get("queries"),
+        "inside": len(out.get("inside") or []),
+        "outside": len(out.get("outside") or []),
+        "external_knowledge": len(out.get("external_knowledge") or []),
+        "memory_knowledge": len(out.get("memory_knowledge") or []),
+        "filtered_out": int(out.get("filtered_out") or 0),
+        "kept": len(out.get("passages") or []),
+        "backoff": bool(out.get("backoff")),
+        "llm_calls": out.get("llm_calls", 0),
+    }
+
+
+def copy_db(src: str, dst: str) -> None:
+    """A consistent copy of a SQLite reservoir (the backup API, safe with WAL)."""
+    if os.path.exists(dst):
+        os.remove(dst)
+    with sqlite3.connect(src) as a, sqlite3.connect(dst) as b:
+        a.backup(b)
+
+
+def mean(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.fmean(xs) if xs else float("nan")
+
+
+def report(path: str) -> str:
+    rows = [json.loads(l) for l in open(path, encoding="utf-8") if l.strip()]
+    meta = next((r for r in rows if r.get("phase") == "meta"), {})
+    runs = [r for r in rows if r.get("phase") != "meta"]
+    lines = []
+    if meta:
+        lines.append(
+            f"n first-set questions = {meta.get('n')}, similar questions = {meta.get('n_similar')}, "
+            f"corpus = {meta.get('corpus_passages')} pooled paragraphs, judge = {meta.get('judge')}, "
+            f"filter_threshold = {meta.get('filter_threshold')}, theta = {meta.get('theta')}, k = {meta.get('k')}, "
+            f"llm threads = {meta.get('threads')}, reservoir after first set = {meta.get('reservoir_entries')} entries"
+        )
+        lines.append("")
+    head = (
+        "| tau | time/question (s) | non-LLM time (s) | external knowledge | memory knowledge "
+        "| filtered out | back-offs | queries inside / outside | hit rate, first set asked again |"
+    )
+    lines += [head, "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    first = [r for r in runs if r["phase"] == "first"]
+    if first:
+        lines.append(
+            f"| first set (empty reservoir, tau 1.0) | {mean(r['seconds'] for r in first):.1f} | "
+            f"{mean(r['non_llm_seconds'] for r in first):.2f} | {mean(r['external_knowledge'] for r in first):.2f} | "
+            f"{mean(r['memory_knowledge'] for r in first):.2f} | {mean(r['filtered_out'] for r in first):.2f} | "
+            f"{sum(r['backoff'] for r in first)}/{len(first)} | "
+            f"{mean(r['inside'] for r in first):.2f} / {mean(r['outside'] for r in first):.2f} | "
+            f"{100 * mean(float(r['hit']) for r in first):.1f}% (n={len(first)}) |"
+        )
+    taus = sorted({r["tau"] for r in runs if r["phase"] == "similar"})
+    for tau in taus:
+        sim = [r for r in runs if r["phase"] == "similar" and r["tau"] == tau]
+        again = [r for r in runs if r["phase"] == "again" and r["tau"] == tau]
+        hr = f"{100 * mean(float(r['hit']) for r in again):.1f}% (n={len(again)})" if again else "-"
+        lines.append(
+            f"| {tau:.1f} | {mean(r['seconds'] for r in sim):.1f} | {mean(r['non_llm_seconds'] for r in sim):.2f} | "
+            f"{mean(r['external_knowledge'] for r in sim):.2f} | {mean(r['memory_knowledge'] for r in sim):.2f} | "
+            f"{mean(r['filtered_out'] for r in sim):.2f} | {sum(r['backoff'] for r in sim)}/{len(sim)} | "
+            f"{mean(r['inside'] for r in sim):.2f} / {mean(r['outside'] for r in sim):.2f} | {hr} |"
+        )
+    lines.append("")
+    lines.append(
+        "Columns except the last: means over the similar questions (n per row as above). "
+        "time/question: wall time of the whole graph run; non-LLM time: memory check, retrieval, filter and "
+        "reservoir update. Hit rate: gold answer contained in the response, on the first-set questions asked "
+        "again after the similar ones at that tau."
+    )
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", help="2wikimultihopqa dev JSONL (rows with top_rank_questions)")
+    ap.add_argument("--n", type=int, default=6, help="first-set questions (default 6)")
+    ap.add_argument("--taus", default="1.0,0.6,0.4,0.8,0.2")
+    ap.add_argument("--theta", type=int, default=3)
+    ap.add_argument("--k", type=int, default=5)
+    ap.add_argument("--judge", default="default", help="nli judge: default (shipped) or cosine (baseline)")
+    ap.add_argument("--filter-threshold", type=float, default=0.5)
+    ap.add_argument("--no-again", action="store_true", help="skip asking the first set again (no hit rate per tau)")
+    ap.add_argument("--threads", type=int, default=1, help="llama.cpp threads (1 suits a crowded CPU)")
+    ap.add_argument("--out", default="bench/results/erm4_efficiency.jsonl")
+    ap.add_argument("--workdir", default=None, help="where the reservoir copies go (default: a temp dir)")
+    ap.add_argument("--report", metavar="JSONL", help="only print the table of a finished run")
+    args = ap.parse_args(argv)
+    if args.report:
+        print(report(args.report))
+        return 0
+    if not args.data:
+        ap.error("--data is required")
+
+    from ragraphs.components import Components
+    from ragraphs.datasets import load_dataset, pooled_passages
+    from ragraphs.graphs.erm4 import ERM4Context, build_erm4_graph
+    from ragraphs.tools.embeddings import MiniLMEmbeddings
+    from ragraphs.tools.judges import CosineNLIJudge, load_default_judge
+    from ragraphs.tools.llm import LlamaCppCompletionChat, gemma_gguf_path
+    from ragraphs.tools.reservoir import Reservoir
+    from ragraphs.tools.vectorstore import InMemoryCorpus
+
+    exs = load_dataset(args.data, "2wikimultihopqa")
+    first = [e for e in exs if e.extra.get("top_rank_questions")][: args.n]
+    similar = []
+    for e in first:
+        q = next((s for s in e.extra["top_rank_questions"] if s.strip() and s.strip() != e.question.strip()), None)
+        if q:
+            similar.append(q)
+    emb = MiniLMEmbeddings()
+    t0 = time.time()
+    corpus = InMemoryCorpus(pooled_passages(exs), embeddings=emb)
+    print(f"corpus: {corpus.count()} passages embedded in {time.time() - t0:.0f}s", file=sys.stderr)
+    judge = CosineNLIJudge(emb) if args.judge == "cosine" else load_default_judge("nli", embeddings=emb)
+    llm = LlamaCppCompletionChat(model_path=gemma_gguf_path(), max_tokens=32, n_threads=args.threads)
+    work = args.workdir or tempfile.mkdtemp(prefix="erm4-eff-")
+    os.makedirs(work, exist_ok=True)
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    out_f = open(args.out, "w", encoding="utf-8")
+
+    def emit(rec: dict) -> None:
+        out_f.write(json.dumps(rec, ensure_ascii=False) + "\n")
+        out_f.flush()
+
+    def graph_for(path: str):
+        res = Reservoir(path, embeddings=emb)
+        c = Components(llm=llm, retriever=corpus, embeddings=emb, judges={"nli": judge}, extra={"reservoir": res})
+        return build_erm4_graph(c), res
+
+    def ctx(tau: float) -> ERM4Context:
+        return ERM4Context(tau=tau, theta=args.theta, k=args.k, filter_threshold=args.filter_threshold)
+
+    def ask(g, phase: str, tau: float, q: str, golds: list[str]) -> None:
+        t = time.perf_counter()
+        out = g.invoke({"question": q}, context=ctx(tau))
+        rec = record(phase, tau, q, golds, out, time.perf_counter() - t)
+        emit(rec)
+        print(f"[{phase} tau={tau}] {rec['seconds']:.1f}s ext={rec['external_knowledge']} mem={rec['memory_knowledge']} "
+              f"out={rec['filtered_out']} hit={rec['hit']} | {q[:70]}", file=sys.stderr, flush=True)
+
+    base = os.path.join(work, "first.sqlite3")
+    if os.path.exists(base):
+        os.remove(base)
+    g, res = graph_for(base)
+    for e in first:
+        ask(g, "first", 1.0, e.question, e.answers)
+    emit({"phase": "meta", "n": len(first), "n_similar": len(similar), "corpus_passages": corpus.count(),
+          "judge": getattr(judge, "name", args.judge), "filter_threshold": args.filter_threshold, "theta": args.theta,
+          "k": args.k, "threads": args.threads, "reservoir_entries": res.count()})
+    res.close()
+    for tau in [float(x) for x in args.taus.split(",") if x.strip()]:
+        path = os.path.join(work, f"tau{tau}.sqlite3")
+        copy_db(base, path)
+        g, res = graph_for(path)
+        for q in similar:
+            ask(g, "similar", tau, q, [])
+        if not args.no_again:
+            for e in first:
+                ask(g, "again", tau, e.question, e.answers)
+        res.close()
+    out_f.close()
+    print(report(args.out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

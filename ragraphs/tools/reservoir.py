@@ -1,0 +1,352 @@
+"""ERM4's Memory Knowledge Reservoir: a persistent, process-safe cache of title-content pairs.
+
+The reservoir (paper section 3.3) is a set of knowledge instances, each a title-content
+pair; adding an instance whose title is already stored replaces the older one. The
+Retrieval Trigger (section 3.4) reads it through :meth:`Reservoir.lookup`: for a query,
+popularity is the number of entries whose *title* has cosine similarity >= tau with the
+query.
+
+Storage: one SQLite file in WAL mode, title embeddings stored as float32 blobs beside the
+text. Why not a Chroma collection: Chroma's embedded ``PersistentClient`` is documented as
+not process-safe (each process keeps its own in-memory HNSW segment, so a second process
+does not see, or can overwrite, another's vector writes; see chroma-core/chroma issues
+#3769 and #3792). SQLite gives what a shared reservoir needs:
+
+- every write is one ``BEGIN IMMEDIATE`` transaction (one writer at a time across
+  processes and threads; others wait up to ``busy_timeout``), so concurrent runs never
+  lose or interleave half an update;
+- readers never block writers (WAL) and always see whole committed writes;
+- a write counter (``meta.seq``) lets each process reload only the rows changed since
+  its last read, so the title matrix used for popularity stays in memory between runs.
+
+The popularity computation is a brute-force cosine over all titles (numpy), exact and
+fast for reservoirs of tens of thousands of entries.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from ..errors import ConfigError, StoreError
+from ..state.types import Passage, make_passage
+from .embeddings import embed_texts
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS entries (
+    collection TEXT NOT NULL,
+    title_key  TEXT NOT NULL,
+    title      TEXT NOT NULL,
+    content    TEXT NOT NULL,
+    source     TEXT NOT NULL DEFAULT '',
+    vec        BLOB NOT NULL,
+    seq        INTEGER NOT NULL,
+    updated_at REAL NOT NULL,
+    PRIMARY KEY (collection, title_key)
+);
+CREATE INDEX IF NOT EXISTS entries_seq ON entries (collection, seq);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+
+
+def title_key(title: str) -> str:
+    """The identity of a title: case-folded, white space collapsed."""
+    return " ".join((title or "").split()).casefold()
+
+
+def default_reservoir_path() -> str:
+    from ..settings import data_dir
+
+    return str(data_dir() / "erm4" / "reservoir.sqlite3")
+
+
+class Reservoir:
+    """Title-content pairs in one SQLite file, shared safely by processes and threads.
+
+    ``embeddings`` (any LangChain embeddings; MiniLM by default) embeds titles when
+    entries are added and queries at lookup; the file records which embeddings built it
+    and refuses another.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike | None = None,
+        *,
+        collection: str = "default",
+        embeddings: Any = None,
+        busy_timeout_s: float = 60.0,
+    ):
+        self.path = str(Path(path or default_reservoir_path()).expanduser())
+        self.collection = collection or "default"
+        if embeddings is None:
+            from .embeddings import MiniLMEmbeddings
+
+            embeddings = MiniLMEmbeddings()
+        self.embeddings = embeddings
+        self.embedding_name = str(getattr(embeddings, "name", type(embeddings).__name__))
+        self.busy_timeout_s = float(busy_timeout_s)
+        self._local = threading.local()
+        self._cache_lock = threading.RLock()
+        # in-memory mirror of this collection's titles and vectors
+        self._keys: list[str] = []
+        self._index: dict[str, int] = {}
+        self._vecs = np.zeros((0, 0), dtype=np.float32)
+        self._seen_seq = -1
+        try:
+            os.makedirs(os.path.dirname(self.path) or ".", exist_ok=True)
+            con = self._con()
+            with con:
+                con.executescript(_SCHEMA)
+        except sqlite3.Error as e:
+            raise StoreError(f"cannot open the reservoir at {self.path}: {e}") from e
+        self._check_embeddings()
+
+    # ---------------------------------------------------------------- connection
+    def _con(self) -> sqlite3.Connection:
+        con = getattr(self._local, "con", None)
+        if con is None:
+            con = sqlite3.connect(self.path, timeout=self.busy_timeout_s, isolation_level=None)
+            con.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_s * 1000)}")
+            mode = con.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            if str(mode).lower() != "wal":  # e.g. a network file system
+                raise StoreError(f"the reservoir at {self.path} cannot use WAL mode (got {mode!r})")
+            con.execute("PRAGMA synchronous = NORMAL")
+            self._local.con = con
+        return con
+
+    def close(self) -> None:
+        con = getattr(self._local, "con", None)
+        if con is not None:
+            con.close()
+            self._local.con = None
+
+    def _write(self, fn):
+        """Run ``fn(con)`` in one BEGIN IMMEDIATE transaction (one writer at a time)."""
+        con = self._con()
+        try:
+            con.execute("BEGIN IMMEDIATE")
+            try:
+                out = fn(con)
+                con.execute("COMMIT")
+                return out
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as e:
+            raise StoreError(f"cannot write to the reservoir at {self.path}: {e}") from e
+
+    def _check_embeddings(self) -> None:
+        key = f"embedding:{self.collection}"
+
+        def claim(con):
+            row = con.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+            if row is None:
+                con.execute("INSERT INTO meta (key, value) VALUES (?, ?)", (key, self.embedding_name))
+                return self.embedding_name
+            return row[0]
+
+        stored = self._write(claim)
+        if stored != self.embedding_name:
+            raise ConfigError(
+                f"reservoir collection {self.collection!r} at {self.path} was built with embeddings "
+                f"{stored!r}, not {self.embedding_name!r}; use the same embeddings or another collection"
+            )
+
+    # ---------------------------------------------------------------- writing
+    def add(self, passages: Iterable[Passage]) -> dict[str, int]:
+        """Store title-content pairs; a pair replaces the stored one with the same title.
+
+        Pairs without a title are skipped (the title is the entry's identity and the
+        trigger's key). Within one call the last pair of a title wins. Returns counts
+        ``{"added", "replaced", "unchanged", "skipped"}``.
+        """
+        latest: dict[str, Passage] = {}
+        skipped = 0
+        for p in passages:
+            k = title_key(p.get("title") or "")
+            if not k or not (p.get("text") or "").strip():
+                skipped += 1
+                continue
+            latest.pop(k, None)  # keep insertion order of the newest
+            latest[k] = p
+        counts = {"added": 0, "replaced": 0, "unchanged": 0, "skipped": skipped}
+        if not latest:
+            return counts
+        items = list(latest.items())
+        vecs = embed_texts(self.embeddings, [" ".join(p["title"].split()) for _, p in items]).astype(np.float32)
+
+        def write(con):
+            seq = self._next_seq(con, len(items))
+            now = time.time()
+            for i, ((k, p), v) in enumerate(zip(items, vecs)):
+                old = con.execute(
+                    "SELECT title, content FROM entries WHERE collection = ? AND title_key = ?",
+                    (self.collection, k),
+                ).fetchone()
+                title = " ".join(p["title"].split())
+                text = p["text"].strip()
+                if old is not None and old[0] == title and old[1] == text:
+                    counts["unchanged"] += 1
+                    continue
+                counts["replaced" if old is not None else "added"] += 1
+                con.execute(
+                    "INSERT INTO entries (collection, title_key, title, content, source, vec, seq, updated_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+                    "ON CONFLICT (collection, title_key) DO UPDATE SET title = excluded.title, "
+                    "content = excluded.content, source = excluded.source, vec = excluded.vec, "
+                    "seq = excluded.seq, updated_at = excluded.updated_at",
+                    (self.collection, k, title, text, str(p.get("source") or ""), v.tobytes(), seq + i, now),
+                )
+
+        self._write(write)
+        return counts
+
+    def _next_seq(self, con: sqlite3.Connection, n: int) -> int:
+        row = con.execute("SELECT value FROM meta WHERE key = 'seq'").fetchone()
+        start = int(row[0]) + 1 if row else 1
+        con.execute(
+            "INSERT INTO meta (key, value) VALUES ('seq', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            (str(start + n - 1),),
+        )
+        return start
+
+    def clear(self) -> int:
+        """Remove every entry of this collection; returns how many were removed."""
+
+        def wipe(con):
+            n = con.execute("DELETE FROM entries WHERE collection = ?", (self.collection,)).rowcount
+            self._next_seq(con, 1)
+            return n
+
+        n = self._write(wipe)
+        with self._cache_lock:
+            self._keys, self._index, self._vecs, self._seen_seq = [], {}, np.zeros((0, 0), np.float32), -1
+        return int(n)
+
+    # ---------------------------------------------------------------- reading
+    def count(self) -> int:
+        row = self._con().execute("SELECT COUNT(*) FROM entries WHERE collection = ?", (self.collection,)).fetchone()
+        return int(row[0])
+
+    def get(self, title: str) -> Passage | None:
+        row = self._con().execute(
+            "SELECT title, content, source FROM entries WHERE collection = ? AND title_key = ?",
+            (self.collection, title_key(title)),
+        ).fetchone()
+        return None if row is None else self._passage(row[0], row[1], row[2])
+
+    def all_entries(self) -> list[Passage]:
+        rows = self._con().execute(
+            "SELECT title, content, source FROM entries WHERE collection = ? ORDER BY seq", (self.collection,)
+        ).fetchall()
+        return [self._passage(t, c, s) for t, c, s in rows]
+
+    @staticmethod
+    def _passage(title: str, content: str, source: str, score: float | None = None) -> Passage:
+        return make_passage(title, content, "memory", score, origin=source or "")
+
+    def _sync(self) -> None:
+        """Bring the in-memory title matrix up to date with the file (changed rows only)."""
+        con = self._con()
+        with self._cache_lock:
+            row = con.execute("SELECT value FROM meta WHERE key = 'seq'").fetchone()
+            seq = int(row[0]) if row else 0
+            if seq == self._seen_seq:
+                return
+            con.execute("BEGIN")  # one consistent snapshot for the reads below
+            try:
+                self._reload(con)
+            finally:
+                con.execute("COMMIT")
+
+    def _reload(self, con: sqlite3.Connection) -> None:
+        row = con.execute("SELECT value FROM meta WHERE key = 'seq'").fetchone()
+        seq = int(row[0]) if row else 0
+        rows = con.execute(
+            "SELECT title_key, vec, seq FROM entries WHERE collection = ? AND seq > ?",
+            (self.collection, self._seen_seq),
+        ).fetchall()
+        total = con.execute("SELECT COUNT(*) FROM entries WHERE collection = ?", (self.collection,)).fetchone()[0]
+        keys, index = list(self._keys), dict(self._index)
+        vecs = [self._vecs[i] for i in range(len(keys))] if self._vecs.size else []
+        for k, blob, _ in rows:
+            v = np.frombuffer(blob, dtype=np.float32)
+            if k in index:
+                vecs[index[k]] = v
+            else:
+                index[k] = len(keys)
+                keys.append(k)
+                vecs.append(v)
+        if len(keys) != int(total):  # entries were removed elsewhere: reload everything
+            rows = con.execute(
+                "SELECT title_key, vec FROM entries WHERE collection = ? ORDER BY seq", (self.collection,)
+            ).fetchall()
+            keys = [k for k, _ in rows]
+            index = {k: i for i, k in enumerate(keys)}
+            vecs = [np.frombuffer(b, dtype=np.float32) for _, b in rows]
+        mat = np.vstack(vecs).astype(np.float32) if vecs else np.zeros((0, 0), np.float32)
+        if mat.size:
+            mat = mat / (np.linalg.norm(mat, axis=1, keepdims=True) + 1e-9)
+        self._keys, self._index, self._vecs, self._seen_seq = keys, index, mat, seq
+
+    def title_similarities(self, queries: Sequence[str]) -> tuple[list[str], np.ndarray]:
+        """Cosine similarity of each query with every stored title: (title keys, [n_q, n_titles])."""
+        self._sync()
+        with self._cache_lock:
+            keys, mat = list(self._keys), self._vecs
+        if not queries:
+            return keys, np.zeros((0, len(keys)), np.float32)
+        if not keys:
+            return keys, np.zeros((len(queries), 0), np.float32)
+        q = embed_texts(self.embeddings, list(queries)).astype(np.float32)
+        q = q / (np.linalg.norm(q, axis=1, keepdims=True) + 1e-9)
+        return keys, q @ mat.T
+
+    def popularity(self, queries: Sequence[str], tau: float) -> list[int]:
+        """Pop(q) = |{k in K : cos(q, title(k)) >= tau}| for each query."""
+        _, sims = self.title_similarities(queries)
+        return [int((row >= tau).sum()) for row in sims]
+
+    def lookup(self, queries: Sequence[str], tau: float, k: int) -> list[tuple[int, list[Passage]]]:
+        """For each query: its popularity and up to ``k`` entries with title similarity >= tau.
+
+        The entries come best first, ``score`` = the title's cosine similarity.
+        """
+        keys, sims = self.title_similarities(queries)
+        out: list[tuple[int, list[Passage]]] = []
+        con = self._con()
+        for row in sims:
+            hits = np.flatnonzero(row >= tau)
+            order = hits[np.argsort(-row[hits], kind="stable")][: max(0, int(k))]
+            entries: list[Passage] = []
+            for i in order:
+                r = con.execute(
+                    "SELECT title, content, source FROM entries WHERE collection = ? AND title_key = ?",
+                    (self.collection, keys[i]),
+                ).fetchone()
+                if r is not None:  # removed since the sync: skip
+                    entries.append(self._passage(r[0], r[1], r[2], float(row[i])))
+            out.append((int(hits.size), entries))
+        return out
+
+
+_OPEN: dict[tuple[str, str, int], Reservoir] = {}
+_OPEN_LOCK = threading.Lock()
+
+
+def open_reservoir(path: str | None = None, *, collection: str = "default", embeddings: Any = None) -> Reservoir:
+    """A process-wide cached :class:`Reservoir` per (file, collection, embeddings object)."""
+    full = str(Path(path or default_reservoir_path()).expanduser().resolve())
+    key = (full, collection or "default", id(embeddings))
+    with _OPEN_LOCK:
+        r = _OPEN.get(key)
+        if r is None:
+            r = Reservoir(full, collection=collection, embeddings=embeddings)
+            _OPEN[key] = r
+        return r
