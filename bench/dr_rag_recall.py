@@ -20,6 +20,7 @@ Embeddings are cached per text inside the process, and the pooled corpus vectors
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import sys
@@ -164,32 +165,37 @@ def main(argv=None) -> int:
         corpus = make_corpus(pooled_passages(examples), emb)
         c = Components(llm=FakeAnswerChat(responses=["-"]), retriever=corpus, embeddings=emb, judges={"pair": judge})
         graph = build_dr_rag_graph(c)
-        for k in [int(x) for x in args.ks.split(",")]:
-            for strat in args.strategies.split(","):
-                for th in thresholds if strat in ("cis", "cfs") else [None]:
-                    s: dict = {"k": k, "strategy": "sm" if strat == "bm25" else strat}
-                    if strat == "bm25":
-                        s["retrieval"] = "bm25"
-                    elif args.retrieval:
-                        s["retrieval"] = args.retrieval
-                    if args.second_retrieval:
-                        s["second_retrieval"] = args.second_retrieval
-                    for key in ("k1", "k2"):
-                        if getattr(args, key) is not None:
-                            s[key] = getattr(args, key)
-                    if th is not None:
-                        s["pair_threshold"] = th
-                    r = run_rows(graph, examples, s)
-                    row = {"dataset": ds, "row": strat, "settings": s, "judge": judge_name, "corpus": corpus.count(), **r}
-                    paper = PAPER.get((ds, k), {}).get(strat)
-                    row["paper"] = paper
-                    results.append(row)
-                    ptxt = f"  paper {paper[0]:.2f} / {paper[1]:.2f}" if paper else ""
-                    print(
-                        f"{NAMES.get(ds, ds):9s} k={k} {strat:5s} th={th if th is not None else '-':<5} "
-                        f"recall {r['recall']:6.2f}  docs {r['docs']:.2f}  (n={r['n']}, {r['seconds']}s){ptxt}",
-                        flush=True,
-                    )
+        firsts = (args.retrieval or "").split(",")
+        seconds = (args.second_retrieval or "").split(",")
+        ks = [int(x) for x in args.ks.split(",")]
+        for k, m1, m2, strat in itertools.product(ks, firsts, seconds, args.strategies.split(",")):
+            if strat in ("bm25", "sm") and (m2 != seconds[0] or (strat == "bm25" and m1 != firsts[0])):
+                continue  # one-stage rows do not depend on the second-stage mode
+            for th in thresholds if strat in ("cis", "cfs") else [None]:
+                s: dict = {"k": k, "strategy": "sm" if strat == "bm25" else strat}
+                if strat == "bm25":
+                    s["retrieval"] = "bm25"
+                elif m1:
+                    s["retrieval"] = m1
+                if m2 and strat not in ("bm25", "sm"):
+                    s["second_retrieval"] = m2
+                for key in ("k1", "k2"):
+                    if getattr(args, key) is not None:
+                        s[key] = getattr(args, key)
+                if th is not None:
+                    s["pair_threshold"] = th
+                r = run_rows(graph, examples, s)
+                row = {"dataset": ds, "row": strat, "settings": s, "judge": judge_name, "corpus": corpus.count(), **r}
+                paper = PAPER.get((ds, k), {}).get(strat)
+                row["paper"] = paper
+                results.append(row)
+                ptxt = f"  paper {paper[0]:.2f} / {paper[1]:.2f}" if paper else ""
+                modes = f"{s.get('retrieval', '-')}/{s.get('second_retrieval', '-')}"
+                print(
+                    f"{NAMES.get(ds, ds):9s} k={k} {strat:5s} {modes:13s} th={th if th is not None else '-':<5} "
+                    f"recall {r['recall']:6.2f}  docs {r['docs']:.2f}  (n={r['n']}, {r['seconds']}s){ptxt}",
+                    flush=True,
+                )
     print()
     print(markdown_table(results))
     if args.json:
@@ -202,13 +208,18 @@ def markdown_table(results: list[dict]) -> str:
     dss = list(dict.fromkeys(r["dataset"] for r in results))
     lines = ["| k | strategy | " + " | ".join(f"{NAMES.get(d, d)} recall (docs)" for d in dss) + " |"]
     lines.append("|---|---|" + "---|" * len(dss))
-    keys = list(dict.fromkeys((r["settings"]["k"], r["row"], r["settings"].get("pair_threshold")) for r in results))
-    for k, row, th in keys:
+    def key(r):
+        s = r["settings"]
+        return (s["k"], r["row"], s.get("retrieval"), s.get("second_retrieval"), s.get("pair_threshold"))
+
+    keys = list(dict.fromkeys(key(r) for r in results))
+    for kk in keys:
+        k, row, m1, m2, th = kk
         cells = []
         for d in dss:
-            m = [r for r in results if r["dataset"] == d and r["settings"]["k"] == k and r["row"] == row and r["settings"].get("pair_threshold") == th]
+            m = [r for r in results if r["dataset"] == d and key(r) == kk]
             cells.append(f"{m[0]['recall']:.2f} ({m[0]['docs']:.2f})" if m else "")
-        name = row + (f" th={th}" if th is not None else "")
+        name = row + (f" {m1 or ''}/{m2 or ''}" if m1 or m2 else "") + (f" th={th}" if th is not None else "")
         lines.append(f"| {k} | {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

@@ -171,10 +171,11 @@ def cmd_ask(args: argparse.Namespace) -> int:
     config = None
     checkpointer = None
     if getattr(args, "thread", None):
-        from .debug_cli import open_checkpointer
+        from .debug_cli import open_checkpointer, store_of, thread_config
 
         checkpointer = open_checkpointer(args.checkpointer)
-        config = {"configurable": {"thread_id": args.thread}}
+        # the method, settings and store go into the checkpoints' metadata (for history/replay)
+        config = thread_config(args.thread, args.method, ctx_values, store_of(args))
     result = run_graph(
         args.method,
         question,
@@ -284,7 +285,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_ask)
 
     p = sub.add_parser("demo", help="ingest the bundled sample corpus and answer a question")
-    p.add_argument("--question", default="Which country is the home of the band that released the album Kiss Me, Kiss Me, Kiss Me?")
+    p.add_argument("--question", default="Who replaced the manager of the Aston Villa that began at Leeds United?")
     p.add_argument("--method", default="vanilla")
     p.add_argument("--llm", default=None)
     p.add_argument("--store", default=None)

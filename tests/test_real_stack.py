@@ -36,13 +36,13 @@ def test_fast_embeddings_stay_close_to_exact():
 
 def test_ingest_is_idempotent_and_retrieves(tmp_path, data_dir, minilm):
     store = str(tmp_path / "chroma")
-    corpus = ChromaCorpus(store, collection="t", embeddings=minilm)
+    corpus = ChromaCorpus(store, collection="hotpot", embeddings=minilm)
     r1 = ingest([str(data_dir / "hotpotqa.sample.jsonl")], corpus, progress=False)
     assert r1.added == r1.passages > 150
     r2 = ingest([str(data_dir / "hotpotqa.sample.jsonl")], corpus, progress=False)
     assert r2.added == 0 and corpus.count() == r1.passages
     # a fresh handle on the same directory sees the same data (persistent)
-    again = ChromaCorpus(store, collection="t", embeddings=minilm)
+    again = ChromaCorpus(store, collection="hotpot", embeddings=minilm)
     assert again.count() == r1.passages
     hits = again.search("Danish chemist who introduced the concept of pH", 4)
     assert "S. P. L. Sørensen" in [h["title"] for h in hits]
@@ -54,7 +54,7 @@ def test_ingest_is_idempotent_and_retrieves(tmp_path, data_dir, minilm):
 
 def test_vanilla_graph_answers_with_real_gemma(tmp_path, data_dir, minilm, gemma):
     exs = load_dataset(str(data_dir / "hotpotqa.sample.jsonl"), "hotpotqa")
-    corpus = ChromaCorpus(str(tmp_path / "chroma"), collection="v", embeddings=minilm)
+    corpus = ChromaCorpus(str(tmp_path / "chroma"), collection="vanilla", embeddings=minilm)
     ingest([str(data_dir / "hotpotqa.sample.jsonl")], corpus, progress=False)
     c = Components(llm=gemma, retriever=corpus, embeddings=minilm)
     g = build_vanilla_graph(c)

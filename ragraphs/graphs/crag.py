@@ -43,8 +43,8 @@ from ..nodes.crag import (
 )
 from ..nodes.generate import make_generate
 from ..settings import RAGContext
-from ..state.base import RAGInput, RAGOutput
-from ..state.crag import CRAGState
+from ..state.base import RAGInput
+from ..state.crag import CRAGOutput, CRAGState
 from ._common import timed
 
 # The paper's thresholds for its T5-large evaluator on PopQA (Appendix B).
@@ -88,7 +88,7 @@ class CRAGContext(RAGContext):
 def build_crag_graph(components: Components | None = None, *, checkpointer=None):
     """Compile the CRAG graph over ``components`` (embedded defaults if None)."""
     c = components or default_components()
-    g = StateGraph(CRAGState, context_schema=CRAGContext, input_schema=RAGInput, output_schema=RAGOutput)
+    g = StateGraph(CRAGState, context_schema=CRAGContext, input_schema=RAGInput, output_schema=CRAGOutput)
     g.add_node("retrieve", timed("retrieve", make_crag_retrieve(c)))
     g.add_node("evaluate", timed("evaluate", make_evaluate(c)))
     g.add_node("refine", timed("refine", make_refine(c)))

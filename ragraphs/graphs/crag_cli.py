@@ -164,7 +164,12 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         from ..tools.vectorstore import InMemoryCorpus
 
         corpus = InMemoryCorpus(passages, embeddings)
-    c = Components(retriever=corpus, embeddings=embeddings)
+    judges = None
+    if args.judge == "cosine":
+        from ..tools.judges import CosineJudge
+
+        judges = {"evaluator": CosineJudge(embeddings)}
+    c = Components(retriever=corpus, embeddings=embeddings, judges=judges)
     judge = c.judge("evaluator")
     rows = collect(examples, corpus, judge, args.k, args.retrieval)
     if not any(any(r["labels"]) for r in rows):
@@ -227,6 +232,7 @@ def register(sub: Any) -> None:
     p.add_argument("--retrieval", choices=["dense", "bm25", "hybrid"], default="dense")
     p.add_argument("--unit", choices=["doc", "question"], default="doc", help="samples: each retrieved document (default) or each question's best score")
     p.add_argument("--alpha", type=float, default=1.0, help="false-positive penalty (paper: 1)")
+    p.add_argument("--judge", choices=["default", "cosine"], default="default", help="the shipped evaluator (default) or the cosine baseline")
     p.add_argument("--out", metavar="FILE", default=None, help="also write the report as JSON")
     p.add_argument("--json", action="store_true", help="print the report as one JSON line")
     p.add_argument("--quiet", action="store_true")

@@ -7,7 +7,9 @@ Every method's state extends :class:`RAGState`, so the CLI and the evaluator can
 from __future__ import annotations
 
 import operator
-from typing import Annotated, NotRequired, TypedDict
+from typing import Annotated
+
+from typing_extensions import NotRequired, TypedDict  # pydantic (Studio schemas) needs these on Python < 3.12
 
 from .types import Passage, add_trace, merge_passages
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import NotRequired
 
-from .base import RAGState
+from .base import RAGOutput, RAGState
 from .types import Passage
 
 
@@ -27,5 +27,17 @@ class CRAGState(RAGState):
     # set when the web search was not configured, failed or timed out
     web_error: NotRequired[str]
     # recomposed knowledge, as the texts the generator sees
+    internal_knowledge: NotRequired[str]
+    external_knowledge: NotRequired[str]
+
+
+class CRAGOutput(RAGOutput):
+    """What a CRAG run returns: the shared output plus the evaluator's verdict and knowledge."""
+
+    scores: NotRequired[list[float]]
+    action: NotRequired[str]
+    action_reason: NotRequired[str]
+    queries: NotRequired[list[str]]
+    web_error: NotRequired[str]
     internal_knowledge: NotRequired[str]
     external_knowledge: NotRequired[str]

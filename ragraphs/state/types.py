@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Iterable, NotRequired, TypedDict
+from typing import Any, Iterable
+
+from typing_extensions import NotRequired, TypedDict  # pydantic (Studio schemas) needs these on Python < 3.12
 
 
 class Passage(TypedDict):

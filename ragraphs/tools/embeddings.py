@@ -49,9 +49,18 @@ def load_sentence_transformer(fast: bool = False):
             model = SentenceTransformer(minilm_path(), device="cpu", local_files_only=True)
             model.eval()
             if fast:
-                model = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
+                import warnings
+
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    model = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
             _MODEL_CACHE[key] = model
         return _MODEL_CACHE[key]
+
+
+def _dim(model) -> int:
+    get = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+    return int(get())
 
 
 class MiniLMEmbeddings(Embeddings):
@@ -79,7 +88,7 @@ class MiniLMEmbeddings(Embeddings):
             return np.zeros((0, 384), dtype=np.float32)
         model = self.model
         order = np.argsort([-len(t) for t in texts], kind="stable")
-        out = np.zeros((len(texts), model.get_sentence_embedding_dimension()), dtype=np.float32)
+        out = np.zeros((len(texts), _dim(model)), dtype=np.float32)
         with torch.inference_mode():
             for s in range(0, len(texts), self.batch_size):
                 idx = order[s : s + self.batch_size]

@@ -10,6 +10,7 @@ it for ``mode="bm25"`` and ``mode="hybrid"`` (reciprocal-rank fusion).
 from __future__ import annotations
 
 import os
+import re
 import threading
 from typing import Any, Callable, Iterable, Protocol, Sequence, runtime_checkable
 from urllib.parse import urlparse
@@ -86,6 +87,11 @@ class ChromaCorpus:
     ):
         if not path and not url:
             raise ConfigError("ChromaCorpus needs a directory path or a server url")
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{1,510}[A-Za-z0-9]", collection or ""):
+            raise ConfigError(
+                f"bad collection name {collection!r}: 3-512 characters of letters, digits, '.', '_' or '-', "
+                "starting and ending with a letter or digit"
+            )
         self.path, self.url, self.collection_name = path, url, collection
         self.embeddings = embeddings or MiniLMEmbeddings()
         self._client = _client(path, url)
