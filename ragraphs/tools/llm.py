@@ -173,9 +173,18 @@ _CACHE: dict[tuple, BaseChatModel] = {}
 _CACHE_LOCK = threading.Lock()
 
 
-def make_llm(spec: str | None = None, *, max_tokens: int = 64, timeout: float = 120.0) -> BaseChatModel:
-    """Build (once per spec, then cached) a LangChain chat model from a spec string."""
+def make_llm(spec: str | None = None, *, max_tokens: int = 64, timeout: float | None = None) -> BaseChatModel:
+    """Build (once per spec, then cached) a LangChain chat model from a spec string.
+
+    Remote models time out after ``RAGRAPHS_LLM_TIMEOUT`` seconds (default 120) and are
+    retried ``RAGRAPHS_LLM_RETRIES`` times (default 1).
+    """
     spec = (spec or os.environ.get("RAGRAPHS_LLM") or DEFAULT_LLM).strip()
+    if timeout is None:
+        try:
+            timeout = float(os.environ.get("RAGRAPHS_LLM_TIMEOUT", "120"))
+        except ValueError as e:
+            raise ConfigError("RAGRAPHS_LLM_TIMEOUT must be a number of seconds") from e
     key = (spec, max_tokens)
     with _CACHE_LOCK:
         if key in _CACHE:
