@@ -91,7 +91,7 @@ _json = st.recursive(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.text(max_size=300))
 def test_parsers_never_raise(text):
     parse_json_object(text)
@@ -105,14 +105,14 @@ def test_parsers_never_raise(text):
         assert isinstance(it["info"], str) and all(isinstance(n, int) for n in it["support"])
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.dictionaries(st.text(max_size=8), _json, min_size=1, max_size=5), st.text(max_size=30), st.text(max_size=30))
 def test_valid_json_round_trips_inside_noise(obj, before, after):
     before = before.replace("{", "").replace("[", "")
     assert parse_json_object(before + json.dumps(obj) + after) == obj
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.text(alphabet=st.characters(blacklist_characters='"\\', blacklist_categories=("Cs", "Cc")), min_size=1, max_size=40), st.integers(0, 60))
 def test_truncated_object_keeps_the_complete_fields(answer, cut):
     full = json.dumps({"answer": answer, "missing_information": "something else entirely", "explanation": "because"})

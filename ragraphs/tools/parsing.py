@@ -71,6 +71,12 @@ def close_json(text: str) -> str:
             out = out[:-1]
         out += '"'
     stripped = out.rstrip()
+    if stack and stack[-1] == "}":
+        # a key cut before its colon ('{"a": 1, "ke'): drop it
+        dangling = re.search(r'([,{])\s*"(?:[^"\\]|\\.)*"\s*$', stripped)
+        if dangling:
+            stripped = stripped[: dangling.start(1) + (1 if dangling.group(1) == "{" else 0)]
+            out = stripped
     if stripped.endswith(","):
         out = stripped[:-1]
     elif stripped.endswith(":"):
