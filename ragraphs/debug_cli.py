@@ -57,6 +57,19 @@ def store_of(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def stored_context(meta: dict, method: str) -> dict[str, Any]:
+    """The run settings recorded in a checkpoint's metadata: ragraphs' own JSON record, else
+    (a run made on a LangGraph server) the metadata keys that are settings of the method."""
+    if META_CONTEXT in meta:
+        return _loads(meta.get(META_CONTEXT))
+    from dataclasses import fields
+
+    from .graphs import get_context_class
+
+    names = {f.name for f in fields(get_context_class(method))}
+    return {k: v for k, v in meta.items() if k in names and isinstance(v, (str, int, float, bool))}
+
+
 def _loads(s: Any) -> dict:
     if isinstance(s, dict):
         return s
@@ -91,7 +104,9 @@ def _graph_for(thread_id: str, saver, method: str | None, components=None):
     if tup is None:
         raise InputError(f"no checkpoints for thread {thread_id!r}")
     meta = dict(tup.metadata or {})
-    method = method or meta.get(META_METHOD)
+    # runs made by ragraphs carry their method; runs made on a LangGraph server carry the
+    # graph id (the same names, see langgraph.json)
+    method = method or meta.get(META_METHOD) or (meta.get("graph_id") if meta.get("graph_id") in method_names() else None)
     if not method:
         seen: set[str] = set()
         for tup in saver.list({"configurable": {"thread_id": thread_id}}):
@@ -184,14 +199,14 @@ def cmd_history(args: argparse.Namespace) -> int:
                 {
                     "thread_id": args.thread_id,
                     "method": method,
-                    "context": _loads(meta.get(META_CONTEXT)),
+                    "context": stored_context(meta, method),
                     "checkpoints": [{k: v for k, v in r.items() if k != "config"} for r in rows],
                 },
                 default=str,
             )
         )
         return 0
-    ctx = _loads(meta.get(META_CONTEXT))
+    ctx = stored_context(meta, method)
     print(f"thread {args.thread_id}: method {method}; {len(rows)} checkpoints in {describe(args.checkpointer)}")
     question = next((r["question"] for r in rows if r.get("question")), None)
     if question:
@@ -248,7 +263,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         collection=args.collection or store.get("collection") or "ragraphs",
     )
     graph, method, meta = _graph_for(args.thread_id, saver, method, make_components(ns))
-    values = {**_loads(meta.get(META_CONTEXT)), **_parse_sets(args.set)}
+    values = {**stored_context(meta, method), **_parse_sets(args.set)}
     ctx = context_from(get_context_class(method), values)
     rows = load_history(graph, args.thread_id)
     if args.from_step is None:

@@ -181,3 +181,30 @@ def test_bad_postgres_url_is_one_clear_error(capsys):
     assert code != 0
     assert err.startswith("ragraphs: error: cannot use the PostgreSQL checkpointer at postgresql://u:***@127.0.0.1")
     assert "pw@" not in err and "Traceback" not in err
+
+
+def test_server_runs_land_in_postgres_and_the_cli_debugs_them(pg_url, capsys, tmp_path):
+    """``langgraph dev`` with the PostgreSQL checkpointer hook (examples/langgraph.postgres.json):
+    a run made through the server is listed and replayed by ``ragraphs history/replay``."""
+    from langgraph_sdk import get_sync_client
+
+    from test_studio_server import langgraph_dev
+
+    config = Path(__file__).resolve().parent.parent / "examples" / "langgraph.postgres.json"
+    home, cwd = tmp_path / "home", tmp_path / "cwd"
+    home.mkdir(), cwd.mkdir()
+    with langgraph_dev(config, home, cwd, {"RAGRAPHS_CHECKPOINTER": pg_url}) as url:
+        client = get_sync_client(url=url, timeout=120)
+        assistant = next(a for a in client.assistants.search() if a["graph_id"] == "none")
+        thread = client.threads.create()
+        out = client.runs.wait(thread["thread_id"], assistant["assistant_id"], input={"question": "Who painted Guernica?"},
+                               context={"llm": "fake:Picasso"})
+        assert out["answer"] == "Picasso"
+    tid = thread["thread_id"]
+    assert _rows(pg_url, tid) == 3  # the server's checkpoints are in PostgreSQL
+    code, out, err = _cli(capsys, "history", tid, "--checkpointer", pg_url, "--json")
+    hist = json.loads(out)
+    assert code == 0 and hist["method"] == "none" and hist["context"] == {"llm": "fake:Picasso"}
+    assert hist["checkpoints"][-1]["answer"] == "Picasso"
+    code, out, err = _cli(capsys, "replay", tid, "--from", "0", "--set", "llm=fake:Miro", "--checkpointer", pg_url, "--json")
+    assert code == 0 and json.loads(out)["answer"] == "Miro"

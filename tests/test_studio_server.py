@@ -8,6 +8,7 @@ bundled sample corpus).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -70,43 +71,50 @@ def _get(url: str, timeout: float = 2.0) -> bytes:
         return r.read()
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory, minilm):
-    home = tmp_path_factory.mktemp("studio_home")
-    n = ingest_sample_slice(home, minilm)
-    assert n >= 25
-    cwd = tmp_path_factory.mktemp("studio_cwd")
+@contextlib.contextmanager
+def langgraph_dev(config: Path, home: Path, cwd: Path, extra_env: dict | None = None, timeout: float = 180):
+    """Run ``langgraph dev`` on a free port of 127.0.0.1; yields its URL; always stops it."""
     port = free_port()
-    log = open(cwd / "server.log", "w")
+    logpath = cwd / "server.log"
     exe = Path(sys.executable).parent / "langgraph"
-    cmd = [str(exe), "dev", "--config", str(CONFIG), "--host", "127.0.0.1", "--port", str(port), "--no-browser", "--no-reload"]
-    proc = subprocess.Popen(cmd, cwd=cwd, env=offline_env(home), stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    cmd = [str(exe), "dev", "--config", str(config), "--host", "127.0.0.1", "--port", str(port), "--no-browser", "--no-reload"]
+    env = {**offline_env(home), **(extra_env or {})}
+    with open(logpath, "w") as log:
+        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 180
+        deadline = time.monotonic() + timeout
         while True:
             if proc.poll() is not None:
-                pytest.fail("langgraph dev exited early:\n" + (cwd / "server.log").read_text()[-4000:])
+                pytest.fail("langgraph dev exited early:\n" + logpath.read_text()[-4000:])
             try:
                 if json.loads(_get(url + "/ok")).get("ok"):
                     break
             except OSError:
                 pass
             if time.monotonic() > deadline:
-                pytest.fail("langgraph dev did not start in 180 s:\n" + (cwd / "server.log").read_text()[-4000:])
+                pytest.fail(f"langgraph dev did not start in {timeout:.0f} s:\n" + logpath.read_text()[-4000:])
             time.sleep(0.5)
-        yield {"url": url, "home": home, "log": cwd / "server.log"}
+        yield url
     finally:
         try:
             os.killpg(proc.pid, signal.SIGTERM)
             proc.wait(timeout=20)
-        except (ProcessLookupError, subprocess.TimeoutExpired):
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        except ProcessLookupError:
+            pass
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=10)
-        log.close()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory, minilm):
+    home = tmp_path_factory.mktemp("studio_home")
+    n = ingest_sample_slice(home, minilm)
+    assert n >= 25
+    cwd = tmp_path_factory.mktemp("studio_cwd")
+    with langgraph_dev(CONFIG, home, cwd) as url:
+        yield {"url": url, "home": home, "log": cwd / "server.log"}
 
 
 @pytest.fixture(scope="module")
