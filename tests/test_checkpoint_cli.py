@@ -1,0 +1,116 @@
+"""``ragraphs ask --thread``, ``history`` and ``replay`` on the default SQLite checkpointer.
+
+These run the real CLI entry point in this process with a deterministic model (``fake:``),
+so they need no model weights; the real-model runs are in test_checkpoint_resume.py.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+from conftest import free_port
+
+
+def _cli(capsys, *argv) -> tuple[int, str, str]:
+    from ragraphs.cli import main
+
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_thread_history_and_time_travel_on_the_default_sqlite_file(tmp_path, capsys):
+    code, out, _ = _cli(capsys, "ask", "What is the capital of Peru?", "--method", "none", "--llm", "fake:Lima",
+                        "--set", "max_new_tokens=8", "--thread", "peru", "--quiet")
+    assert code == 0 and out.strip() == "Lima"
+    db = tmp_path / "home" / "checkpoints.sqlite"  # $RAGRAPHS_HOME/checkpoints.sqlite
+    assert db.exists()
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT count(*) FROM checkpoints WHERE thread_id='peru'").fetchone()[0] == 3
+
+    code, out, _ = _cli(capsys, "history", "peru")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].startswith("thread peru: method none; 3 checkpoints in ") and lines[0].endswith(str(db))
+    assert "question: What is the capital of Peru?" in out
+    assert "settings: llm=fake:Lima, max_new_tokens=8" in out
+    assert "input received" in out and "ran generate (" in out and "answer: Lima" in out
+    assert out.index("step  -1") < out.index("step   0") < out.index("step   1")
+
+    # time travel: from step 0 (before generate) with another model; the settings kept in
+    # the thread (max_new_tokens) still apply, --set overrides the model
+    code, out, err = _cli(capsys, "replay", "peru", "--from", "0", "--set", "llm=fake:Cusco", "--trace")
+    assert code == 0 and out.splitlines()[0] == "Cusco"
+    assert "replaying thread peru (none) from step 0" in err
+    assert "--- [" in err and "] generate (" in err and '"raw": "Cusco"' in err
+    code, out, _ = _cli(capsys, "history", "peru", "--json")
+    hist = json.loads(out)
+    assert hist["context"] == {"llm": "fake:Cusco", "max_new_tokens": 8}
+    answers = [c["answer"] for c in hist["checkpoints"] if not c["next"]]
+    assert answers == ["Lima", "Cusco"]  # both branches stay in the thread
+    fork = [c for c in hist["checkpoints"] if c["source"] == "fork"]
+    assert len(fork) == 1 and fork[0]["parent_id"] == hist["checkpoints"][1]["checkpoint_id"]
+
+    # replay from a checkpoint id prefix works too
+    first_done = next(c for c in hist["checkpoints"] if c["answer"] == "Lima" and not c["next"])
+    code, out, err = _cli(capsys, "replay", "peru", "--from", hist["checkpoints"][1]["checkpoint_id"][:30], "--json")
+    rep = json.loads(out)
+    assert code == 0 and rep["answer"] == "Cusco" and rep["from_step"] == 0
+    assert first_done["checkpoint_id"] != rep["checkpoint_id"]
+
+    # a complete thread has nothing to continue
+    code, out, err = _cli(capsys, "replay", "peru")
+    assert code == 0 and "is complete" in err
+
+
+def test_a_failed_run_continues_from_its_last_checkpoint(tmp_path, capsys, monkeypatch):
+    """The model is unreachable at generate: the run stops after its step-0 checkpoint;
+    ``replay ID`` (no --from) continues it once a model is given."""
+    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{free_port()}/v1")
+    monkeypatch.setenv("RAGRAPHS_LLM_RETRIES", "0")
+    db = tmp_path / "cp" / "runs.sqlite"
+    code, out, err = _cli(capsys, "ask", "Who wrote Hamlet?", "--method", "none", "--llm", "openai:down",
+                          "--thread", "t1", "--checkpointer", str(db))
+    assert code != 0 and err.startswith("ragraphs: error: LLM call failed")
+    code, out, _ = _cli(capsys, "history", "t1", "--checkpointer", str(db), "--json")
+    last = json.loads(out)["checkpoints"][-1]
+    assert last["next"] == ["generate"] and last["answer"] is None
+
+    code, out, err = _cli(capsys, "replay", "t1", "--checkpointer", str(db), "--set", "llm=fake:Shakespeare", "--json")
+    rep = json.loads(out)
+    assert code == 0 and rep["answer"] == "Shakespeare" and [e["node"] for e in rep["ran"]] == ["generate"]
+    assert rep["from_checkpoint"] == last["checkpoint_id"]
+    assert [e["event"] for e in rep["events"]] == ["node_trace"]
+
+
+def test_clear_errors(tmp_path, capsys):
+    code, out, err = _cli(capsys, "history", "nothing-here")
+    assert code != 0 and err.strip() == "ragraphs: error: no checkpoints for thread 'nothing-here'"
+    _cli(capsys, "ask", "Q?", "--method", "none", "--llm", "fake:A", "--thread", "t")
+    code, out, err = _cli(capsys, "replay", "t", "--from", "7")
+    assert code != 0 and err.strip() == "ragraphs: error: no checkpoint at step 7; steps: -1, 0, 1"
+    code, out, err = _cli(capsys, "replay", "t", "--from", "zz-not-an-id")
+    assert code != 0 and "matches 0 checkpoints" in err
+    bad = tmp_path / "not-a-db.sqlite"
+    bad.write_bytes(b"this is not a database" * 100)
+    code, out, err = _cli(capsys, "history", "t", "--checkpointer", str(bad))
+    assert code != 0 and err.startswith(f"ragraphs: error: cannot use {bad} as a SQLite checkpointer")
+    code, out, err = _cli(capsys, "history", "t", "--checkpointer", str(tmp_path))
+    assert code != 0 and "is a directory" in err
+
+
+def test_history_infers_the_method_of_a_thread_without_ragraphs_metadata(tmp_path):
+    from ragraphs.checkpoint import open_checkpointer
+    from ragraphs.components import Components
+    from ragraphs.debug_cli import _graph_for
+    from ragraphs.graphs.none import build_none_graph
+    from ragraphs.tools.llm import FakeAnswerChat
+
+    saver = open_checkpointer(str(tmp_path / "x.sqlite"))
+    g = build_none_graph(Components(llm=FakeAnswerChat(responses=["ok"])), checkpointer=saver)
+    g.invoke({"question": "q?"}, {"configurable": {"thread_id": "plain"}})
+    _, method, _ = _graph_for("plain", saver, None)
+    assert method == "none"
+    assert Path(tmp_path / "x.sqlite").exists()
