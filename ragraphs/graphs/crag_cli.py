@@ -13,10 +13,10 @@ Here each threshold is one binary decision, fitted separately on labelled scores
   judged not irrelevant, FP: *relevant* judged irrelevant (the costly error: a good
   retrieval thrown away); n_neg = relevant samples. The lower threshold is at most the upper.
 
-Samples (``--unit``): ``doc`` (default, as the paper: the evaluator judges each retrieved
-document; label = the document is a gold supporting paragraph, for PopQA one that holds a
-gold answer) or ``question`` (the action's own input: the best score among a question's
-retrieved documents; label = some retrieved document is supporting).
+Samples (``--unit``): ``question`` (default: the action's own input, the best score among
+a question's retrieved documents; label = some retrieved document is a gold supporting
+paragraph, for PopQA one that holds a gold answer) or ``doc`` (each retrieved document on
+its own, labelled supporting or not). Both are reported.
 
 The corpus is the data file's paragraphs pooled into one index (as ``ragraphs eval``), the
 retrieval is the graph's own (top ``--k``), the evaluator is ``c.judge("evaluator")``.
@@ -187,6 +187,8 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         "unit": args.unit,
         "calibrated": fitted,
         f"calibrated_{other}": {k: fitted_other[k] for k in ("upper", "lower")},
+        f"shares_calibrated_{other}": action_shares(maxes, fitted_other["upper"], fitted_other["lower"]),
+        f"quality_calibrated_{other}": action_quality(maxes, has_gold, fitted_other["upper"], fitted_other["lower"]),
         "retrieval_has_gold": round(sum(has_gold) / max(1, len(rows)), 4),
         "shares_calibrated": action_shares(maxes, fitted["upper"], fitted["lower"]),
         "shares_paper": action_shares(maxes, PAPER_UPPER, PAPER_LOWER),
@@ -204,7 +206,11 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         print(f"calibrated on {len(rows)} questions of {args.data} (k={args.k}, unit={args.unit}, judge={report['judge']}):")
         print(f"  upper = {f['upper']}  lower = {f['lower']}   (paper: upper {PAPER_UPPER}, lower {PAPER_LOWER})")
         print(f"  objective: upper {f['objective_upper']}, lower {f['objective_lower']} (alpha {f['alpha']}; {f['n']} samples, {f['n_relevant']} relevant)")
-        print(f"  with unit={other}: upper = {fitted_other['upper']}  lower = {fitted_other['lower']}")
+        sh = report[f"shares_calibrated_{other}"]
+        print(
+            f"  with unit={other}: upper = {fitted_other['upper']}  lower = {fitted_other['lower']}: correct "
+            f"{sh['correct']:.1%}, ambiguous {sh['ambiguous']:.1%}, incorrect {sh['incorrect']:.1%}"
+        )
         print(f"  retrievals holding a gold paragraph: {report['retrieval_has_gold']:.1%}")
         for name in ("calibrated", "paper"):
             sh = report[f"shares_{name}"]
@@ -230,7 +236,7 @@ def register(sub: Any) -> None:
     p.add_argument("--limit", type=int, default=None, metavar="N", help="the first N questions (the corpus still pools the whole file)")
     p.add_argument("--k", type=int, default=4, help="documents retrieved per question (default 4)")
     p.add_argument("--retrieval", choices=["dense", "bm25", "hybrid"], default="dense")
-    p.add_argument("--unit", choices=["doc", "question"], default="doc", help="samples: each retrieved document (default) or each question's best score")
+    p.add_argument("--unit", choices=["doc", "question"], default="question", help="samples: each question's best score (default; what the action reads) or each retrieved document")
     p.add_argument("--alpha", type=float, default=1.0, help="false-positive penalty (paper: 1)")
     p.add_argument("--judge", choices=["default", "cosine"], default="default", help="the shipped evaluator (default) or the cosine baseline")
     p.add_argument("--out", metavar="FILE", default=None, help="also write the report as JSON")
