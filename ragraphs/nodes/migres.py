@@ -496,13 +496,14 @@ def make_leaf_extract(c: Components) -> Callable[[dict, Runtime], dict]:
 
 
 def make_memory(c: Components) -> Callable[[dict, Runtime], dict]:
-    """Memory Module: record this iteration's queries and the passages read; a passage
-    that was read and supports no kept statement is a hard negative, never fed again."""
+    """Memory Module: record this iteration's queries and the passages read. A passage
+    that was read and supports no kept statement (in this or an earlier iteration) is a
+    hard negative, never fed again; text already read is not read again either."""
 
     def memory(state: dict, runtime: Runtime) -> dict:
         iteration = int(state.get("iterations") or 0) + 1
         fed = [p for p in state.get("candidates") or [] if p.get("source") != "llm"]
-        cited = {i for u in state.get("useful_info") or [] if u.get("iteration") == iteration for i in u["support_ids"]}
+        cited = {i for u in state.get("useful_info") or [] for i in u["support_ids"]}
         hard = [p["id"] for p in fed if p["id"] not in cited]
         queries = list(state.get("queries") or [state["question"]])
         return {

@@ -194,7 +194,7 @@ def extract_string_field(text: str, key: str) -> str | None:
             q = rest[0]
             body = rest[1:]
             # end at a closing quote followed by a separator; else at end of line
-            end = re.search(re.escape(q) + r"\s*(?:,\s*[\"'][\w ]+[\"']\s*:|[,}\]]|$)", body, flags=re.M)
+            end = re.search(re.escape(q) + r"\s*(?:,?\s*[\"'][\w ]+[\"']\s*:|[,}\]]|$)", body, flags=re.M)
             value = body[: end.start()] if end else body.split("\n", 1)[0]
             return value.replace('\\"', '"').strip()
         bare = re.match(r"([^,}\n]*)", rest)
