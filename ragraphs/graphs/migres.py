@@ -54,21 +54,30 @@ class MIGRESContext(RAGContext):
 
     The relevance and NLI thresholds are in the scales of ragraphs' judges (evaluator in
     [-1, 1], NLI entailment probability in [0, 1]), not the paper's BGE-reranker logits
-    (3.0 for multi-hop, 5.0 for ODQA, 0.0 for commonsense QA); tuned on the dev files.
+    (3.0 for multi-hop, 5.0 for ODQA, 0.0 for commonsense QA). Left at None, each one is
+    the judge's own calibrated decision threshold (its ``threshold`` attribute: the trained
+    judges carry the one chosen on their validation data), 0.0 / 0.5 for a judge without one.
     """
 
-    k: int = field(default=10, metadata={"description": "passages retrieved per query (paper: 50)"})
+    k: int = field(default=8, metadata={"description": "passages retrieved per query (paper: 50; fewer for a CPU)"})
+    max_passage_chars: int = field(default=600, metadata={"description": "characters per passage in a prompt"})
     max_iterations: int = field(
         default=5, metadata={"description": "iteration guard: 5 multi-hop/commonsense QA, 3 open-domain QA (Table 12)"}
     )
     max_queries: int = field(default=3, metadata={"description": "new queries per iteration (at most)"})
     max_passages: int = field(default=5, metadata={"description": "passages read per iteration (Table 12: 5)"})
-    passage_threshold: float = field(default=0.3, metadata={"description": "passage-level relevance threshold (evaluator score)"})
-    sentence_threshold: float = field(default=0.3, metadata={"description": "sentence-level relevance threshold (evaluator score)"})
+    passage_threshold: float | None = field(
+        default=None, metadata={"description": "passage relevance threshold (evaluator score); None: the judge's own"}
+    )
+    sentence_threshold: float | None = field(
+        default=None, metadata={"description": "sentence relevance threshold; None: the passage threshold"}
+    )
     knowledge_prompting: bool = field(default=True, metadata={"description": "ask the LLM for knowledge when no passage survives"})
-    nli_threshold: float = field(default=0.5, metadata={"description": "entailment probability a statement needs"})
-    judge_max_tokens: int = field(default=80, metadata={"description": "tokens the Main Module may write"})
-    leaf_max_tokens: int = field(default=120, metadata={"description": "tokens the Leaf Module may write"})
+    nli_threshold: float | None = field(
+        default=None, metadata={"description": "entailment probability a statement needs; None: the NLI judge's own"}
+    )
+    judge_max_tokens: int = field(default=48, metadata={"description": "tokens the Main Module may write"})
+    leaf_max_tokens: int = field(default=80, metadata={"description": "tokens the Leaf Module may write"})
     query_max_tokens: int = field(default=64, metadata={"description": "tokens the Query Generator may write"})
     knowledge_max_tokens: int = field(default=64, metadata={"description": "tokens knowledge prompting may write"})
 

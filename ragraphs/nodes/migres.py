@@ -39,6 +39,14 @@ def setting(ctx: Any, name: str) -> Any:
     return getattr(MIGRESContext(), name)
 
 
+def threshold(value: Any, judge: Any, fallback: float) -> float:
+    """A threshold setting: the value given, else the judge's own ``threshold``, else ``fallback``."""
+    if value is not None:
+        return float(value)
+    own = getattr(judge, "threshold", None)
+    return float(own) if isinstance(own, (int, float)) else float(fallback)
+
+
 def _llm(c: Components, ctx: Any):
     # one shared model instance per spec (the same one the generate node uses)
     return c.llm(setting(ctx, "llm"), max_tokens=int(setting(ctx, "max_new_tokens")))
@@ -351,8 +359,9 @@ def make_filter_knowledge(c: Components) -> Callable[[dict, Runtime], dict]:
 
     def filter_knowledge(state: dict, runtime: Runtime) -> dict:
         ctx = runtime.context
-        p_thr = float(setting(ctx, "passage_threshold"))
-        s_thr = float(setting(ctx, "sentence_threshold"))
+        judge = c.judge("evaluator")
+        p_thr = threshold(setting(ctx, "passage_threshold"), judge, 0.0)
+        s_thr = threshold(setting(ctx, "sentence_threshold"), None, p_thr)
         max_passages = int(setting(ctx, "max_passages"))
         hard = set(state.get("hard_negative_ids") or [])
         fed = set(state.get("fed_keys") or [])
@@ -360,7 +369,6 @@ def make_filter_knowledge(c: Components) -> Callable[[dict, Runtime], dict]:
         skipped_hard = len(state.get("candidates") or []) - len(raw)
         if not raw:
             return {"candidates": [], "_trace": {"kept": [], "skipped_hard_negatives": skipped_hard, "route": "empty"}}
-        judge = c.judge("evaluator")
 
         def doc(p: Passage) -> str:
             return f"{p['title']}. {p['text']}" if p.get("title") else p["text"]
@@ -403,6 +411,7 @@ def make_filter_knowledge(c: Components) -> Callable[[dict, Runtime], dict]:
             "candidates": ranked,
             "_trace": {
                 "scored": len(raw),
+                "thresholds": [round(p_thr, 4), round(s_thr, 4)],
                 "above_passage_threshold": len(survivors),
                 "skipped_hard_negatives": skipped_hard,
                 "kept": details,
@@ -466,8 +475,9 @@ def make_leaf_extract(c: Components) -> Callable[[dict, Runtime], dict]:
             else:  # no valid citation: try each passage read
                 plan.append((i, [[n] for n in range(len(fed))]))
                 pairs.extend((fed[n]["text"], it["info"]) for n in range(len(fed)))
-        scores = list(c.judge("nli").score_batch(pairs)) if pairs else []
-        thr = float(setting(ctx, "nli_threshold"))
+        nli = c.judge("nli")
+        scores = list(nli.score_batch(pairs)) if pairs else []
+        thr = threshold(setting(ctx, "nli_threshold"), nli, 0.5)
         kept, dropped, pos = [], [], 0
         for i, options in plan:
             opt_scores = [float(s) for s in scores[pos : pos + len(options)]]
