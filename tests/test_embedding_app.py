@@ -1,0 +1,132 @@
+"""Graphs embedded in a LangChain app (examples/langchain_app.py) with the user's own parts."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+@pytest.fixture(scope="module")
+def app_module():
+    sys.path.insert(0, str(EXAMPLES))
+    try:
+        import langchain_app
+
+        yield langchain_app
+    finally:
+        sys.path.remove(str(EXAMPLES))
+
+
+@pytest.mark.slow
+def test_graph_as_a_chain_step_with_users_model_store_and_checkpointer(app_module, gemma, minilm, tmp_path):
+    from langchain_core.vectorstores import InMemoryVectorStore
+
+    from ragraphs.checkpoint import open_checkpointer
+
+    docs, examples = app_module.sample_documents(3)
+    store = InMemoryVectorStore(minilm)
+    store.add_documents(docs)
+    doc_ids = {d.metadata["id"] for d in docs}
+    graph, rag, chain = app_module.build_app(
+        "vanilla", llm=gemma, embeddings=minilm, vectorstore=store,
+        checkpointer=open_checkpointer(str(tmp_path / "t.sqlite")), max_new_tokens=16,
+    )
+    q1, q2 = examples[0].question, examples[1].question
+    cfg = lambda t: {"configurable": {"thread_id": t}}  # noqa: E731
+
+    b = chain.batch([q1, q2], [cfg("b1"), cfg("b2")])
+    assert all(isinstance(a, str) and a for a in b)
+    # async: the same app over an async checkpointer on the same SQLite file
+    from ragraphs.checkpoint import open_async_checkpointer
+
+    async def async_run():
+        async with open_async_checkpointer(str(tmp_path / "t.sqlite")) as saver:
+            _, _, achain = app_module.build_app(
+                "vanilla", llm=gemma, embeddings=minilm, vectorstore=store, checkpointer=saver, max_new_tokens=16
+            )
+            return await achain.ainvoke(q2, cfg("u2"))
+
+    assert asyncio.run(async_run()) == b[1]
+    # stream node by node; the passages come from the user's vector store
+    updates = list(rag.stream({"question": q1}, cfg("s1"), stream_mode="updates"))
+    assert [next(iter(u)) for u in updates] == ["retrieve", "generate"]
+    got = updates[0]["retrieve"]["passages"]
+    assert len(got) == 3 and {p["id"] for p in got} <= doc_ids
+    # the same answer as the batch call (the model decodes greedily)
+    assert updates[1]["generate"]["answer"].strip() == b[0]
+    # the user's checkpointer kept every thread, the async one's too
+    for t in ("b1", "b2", "u2", "s1"):
+        st = graph.get_state(cfg(t))
+        assert st.values["answer"] and st.next == ()
+    assert len(list(graph.get_state_history(cfg("b1")))) == 4
+
+
+class LowJudge:
+    """A user's retrieval evaluator: every document is irrelevant."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def score_batch(self, pairs):
+        self.calls += 1
+        return np.full(len(pairs), -0.97)
+
+    def score(self, question, passage):
+        return -0.97
+
+
+class UserWeb:
+    name = "user-web"
+
+    def __init__(self):
+        self.queries: list[str] = []
+
+    def search(self, query, k):
+        from ragraphs.state import make_passage
+
+        self.queries.append(query)
+        return [make_passage("Lima", "Lima is the capital and largest city of Peru.", source="web", score=1.0)]
+
+
+def test_crag_takes_the_users_judge_and_web_search_and_explains_its_route():
+    from ragraphs.components import Components
+    from ragraphs.graphs.crag import CRAGContext, build_crag_graph
+    from ragraphs.state import make_passage
+    from ragraphs.tools.llm import FakeAnswerChat
+
+    class TinyRetriever:  # a user's retriever: anything with search(query, k, mode)
+        def search(self, query, k, mode="dense"):
+            return [make_passage("Cusco", "Cusco is a city in the Peruvian Andes.", score=0.4)][:k]
+
+    judge, web = LowJudge(), UserWeb()
+    c = Components(
+        llm=FakeAnswerChat(responses=["capital of Peru"]),
+        retriever=TinyRetriever(),
+        web_search=web,
+        judges={"evaluator": judge},
+    )
+    g = build_crag_graph(c)
+    events, updates = [], []
+    for mode, chunk in g.stream(
+        {"question": "What is the capital of Peru?"},
+        context=CRAGContext(k=1, fetch_pages=False),
+        stream_mode=["custom", "updates"],
+    ):
+        (events if mode == "custom" else updates).append(chunk)
+    by_node = {e["node"]: e for e in events if e.get("event") == "node_trace"}
+    # the trace explains the branch: the judge's scores, the thresholds and the route taken
+    ev = by_node["evaluate"]
+    assert [s["score"] for s in ev["scores"]] == [-0.97]
+    assert ev["route"] == "incorrect" and ev["lower"] == CRAGContext().lower
+    assert judge.calls >= 1
+    assert "web_search" in by_node and by_node["web_search"]["backend"] == "user-web"
+    assert web.queries
+    nodes = [next(iter(u)) for u in updates]
+    assert "rewrite" in nodes and "web_search" in nodes and nodes[-1] == "generate"
+    assert "refine" not in nodes  # the Correct/Ambiguous branch was not taken
