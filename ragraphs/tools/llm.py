@@ -243,6 +243,10 @@ def complete(
     Connection failures are raised as :class:`LLMError` with a one-line message.
     """
     kwargs: dict[str, Any] = {}
+    if stop and not isinstance(llm, (LlamaCppCompletionChat, FakeAnswerChat)):
+        # a chat model may open its reply with a blank line: keep only visible stop
+        # strings (answers are cut to their first non-empty line afterwards), at most 4
+        stop = [s for s in stop if s.strip()][:4]
     if stop:
         kwargs["stop"] = stop
     if max_tokens:
