@@ -13,10 +13,8 @@ from ragraphs.tools import judges as J
 
 
 @pytest.fixture(scope="module")
-def enc():
-    from ragraphs.tools.embeddings import MiniLMEmbeddings
-
-    return MiniLMEmbeddings()
+def enc(minilm):
+    return minilm
 
 
 @pytest.fixture(scope="module")
@@ -150,12 +148,12 @@ def test_training_is_deterministic():
     rng = np.random.default_rng(0)
     x = rng.normal(size=(200, 12)).astype(np.float32)
     y = (x[:, 0] + 0.5 * x[:, 1] > 0).astype(int)
-    cfg = J.TrainConfig(hidden=4, epochs=60, seed=7)
+    cfg = J.TrainConfig(hidden=4, epochs=300, lr=1e-2, seed=7)
     h1, _ = J.fit_head(x[:150], y[:150], cfg, x[150:], y[150:])
     h2, _ = J.fit_head(x[:150], y[:150], cfg, x[150:], y[150:])
     for k, v in h1.arrays().items():
         assert np.array_equal(v, h2.arrays()[k])
-    assert J.auc_score(y[150:], h1.prob(x[150:])) > 0.9
+    assert J.auc_score(y[150:], h1.prob(x[150:])) > 0.85
 
 
 # ---------------------------------------------------------------- CLI
@@ -164,7 +162,7 @@ def test_cli_train_and_eval(tmp_path, data_dir, capsys):
 
     out = tmp_path / "w"
     rc = main(["train-judge", "--judge", "pair", "--data", str(data_dir / "hotpotqa.sample.jsonl"),
-               str(data_dir / "2wikimultihopqa.sample.jsonl"), "--out", str(out), "--epochs", "60", "--hidden", "4", "--json"])
+               str(data_dir / "2wikimultihopqa.sample.jsonl"), "--out", str(out), "--epochs", "60", "--hidden", "4", "--limit", "10", "--json"])
     assert rc == 0
     meta = json.loads(capsys.readouterr().out)
     assert meta["judge"] == "pair" and (out / "pair.npz").is_file()

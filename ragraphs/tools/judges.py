@@ -743,10 +743,38 @@ class Item:
     source: str = ""
 
 
-def _row_examples(path: str, dataset: str | None = None, limit: int | None = None, warn=None):
-    """(raw row, Example) for each readable row of a benchmark file."""
+_PART = re.compile(r"^(.*)@(\d+)/(\d+)$")
+
+
+def parse_data_spec(spec: str) -> tuple[str, int | None, int | None]:
+    """``FILE`` or ``FILE@K/N``: part K (0-based) of N of the file's questions, split by a
+    stable hash of the question id (so two parts of one file never share a question)."""
+    if os.path.exists(spec):
+        return spec, None, None
+    m = _PART.match(spec)
+    if m:
+        k, n = int(m.group(2)), int(m.group(3))
+        if n < 1 or not 0 <= k < n:
+            raise InputError(f"bad part in {spec!r}: use FILE@K/N with 0 <= K < N")
+        return m.group(1), k, n
+    return spec, None, None
+
+
+def spec_name(spec: str) -> str:
+    """A data spec's file name (with its ``@K/N`` part), for logs and metadata."""
+    path, k, n = parse_data_spec(spec)
+    return os.path.basename(path) + (f"@{k}/{n}" if n is not None else "")
+
+
+def _part_of(qid: str, n: int) -> int:
+    return int.from_bytes(hashlib.sha256(qid.encode("utf-8")).digest()[:8], "big") % n
+
+
+def _row_examples(spec: str, dataset: str | None = None, limit: int | None = None, warn=None):
+    """(raw row, Example) for each readable row of a benchmark file (``FILE@K/N`` for a part)."""
     from ..datasets import LOADERS, detect_format, iter_rows, normalize_dataset_name
 
+    path, part, nparts = parse_data_spec(spec)
     name = normalize_dataset_name(dataset)
     out = []
     for i, row in enumerate(iter_rows(path, warn=warn or (lambda m: None))):
@@ -759,6 +787,8 @@ def _row_examples(path: str, dataset: str | None = None, limit: int | None = Non
             continue
         if not ex.id:
             ex.id = f"{fmt}-{i}"
+        if nparts is not None and _part_of(f"{ex.id}\x1f{ex.question}", nparts) != part:
+            continue
         ex.id = f"{os.path.basename(path)}:{ex.id}"
         out.append((row, ex))
         if limit and len(out) >= limit:
@@ -794,9 +824,9 @@ def evaluator_items(examples, rng: random.Random, title_prob: float = 1.0, mine:
     """(question, paragraph) items of one file, balanced 1:1.
 
     Where a file has fewer distractors than supporting paragraphs (PopQA: two pages per
-    question, most hold the answer), ``mine(example)`` may add paragraphs of other questions
-    (the nearest by embedding, as a retriever would return them), labelled by the same rule
-    (PopQA: holds a gold answer; other datasets: not supporting).
+    question, most hold the answer), ``mine(example)`` adds paragraphs of other questions
+    (the nearest by embedding, as a retriever would return them) as negatives; one that
+    holds a gold answer of this question is unclear and dropped.
     """
     items: list[Item] = []
     for _row, ex in examples:
@@ -805,8 +835,9 @@ def evaluator_items(examples, rng: random.Random, title_prob: float = 1.0, mine:
             items.append(Item((ex.question, _ptext(p, rng, title_prob)), int(sup), ex.id, ex.dataset))
         if mine is not None:
             for p in mine(ex):
-                lab = _contains(p.get("text", ""), ex.answers) if ex.dataset == "popqa" else False
-                items.append(Item((ex.question, _ptext(p, rng, title_prob)), int(lab), ex.id, ex.dataset + "-mined"))
+                if _contains(p.get("text", ""), ex.answers):
+                    continue  # another question's page that happens to hold the answer: unclear, dropped
+                items.append(Item((ex.question, _ptext(p, rng, title_prob)), 0, ex.id, ex.dataset + "-mined"))
     return _balance(items, rng)
 
 
@@ -930,7 +961,7 @@ def build_items(judge: str, files: Sequence[str], seed: int = 0, limit: int | No
         raise ConfigError(f"unknown judge {judge!r}; choose evaluator, pair or nli")
     items: list[Item] = []
     for path in files:
-        rng = random.Random(f"{seed}:{judge}:{os.path.basename(path)}")
+        rng = random.Random(f"{seed}:{judge}:{spec_name(path)}")
         rows = _row_examples(path, limit=limit)
         if not rows:
             raise InputError(f"{path}: no readable question rows")
@@ -1179,7 +1210,7 @@ def train_judge(
         "encoder_fast": bool(enc.fast),
         "threshold": round(float(threshold), 4),
         "score_range": [-1, 1] if judge == "evaluator" else [0, 1],
-        "train_files": [os.path.basename(f) for f in files],
+        "train_files": [spec_name(f) for f in files],
         "limit_per_file": limit,
         "items": {"train": len(tr), "validation": len(val)},
         "config": cfg.__dict__,
@@ -1232,7 +1263,7 @@ def evaluate_judge(
     y = np.asarray([x.label for x in items])
     thr = float(threshold if threshold is not None else getattr(judge_obj, "threshold", 0.5))
     res: dict[str, Any] = {"judge": judge_name, "model": getattr(judge_obj, "name", type(judge_obj).__name__),
-                           "files": [os.path.basename(f) for f in files], "batch": batch}
+                           "files": [spec_name(f) for f in files], "batch": batch}
     if hasattr(judge_obj, "clear_cache"):
         judge_obj.clear_cache()
     if isinstance(getattr(judge_obj, "_emb", None), _EmbeddingCache):

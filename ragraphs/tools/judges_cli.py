@@ -15,9 +15,12 @@ JUDGE_CHOICES = ("evaluator", "pair", "nli")
 def _check_files(files):
     if not files:
         raise InputError("give at least one data file with --data")
+    from .judges import parse_data_spec
+
     for f in files:
-        if not os.path.isfile(f):
-            raise InputError(f"no such data file: {f}")
+        path = parse_data_spec(f)[0]
+        if not os.path.isfile(path):
+            raise InputError(f"no such data file: {path}")
 
 
 def _encoder(args):
@@ -99,7 +102,8 @@ def register(subparsers) -> None:
     p = subparsers.add_parser("train-judge", help="train a compact judge from benchmark files")
     p.add_argument("--judge", required=True, choices=JUDGE_CHOICES)
     p.add_argument("--data", nargs="+", metavar="FILE", required=True,
-                   help="benchmark files (HotpotQA, 2Wiki, MuSiQue, PopQA formats); labels come from the files")
+                   help="benchmark files (HotpotQA, 2Wiki, MuSiQue, PopQA formats); labels come from the files; "
+                        "FILE@K/N takes part K of N of a file's questions (stable hash split)")
     p.add_argument("--out", required=True, metavar="DIR", help="directory for <judge>.npz and <judge>.json")
     p.add_argument("--hidden", type=int, default=32, help="hidden units of the head (0: logistic regression)")
     p.add_argument("--epochs", type=int, default=400)
