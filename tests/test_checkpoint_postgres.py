@@ -183,28 +183,79 @@ def test_bad_postgres_url_is_one_clear_error(capsys):
     assert "pw@" not in err and "Traceback" not in err
 
 
-def test_server_runs_land_in_postgres_and_the_cli_debugs_them(pg_url, capsys, tmp_path):
-    """``langgraph dev`` with the PostgreSQL checkpointer hook (examples/langgraph.postgres.json):
-    a run made through the server is listed and replayed by ``ragraphs history/replay``."""
+@pytest.fixture
+def chroma_server(tmp_path, minilm):
+    """A Chroma server on 127.0.0.1 holding a slice of the bundled sample corpus."""
+    import urllib.request
+
+    from test_studio_server import ingest_sample_slice
+
+    chroma = shutil.which("chroma") or os.path.join(os.path.dirname(sys.executable), "chroma")
+    port = free_port()
+    log = open(tmp_path / "chroma.log", "w")
+    proc = subprocess.Popen(
+        [chroma, "run", "--path", str(tmp_path / "chroma-data"), "--host", "127.0.0.1", "--port", str(port)],
+        stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "ANONYMIZED_TELEMETRY": "False"},
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            if proc.poll() is not None:
+                pytest.fail("chroma exited: " + (tmp_path / "chroma.log").read_text()[-2000:])
+            try:
+                with urllib.request.urlopen(url + "/api/v2/heartbeat", timeout=2):
+                    break
+            except OSError:
+                if time.monotonic() > deadline:
+                    pytest.fail("chroma did not start in 120 s")
+                time.sleep(0.5)
+        n = ingest_sample_slice(tmp_path / "ingest", minilm, store_url=url, collection="served")
+        yield url, n
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+        log.close()
+
+
+@pytest.mark.slow
+def test_server_with_postgres_checkpoints_and_chroma_server_and_the_cli_debugs_its_runs(pg_url, chroma_server, capsys, tmp_path):
+    """The scale-out deployment on one machine: ``langgraph dev`` with the PostgreSQL
+    checkpointer hook (examples/langgraph.postgres.json) and the corpus in a Chroma server.
+    A run made through the server retrieves from Chroma, its checkpoints land in PostgreSQL,
+    and ``ragraphs history/replay`` (another process's view) list and re-run it."""
     from langgraph_sdk import get_sync_client
 
     from test_studio_server import langgraph_dev
 
+    chroma_url, n_passages = chroma_server
+    assert n_passages >= 25
     config = Path(__file__).resolve().parent.parent / "examples" / "langgraph.postgres.json"
     home, cwd = tmp_path / "home", tmp_path / "cwd"
-    home.mkdir(), cwd.mkdir()
-    with langgraph_dev(config, home, cwd, {"RAGRAPHS_CHECKPOINTER": pg_url}) as url:
-        client = get_sync_client(url=url, timeout=120)
-        assistant = next(a for a in client.assistants.search() if a["graph_id"] == "none")
+    home.mkdir()
+    cwd.mkdir()
+    env = {"RAGRAPHS_CHECKPOINTER": pg_url, "RAGRAPHS_STORE_URL": chroma_url, "RAGRAPHS_COLLECTION": "served"}
+    with langgraph_dev(config, home, cwd, env) as url:
+        client = get_sync_client(url=url, timeout=300)
+        assistant = next(a for a in client.assistants.search() if a["graph_id"] == "vanilla")
         thread = client.threads.create()
-        out = client.runs.wait(thread["thread_id"], assistant["assistant_id"], input={"question": "Who painted Guernica?"},
-                               context={"llm": "fake:Picasso"})
-        assert out["answer"] == "Picasso"
+        out = client.runs.wait(thread["thread_id"], assistant["assistant_id"],
+                               input={"question": "Which Danish chemist introduced the concept of pH?"},
+                               context={"llm": "fake:Sørensen", "k": 3})
+        assert out["answer"] == "Sørensen"
+        assert "S. P. L. Sørensen" in [p["title"] for p in out["passages"]]  # from the Chroma server
     tid = thread["thread_id"]
-    assert _rows(pg_url, tid) == 3  # the server's checkpoints are in PostgreSQL
+    assert _rows(pg_url, tid) == 4  # input, __start__, retrieve, generate: in PostgreSQL
     code, out, err = _cli(capsys, "history", tid, "--checkpointer", pg_url, "--json")
     hist = json.loads(out)
-    assert code == 0 and hist["method"] == "none" and hist["context"] == {"llm": "fake:Picasso"}
-    assert hist["checkpoints"][-1]["answer"] == "Picasso"
-    code, out, err = _cli(capsys, "replay", tid, "--from", "0", "--set", "llm=fake:Miro", "--checkpointer", pg_url, "--json")
-    assert code == 0 and json.loads(out)["answer"] == "Miro"
+    assert code == 0 and hist["method"] == "vanilla" and hist["context"] == {"llm": "fake:Sørensen", "k": 3}
+    assert [e["node"] for c in hist["checkpoints"] for e in c["ran"]] == ["retrieve", "generate"]
+    # replay the generator only, from the checkpoint after retrieve, with another answer model;
+    # the passages are the ones the server retrieved (no store is needed for that step)
+    code, out, err = _cli(capsys, "replay", tid, "--from", "1", "--set", "llm=fake:Bohr", "--checkpointer", pg_url, "--json")
+    rep = json.loads(out)
+    assert code == 0 and rep["answer"] == "Bohr" and [e["node"] for e in rep["ran"]] == ["generate"]

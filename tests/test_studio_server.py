@@ -51,8 +51,10 @@ def offline_env(home: Path) -> dict[str, str]:
     return env
 
 
-def ingest_sample_slice(home: Path, embeddings, n_questions: int = 3) -> int:
-    """Ingest the first questions' paragraphs of the bundled sample into $home/chroma."""
+def ingest_sample_slice(home: Path, embeddings, n_questions: int = 3, *, store_url: str | None = None,
+                        collection: str = "ragraphs") -> int:
+    """Ingest the first questions' paragraphs of the bundled sample into $home/chroma (or into
+    the Chroma server at ``store_url``)."""
     from ragraphs.ingest import ingest
     from ragraphs.tools.vectorstore import ChromaCorpus
 
@@ -61,7 +63,8 @@ def ingest_sample_slice(home: Path, embeddings, n_questions: int = 3) -> int:
     src = home / "sample_slice" / "hotpotqa_sample.jsonl"
     src.parent.mkdir(parents=True, exist_ok=True)
     src.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    corpus = ChromaCorpus(str(home / "chroma"), collection="ragraphs", embeddings=embeddings)
+    corpus = ChromaCorpus(None if store_url else str(home / "chroma"), url=store_url, collection=collection,
+                          embeddings=embeddings)
     ingest([str(src)], corpus, progress=False)
     return corpus.count()
 
@@ -126,24 +129,6 @@ def client(server):
 
 def _assistants(client) -> dict[str, dict]:
     return {a["graph_id"]: a for a in client.assistants.search(limit=50)}
-
-
-def test_config_lists_every_method_with_descriptions():
-    from ragraphs.graphs import METHODS
-
-    cfg = json.loads(CONFIG.read_text())
-    assert set(cfg["graphs"]) == set(METHODS) == set(METHOD_GRAPHS)
-    for name, spec in cfg["graphs"].items():
-        assert len(spec["description"]) > 40
-        mod, _, attr = spec["path"].partition(":")
-        # the module path names the method's own module (the one METHODS points at)
-        assert mod == METHODS[name][0] and attr == "graph"
-        import importlib
-
-        g = getattr(importlib.import_module(mod), attr)
-        # compiled without a checkpointer: the server brings its own
-        assert g.checkpointer is None
-        assert g.builder.context_schema is not None
 
 
 def test_server_lists_graphs_with_descriptions_and_context_schemas(client):

@@ -1,0 +1,55 @@
+"""The LangGraph server configuration files and the module-level graphs they name."""
+
+from __future__ import annotations
+
+import importlib
+import json
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_langgraph_json_lists_every_method_with_descriptions():
+    from ragraphs.graphs import METHODS
+
+    cfg = json.loads((ROOT / "langgraph.json").read_text())
+    assert set(cfg["graphs"]) == set(METHODS) == {"vanilla", "none", "crag", "dr-rag", "erm4", "migres"}
+    for name, spec in cfg["graphs"].items():
+        assert len(spec["description"]) > 40
+        mod, _, attr = spec["path"].partition(":")
+        # a module path (the graphs use relative imports), the method's own module
+        assert mod == METHODS[name][0] and attr == "graph"
+        g = getattr(importlib.import_module(mod), attr)
+        assert g.checkpointer is None  # the server brings its own
+        assert g.builder.context_schema is not None
+        assert g.name == name
+        # Studio's forms: the input and the run settings have JSON schemas
+        assert "question" in g.get_input_jsonschema()["properties"]
+        assert "k" in g.get_context_jsonschema()["properties"]
+    assert cfg["env"]["HF_HUB_OFFLINE"] == "1"
+
+
+def test_postgres_deployment_config_serves_the_same_graphs_with_the_checkpointer_hook():
+    main = json.loads((ROOT / "langgraph.json").read_text())
+    pg = json.loads((ROOT / "examples" / "langgraph.postgres.json").read_text())
+    assert pg["graphs"] == main["graphs"]
+    path = pg["checkpointer"]["path"]
+    mod, _, attr = path.rpartition(".")  # the server imports "package.module.attribute"
+    hook = getattr(importlib.import_module(mod), attr)
+    assert hasattr(hook(), "__aenter__")  # an async context manager yielding the saver
+
+
+def test_server_graphs_take_their_store_from_the_environment(monkeypatch, tmp_path):
+    import ragraphs.components as comp
+
+    monkeypatch.setattr(comp, "_DEFAULT", None)
+    monkeypatch.setenv("RAGRAPHS_STORE_URL", "http://127.0.0.1:8000")
+    monkeypatch.setenv("RAGRAPHS_COLLECTION", "served")
+    c = comp.default_components()
+    assert c.store_url == "http://127.0.0.1:8000" and c.collection == "served"
+    monkeypatch.setattr(comp, "_DEFAULT", None)
+    monkeypatch.delenv("RAGRAPHS_STORE_URL")
+    monkeypatch.delenv("RAGRAPHS_COLLECTION")
+    c = comp.default_components()
+    assert c.store_url is None and c.collection == "ragraphs"
+    monkeypatch.setattr(comp, "_DEFAULT", None)
