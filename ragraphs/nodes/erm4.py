@@ -149,6 +149,8 @@ def parse_rewrite(text: str, question: str, max_queries: int = 3) -> tuple[str, 
     if not rewritten:
         problems.append("rewritten question unusable")
         rewritten = question
+    else:  # a query may name what the rewritten question resolved (e.g. a bridge entity)
+        qwords = qwords | _words(rewritten)
     queries: list[str] = []
     seen: set[str] = set()
     for p in pieces[1:]:
@@ -275,7 +277,7 @@ def make_memory_check(c: Components) -> Callable[[dict, Runtime], dict]:
         if not getattr(ctx, "use_memory", True):
             routes = [{"query": q, "popularity": 0} for q in queries]
             return {
-                "inside": [], "outside": routes, "memory_knowledge": [],
+                "inside": [], "outside": routes, "memory_knowledge": [], "external_knowledge": [],
                 "_trace": {"memory": "off", "outside": routes},
             }
         found = get_reservoir(c, ctx).lookup(queries, tau, int(getattr(ctx, "memory_k", 10)))
@@ -291,6 +293,7 @@ def make_memory_check(c: Components) -> Callable[[dict, Runtime], dict]:
             "inside": inside,
             "outside": outside,
             "memory_knowledge": knowledge,
+            "external_knowledge": [],  # filled by the retrieve node for the outside queries
             "_trace": {"tau": tau, "theta": theta, "inside": inside, "outside": outside, "memory": _brief(knowledge)},
         }
 
