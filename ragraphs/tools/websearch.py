@@ -138,7 +138,7 @@ class DuckDuckGoSearch:
 
     name = "ddg"
 
-    def __init__(self, *, timeout: float = 8.0, region: str = "wt-wt", backend: str = "auto"):
+    def __init__(self, *, timeout: float = 8.0, region: str = "us-en", backend: str = "auto"):
         self.timeout = float(timeout)
         self.region = region
         self.backend = backend
