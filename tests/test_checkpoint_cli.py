@@ -114,3 +114,39 @@ def test_history_infers_the_method_of_a_thread_without_ragraphs_metadata(tmp_pat
     _, method, _ = _graph_for("plain", saver, None)
     assert method == "none"
     assert Path(tmp_path / "x.sqlite").exists()
+
+
+def test_routing_decisions_are_custom_stream_events():
+    """``graphs._common.routed`` makes a conditional edge's choice a custom event."""
+    from langgraph.graph import END, START, StateGraph
+    from typing_extensions import TypedDict
+
+    from ragraphs.graphs._common import routed, timed
+
+    class S(TypedDict):
+        score: float
+
+    def judge(state, runtime):
+        return {"score": state["score"], "_trace": {"score": state["score"]}}
+
+    def keep(state, runtime):
+        return {}
+
+    paths = {"high": "keep", "low": END}
+    g = StateGraph(S)
+    g.add_node("judge", timed("judge", judge))
+    g.add_node("keep", timed("keep", keep))
+    g.add_edge(START, "judge")
+    g.add_conditional_edges("judge", routed("judge", lambda s: "high" if s["score"] > 0.5 else "low", paths), paths)
+    g.add_edge("keep", END)
+    graph = g.compile()
+    ev = [c for m, c in graph.stream({"score": 0.9}, stream_mode=["custom"])]
+    assert ev == [
+        {"event": "node_trace", "node": "judge", "elapsed_s": ev[0]["elapsed_s"], "score": 0.9},
+        {"event": "route", "node": "judge", "route": "high", "to": "keep"},
+        {"event": "node_trace", "node": "keep", "elapsed_s": ev[2]["elapsed_s"]},
+    ]
+    ev = [c for m, c in graph.stream({"score": 0.1}, stream_mode=["custom"])]
+    assert ev[-1] == {"event": "route", "node": "judge", "route": "low", "to": END}
+    # outside a run the router still routes
+    assert routed("judge", lambda s: "low", paths)({"score": 0.0}) == "low"
