@@ -193,9 +193,15 @@ def test_threshold_resolution():
         threshold = 0.42
 
     assert pair_threshold(DRRAGContext(pair_threshold=0.33), J()) == 0.33
-    assert pair_threshold(DRRAGContext(), J()) == KNOWN_THRESHOLDS["cosine-pair"]
+    assert pair_threshold(DRRAGContext(), J()) == 0.5
     assert pair_threshold(DRRAGContext(), K()) == 0.42
     assert pair_threshold(DRRAGContext(), object()) == 0.5
+    KNOWN_THRESHOLDS["other"] = 0.77  # a threshold measured for DR-RAG wins over the judge's own
+    try:
+        assert pair_threshold(DRRAGContext(), K()) == 0.77
+        assert pair_threshold(DRRAGContext(pair_threshold=0.1), K()) == 0.1
+    finally:
+        del KNOWN_THRESHOLDS["other"]
 
 
 def test_pair_threshold_is_applied(slices):

@@ -29,7 +29,7 @@ from ..nodes.dr_rag import (
 from ..settings import RAGContext
 from ..state.base import RAGInput
 from ..state.dr_rag import DRRAGOutput, DRRAGState
-from ._common import timed
+from ._common import routed, timed
 
 
 @dataclass(kw_only=True)
@@ -49,7 +49,7 @@ class DRRAGContext(RAGContext):
     k1: int | None = field(
         default=None, metadata={"description": "static-relevant documents of the first stage (default ceil(k/2))"}
     )
-    k2: int = field(default=8, metadata={"description": "second-stage candidates retrieved per <q, d_i> pair"})
+    k2: int = field(default=10, metadata={"description": "second-stage candidates retrieved per <q, d_i> pair"})
     pair_threshold: float | None = field(
         default=None,
         metadata={"description": "pair classifier acceptance threshold in [0, 1] (default: the judge's own / measured)"},
@@ -78,12 +78,10 @@ def build_dr_rag_graph(components: Components | None = None, *, checkpointer=Non
     g.add_node("forward_select", timed("forward_select", make_forward_select(c)))
     g.add_node("generate", timed("generate", make_dr_generate(c)))
     g.add_edge(START, "first_stage")
-    g.add_conditional_edges("first_stage", _after_first, {"sm": "generate", "two_stage": "second_stage"})
-    g.add_conditional_edges(
-        "second_stage",
-        _after_second,
-        {"qdc": "generate", "cis": "inverse_select", "cfs": "forward_select"},
-    )
+    after_first = {"sm": "generate", "two_stage": "second_stage"}
+    after_second = {"qdc": "generate", "cis": "inverse_select", "cfs": "forward_select"}
+    g.add_conditional_edges("first_stage", routed("first_stage", _after_first, after_first), after_first)
+    g.add_conditional_edges("second_stage", routed("second_stage", _after_second, after_second), after_second)
     g.add_edge("inverse_select", "generate")
     g.add_edge("forward_select", "generate")
     g.add_edge("generate", END)
