@@ -115,9 +115,16 @@ def run_graph(
     node_times: dict[str, float] = {}
     t0 = time.perf_counter()
     cfg = dict(config or {})
-    for mode, chunk in graph.stream({"question": question}, cfg or None, context=ctx, stream_mode=["updates", "values"]):
+    for mode, chunk in graph.stream(
+        {"question": question}, cfg or None, context=ctx, stream_mode=["updates", "values", "custom"]
+    ):
         if mode == "values":
             final = chunk
+            continue
+        if mode == "custom":
+            # node_trace events repeat the updates' trace entries; show the others (routes, ...)
+            if trace_printer and isinstance(chunk, dict) and chunk.get("event") != "node_trace":
+                print(f"    event: {json.dumps(chunk, default=str)[:1000]}", file=sys.stderr)
             continue
         for node, update in (chunk or {}).items():
             if not isinstance(update, dict):

@@ -51,3 +51,28 @@ def llm_usage(completion: Any, calls: int = 1) -> dict:
         "input_tokens": int(getattr(completion, "input_tokens", 0)),
         "output_tokens": int(getattr(completion, "output_tokens", 0)),
     }
+
+
+def routed(source: str, fn: Callable[[dict], str], path_map: dict[str, str] | None = None) -> Callable[[dict], str]:
+    """Wrap a conditional edge's router so that its decision is a custom stream event too:
+    ``{"event": "route", "node": source, "route": choice, "to": target}``.
+
+    ``g.add_conditional_edges("evaluate", routed("evaluate", route_action, PATHS), PATHS)``
+    makes ``--trace``, ``ragraphs replay --trace`` and Studio show every branch taken.
+    """
+
+    @functools.wraps(fn)
+    def route(state: dict) -> str:
+        choice = fn(state)
+        try:
+            from langgraph.config import get_stream_writer
+
+            event = {"event": "route", "node": source, "route": choice}
+            if path_map and isinstance(choice, str) and choice in path_map:
+                event["to"] = path_map[choice]
+            get_stream_writer()(event)
+        except Exception:  # outside a graph run, or no stream: routing must never fail
+            pass
+        return choice
+
+    return route
