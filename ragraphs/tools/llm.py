@@ -6,6 +6,9 @@ Spec strings accepted by :func:`make_llm`:
 - ``llamacpp:/path/model.gguf``: any local GGUF file, in process.
 - ``openai:<model>``: an OpenAI-compatible server through langchain-openai; the URL and key
   come from ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY`` (vLLM, llama.cpp server, Ollama, OpenAI).
+- ``openai-completion:<model>``: the same server's plain completions endpoint
+  (``/v1/completions``), for *base* models served remotely: the prompt is sent verbatim,
+  with no chat template.
 - ``fake:<answer>``: a deterministic model that always answers ``<answer>`` (tests, dry runs).
 
 All prompts in ragraphs are plain few-shot completion prompts sent as one user message, so
@@ -22,6 +25,7 @@ from typing import Any, Iterator, Optional
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models.chat_models import BaseChatModel
+from langchain_core.language_models.llms import BaseLLM
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import ConfigDict, Field, PrivateAttr
@@ -213,11 +217,26 @@ def make_llm(spec: str | None = None, *, max_tokens: int = 64, timeout: float | 
             timeout=timeout,
             max_retries=int(os.environ.get("RAGRAPHS_LLM_RETRIES", "1")),
         )
+    elif kind in ("openai-completion", "openai-completions"):
+        if not arg:
+            raise ConfigError("openai-completion spec needs a model name: openai-completion:<model>")
+        from langchain_openai import OpenAI
+
+        llm = OpenAI(  # type: ignore[assignment]
+            model=arg,
+            base_url=os.environ.get("OPENAI_BASE_URL") or None,
+            api_key=os.environ.get("OPENAI_API_KEY") or "not-needed",
+            temperature=0.0,
+            max_tokens=max_tokens,
+            timeout=timeout,
+            max_retries=int(os.environ.get("RAGRAPHS_LLM_RETRIES", "1")),
+        )
     elif kind == "fake":
         llm = FakeAnswerChat(responses=[arg or "unknown"])
     else:
         raise ConfigError(
-            f"unknown LLM spec {spec!r}: use 'gemma', 'llamacpp:/path.gguf', 'openai:<model>' or 'fake:<text>'"
+            f"unknown LLM spec {spec!r}: use 'gemma', 'llamacpp:/path.gguf', 'openai:<model>', "
+            "'openai-completion:<model>' or 'fake:<text>'"
         )
     with _CACHE_LOCK:
         _CACHE.setdefault(key, llm)
@@ -252,13 +271,19 @@ def complete(
     if max_tokens:
         kwargs["max_tokens"] = max_tokens
     try:
-        msg = llm.invoke([HumanMessage(content=prompt)], **kwargs)
+        if isinstance(llm, BaseLLM):  # a plain completion model: the prompt goes verbatim
+            res = llm.generate([prompt], **kwargs)
+            text = res.generations[0][0].text
+            tu = (res.llm_output or {}).get("token_usage") or {}
+            usage = {"input_tokens": tu.get("prompt_tokens"), "output_tokens": tu.get("completion_tokens")}
+        else:
+            msg = llm.invoke([HumanMessage(content=prompt)], **kwargs)
+            text = msg.content if isinstance(msg.content, str) else str(msg.content)
+            usage = getattr(msg, "usage_metadata", None) or {}
     except ConfigError:
         raise
     except Exception as e:  # network errors, server errors, ...
         raise LLMError(f"LLM call failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}") from e
-    text = msg.content if isinstance(msg.content, str) else str(msg.content)
-    usage = getattr(msg, "usage_metadata", None) or {}
     n_in = int(usage.get("input_tokens") or 0) or max(1, len(prompt) // 4)
     n_out = int(usage.get("output_tokens") or 0)
     return Completion(text=text, input_tokens=n_in, output_tokens=n_out)
@@ -268,4 +293,5 @@ def iter_specs_help() -> Iterator[str]:
     yield "gemma (default, embedded Gemma 3 270M GGUF)"
     yield "llamacpp:/path/to/model.gguf"
     yield "openai:<model> (OPENAI_BASE_URL, OPENAI_API_KEY)"
+    yield "openai-completion:<model> (the server's /v1/completions, for base models)"
     yield "fake:<text>"
