@@ -9,6 +9,7 @@ Nodes receive it from their graph's factory and read the run's settings from
 
 from __future__ import annotations
 
+import os
 import threading
 from typing import Any
 
@@ -100,5 +101,10 @@ def default_components() -> Components:
     global _DEFAULT
     with _DEFAULT_LOCK:
         if _DEFAULT is None:
-            _DEFAULT = Components()
+            # a LangGraph server's graphs are configured by the environment: RAGRAPHS_HOME (the
+            # embedded store), or a Chroma server (RAGRAPHS_STORE_URL) and its collection
+            _DEFAULT = Components(
+                store_url=os.environ.get("RAGRAPHS_STORE_URL") or None,
+                collection=os.environ.get("RAGRAPHS_COLLECTION") or "ragraphs",
+            )
         return _DEFAULT

@@ -247,13 +247,17 @@ class LangChainRetriever:
 
     def search(self, query: str, k: int, mode: str = "dense") -> list[Passage]:
         inner = self.inner
+        pairs = None
         if hasattr(inner, "similarity_search_with_relevance_scores"):
-            pairs = inner.similarity_search_with_relevance_scores(query, k=k)
-        elif hasattr(inner, "similarity_search"):
+            try:
+                pairs = inner.similarity_search_with_relevance_scores(query, k=k)
+            except NotImplementedError:  # a store without a relevance function (InMemoryVectorStore)
+                pairs = None
+        if pairs is None and hasattr(inner, "similarity_search"):
             pairs = [(d, None) for d in inner.similarity_search(query, k=k)]
-        elif hasattr(inner, "invoke"):
+        elif pairs is None and hasattr(inner, "invoke"):
             pairs = [(d, None) for d in inner.invoke(query)[:k]]
-        else:
+        elif pairs is None:
             raise ConfigError(f"{type(inner).__name__} is neither a LangChain VectorStore nor a retriever")
         out = []
         for d, s in pairs:
