@@ -61,9 +61,9 @@ def routed(source: str, fn: Callable[[dict], str], path_map: dict[str, str] | No
     makes ``--trace``, ``ragraphs replay --trace`` and Studio show every branch taken.
     """
 
-    @functools.wraps(fn)
-    def route(state: dict) -> str:
-        choice = fn(state)
+    @functools.wraps(fn)  # the signature stays fn's, so LangGraph hands it the runtime if it asks
+    def route(state: dict, *args: Any, **kwargs: Any) -> str:
+        choice = fn(state, *args, **kwargs)
         try:
             from langgraph.config import get_stream_writer
 

@@ -45,7 +45,7 @@ from ..nodes.generate import make_generate
 from ..settings import RAGContext
 from ..state.base import RAGInput
 from ..state.crag import CRAGOutput, CRAGState
-from ._common import timed
+from ._common import routed, timed
 
 # The paper's thresholds for its T5-large evaluator on PopQA (Appendix B).
 PAPER_UPPER, PAPER_LOWER = 0.59, -0.9
@@ -103,10 +103,10 @@ def build_crag_graph(components: Components | None = None, *, checkpointer=None)
     g.add_node("generate", timed("generate", make_generate(c)))
     g.add_edge(START, "retrieve")
     g.add_edge("retrieve", "evaluate")
-    g.add_conditional_edges(
-        "evaluate", route_action, {CORRECT: "refine", INCORRECT: "rewrite", AMBIGUOUS: "refine"}
-    )
-    g.add_conditional_edges("refine", route_after_refine, {"web": "rewrite", "generate": "generate"})
+    actions = {CORRECT: "refine", INCORRECT: "rewrite", AMBIGUOUS: "refine"}
+    g.add_conditional_edges("evaluate", routed("evaluate", route_action, actions), actions)
+    after_refine = {"web": "rewrite", "generate": "generate"}
+    g.add_conditional_edges("refine", routed("refine", route_after_refine, after_refine), after_refine)
     g.add_edge("rewrite", "web_search")
     g.add_edge("web_search", "refine_web")
     g.add_edge("refine_web", "generate")

@@ -46,7 +46,7 @@ from ..nodes.erm4 import (
 from ..settings import RAGContext
 from ..state.base import RAGInput
 from ..state.erm4 import ERM4Output, ERM4State
-from ._common import timed
+from ._common import routed, timed
 
 
 @dataclass(kw_only=True)
@@ -101,9 +101,11 @@ def build_erm4_graph(components: Components | None = None, *, checkpointer=None)
     g.add_node("memory_update", timed("memory_update", make_memory_update(c)))
     g.add_edge(START, "rewrite")
     g.add_edge("rewrite", "memory_check")
-    g.add_conditional_edges("memory_check", route_after_memory, {"external": "retrieve", "memory_only": "filter"})
+    after_memory = {"external": "retrieve", "memory_only": "filter"}
+    g.add_conditional_edges("memory_check", routed("memory_check", route_after_memory, after_memory), after_memory)
     g.add_edge("retrieve", "filter")
-    g.add_conditional_edges("filter", route_after_filter, {"answer": "generate", "backoff": "backoff"})
+    after_filter = {"answer": "generate", "backoff": "backoff"}
+    g.add_conditional_edges("filter", routed("filter", route_after_filter, after_filter), after_filter)
     g.add_edge("generate", "memory_update")
     g.add_edge("backoff", "memory_update")
     g.add_edge("memory_update", END)

@@ -40,7 +40,7 @@ from ..nodes.migres import (
 from ..settings import RAGContext
 from ..state.base import RAGInput
 from ..state.migres import MIGRESOutput, MIGRESState
-from ._common import timed
+from ._common import routed, timed
 
 #: the most iterations any run may take, whatever its context says
 ITERATION_CAP = 10
@@ -124,19 +124,13 @@ def build_migres_graph(components: Components | None = None, *, checkpointer=Non
 
     g.add_edge(START, "retrieve")
     g.add_edge("retrieve", "filter_knowledge")
-    g.add_conditional_edges(
-        "filter_knowledge",
-        after_filter,
-        {"passages": "leaf_extract", "knowledge": "knowledge_prompt", "nothing": "memory"},
-    )
+    filtered = {"passages": "leaf_extract", "knowledge": "knowledge_prompt", "nothing": "memory"}
+    g.add_conditional_edges("filter_knowledge", routed("filter_knowledge", after_filter, filtered), filtered)
     g.add_edge("knowledge_prompt", "leaf_extract")
     g.add_edge("leaf_extract", "memory")
     g.add_edge("memory", "main_judge")
-    g.add_conditional_edges(
-        "main_judge",
-        after_judge,
-        {"answered": END, "unanswerable": "generate_queries", "guard": "final_answer"},
-    )
+    judged = {"answered": END, "unanswerable": "generate_queries", "guard": "final_answer"}
+    g.add_conditional_edges("main_judge", routed("main_judge", after_judge, judged), judged)
     g.add_edge("generate_queries", "retrieve")
     g.add_edge("final_answer", END)
     compiled = g.compile(checkpointer=checkpointer, name="migres")
