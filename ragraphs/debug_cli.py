@@ -159,7 +159,8 @@ def _details(entry: dict) -> str:
     return json.dumps(d, default=str) if d else ""
 
 
-def print_history(rows: list[dict], *, full: bool = False, out=sys.stdout) -> None:
+def print_history(rows: list[dict], *, full: bool = False, out=None) -> None:
+    out = out if out is not None else sys.stdout  # looked up per call: callers may redirect it
     prev = None
     for r in rows:
         if prev is not None and r["parent_id"] and r["parent_id"] != prev:
