@@ -237,7 +237,10 @@ def comparison_notebook() -> nbformat.NotebookNode:
             "for ax, key in zip(axes, [\"F1\", \"llm_calls\", \"seconds\"]):\n"
             "    ax.bar([s[\"method\"] for s in summary], [s[key] or 0 for s in summary])\n"
             "    ax.set_title(key)\n    ax.tick_params(axis=\"x\", rotation=45)\n"
-            "fig.tight_layout()\nfig"
+            "fig.tight_layout()\n\n"
+            "# shown as a PNG whatever the kernel's matplotlib backend is\n"
+            "import io\nfrom IPython.display import Image, display\n\n"
+            "buf = io.BytesIO()\nfig.savefig(buf, format=\"png\", dpi=80)\nplt.close(fig)\ndisplay(Image(buf.getvalue()))"
         ),
     ]
     nb = new_notebook(cells=cells)
