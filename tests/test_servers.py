@@ -1,0 +1,117 @@
+"""Real servers on 127.0.0.1: llama-cpp-python's OpenAI-compatible server and a Chroma server."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+
+def _start(args, log_path, env=None) -> subprocess.Popen:
+    # output to a file: a pipe nobody reads fills up and blocks a chatty server
+    log = open(log_path, "w")
+    return subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, text=True, env=env)
+
+
+def _wait_http(url: str, proc: subprocess.Popen, timeout: float = 240.0) -> None:
+    t0 = time.time()
+    while time.time() - t0 < timeout:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited early ({proc.returncode}); see its log")
+        try:
+            with urllib.request.urlopen(url, timeout=2) as r:
+                if r.status < 500:
+                    return
+        except Exception:
+            time.sleep(0.5)
+    raise TimeoutError(f"{url} did not answer in {timeout}s")
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=10)
+
+
+def _cli(args, env):
+    return subprocess.run([sys.executable, "-m", "ragraphs", *args], env=env, capture_output=True, text=True, timeout=600)
+
+
+def test_llama_cpp_openai_server_answers_through_langchain_openai(tmp_path, port):
+    from ragraphs.tools.llm import gemma_gguf_path
+
+    proc = _start(
+        [sys.executable, "-m", "llama_cpp.server", "--model", gemma_gguf_path(), "--host", "127.0.0.1",
+         "--port", str(port), "--n_ctx", "2048", "--model_alias", "gemma-local"],
+        tmp_path / "llama-server.log",
+    )
+    try:
+        _wait_http(f"http://127.0.0.1:{port}/v1/models", proc)
+        env = {**os.environ, "RAGRAPHS_HOME": str(tmp_path / "home"),
+               "OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1", "OPENAI_API_KEY": "sk-local-test"}
+        # chat route (ChatOpenAI -> /v1/chat/completions): the server wraps the prompt in the
+        # GGUF's chat template, which a *base* model answers poorly, so only the round trip
+        # is checked here
+        r = _cli(["ask", "What is the capital city of France?", "--method", "none", "--llm", "openai:gemma-local", "--json"], env)
+        assert r.returncode == 0, r.stderr
+        out = json.loads(r.stdout.strip().splitlines()[-1])
+        assert out["llm_calls"] == 1 and out["input_tokens"] > 10
+        assert "POST /v1/chat/completions" in (tmp_path / "llama-server.log").read_text()
+        # completion route (langchain-openai's OpenAI -> /v1/completions): the few-shot prompt
+        # goes verbatim, as in process, and the same model gives the real answer
+        r = _cli(["ask", "What is the capital city of France?", "--method", "none", "--llm", "openai-completion:gemma-local", "--json"], env)
+        assert r.returncode == 0, r.stderr
+        out = json.loads(r.stdout.strip().splitlines()[-1])
+        assert out["llm_calls"] == 1 and out["input_tokens"] > 10
+        assert "paris" in out["answer"].lower()
+        assert "POST /v1/completions" in (tmp_path / "llama-server.log").read_text()
+        assert "sk-local-test" not in r.stdout + r.stderr
+    finally:
+        _stop(proc)
+
+
+def test_chroma_server_ingest_and_ask(tmp_path, port, data_dir):
+    chroma = shutil.which("chroma") or os.path.join(os.path.dirname(sys.executable), "chroma")
+    proc = _start(
+        [chroma, "run", "--path", str(tmp_path / "server-data"), "--host", "127.0.0.1", "--port", str(port)],
+        tmp_path / "chroma-server.log",
+        env={**os.environ, "ANONYMIZED_TELEMETRY": "False"},
+    )
+    try:
+        _wait_http(f"http://127.0.0.1:{port}/api/v2/heartbeat", proc)
+        env = {**os.environ, "RAGRAPHS_HOME": str(tmp_path / "home")}
+        url = f"http://127.0.0.1:{port}"
+        r = _cli(["ingest", str(data_dir / "hotpotqa.sample.jsonl"), "--store-url", url, "--collection", "served", "--quiet", "--json"], env)
+        assert r.returncode == 0, r.stderr
+        first = json.loads(r.stdout.strip().splitlines()[-1])
+        assert first["added"] == first["passages"] > 150
+        r = _cli(["ingest", str(data_dir / "hotpotqa.sample.jsonl"), "--store-url", url, "--collection", "served", "--quiet", "--json"], env)
+        again = json.loads(r.stdout.strip().splitlines()[-1])
+        assert again["added"] == 0 and again["store_total"] == first["passages"]
+        r = _cli(["ask", "Who replaced the manager of the Aston Villa that began at Leeds United?", "--store-url", url,
+                  "--collection", "served", "--json"], env)
+        assert r.returncode == 0, r.stderr
+        out = json.loads(r.stdout.strip().splitlines()[-1])
+        assert out["answer"] and len(out["passages"]) == 4
+        assert any("Aston Villa" in p["text"] for p in out["passages"])
+    finally:
+        _stop(proc)
+
+
+def test_unreachable_chroma_server_is_a_clear_error(tmp_path, port):
+    env = {**os.environ, "RAGRAPHS_HOME": str(tmp_path / "home")}
+    (tmp_path / "a.txt").write_text("Some text to ingest.")
+    r = _cli(["ingest", str(tmp_path / "a.txt"), "--store-url", f"http://127.0.0.1:{port}"], env)
+    assert r.returncode != 0 and "Traceback" not in r.stderr
+    assert r.stderr.startswith("ragraphs: error:") and len(r.stderr.strip().splitlines()) == 1
