@@ -66,3 +66,18 @@ def test_llm_endpoint_refusing_connections(tmp_path, port):
 def test_unknown_llm_spec(tmp_path):
     r = run(["ask", "Who?", "--method", "none", "--llm", "gpt9000"], tmp_path)
     assert r.returncode == 2 and "unknown LLM spec" in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("threads", ["zero", "0", "-2"])
+def test_bad_llm_threads_setting(tmp_path, threads):
+    r = run(["ask", "Who wrote Hamlet?", "--method", "none"], tmp_path, RAGRAPHS_LLM_THREADS=threads)
+    assert r.returncode != 0 and "Traceback" not in r.stderr
+    assert r.stderr.startswith("ragraphs: error: RAGRAPHS_LLM_THREADS must be a positive integer")
+
+
+def test_llm_threads_setting_reaches_llama_cpp(monkeypatch):
+    from ragraphs.tools import llm as L
+
+    monkeypatch.setenv("RAGRAPHS_LLM_THREADS", "1")
+    chat = L.LlamaCppCompletionChat(model_path=L.gemma_gguf_path(), max_tokens=4)
+    assert chat._load().n_threads == 1

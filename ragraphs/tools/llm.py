@@ -98,7 +98,7 @@ class LlamaCppCompletionChat(BaseChatModel):
                     self._llama = Llama(
                         model_path=self.model_path,
                         n_ctx=self.n_ctx,
-                        n_threads=self.n_threads or max(1, os.cpu_count() or 1),
+                        n_threads=self.n_threads or _env_threads() or max(1, os.cpu_count() or 1),
                         seed=self.seed,
                         verbose=False,
                     )
@@ -175,6 +175,21 @@ class FakeAnswerChat(BaseChatModel):
 
 _CACHE: dict[tuple, BaseChatModel] = {}
 _CACHE_LOCK = threading.Lock()
+
+
+def _env_threads() -> int | None:
+    """``RAGRAPHS_LLM_THREADS``: llama.cpp threads of the embedded model (default: all cores).
+    On a small CPU shared by several runs, 1 thread each is faster than all of them."""
+    v = os.environ.get("RAGRAPHS_LLM_THREADS", "").strip()
+    if not v:
+        return None
+    try:
+        n = int(v)
+    except ValueError:
+        raise ConfigError(f"RAGRAPHS_LLM_THREADS must be a positive integer, got {v!r}") from None
+    if n < 1:
+        raise ConfigError(f"RAGRAPHS_LLM_THREADS must be a positive integer, got {v!r}")
+    return n
 
 
 def make_llm(spec: str | None = None, *, max_tokens: int = 64, timeout: float | None = None) -> BaseChatModel:
