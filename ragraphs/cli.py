@@ -15,7 +15,7 @@ import sys
 import time
 from typing import Any
 
-from .errors import ConfigError, InputError, RagraphsError
+from .errors import ConfigError, InputError, RagraphsError, redact
 
 # modules with ``register(subparsers)`` adding more verbs; missing ones are skipped
 EXTRA_COMMANDS = [
@@ -92,7 +92,21 @@ def validate_question(q: str | None) -> str:
         raise InputError("the question is empty")
     if "\x00" in q:
         raise InputError("the question contains NUL bytes")
-    return q.strip()
+    return repair_text(q).strip()
+
+
+def repair_text(text: str) -> str:
+    """Text that is valid Unicode: bytes that were not UTF-8 (which Python keeps in ``argv``
+    as lone surrogates, and which the tokenizer refuses) become U+FFFD."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        pass
+    try:  # argv's undecodable bytes (surrogateescape): recover the bytes, decode leniently
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    except UnicodeEncodeError:  # other lone surrogates
+        return text.encode("utf-8", "replace").decode("utf-8")
 
 
 def run_graph(
@@ -321,7 +335,7 @@ def main(argv: list[str] | None = None) -> int:
     except RagraphsError as e:
         if debug:
             raise
-        print(f"ragraphs: error: {e}", file=sys.stderr)
+        print(f"ragraphs: error: {redact(str(e))}", file=sys.stderr)
         return e.exit_code
     except KeyboardInterrupt:
         print("ragraphs: interrupted", file=sys.stderr)
@@ -331,7 +345,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as e:
         cause = _user_cause(e)
         if cause is not None and not debug:
-            print(f"ragraphs: error: {cause}", file=sys.stderr)
+            print(f"ragraphs: error: {redact(str(cause))}", file=sys.stderr)
             return cause.exit_code
         raise
 

@@ -1,5 +1,8 @@
 """User-facing errors: the CLI prints their message on one line and exits non-zero."""
 
+import os
+import re
+
 
 class RagraphsError(Exception):
     """Base class of errors caused by input or configuration, not by a bug."""
@@ -25,3 +28,20 @@ class StoreError(RagraphsError):
     """The vector store could not be opened or written."""
 
     exit_code = 4
+
+
+# environment variables whose values are secrets (API keys, tokens, passwords)
+_SECRET_NAME = re.compile(r"(API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD)$", re.I)
+
+
+def redact(text: str) -> str:
+    """``text`` with the values of secret environment variables (``OPENAI_API_KEY``,
+    ``*_TOKEN``, ``*_SECRET``, ``*_PASSWORD``...) replaced by ``***``.
+
+    Used on every error message ragraphs prints or records: a server may echo the key it
+    was sent (``Incorrect API key provided: sk-...``) and the message must not carry it on.
+    """
+    for name, value in os.environ.items():
+        if len(value) >= 6 and _SECRET_NAME.search(name) and value in text:
+            text = text.replace(value, "***")
+    return text

@@ -81,3 +81,23 @@ def test_llm_threads_setting_reaches_llama_cpp(monkeypatch):
     monkeypatch.setenv("RAGRAPHS_LLM_THREADS", "1")
     chat = L.LlamaCppCompletionChat(model_path=L.gemma_gguf_path(), max_tokens=4)
     assert chat._load().n_threads == 1
+
+
+def test_bad_llm_retries_setting(tmp_path, port):
+    r = run(["ask", "Who wrote Hamlet?", "--method", "none", "--llm", "openai:m"], tmp_path,
+            OPENAI_BASE_URL=f"http://127.0.0.1:{port}/v1", RAGRAPHS_LLM_RETRIES="abc")
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.startswith("ragraphs: error: RAGRAPHS_LLM_RETRIES must be a whole number")
+
+
+def test_remote_model_client_follows_its_endpoint_settings(monkeypatch):
+    from ragraphs.tools.llm import make_llm
+
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    a = make_llm("openai:m")
+    assert make_llm("openai:m") is a  # built once per settings
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:10/v1")
+    b = make_llm("openai:m")
+    assert b is not a and "127.0.0.1:10" in str(b.openai_api_base)
+    monkeypatch.setenv("RAGRAPHS_LLM_TIMEOUT", "7")
+    assert make_llm("openai:m") is not b

@@ -24,7 +24,7 @@ import traceback
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Callable, Iterable
 
-from ..errors import ConfigError
+from ..errors import ConfigError, redact
 from .metrics import answer_scores, gold_found, mean, passage_matches
 
 ORACLE = "oracle"
@@ -158,7 +158,7 @@ def score_example(ex, final: dict, wall_s: float, *, retrieval_only: bool) -> di
 
 def error_record(ex, err: BaseException, wall_s: float, *, retrieval_only: bool) -> dict:
     has_gold_answer = bool(ex.answers) and not retrieval_only
-    msg = f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
+    msg = redact(f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}")
     return {
         "id": ex.id,
         "subset": ex.dataset,
@@ -184,7 +184,7 @@ def error_record(ex, err: BaseException, wall_s: float, *, retrieval_only: bool)
         "overhead_s": None,
         "trace": [],
         "error": msg,
-        "traceback": traceback.format_exc(limit=6)[-2000:],
+        "traceback": redact(traceback.format_exc(limit=6))[-2000:],
     }
 
 

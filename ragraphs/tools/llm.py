@@ -30,7 +30,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import ConfigDict, Field, PrivateAttr
 
-from ..errors import ConfigError, LLMError
+from ..errors import ConfigError, LLMError, redact
 
 DEFAULT_LLM = "gemma"
 
@@ -192,6 +192,23 @@ def _env_threads() -> int | None:
     return n
 
 
+def _env_retries() -> int:
+    v = os.environ.get("RAGRAPHS_LLM_RETRIES", "1").strip() or "1"
+    try:
+        n = int(v)
+    except ValueError:
+        n = -1
+    if n < 0:
+        raise ConfigError(f"RAGRAPHS_LLM_RETRIES must be a whole number >= 0, got {v!r}")
+    return n
+
+
+def _digest(secret: str | None) -> str | None:
+    import hashlib
+
+    return hashlib.sha256(secret.encode()).hexdigest()[:16] if secret else None
+
+
 def make_llm(spec: str | None = None, *, max_tokens: int = 64, timeout: float | None = None) -> BaseChatModel:
     """Build (once per spec, then cached) a LangChain chat model from a spec string.
 
@@ -204,12 +221,17 @@ def make_llm(spec: str | None = None, *, max_tokens: int = 64, timeout: float | 
             timeout = float(os.environ.get("RAGRAPHS_LLM_TIMEOUT", "120"))
         except ValueError as e:
             raise ConfigError("RAGRAPHS_LLM_TIMEOUT must be a number of seconds") from e
-    key = (spec, max_tokens)
+    kind, _, arg = spec.partition(":")
+    kind = kind.lower()
+    retries = _env_retries()
+    key: tuple = (spec, max_tokens)
+    if kind.startswith("openai"):
+        # a remote model also depends on where it is and how it is called: a change of
+        # endpoint, key, timeout or retries in the same process gets a new client
+        key += (os.environ.get("OPENAI_BASE_URL"), _digest(os.environ.get("OPENAI_API_KEY")), timeout, retries)
     with _CACHE_LOCK:
         if key in _CACHE:
             return _CACHE[key]
-    kind, _, arg = spec.partition(":")
-    kind = kind.lower()
     if kind == "gemma":
         llm: BaseChatModel = LlamaCppCompletionChat(model_path=gemma_gguf_path(), max_tokens=max_tokens)
     elif kind in ("llamacpp", "gguf"):
@@ -230,7 +252,7 @@ def make_llm(spec: str | None = None, *, max_tokens: int = 64, timeout: float | 
             temperature=0.0,
             max_tokens=max_tokens,
             timeout=timeout,
-            max_retries=int(os.environ.get("RAGRAPHS_LLM_RETRIES", "1")),
+            max_retries=retries,
         )
     elif kind in ("openai-completion", "openai-completions"):
         if not arg:
@@ -244,7 +266,7 @@ def make_llm(spec: str | None = None, *, max_tokens: int = 64, timeout: float | 
             temperature=0.0,
             max_tokens=max_tokens,
             timeout=timeout,
-            max_retries=int(os.environ.get("RAGRAPHS_LLM_RETRIES", "1")),
+            max_retries=retries,
         )
     elif kind == "fake":
         llm = FakeAnswerChat(responses=[arg or "unknown"])
@@ -298,7 +320,9 @@ def complete(
     except ConfigError:
         raise
     except Exception as e:  # network errors, server errors, ...
-        raise LLMError(f"LLM call failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}") from e
+        first = str(e).splitlines()[0] if str(e) else ""
+        # a server may echo the key it was sent: the message must not carry it on
+        raise LLMError(redact(f"LLM call failed: {type(e).__name__}: {first}")) from e
     n_in = int(usage.get("input_tokens") or 0) or max(1, len(prompt) // 4)
     n_out = int(usage.get("output_tokens") or 0)
     return Completion(text=text, input_tokens=n_in, output_tokens=n_out)
