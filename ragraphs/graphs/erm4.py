@@ -80,6 +80,7 @@ class ERM4Context(RAGContext):
     external: Literal["corpus", "web", "both"] = field(
         default="corpus", metadata={"description": "external knowledge: the vector store, web search, or both"}
     )
+    web_timeout: float = field(default=10.0, metadata={"description": "seconds one web search may take"})
     use_memory: bool = field(default=True, metadata={"description": "use the Memory Knowledge Reservoir and trigger"})
     update_memory: bool = field(default=True, metadata={"description": "store kept knowledge in the reservoir"})
     reservoir_path: str = field(

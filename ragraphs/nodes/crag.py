@@ -227,7 +227,7 @@ def make_web_search_node(c: Components) -> Callable[[dict, Runtime], dict]:
     """Search the web for the rewritten queries, prefer Wikipedia, fetch and extract pages."""
 
     def web_search(state: dict, runtime: Runtime) -> dict:
-        from ..tools.websearch import is_wikipedia, prefer_wikipedia
+        from ..tools.websearch import is_wikipedia, prefer_wikipedia, usable_results
 
         ctx = runtime.context
         queries = state.get("queries") or [state["question"]]
@@ -245,13 +245,18 @@ def make_web_search_node(c: Components) -> Callable[[dict, Runtime], dict]:
         results: dict[str, Passage] = {}
         errors: list[str] = []
         calls = 0
+        malformed = 0
         for q in queries:
             calls += 1
             try:
-                for p in call_with_timeout(backend.search, timeout, q, k) or []:
-                    results.setdefault(p["id"], {**p, "source": "web"})
+                # checked inside the timeout too: a lazy answer (a generator) is read there
+                got, bad = call_with_timeout(lambda q, k: usable_results(backend.search(q, k)), timeout, q, k)
             except Exception as e:
                 errors.append(f"search {q!r} failed: {type(e).__name__}: {str(e)[:200]}")
+                continue
+            malformed += bad
+            for p in got:
+                results.setdefault(p["id"], p)
         ranked = prefer_wikipedia(list(results.values()))[:k]
         fetched: list[dict] = []
         if ranked and bool(getattr(ctx, "fetch_pages", True)):
@@ -291,11 +296,15 @@ def make_web_search_node(c: Components) -> Callable[[dict, Runtime], dict]:
         }
         if fetched:
             trace["fetched"] = fetched
+        if malformed:
+            trace["malformed_results"] = malformed  # dropped: not a mapping with text
         if errors:
             update["web_error"] = "; ".join(errors)
             trace["error"] = update["web_error"]
         elif not ranked:
-            update["web_error"] = "the web search returned no results"
+            update["web_error"] = "the web search returned no results" + (
+                f" ({malformed} malformed result(s) dropped)" if malformed else ""
+            )
             trace["error"] = update["web_error"]
         update["_trace"] = trace
         return update

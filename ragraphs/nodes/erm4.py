@@ -21,6 +21,8 @@ from ..prompts import STOP_ANSWER, clean_answer, closed_book_prompt, one_line
 from ..state.types import Passage, reset
 from ..tools.llm import complete
 from ..tools.reservoir import Reservoir, open_reservoir
+from ..tools.websearch import usable_results
+from .crag import call_with_timeout
 
 # ---------------------------------------------------------------- prompts
 
@@ -318,8 +320,11 @@ def make_external_retrieve(c: Components) -> Callable[[dict, Runtime], dict]:
         if source in ("web", "both") and c.web_search is None:
             raise ConfigError("external='web' needs a web search backend (Components(web_search=...))")
         k, mode = int(getattr(ctx, "k", 5)), getattr(ctx, "retrieval", "dense")
+        web_timeout = float(getattr(ctx, "web_timeout", 10.0))
         knowledge: list[Passage] = []
         web_calls = 0
+        web_errors: list[str] = []
+        malformed = 0
         per_query = []
         for qi, q in enumerate(queries):
             if q not in outside:
@@ -328,15 +333,26 @@ def make_external_retrieve(c: Components) -> Callable[[dict, Runtime], dict]:
             if source in ("corpus", "both"):
                 got += c.retriever.search(q, k, mode=mode)
             if source in ("web", "both"):
-                got += c.web_search.search(q, k)
                 web_calls += 1
+                # a failed, slow or garbled web search costs its knowledge, not the run
+                try:
+                    web, bad = call_with_timeout(lambda q, k: usable_results(c.web_search.search(q, k)), web_timeout, q, k)
+                except Exception as e:
+                    web_errors.append(f"web search {q!r} failed: {type(e).__name__}: {str(e)[:200]}")
+                else:
+                    got += web[:k]
+                    malformed += bad
+                    if bad and not web:
+                        web_errors.append(f"web search {q!r} returned no usable results ({bad} malformed)")
             knowledge += _tag(got, qi, q, "external")
             per_query.append({"query": q, "n": len(got)})
-        return {
-            "external_knowledge": knowledge,
-            "web_calls": web_calls,
-            "_trace": {"source": source, "k": k, "queries": per_query, "retrieved": _brief(knowledge)},
-        }
+        trace: dict[str, Any] = {"source": source, "k": k, "queries": per_query, "retrieved": _brief(knowledge)}
+        update: dict[str, Any] = {"external_knowledge": knowledge, "web_calls": web_calls}
+        if malformed:
+            trace["malformed_results"] = malformed
+        if web_errors:
+            update["web_error"] = trace["web_error"] = "; ".join(web_errors)
+        return {**update, "_trace": trace}
 
     return retrieve
 

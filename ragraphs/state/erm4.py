@@ -36,6 +36,8 @@ class ERM4State(RAGState):
     backoff: NotRequired[bool]
     # Memory Knowledge Reservoir update: counts from the last write
     memory_update: NotRequired[dict]
+    # set when a web search failed or timed out (the run goes on without its knowledge)
+    web_error: NotRequired[str]
 
 
 class ERM4Output(RAGOutput):
@@ -50,3 +52,4 @@ class ERM4Output(RAGOutput):
     filtered_out: NotRequired[int]
     backoff: NotRequired[bool]
     memory_update: NotRequired[dict]
+    web_error: NotRequired[str]

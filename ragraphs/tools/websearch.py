@@ -17,8 +17,10 @@ spec string (``offline:PATH[,PATH]``, ``searxng:URL``, ``ddg``, ``none``), the f
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
+from collections.abc import Iterable, Mapping
 from typing import Any, Protocol, runtime_checkable
 from urllib.parse import urlencode, urlsplit
 
@@ -63,6 +65,55 @@ class OfflineCorpusSearch:
 
 class WebSearchError(Exception):
     """A web search backend failed (network, timeout, bad response)."""
+
+
+MAX_RESULTS = 1000  # read at most this many items of one backend answer
+
+
+def usable_results(raw: Any, source: str = "web") -> tuple[list[Passage], int]:
+    """The well-formed passages among what a web search backend returned, and how many
+    items were dropped as malformed.
+
+    A backend may be anyone's code: its answer is checked before a node reads it. An item
+    is kept when it is a mapping with string ``text`` that is not blank, or with a page URL
+    (``meta["url"]``, fetched later); its title becomes a string, its ``meta`` a dict whose
+    ``url`` (if any) is a string, its id a string (else the content hash). An answer that
+    is not a list of items at all raises :class:`WebSearchError`.
+    """
+    if raw is None:
+        return [], 0
+    if isinstance(raw, (str, bytes, Mapping)) or not isinstance(raw, Iterable):
+        raise WebSearchError(f"the web search returned a {type(raw).__name__}, not a list of results")
+    out: list[Passage] = []
+    bad = 0
+    for item in itertools.islice(raw, MAX_RESULTS):
+        if not isinstance(item, Mapping):
+            bad += 1
+            continue
+        text = item.get("text")
+        text = "" if text is None else text
+        meta_in = item.get("meta")
+        meta = {str(k): v for k, v in meta_in.items()} if isinstance(meta_in, Mapping) else {}
+        if "url" in meta and not isinstance(meta["url"], str):
+            del meta["url"]
+        if not isinstance(text, str) or not (text.strip() or meta.get("url")):
+            bad += 1
+            continue
+        title = item.get("title")
+        title = title if isinstance(title, str) else ("" if title is None else str(title))
+        pid = item.get("id")
+        score = item.get("score")
+        out.append(
+            make_passage(
+                title,
+                text,
+                source,
+                float(score) if isinstance(score, (int, float)) and not isinstance(score, bool) else None,
+                id=pid if isinstance(pid, str) and pid.strip() else None,
+                **meta,
+            )
+        )
+    return out, bad
 
 
 def _web_passage(title: str, text: str, url: str, engine: str, rank: int) -> Passage:
