@@ -61,12 +61,20 @@ def html_to_text(html: str) -> tuple[str, str]:
     return title, text
 
 
+_NON_ASCII = re.compile(r"[^\x00-\x7f\ufffd]")
+
+
 def _decode(raw: bytes) -> str:
     for enc in ("utf-8", "utf-16") if raw[:2] in (b"\xff\xfe", b"\xfe\xff") else ("utf-8",):
         try:
             return raw.decode(enc)
         except UnicodeDecodeError:
             pass
+    # UTF-8 text with a few damaged bytes stays UTF-8 (the bad bytes become U+FFFD);
+    # text in a legacy 8-bit encoding has (almost) no valid multi-byte sequences: latin-1
+    lenient = raw.decode("utf-8", "replace")
+    if len(_NON_ASCII.findall(lenient)) > lenient.count("\ufffd"):
+        return lenient
     return raw.decode("latin-1")  # never fails; non-UTF-8 text survives mostly readable
 
 
@@ -162,6 +170,8 @@ def collect_passages(
             report.skipped_files.append(str(e))
             continue
         report.files += 1
+        if not got:
+            report.warnings.append(f"{f}: no text found; nothing ingested from it")
         passages.extend(got)
     report.passages = len({p["id"] for p in passages})
     return passages, report

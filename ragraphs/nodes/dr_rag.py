@@ -336,7 +336,7 @@ def _documents_block(items: Sequence[tuple[str, str]], max_chars: int) -> str:
         text = " ".join((text or "").split())
         if max_chars and len(text) > max_chars:
             text = text[:max_chars].rsplit(" ", 1)[0] + " ..."
-        title = (title or "").strip()
+        title = " ".join((title or "").split())
         lines.append(f"Document {i}: {title + ': ' if title else ''}{text}")
     return "\n".join(lines)
 

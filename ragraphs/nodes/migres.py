@@ -172,7 +172,7 @@ def _passage_block(passages: list[Passage], max_chars: int) -> str:
     lines = []
     for i, p in enumerate(passages):
         text = one_line(p.get("text") or "", max_chars)
-        title = (p.get("title") or "").strip()
+        title = " ".join((p.get("title") or "").split())
         lines.append(f"Passage {i}: (Title: {title}) {text}" if title else f"Passage {i}: {text}")
     return "\n".join(lines)
 

@@ -98,7 +98,7 @@ def format_passages(passages: Iterable[Passage], max_chars: int = 1200) -> str:
         text = " ".join((p.get("text") or "").split())
         if len(text) > max_chars:
             text = text[:max_chars].rsplit(" ", 1)[0] + " ..."
-        title = (p.get("title") or "").strip()
+        title = " ".join((p.get("title") or "").split())  # one line: a title cannot open a new prompt line
         head = f"[{i}] {title}: " if title else f"[{i}] "
         lines.append(head + text)
     return "\n".join(lines)
