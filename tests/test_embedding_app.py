@@ -75,10 +75,10 @@ class LowJudge:
 
     def score_batch(self, pairs):
         self.calls += 1
-        return np.full(len(pairs), -0.97)
+        return np.full(len(pairs), -0.99)
 
     def score(self, question, passage):
-        return -0.97
+        return -0.99
 
 
 class UserWeb:
@@ -122,7 +122,7 @@ def test_crag_takes_the_users_judge_and_web_search_and_explains_its_route():
     by_node = {e["node"]: e for e in events if e.get("event") == "node_trace"}
     # the trace explains the branch: the judge's scores, the thresholds and the route taken
     ev = by_node["evaluate"]
-    assert [s["score"] for s in ev["scores"]] == [-0.97]
+    assert [s["score"] for s in ev["scores"]] == [-0.99]
     assert ev["route"] == "incorrect" and ev["lower"] == CRAGContext().lower
     assert judge.calls >= 1
     assert "web_search" in by_node and by_node["web_search"]["backend"] == "user-web"
