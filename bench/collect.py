@@ -66,15 +66,23 @@ def recall_table(rows: list[dict]) -> str:
     for r in rows:
         key = (r["method"], r.get("strategy") or "", r.get("k"), r.get("retrieval") or "")
         configs.setdefault(key, {})[r["dataset"]] = r
-    head = "| method | strategy | k | " + " | ".join(f"{d} recall | {d} docs" for d in datasets) + " |"
+    head = "| k | retrieval | method | strategy | " + " | ".join(f"{d} recall | {d} docs" for d in datasets) + " |"
     lines = [head, "|" + " --- |" * (head.count("|") - 1)]
-    for key in sorted(configs, key=lambda k: (ORDER.index(k[0]) if k[0] in ORDER else 99, k[1], k[2] or 0)):
-        m, strat, k, _ = key
+    strategies = ["sm", "qdc", "cis", "cfs"]
+    modes = ["bm25", "dense", "hybrid"]
+
+    def order(key):
+        m, strat, k, mode = key
+        return (k or 0, ORDER.index(m) if m in ORDER else 99, modes.index(mode) if mode in modes else 1,
+                strategies.index(strat) if strat in strategies else 99)
+
+    for key in sorted(configs, key=order):
+        m, strat, k, mode = key
         cells = []
         for d in datasets:
             s = configs[key].get(d)
             cells += [pct(s["recall"]) if s else "-", num(s["docs_avg"], 1) if s else "-"]
-        lines.append(f"| {m} | {strat or '-'} | {k if k is not None else 'default'} | " + " | ".join(cells) + " |")
+        lines.append(f"| {k if k is not None else 'default'} | {mode or 'dense'} | {m} | {strat or '-'} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
