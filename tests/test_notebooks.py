@@ -58,10 +58,16 @@ def _execute(name: str, tmp_path: Path):
     from nbclient import NotebookClient
 
     nb = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
+    km = _kernel_manager(tmp_path)
     client = NotebookClient(
-        nb, km=_kernel_manager(tmp_path), timeout=900, allow_errors=False, resources={"metadata": {"path": str(tmp_path)}}
+        nb, km=km, timeout=900, allow_errors=False, resources={"metadata": {"path": str(tmp_path)}}
     )
-    client.execute()
+    try:
+        client.execute()
+    finally:
+        # nbclient leaves a kernel it did not create running: stop it (each holds the models)
+        if km.has_kernel:
+            km.shutdown_kernel(now=True)
     text = []
     for cell in nb.cells:
         for out in cell.get("outputs", []) if cell.cell_type == "code" else []:
