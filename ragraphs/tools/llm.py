@@ -203,6 +203,19 @@ def _env_retries() -> int:
     return n
 
 
+def _openai_kwargs(model: str, max_tokens: int, timeout: float, retries: int) -> dict:
+    """Settings of an OpenAI-compatible client (chat or completions), from the environment."""
+    return {
+        "model": model,
+        "base_url": os.environ.get("OPENAI_BASE_URL") or None,
+        "api_key": os.environ.get("OPENAI_API_KEY") or "not-needed",
+        "temperature": 0.0,
+        "max_tokens": max_tokens,
+        "timeout": timeout,
+        "max_retries": retries,
+    }
+
+
 def _digest(secret: str | None) -> str | None:
     import hashlib
 
@@ -245,29 +258,13 @@ def make_llm(spec: str | None = None, *, max_tokens: int = 64, timeout: float | 
             from langchain_openai import ChatOpenAI
         except ImportError as e:  # pragma: no cover
             raise ConfigError("'openai:' models need langchain-openai (pip install langchain-openai)") from e
-        llm = ChatOpenAI(
-            model=arg,
-            base_url=os.environ.get("OPENAI_BASE_URL") or None,
-            api_key=os.environ.get("OPENAI_API_KEY") or "not-needed",
-            temperature=0.0,
-            max_tokens=max_tokens,
-            timeout=timeout,
-            max_retries=retries,
-        )
+        llm = ChatOpenAI(**_openai_kwargs(arg, max_tokens, timeout, retries))
     elif kind in ("openai-completion", "openai-completions"):
         if not arg:
             raise ConfigError("openai-completion spec needs a model name: openai-completion:<model>")
         from langchain_openai import OpenAI
 
-        llm = OpenAI(  # type: ignore[assignment]
-            model=arg,
-            base_url=os.environ.get("OPENAI_BASE_URL") or None,
-            api_key=os.environ.get("OPENAI_API_KEY") or "not-needed",
-            temperature=0.0,
-            max_tokens=max_tokens,
-            timeout=timeout,
-            max_retries=retries,
-        )
+        llm = OpenAI(**_openai_kwargs(arg, max_tokens, timeout, retries))  # type: ignore[assignment]
     elif kind == "fake":
         llm = FakeAnswerChat(responses=[arg or "unknown"])
     else:
