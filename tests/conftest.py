@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import socket
+import subprocess
 import sys
 from pathlib import Path
 
@@ -46,6 +47,16 @@ def hotpot_examples():
     from ragraphs.datasets import load_dataset
 
     return load_dataset(str(DATA / "hotpotqa.sample.jsonl"), "hotpotqa")
+
+
+def stop_process(proc) -> None:
+    """Stop a server started by a test: terminate, then kill if it lingers."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=10)
 
 
 def free_port() -> int:

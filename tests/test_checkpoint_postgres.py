@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import free_port
+from conftest import free_port, stop_process
 
 
 def _pg_bin(name: str) -> str | None:
@@ -213,12 +213,7 @@ def chroma_server(tmp_path, minilm):
         n = ingest_sample_slice(tmp_path / "ingest", minilm, store_url=url, collection="served")
         yield url, n
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
+        stop_process(proc)
         log.close()
 
 

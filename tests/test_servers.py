@@ -12,6 +12,8 @@ import urllib.request
 
 import pytest
 
+from conftest import stop_process
+
 pytestmark = pytest.mark.slow
 
 
@@ -33,15 +35,6 @@ def _wait_http(url: str, proc: subprocess.Popen, timeout: float = 240.0) -> None
         except Exception:
             time.sleep(0.5)
     raise TimeoutError(f"{url} did not answer in {timeout}s")
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    proc.terminate()
-    try:
-        proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(timeout=10)
 
 
 def _cli(args, env):
@@ -78,7 +71,7 @@ def test_llama_cpp_openai_server_answers_through_langchain_openai(tmp_path, port
         assert "POST /v1/completions" in (tmp_path / "llama-server.log").read_text()
         assert "sk-local-test" not in r.stdout + r.stderr
     finally:
-        _stop(proc)
+        stop_process(proc)
 
 
 def test_chroma_server_ingest_and_ask(tmp_path, port, data_dir):
@@ -106,7 +99,7 @@ def test_chroma_server_ingest_and_ask(tmp_path, port, data_dir):
         assert out["answer"] and len(out["passages"]) == 4
         assert any("Aston Villa" in p["text"] for p in out["passages"])
     finally:
-        _stop(proc)
+        stop_process(proc)
 
 
 def test_unreachable_chroma_server_is_a_clear_error(tmp_path, port):
