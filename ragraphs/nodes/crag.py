@@ -194,22 +194,6 @@ def web_backend(c: Components, ctx: Any) -> tuple[Any, str]:
         return cache[spec], spec
 
 
-def call_with_timeout(fn: Callable, timeout: float, *args: Any) -> Any:
-    """Run ``fn(*args)`` in a worker thread; raise TimeoutError after ``timeout`` seconds.
-
-    A backend that ignores its own timeouts is left to finish in the background; the run
-    goes on without it.
-    """
-    ex = cf.ThreadPoolExecutor(max_workers=1, thread_name_prefix="crag-web")
-    fut = ex.submit(fn, *args)
-    try:
-        return fut.result(timeout=timeout)
-    except cf.TimeoutError as e:
-        raise TimeoutError(f"timed out after {timeout:g}s") from e
-    finally:
-        ex.shutdown(wait=False, cancel_futures=True)
-
-
 def _fetcher(c: Components, ctx: Any):
     f = c.extra.get("fetcher")
     if f is not None:
@@ -227,7 +211,7 @@ def make_web_search_node(c: Components) -> Callable[[dict, Runtime], dict]:
     """Search the web for the rewritten queries, prefer Wikipedia, fetch and extract pages."""
 
     def web_search(state: dict, runtime: Runtime) -> dict:
-        from ..tools.websearch import is_wikipedia, prefer_wikipedia, usable_results
+        from ..tools.websearch import is_wikipedia, prefer_wikipedia, search_checked
 
         ctx = runtime.context
         queries = state.get("queries") or [state["question"]]
@@ -250,7 +234,7 @@ def make_web_search_node(c: Components) -> Callable[[dict, Runtime], dict]:
             calls += 1
             try:
                 # checked inside the timeout too: a lazy answer (a generator) is read there
-                got, bad = call_with_timeout(lambda q, k: usable_results(backend.search(q, k)), timeout, q, k)
+                got, bad = search_checked(backend, q, k, timeout)
             except Exception as e:
                 errors.append(f"search {q!r} failed: {type(e).__name__}: {str(e)[:200]}")
                 continue

@@ -21,8 +21,7 @@ from ..prompts import STOP_ANSWER, clean_answer, closed_book_prompt, one_line
 from ..state.types import Passage, reset
 from ..tools.llm import complete
 from ..tools.reservoir import Reservoir, open_reservoir
-from ..tools.websearch import usable_results
-from .crag import call_with_timeout
+from ..tools.websearch import search_checked
 
 # ---------------------------------------------------------------- prompts
 
@@ -336,7 +335,7 @@ def make_external_retrieve(c: Components) -> Callable[[dict, Runtime], dict]:
                 web_calls += 1
                 # a failed, slow or garbled web search costs its knowledge, not the run
                 try:
-                    web, bad = call_with_timeout(lambda q, k: usable_results(c.web_search.search(q, k)), web_timeout, q, k)
+                    web, bad = search_checked(c.web_search, q, k, web_timeout)
                 except Exception as e:
                     web_errors.append(f"web search {q!r} failed: {type(e).__name__}: {str(e)[:200]}")
                 else:

@@ -17,11 +17,12 @@ spec string (``offline:PATH[,PATH]``, ``searxng:URL``, ``ddg``, ``none``), the f
 
 from __future__ import annotations
 
+import concurrent.futures as cf
 import itertools
 import json
 import os
 from collections.abc import Iterable, Mapping
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Callable, Protocol, runtime_checkable
 from urllib.parse import urlencode, urlsplit
 
 from ..errors import ConfigError, InputError
@@ -114,6 +115,29 @@ def usable_results(raw: Any, source: str = "web") -> tuple[list[Passage], int]:
             )
         )
     return out, bad
+
+
+def call_with_timeout(fn: Callable, timeout: float, *args: Any) -> Any:
+    """Run ``fn(*args)`` in a worker thread; raise TimeoutError after ``timeout`` seconds.
+
+    A backend that ignores its own timeouts is left to finish in the background; the run
+    goes on without it.
+    """
+    ex = cf.ThreadPoolExecutor(max_workers=1, thread_name_prefix="web-search")
+    fut = ex.submit(fn, *args)
+    try:
+        return fut.result(timeout=timeout)
+    except cf.TimeoutError as e:
+        raise TimeoutError(f"timed out after {timeout:g}s") from e
+    finally:
+        ex.shutdown(wait=False, cancel_futures=True)
+
+
+def search_checked(backend: Any, query: str, k: int, timeout: float) -> tuple[list[Passage], int]:
+    """``backend.search(query, k)`` within ``timeout`` seconds (reading a lazy answer
+    included), checked by :func:`usable_results`: the usable passages and the number of
+    malformed items dropped. Raises on failure or timeout; callers record it and go on."""
+    return call_with_timeout(lambda: usable_results(backend.search(query, k)), timeout)
 
 
 def _web_passage(title: str, text: str, url: str, engine: str, rank: int) -> Passage:
