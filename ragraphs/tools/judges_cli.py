@@ -23,51 +23,39 @@ def _check_files(files):
             raise InputError(f"no such data file: {path}")
 
 
-def _encoder(args):
-    from .embeddings import MiniLMEmbeddings
-    from .judges import CachedMiniLM
-
-    if getattr(args, "embedding_cache", None):
-        return CachedMiniLM(args.embedding_cache)
-    return MiniLMEmbeddings(fast=True)
-
-
 def cmd_train_judge(args: argparse.Namespace) -> int:
-    from .judges import TrainConfig, train_judge
+    from .judges.train import TrainConfig, train_judges
 
     _check_files(args.data)
-    if args.hidden < 0 or args.epochs < 1:
-        raise ConfigError("--hidden must be >= 0 and --epochs >= 1")
+    if args.epochs <= 0 or args.lr <= 0 or args.batch_size < 1:
+        raise ConfigError("--epochs and --lr must be > 0 and --batch-size >= 1")
     if not 0.0 < args.val_fraction < 1.0:
         raise ConfigError("--val-fraction must be between 0 and 1")
-    cfg = TrainConfig(hidden=args.hidden, epochs=args.epochs, lr=args.lr, weight_decay=args.weight_decay,
-                      seed=args.seed, val_fraction=args.val_fraction)
-    enc = _encoder(args)
+    roles = tuple(args.judge or JUDGE_CHOICES)
+    cfg = TrainConfig(roles=roles, epochs=args.epochs, lr=args.lr, warmup_ratio=args.warmup, batch_size=args.batch_size,
+                      max_length=args.max_length, mine_k=args.mine_k, val_fraction=args.val_fraction, seed=args.seed,
+                      threads=args.threads, limit=args.limit)
     log = (lambda m: None) if args.json else (lambda m: print(m, file=sys.stderr, flush=True))
-    meta = train_judge(args.judge, args.data, args.out, cfg=cfg, limit=args.limit, embeddings=enc, log=log)
-    if hasattr(enc, "save"):
-        enc.save()
+    meta = train_judges(args.data, args.out, cfg, log=log, progress=not args.json, keep_torch=args.keep_torch)
     if args.json:
         print(json.dumps(meta))
-    else:
-        v = meta["validation"]
-        print(
-            f"{args.judge} judge: validation accuracy {v['accuracy']:.3f}, AUC {v['auc']:.3f}, "
-            f"precision {v['precision']:.3f}, recall {v['recall']:.3f} at threshold {meta['threshold']} "
-            f"({meta['items']['validation']} held-out items; {meta['items']['train']} trained on; "
-            f"{meta['n_params']} head parameters)"
-        )
-        print(f"saved {' and '.join(meta['paths'])}")
+        return 0
+    for role in roles:
+        v, q = meta["validation_fp32"][role], meta["validation_int8"][role]
+        print(f"{role}: held-out accuracy {v['accuracy']:.3f} / AUC {v['auc']:.3f} (fp32), "
+              f"{q['accuracy']:.3f} / {q['auc']:.3f} (int8 ONNX) on {v['n']} items; threshold {meta['thresholds'][role]}")
+    print(f"trained in {meta['seconds']['train']:.0f} s; saved {args.out}")
     return 0
 
 
 def cmd_judge_eval(args: argparse.Namespace) -> int:
+    from .embeddings import MiniLMEmbeddings
     from .judges import LLMJudge, baseline_judge, evaluate_judge, load_judge
 
     _check_files(args.data)
-    enc = _encoder(args)
+    enc = MiniLMEmbeddings(fast=True)
     if args.model == "trained":
-        judge = load_judge(args.judge, args.weights, embeddings=enc)
+        judge = load_judge(args.judge, args.weights)
     elif args.model == "cosine":
         judge = baseline_judge(args.judge, enc)
     else:
@@ -75,8 +63,7 @@ def cmd_judge_eval(args: argparse.Namespace) -> int:
 
         judge = LLMJudge(make_llm(args.llm, max_tokens=4), args.judge)
     base = baseline_judge(args.judge, enc) if args.baseline and args.model != "cosine" else None
-    # with a persistent embedding cache the speed would not be real: no timing then
-    timing = not args.no_timing and not args.embedding_cache
+    timing = not args.no_timing
     res = evaluate_judge(args.judge, judge, args.data, threshold=args.threshold, seed=args.seed, limit=args.limit,
                          batch=args.batch, timing=timing, baseline=base)
     if args.json:
@@ -87,32 +74,35 @@ def cmd_judge_eval(args: argparse.Namespace) -> int:
           f"{res['best_threshold_accuracy']:.3f}); AUC {res['auc']:.3f}; precision {res['precision']:.3f}, "
           f"recall {res['recall']:.3f}, F1 {res['f1']:.3f}")
     if "ms_per_pair" in res:
-        extra = f"; {res['ms_per_pair_cached_passages']:.2f} ms with passage embeddings cached" if "ms_per_pair_cached_passages" in res else ""
-        print(f"  speed: {res['ms_per_pair']:.2f} ms per item, encoding included (batches of {res['batch']}){extra}")
+        print(f"  speed: {res['ms_per_pair']:.2f} ms per item (batches of {res['batch']})")
     for src, m in res["sources"].items():
         print(f"  {src}: {m['n']} items, accuracy {m['accuracy']:.3f}")
     if "baseline" in res:
         b = res["baseline"]
-        print(f"  baseline {b['model']}: accuracy {b['accuracy']:.3f} at {b['threshold']:.3f}, best-threshold accuracy "
-              f"{b['best_threshold_accuracy']:.3f}, AUC {b['auc']:.3f}")
+        print(f"  baseline {b['model']}: accuracy {b['accuracy']:.3f} at its best threshold on these items "
+              f"({b['threshold']:.3f}), AUC {b['auc']:.3f}")
     return 0
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("train-judge", help="train a compact judge from benchmark files")
-    p.add_argument("--judge", required=True, choices=JUDGE_CHOICES)
+    p = subparsers.add_parser("train-judge", help="train the judges (one multi-task cross-encoder) from benchmark files")
+    p.add_argument("--judge", nargs="+", choices=JUDGE_CHOICES, default=None,
+                   help="roles to train (default: all three in one model)")
     p.add_argument("--data", nargs="+", metavar="FILE", required=True,
                    help="benchmark files (HotpotQA, 2Wiki, MuSiQue, PopQA formats); labels come from the files; "
                         "FILE@K/N takes part K of N of a file's questions (stable hash split)")
-    p.add_argument("--out", required=True, metavar="DIR", help="directory for <judge>.npz and <judge>.json")
-    p.add_argument("--hidden", type=int, default=32, help="hidden units of the head (0: logistic regression)")
-    p.add_argument("--epochs", type=int, default=400)
-    p.add_argument("--lr", type=float, default=3e-3)
-    p.add_argument("--weight-decay", type=float, default=1e-3)
-    p.add_argument("--val-fraction", type=float, default=0.2, help="share of questions held out for validation")
+    p.add_argument("--out", required=True, metavar="DIR", help="directory for the model (ONNX int8) and its description")
+    p.add_argument("--epochs", type=float, default=1.0)
+    p.add_argument("--lr", type=float, default=7e-5)
+    p.add_argument("--warmup", type=float, default=0.1, help="share of steps warming the learning rate up")
+    p.add_argument("--batch-size", type=int, default=16)
+    p.add_argument("--max-length", type=int, default=320, help="tokens per (first, second) text pair")
+    p.add_argument("--mine-k", type=int, default=1, help="evaluator: nearest paragraphs of other questions added as negatives")
+    p.add_argument("--val-fraction", type=float, default=0.1, help="share of questions held out to fit thresholds")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--threads", type=int, default=0, help="torch threads (default: all cores)")
     p.add_argument("--limit", type=int, default=None, help="at most this many questions per file")
-    p.add_argument("--embedding-cache", metavar="FILE", help="persistent .npz cache of MiniLM embeddings (speeds up reruns)")
+    p.add_argument("--keep-torch", action="store_true", help="keep the fp32 weights beside the ONNX int8 model")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_train_judge)
 
@@ -129,6 +119,5 @@ def register(subparsers) -> None:
     p.add_argument("--limit", type=int, default=None, help="at most this many questions per file")
     p.add_argument("--seed", type=int, default=0, help="seed of the 1:1 balancing")
     p.add_argument("--no-timing", action="store_true", help="skip the speed measurement")
-    p.add_argument("--embedding-cache", metavar="FILE", help=argparse.SUPPRESS)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_judge_eval)

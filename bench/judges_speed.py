@@ -1,0 +1,65 @@
+"""Speed of the shipped judges (ONNX int8, batched) on this CPU.
+
+Measures what the methods do: the evaluator on (question, passage) pairs padded to about 256
+tokens (real HotpotQA paragraphs, repeated to length), the evaluator on 200-character strips
+(CRAG's refinement, MIGRES's sentences), the pair classifier on (q, d1, d2) triples.
+
+    python bench/judges_speed.py [--batch 32] [--n 256] [--threads 0]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+from ragraphs.tools.judges import load_default_judge, passage_text
+from ragraphs.tools.judges.core import load_cross_encoder, weights_dir
+
+DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "hotpotqa.sample.jsonl"
+
+
+def _timed(fn, items, batch):
+    fn(items[:batch])  # warm-up
+    t = time.perf_counter()
+    for s in range(0, len(items), batch):
+        fn(items[s : s + batch])
+    return (time.perf_counter() - t) * 1000 / len(items)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--n", type=int, default=256)
+    ap.add_argument("--threads", type=int, default=0, help="onnxruntime threads (0: all cores)")
+    a = ap.parse_args()
+    from ragraphs.datasets import load_dataset
+
+    exs = load_dataset(str(DATA), "hotpotqa")
+    paras = [(ex.question, passage_text(p)) for ex in exs for p in ex.paragraphs]
+    model, _meta = load_cross_encoder(weights_dir())
+    tok = model.tokenizer
+    long_pairs, strips = [], []
+    for q, p in paras:
+        text = p
+        while len(tok(q, text)["input_ids"]) < 256:
+            text += " " + p
+        long_pairs.append((q, text))
+        strips.append((q, p[:200]))
+    long_pairs, strips = long_pairs[: a.n], strips[: a.n]
+    ntok = sum(min(256, len(tok(q, t, truncation=True, max_length=256)["input_ids"])) for q, t in long_pairs) / len(long_pairs)
+    ev, pair = load_default_judge("evaluator"), load_default_judge("pair")
+    ev.batch_size = pair.batch_size = a.batch
+    res = {
+        "ms_per_256_token_pair": round(_timed(ev.score_batch, long_pairs, a.batch), 2),
+        "mean_tokens": round(ntok, 1),
+        "ms_per_200_char_strip": round(_timed(ev.score_batch, strips, a.batch), 2),
+        "ms_per_triple": round(_timed(pair.score_pairs, [(q, p, strips[i - 1][1]) for i, (q, p) in enumerate(strips)], a.batch), 2),
+        "batch": a.batch, "n": len(long_pairs),
+    }
+    print(json.dumps(res))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,35 @@
+"""Compact judges: cross-encoders that read question and passage together.
+
+- :mod:`.core`: loading and scoring (``load_default_judge``, ``load_judge``, roles);
+- :mod:`.data`: labelled items built from the benchmark files' own annotations;
+- :mod:`.train`: fine-tuning with sentence-transformers' trainer, ONNX int8 export;
+- :mod:`.metrics`: scikit-learn metrics, threshold fitting, ``evaluate_judge``;
+- :mod:`.baselines`: MiniLM cosine baselines and the LLM-prompted judge.
+"""
+
+from .baselines import CachedMiniLM, CosineJudge, CosineNLIJudge, CosinePairJudge, LLMJudge
+from .core import JUDGES, CrossEncoderJudge, Judge, load_default_judge, load_judge, passage_text, weights_dir
+from .data import Item, build_items, iter_pairs, nli_items, pair_items, evaluator_items, parse_data_spec, spec_name, split_items
+from .data import _facts, _row_examples  # noqa: F401  (used by bench scripts and tests)
+from .metrics import auc_score, best_threshold, evaluate_judge, judge_scores, metrics_at
+
+
+def baseline_judge(name: str, embeddings=None):
+    """The cosine-similarity baseline for ``name``."""
+    from ...errors import ConfigError
+
+    if name == "evaluator":
+        return CosineJudge(embeddings)
+    if name == "nli":
+        return CosineNLIJudge(embeddings)
+    if name == "pair":
+        return CosinePairJudge(embeddings)
+    raise ConfigError(f"unknown judge {name!r}; choose evaluator, pair or nli")
+
+
+def __getattr__(name):  # training pulls in datasets/accelerate: import it only when asked
+    if name in ("TrainConfig", "train_judges"):
+        from . import train
+
+        return getattr(train, name)
+    raise AttributeError(name)

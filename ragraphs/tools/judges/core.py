@@ -1,0 +1,204 @@
+"""Loading and scoring: the judges are sentence-transformers ``CrossEncoder`` models.
+
+Three roles, each a view of a cross-encoder that reads its two texts *together*:
+
+- **evaluator** (CRAG's retrieval evaluator; also the re-ranker and a knowledge filter):
+  ``score(question, passage) -> [-1, 1]``; above 0 leans relevant.
+- **pair** (DR-RAG's classifier C(q, d1, d2)): ``score_pair(question, d1, d2) -> [0, 1]``,
+  high only when the two passages together are the ones the question needs.
+- **nli** (MIGRES's citation check, ERM4's knowledge filter): ``score(premise, hypothesis)
+  -> [0, 1]``, the probability that the premise entails the hypothesis.
+
+The shipped judges are one multi-task cross-encoder fine-tuned from the packaged
+all-MiniLM-L6-v2 weights (``ragraphs train-judge``), each role marked by a task prefix on
+the first text, exported to ONNX with dynamic int8 quantization and loaded with
+sentence-transformers' ONNX backend. ``RAGRAPHS_JUDGES_DIR`` points at retrained judges, and
+``RAGRAPHS_RERANKER`` (or ``load_judge(..., path=...)``) at any CrossEncoder directory or
+cached model name, e.g. a larger re-ranker, for the evaluator role.
+
+Pass passages as ``"Title\\ntext"`` (:func:`passage_text`): the judges were trained on it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from importlib import resources
+from pathlib import Path
+from typing import Any, Protocol, Sequence, runtime_checkable
+
+import numpy as np
+
+from ...errors import ConfigError
+
+JUDGES = ("evaluator", "pair", "nli")
+# the task prefix each role puts before its first text (the multi-task model reads it)
+PREFIX = {"evaluator": "relevance: ", "pair": "pair: ", "nli": "entailment: "}
+PAIR_SEP = "\n[SEP]\n"
+MAX_CHARS = 2000  # characters of one text handed to the tokenizer (it truncates to max_length)
+
+
+@runtime_checkable
+class Judge(Protocol):
+    def score(self, question: str, passage: str) -> float: ...
+
+    def score_batch(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray: ...
+
+
+def passage_text(p: Any) -> str:
+    """The text a judge should see for a passage dict: ``"Title\\ntext"`` (or a plain string)."""
+    if isinstance(p, str):
+        return p
+    title = (p.get("title") or "").strip()
+    text = p.get("text") or ""
+    return f"{title}\n{text}" if title else text
+
+
+def clean(text: Any, limit: int = MAX_CHARS) -> str:
+    """Any input as a non-empty string the tokenizer accepts (None, NULs, huge texts)."""
+    if text is None:
+        text = ""
+    if not isinstance(text, str):
+        text = str(text)
+    text = text.replace("\x00", " ")[:limit]
+    return text if text.strip() else "-"
+
+
+def weights_dir() -> Path:
+    return Path(str(resources.files("ragraphs") / "data" / "judges"))
+
+
+# ---------------------------------------------------------------- the model
+_MODELS: dict[tuple, Any] = {}
+_LOCK = threading.Lock()
+_ONNX_FILE = "onnx/model_qint8.onnx"
+
+
+def _describe(path: Path) -> dict:
+    meta_file = path / "ragraphs_judge.json"
+    if meta_file.is_file():
+        try:
+            return json.loads(meta_file.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as e:
+            raise ConfigError(f"judge description is corrupt: {meta_file} ({e})") from e
+    return {}
+
+
+def load_cross_encoder(path: str | os.PathLike, backend: str | None = None, max_length: int | None = None):
+    """A cross-encoder from a directory (its ONNX int8 model when it holds one, run by
+    onnxruntime; else sentence-transformers' ``CrossEncoder``) or a cached model name;
+    loaded once per process. Errors name the file that is missing or corrupt."""
+    p = Path(path)
+    local = p.exists()
+    if not local and (os.sep in str(path) or str(path).startswith(".")):
+        raise ConfigError(f"judge model not found: {p}")
+    meta = _describe(p) if local else {}
+    onnx_file = p / meta.get("onnx_file", _ONNX_FILE) if local else None
+    if backend is None:
+        backend = "onnx" if onnx_file is not None and onnx_file.is_file() else "torch"
+    if local:
+        needed = [p / "config.json"] + ([onnx_file] if backend == "onnx" else [])
+        for f in needed:
+            if not f.is_file():
+                raise ConfigError(f"judge model file missing: {f}")
+    key = (str(p.resolve()) if local else str(path), backend, max_length)
+    length = max_length or meta.get("max_length", 256)
+    with _LOCK:
+        if key in _MODELS:
+            return _MODELS[key]
+        from ..quiet import quiet_loading
+
+        try:
+            with quiet_loading():
+                if backend == "onnx":
+                    from .onnx import OnnxCrossEncoder
+
+                    model = OnnxCrossEncoder(p, str(onnx_file.relative_to(p)), max_length=length)
+                else:
+                    from sentence_transformers import CrossEncoder
+
+                    model = CrossEncoder(str(p) if local else str(path), max_length=length, device="cpu",
+                                         local_files_only=True)
+        except Exception as e:  # corrupt weights, unreadable ONNX graph, bad config, unknown name
+            where = onnx_file if backend == "onnx" else p
+            raise ConfigError(f"judge model could not be loaded from {where}: {type(e).__name__}: {str(e)[:200]}") from e
+        _MODELS[key] = (model, meta)
+        return _MODELS[key]
+
+
+class CrossEncoderJudge:
+    """One role of a cross-encoder. ``prefix`` marks the task for the multi-task model (empty
+    for a plain re-ranker); ``threshold`` is the cut validated when the judge was trained."""
+
+    def __init__(self, role: str, model: Any, meta: dict | None = None, *, prefix: str | None = None,
+                 name: str = "cross-encoder", batch_size: int = 32):
+        if role not in JUDGES:
+            raise ConfigError(f"unknown judge {role!r}; choose evaluator, pair or nli")
+        self.role, self.model, self.meta = role, model, dict(meta or {})
+        self.prefix = PREFIX[role] if prefix is None else prefix
+        default_thr = 0.0 if role == "evaluator" else 0.5
+        self.threshold = float((self.meta.get("thresholds") or {}).get(role, default_thr))
+        self.name, self.batch_size = name, batch_size
+
+    @property
+    def n_params(self) -> int:
+        return int(self.meta.get("n_params", 0))
+
+    def clear_cache(self) -> None:  # nothing cached: kept for the evaluation harness
+        return None
+
+    def _probs(self, pairs: list[tuple[str, str]]) -> np.ndarray:
+        if not pairs:
+            return np.zeros(0, dtype=np.float32)
+        out = self.model.predict(pairs, batch_size=self.batch_size, show_progress_bar=False, convert_to_numpy=True)
+        out = np.asarray(out, dtype=np.float32).reshape(len(pairs), -1)[:, -1]
+        return np.clip(np.nan_to_num(out, nan=0.5), 0.0, 1.0)
+
+    # evaluator and nli: (first, second) pairs
+    def score_batch(self, pairs: Sequence[tuple]) -> np.ndarray:
+        if self.role == "pair":
+            return self.score_pairs(pairs)  # type: ignore[arg-type]
+        texts = [(self.prefix + clean(a, 1000), clean(b)) for a, b in pairs]
+        if self.role == "nli":  # trained as (hypothesis, premise): the premise may be long
+            texts = [(self.prefix + clean(b, 1000), clean(a)) for a, b in pairs]
+        p = self._probs(texts)
+        return (2.0 * p - 1.0).astype(np.float32) if self.role == "evaluator" else p
+
+    def score(self, a: str, b: str) -> float:
+        return float(self.score_batch([(a, b)])[0])
+
+    # pair: (question, d1, d2) triples
+    def score_pairs(self, triples: Sequence[tuple[str, str, str]]) -> np.ndarray:
+        if self.role != "pair":
+            raise ConfigError(f"the {self.role} judge scores pairs: use score_batch")
+        half = MAX_CHARS // 2
+        texts = [(self.prefix + clean(q, 600), clean(d1, half) + PAIR_SEP + clean(d2, half)) for q, d1, d2 in triples]
+        return self._probs(texts)
+
+    def score_pair(self, question: str, d1: str, d2: str) -> float:
+        return float(self.score_pairs([(question, d1, d2)])[0])
+
+
+def load_judge(name: str, path: str | os.PathLike | None = None, embeddings: Any = None, backend: str | None = None):
+    """The ``name`` role of the judges in ``path`` (a directory written by ``train-judge``,
+    or any CrossEncoder directory / cached name), or of the shipped judges when None.
+    ``embeddings`` is accepted for the cosine baselines' signature and unused."""
+    if name not in JUDGES:
+        raise ConfigError(f"unknown judge {name!r}; choose evaluator, pair or nli")
+    p = Path(path) if path is not None else weights_dir()
+    model, meta = load_cross_encoder(p if (path is None or Path(path).exists()) else str(path), backend=backend)
+    ours = bool(meta.get("roles"))  # trained by ragraphs: task prefixes; else a plain re-ranker
+    if not ours and name != "evaluator":
+        raise ConfigError(f"{p} is not a ragraphs judge model; an outside CrossEncoder can only serve as the evaluator")
+    return CrossEncoderJudge(name, model, meta, prefix=None if ours else "", name=meta.get("name", str(path or "shipped")))
+
+
+def load_default_judge(name: str, embeddings: Any = None):
+    """The default judge for ``name``: ``RAGRAPHS_JUDGES_DIR`` if set, else the shipped one;
+    for the evaluator, ``RAGRAPHS_RERANKER`` (a CrossEncoder path or cached name) wins."""
+    if name not in JUDGES:
+        raise ConfigError(f"unknown judge {name!r}; choose evaluator, pair or nli")
+    if name == "evaluator" and os.environ.get("RAGRAPHS_RERANKER"):
+        return load_judge(name, os.environ["RAGRAPHS_RERANKER"])
+    return load_judge(name, os.environ.get("RAGRAPHS_JUDGES_DIR") or None)

