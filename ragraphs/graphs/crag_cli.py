@@ -124,7 +124,26 @@ def collect(examples: list, retriever: Any, judge: Any, k: int, mode: str = "den
     for qi, (ex, docs) in enumerate(zip(examples, hits)):
         gold = ex.supporting_ids
         rows[qi]["labels"] = [d["id"] in gold for d in docs]
+        rows[qi]["docs"] = docs
     return rows
+
+
+def collect_strips(examples: list, hits: list[list[dict]], judge: Any, sentences: int = 3) -> tuple[list[float], list[bool]]:
+    """Every knowledge strip of the retrieved documents (CRAG's decomposition), scored by the
+    evaluator and labelled by whether it holds a gold answer (PopQA's labels are answers)."""
+    from ..nodes.refine import decompose, judge_text
+    from ..tools.judges.data import _contains
+
+    pairs, labels = [], []
+    for ex, docs in zip(examples, hits):
+        if not ex.answers:
+            continue
+        for d in docs:
+            for strip in decompose(d, sentences):
+                pairs.append((ex.question, judge_text(d.get("title", ""), strip)))
+                labels.append(_contains(strip, ex.answers))
+    scores = judge.score_batch(pairs) if pairs else []
+    return [float(x) for x in scores], labels
 
 
 def calibrate_rows(rows: list[dict], unit: str = "doc", alpha: float = 1.0) -> dict:
@@ -146,14 +165,20 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     from ..tools.embeddings import MiniLMEmbeddings
     from .crag import PAPER_LOWER, PAPER_UPPER
 
-    if not os.path.isfile(args.data):
-        raise InputError(f"--data: no such file: {args.data}")
+    from ..tools.judges.data import parse_data_spec, _part_of
+
+    path, part, nparts = parse_data_spec(args.data)
+    if not os.path.isfile(path):
+        raise InputError(f"--data: no such file: {path}")
     if args.k < 1:
         raise InputError("--k must be at least 1")
-    all_examples = load_dataset(args.data, args.dataset)
+    all_examples = load_dataset(path, args.dataset)
     if not all_examples:
-        raise InputError(f"{args.data}: no questions could be read")
-    examples = all_examples[: args.limit] if args.limit else all_examples
+        raise InputError(f"{path}: no questions could be read")
+    examples = all_examples
+    if nparts is not None:  # FILE@K/N: the questions of part K (the corpus still pools the whole file)
+        examples = [ex for ex in all_examples if _part_of(f"{ex.id}\x1f{ex.question}", nparts) == part]
+    examples = examples[: args.limit] if args.limit else examples
     embeddings = MiniLMEmbeddings()
     passages = pooled_passages(all_examples)
     try:
@@ -178,6 +203,10 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     other = "question" if args.unit == "doc" else "doc"
     fitted_other = calibrate_rows(rows, other, args.alpha)
     maxes = [max(r["scores"]) if r["scores"] else -1.0 for r in rows]
+    strip_s, strip_y = collect_strips(examples, [r["docs"] for r in rows], judge)
+    strip_cut = None
+    if strip_y and any(strip_y) and not all(strip_y):
+        strip_cut = calibrate_thresholds(strip_s, strip_y, args.alpha)["upper"]
     has_gold = [any(r["labels"]) for r in rows]
     report = {
         "data": args.data,
@@ -194,7 +223,10 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         "shares_paper": action_shares(maxes, PAPER_UPPER, PAPER_LOWER),
         "quality_calibrated": action_quality(maxes, has_gold, fitted["upper"], fitted["lower"]),
         "quality_paper": action_quality(maxes, has_gold, PAPER_UPPER, PAPER_LOWER),
-        "use": f"--set upper={fitted['upper']} --set lower={fitted['lower']}",
+        "strip_threshold": strip_cut,
+        "strips": {"n": len(strip_y), "with_answer": int(sum(strip_y))},
+        "use": f"--set upper={fitted['upper']} --set lower={fitted['lower']}"
+        + (f" --set strip_threshold={strip_cut}" if strip_cut is not None else ""),
     }
     if args.out:
         with open(args.out, "w", encoding="utf-8") as fh:
@@ -212,6 +244,8 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
             f"{sh['correct']:.1%}, ambiguous {sh['ambiguous']:.1%}, incorrect {sh['incorrect']:.1%}"
         )
         print(f"  retrievals holding a gold paragraph: {report['retrieval_has_gold']:.1%}")
+        if strip_cut is not None:
+            print(f"  strip threshold = {strip_cut} ({len(strip_y)} strips, {sum(strip_y)} holding a gold answer)")
         for name in ("calibrated", "paper"):
             sh = report[f"shares_{name}"]
             q = report[f"quality_{name}"]
@@ -231,7 +265,8 @@ def register(sub: Any) -> None:
         description="Fit CRAG's action thresholds: maximise accuracy minus alpha * false-positive rate "
         "(CRAG Appendix B) on the evaluator's scores of each question's retrieved documents.",
     )
-    p.add_argument("--data", required=True, metavar="PATH", help="benchmark file with gold paragraphs (e.g. popqa.dev.jsonl)")
+    p.add_argument("--data", required=True, metavar="PATH",
+                   help="benchmark file with gold paragraphs (e.g. popqa.dev.jsonl); PATH@K/N: part K of N of its questions")
     p.add_argument("--dataset", default="auto", help="its format (default: detect)")
     p.add_argument("--limit", type=int, default=None, metavar="N", help="the first N questions (the corpus still pools the whole file)")
     p.add_argument("--k", type=int, default=4, help="documents retrieved per question (default 4)")

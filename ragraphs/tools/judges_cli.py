@@ -34,7 +34,7 @@ def cmd_train_judge(args: argparse.Namespace) -> int:
     roles = tuple(args.judge or JUDGE_CHOICES)
     cfg = TrainConfig(roles=roles, epochs=args.epochs, lr=args.lr, warmup_ratio=args.warmup, batch_size=args.batch_size,
                       max_length=args.max_length, mine_k=args.mine_k, val_fraction=args.val_fraction, seed=args.seed,
-                      threads=args.threads, limit=args.limit)
+                      threads=args.threads, limit=args.limit, init=args.init)
     log = (lambda m: None) if args.json else (lambda m: print(m, file=sys.stderr, flush=True))
     meta = train_judges(args.data, args.out, cfg, log=log, progress=not args.json, keep_torch=args.keep_torch)
     if args.json:
@@ -103,6 +103,8 @@ def register(subparsers) -> None:
     p.add_argument("--threads", type=int, default=0, help="torch threads (default: all cores)")
     p.add_argument("--limit", type=int, default=None, help="at most this many questions per file")
     p.add_argument("--keep-torch", action="store_true", help="keep the fp32 weights beside the ONNX int8 model")
+    p.add_argument("--init", metavar="DIR", default=None,
+                   help="start from this model (saved with --keep-torch) instead of the packaged MiniLM")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_train_judge)
 

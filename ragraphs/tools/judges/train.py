@@ -41,8 +41,9 @@ class TrainConfig:
     seed: int = 0
     threads: int = 0  # torch threads (0: all cores)
     limit: int | None = None  # questions per file
+    init: str | None = None  # start from this model (a directory) instead of the packaged MiniLM
     # items per role and file at most (a seeded sample): bounds the training time on a CPU
-    max_per_file: dict = field(default_factory=lambda: {"evaluator": 600, "pair": 300, "nli": 400})
+    max_per_file: dict = field(default_factory=lambda: {"evaluator": 1500, "pair": 800, "nli": 1200})
 
 
 def item_texts(role: str, it: Item) -> tuple[str, str]:
@@ -155,13 +156,15 @@ def train_judges(files: Sequence[str], out_dir: str | os.PathLike, cfg: TrainCon
     from ..quiet import quiet_loading
 
     with quiet_loading():
-        model = CrossEncoder(minilm_path(), num_labels=1, max_length=cfg.max_length, device="cpu", local_files_only=True)
+        model = CrossEncoder(cfg.init or minilm_path(), num_labels=1, max_length=cfg.max_length, device="cpu",
+                             local_files_only=True)
     out = Path(out_dir)
     work = out / "_train"
     args = CrossEncoderTrainingArguments(
         output_dir=str(work), num_train_epochs=cfg.epochs, per_device_train_batch_size=cfg.batch_size,
-        learning_rate=cfg.lr, warmup_steps=cfg.warmup_ratio, weight_decay=cfg.weight_decay, seed=cfg.seed,
-        data_seed=cfg.seed, logging_steps=20, report_to="none", disable_tqdm=not progress,
+        learning_rate=cfg.lr, warmup_steps=cfg.warmup_ratio, weight_decay=cfg.weight_decay,
+        seed=cfg.seed + (1 if cfg.init else 0), data_seed=cfg.seed,  # a continued run: another batch order
+        logging_steps=20, report_to="none", disable_tqdm=not progress,
         use_cpu=True, dataloader_num_workers=0, batch_sampler=LengthBucketBatchSampler,
         save_strategy="steps", save_steps=50, save_total_limit=1,
     )

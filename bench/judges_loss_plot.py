@@ -1,0 +1,36 @@
+"""Plot the judges' training loss curve from the description written by ``train-judge``.
+
+    python bench/judges_loss_plot.py [ragraphs/data/judges/ragraphs_judge.json] [docs/judges_loss.png]
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+
+def main() -> None:
+    src = sys.argv[1] if len(sys.argv) > 1 else "ragraphs/data/judges/ragraphs_judge.json"
+    out = sys.argv[2] if len(sys.argv) > 2 else "docs/judges_loss.png"
+    meta = json.load(open(src, encoding="utf-8"))
+    steps, loss = zip(*meta["loss_curve"])
+    cfg = meta["config"]
+    fig, ax = plt.subplots(figsize=(6.4, 3.4), dpi=110)
+    ax.plot(steps, loss, marker=".", lw=1)
+    ax.axhline(0.693, color="grey", ls="--", lw=0.8, label="ln 2 (chance)")
+    ax.set_xlabel(f"step (batch {cfg['batch_size']}, {meta['train_items']} items, {cfg['epochs']:g} epoch)")
+    ax.set_ylabel("binary cross-entropy (mean of 20 steps)")
+    ax.set_title(f"judges: multi-task cross-encoder from MiniLM, lr {cfg['lr']:g}, warm-up {cfg['warmup_ratio']:g}")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(out)
+    print(out)
+
+
+if __name__ == "__main__":
+    main()
