@@ -109,7 +109,7 @@ class LlamaCppCompletionChat(BaseChatModel):
                         seed=self.seed,
                         verbose=verbose,
                     )
-                    _LOADED.add(self)
+                    _LOADED[id(self)] = self
         return self._llama
 
     def close(self) -> None:
@@ -167,8 +167,8 @@ class LlamaCppCompletionChat(BaseChatModel):
         return ChatResult(generations=[ChatGeneration(message=msg)])
 
 
-# the llama.cpp models this process loaded
-_LOADED: "weakref.WeakSet[LlamaCppCompletionChat]" = weakref.WeakSet()
+# the llama.cpp models this process loaded, by id (pydantic models are not hashable)
+_LOADED: "weakref.WeakValueDictionary[int, LlamaCppCompletionChat]" = weakref.WeakValueDictionary()
 
 
 @atexit.register
@@ -176,7 +176,7 @@ def close_all() -> None:
     """Free every llama.cpp model this process loaded. Runs at interpreter exit, while the
     modules ``Llama.__del__`` needs still exist: left to module teardown, it raises
     ``TypeError: 'NoneType' object is not callable``."""
-    for model in list(_LOADED):
+    for model in list(_LOADED.values()):
         try:
             model.close()
         except Exception:  # exiting: nothing left to report to
