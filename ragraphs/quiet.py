@@ -10,9 +10,11 @@ Library use (``import ragraphs``) is left alone except for llama.cpp, which logs
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import warnings
+from typing import Iterator
 
 # loggers of the libraries ragraphs runs; quiet means errors only
 LOGGERS = (
@@ -33,22 +35,48 @@ def is_verbose() -> bool:
     return bool(os.environ.get("RAGRAPHS_VERBOSE") or os.environ.get("RAGRAPHS_DEBUG"))
 
 
-def configure_output(verbose: bool) -> None:
-    """Quiet the libraries for a command-line run (or, with ``verbose``, let them talk).
+# read by the libraries when they are imported (and by child processes)
+QUIET_ENV = {
+    "TRANSFORMERS_VERBOSITY": "error",  # no load reports
+    "HF_HUB_DISABLE_PROGRESS_BARS": "1",  # no "Loading weights" bars
+    "TRANSFORMERS_NO_ADVISORY_WARNINGS": "1",
+    "PYTHONWARNINGS": "ignore",
+}
 
-    Set before the libraries load: environment variables they read at import (inherited by
-    child processes too), the log levels of their loggers, and the warnings filter.
+
+@contextlib.contextmanager
+def output(verbose: bool) -> Iterator[None]:
+    """A command-line run, quiet (or, with ``verbose``, with the libraries' output).
+
+    Set before the libraries load: environment variables they read at import, the log
+    levels of their loggers, the warnings filter; all restored on exit, so that a run of
+    ``main()`` inside another program (the tests) leaves it as it was. With ``verbose``
+    the quiet variables are cleared for the run and ``RAGRAPHS_VERBOSE=1`` is set.
     """
-    if verbose:
-        os.environ["RAGRAPHS_VERBOSE"] = "1"
-        return
-    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")  # no load reports
-    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # no "Loading weights" bars
-    os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
-    os.environ.setdefault("PYTHONWARNINGS", "ignore")
-    warnings.simplefilter("ignore")
-    for name in LOGGERS:
-        logging.getLogger(name).setLevel(logging.ERROR)
+    env = {**QUIET_ENV, "RAGRAPHS_VERBOSE": None}
+    saved_env = {k: os.environ.get(k) for k in env}
+    saved_levels = {name: logging.getLogger(name).level for name in LOGGERS}
+    with warnings.catch_warnings():
+        if verbose:
+            for k in QUIET_ENV:
+                os.environ.pop(k, None)
+            os.environ["RAGRAPHS_VERBOSE"] = "1"
+        else:
+            for k, v in QUIET_ENV.items():
+                os.environ.setdefault(k, v)
+            warnings.simplefilter("ignore")
+            for name in LOGGERS:
+                logging.getLogger(name).setLevel(logging.ERROR)
+        try:
+            yield
+        finally:
+            for k, v in saved_env.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+            for name, level in saved_levels.items():
+                logging.getLogger(name).setLevel(level)
 
 
 # ggml's log levels (ggml.h): NONE 0, DEBUG 1, INFO 2, WARN 3, ERROR 4, CONT 5 (continues the
@@ -59,9 +87,9 @@ _llama_log_callback = None  # the ctypes callback must outlive every call into l
 _last_level = 0
 
 
-def quiet_llama_cpp() -> None:
-    """llama.cpp logs its errors only (call after ``llama_cpp`` is imported: it installs
-    its own log callback on import)."""
+def route_llama_cpp_logs() -> None:
+    """llama.cpp logs its errors only, everything when verbose (call after ``llama_cpp`` is
+    imported: it installs its own log callback on import)."""
     global _llama_log_callback
     if _llama_log_callback is not None:
         return
@@ -75,7 +103,7 @@ def quiet_llama_cpp() -> None:
         global _last_level
         if level != _GGML_CONT:
             _last_level = level
-        if _last_level == _GGML_ERROR:
+        if _last_level == _GGML_ERROR or is_verbose():
             print(text.decode("utf-8", "replace"), end="", flush=True, file=sys.stderr)
 
     llama_cpp.llama_log_set(log, ctypes.c_void_p(0))

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from ragraphs.quiet import QUIET_ENV
+
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -20,7 +22,7 @@ QUESTION = "What is the capital of France?"
 
 def run(args, tmp_path, **env):
     e = {**os.environ, "RAGRAPHS_HOME": str(tmp_path / "home"), "RAGRAPHS_LLM_THREADS": "1", **env}
-    for k in ("RAGRAPHS_DEBUG", "RAGRAPHS_VERBOSE"):
+    for k in ("RAGRAPHS_DEBUG", "RAGRAPHS_VERBOSE", *QUIET_ENV):
         if k not in env:
             e.pop(k, None)
     return subprocess.run([sys.executable, *args], cwd=ROOT, env=e, capture_output=True, text=True, timeout=600)
@@ -69,3 +71,18 @@ def test_the_model_is_freed_before_interpreter_teardown(tmp_path):
     r = run(["-c", SCRIPT], tmp_path)
     assert r.returncode == 0 and r.stdout.strip()
     assert "Traceback" not in r.stderr and "Exception ignored" not in r.stderr, r.stderr
+
+
+def test_an_in_process_run_leaves_the_environment_as_it_was(monkeypatch, capsys):
+    import logging
+    import warnings
+
+    from ragraphs.cli import main
+
+    for k in QUIET_ENV:
+        monkeypatch.delenv(k, raising=False)
+    before = {name: logging.getLogger(name).level for name in ("transformers", "chromadb")}
+    filters = list(warnings.filters)
+    assert main(["methods"]) == 0 and "crag: settings" in capsys.readouterr().out
+    assert not any(k in os.environ for k in QUIET_ENV)
+    assert {name: logging.getLogger(name).level for name in before} == before and warnings.filters == filters

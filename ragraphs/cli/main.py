@@ -55,14 +55,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from ..quiet import configure_output
+    from .. import quiet
 
     parser = build_parser()
     args = parser.parse_args(argv)
     debug = os.environ.get("RAGRAPHS_DEBUG")
-    configure_output(verbose=bool(args.verbose or debug))
     try:
-        return int(args.func(args) or 0)
+        with quiet.output(verbose=bool(args.verbose) or quiet.is_verbose()):
+            return int(args.func(args) or 0)
     except RagraphsError as e:
         if debug:
             raise

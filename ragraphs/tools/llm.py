@@ -97,17 +97,15 @@ class LlamaCppCompletionChat(BaseChatModel):
                         raise ConfigError("the embedded LLM needs llama-cpp-python") from e
                     if not os.path.exists(self.model_path):
                         raise ConfigError(f"GGUF model file not found: {self.model_path}")
-                    from ..quiet import is_verbose, quiet_llama_cpp
+                    from ..quiet import is_verbose, route_llama_cpp_logs
 
-                    verbose = is_verbose()
-                    if not verbose:
-                        quiet_llama_cpp()
+                    route_llama_cpp_logs()
                     self._llama = Llama(
                         model_path=self.model_path,
                         n_ctx=self.n_ctx,
                         n_threads=self.n_threads or _env_threads() or max(1, os.cpu_count() or 1),
                         seed=self.seed,
-                        verbose=verbose,
+                        verbose=is_verbose(),
                     )
                     _LOADED[id(self)] = self
         return self._llama
