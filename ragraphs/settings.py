@@ -1,4 +1,10 @@
-"""Run settings (the graphs' ``context_schema``) and where ragraphs keeps its data."""
+"""Run settings (the graphs' ``context_schema``) and where ragraphs keeps its data.
+
+One dataclass per method (:class:`RAGContext` for the baselines, :class:`CRAGContext`,
+:class:`DRRAGContext`, :class:`ERM4Context`, :class:`MIGRESContext`). They sit here, below
+the nodes, so that nodes read them (``ctx = runtime.context or XContext()``) without
+importing a graph module; the graph modules re-export them.
+"""
 
 from __future__ import annotations
 
@@ -32,6 +38,152 @@ class RAGContext:
     skip_generation: bool = field(
         default=False, metadata={"description": "stop before the final answer (retrieval-only evaluation)"}
     )
+
+
+
+# ---------------------------------------------------------------- per method
+# The paper's thresholds for its T5-large evaluator on PopQA (Appendix B).
+PAPER_UPPER, PAPER_LOWER = 0.59, -0.9
+# The same rule (`ragraphs calibrate-crag`, unit=question, alpha=1) fitted for the shipped
+# evaluator on the whole popqa.dev.jsonl (499 questions, pooled corpus, dense top-4):
+# upper 0.971, lower -0.9708: Correct 89.2%, Ambiguous 9.8%, Incorrect 1.0% of the questions,
+# with the paper's values 94.6% / 4.2% / 1.2% (see docs/crag.md).
+CALIBRATED_UPPER, CALIBRATED_LOWER = 0.97, -0.97
+
+
+@dataclass(kw_only=True)
+class CRAGContext(RAGContext):
+    """CRAG's run settings: the paper's defaults (Appendix B), thresholds calibrated by its rule."""
+
+    upper: float = field(
+        default=CALIBRATED_UPPER,
+        metadata={"description": "Correct when any document's evaluator score is above this (paper: 0.59)"},
+    )
+    lower: float = field(
+        default=CALIBRATED_LOWER,
+        metadata={"description": "Incorrect when every document's evaluator score is below this (paper: -0.9)"},
+    )
+    strip_top_k: int = field(default=5, metadata={"description": "knowledge strips kept by refinement"})
+    strip_threshold: float = field(default=-0.5, metadata={"description": "strips must score above this to be kept"})
+    strip_sentences: int = field(default=3, metadata={"description": "sentences per strip for documents longer than two"})
+    web: str = field(
+        default="",
+        metadata={"description": "web search when the graph has none: offline:PATH | searxng:URL | ddg | none (default $RAGRAPHS_WEB)"},
+    )
+    web_k: int = field(default=5, metadata={"description": "web results used (Wikipedia pages first)"})
+    web_timeout: float = field(default=10.0, metadata={"description": "seconds one web search may take"})
+    fetch_pages: bool = field(default=True, metadata={"description": "fetch result URLs and extract their text"})
+    fetch_timeout: float = field(default=5.0, metadata={"description": "seconds per page fetch (socket timeout)"})
+    fetch_max_bytes: int = field(default=2_000_000, metadata={"description": "size cap of one fetched page"})
+    fetch_allow_private: bool = field(
+        default=False, metadata={"description": "allow fetching pages on private or loopback addresses"}
+    )
+    rewrite_max_tokens: int = field(default=24, metadata={"description": "tokens the query rewriter may write"})
+    web_fallback: str = field(
+        default="internal",
+        metadata={"description": "Incorrect route with no web results: internal (refine the retrieved documents) | none"},
+    )
+
+
+@dataclass(kw_only=True)
+class DRRAGContext(RAGContext):
+    """DR-RAG settings. ``k`` is the most documents handed to the LLM (the paper's top-k)."""
+
+    strategy: Literal["sm", "qdc", "cis", "cfs"] = field(
+        default="cfs",
+        metadata={"description": "sm: top-k | qdc: query-document concatenation | cis: inverse selection | cfs: forward selection"},
+    )
+    retrieval: Literal["dense", "bm25", "hybrid"] = field(
+        default="hybrid", metadata={"description": "first-stage retrieval (sm and bm25 baselines: dense / bm25)"}
+    )
+    second_retrieval: Literal["same", "dense", "bm25", "hybrid"] = field(
+        default="same", metadata={"description": "second-stage retrieval for the <q, d_i> queries; same = retrieval"}
+    )
+    k1: int | None = field(
+        default=None, metadata={"description": "static-relevant documents of the first stage (default ceil(k/2))"}
+    )
+    k2: int = field(default=10, metadata={"description": "second-stage candidates retrieved per <q, d_i> pair"})
+    pair_threshold: float | None = field(
+        default=None,
+        metadata={"description": "pair classifier acceptance threshold in [0, 1] (default: the judge's own / measured)"},
+    )
+    concat_chars: int = field(
+        default=1000, metadata={"description": "characters of d_i appended to the query in the second stage"}
+    )
+
+
+@dataclass(kw_only=True)
+class ERM4Context(RAGContext):
+    """ERM4's run settings, with the paper's defaults where it gives them (sections 4.1, 6)."""
+
+    k: int = field(default=5, metadata={"description": "external knowledge per outside query (paper: n=5 in section 6)"})
+    tau: float = field(default=0.6, metadata={"description": "Retrieval Trigger: title similarity threshold"})
+    theta: int = field(default=3, metadata={"description": "Retrieval Trigger: popularity threshold (inside when >= theta)"})
+    memory_k: int = field(default=10, metadata={"description": "reservoir entries used per inside query (best first)"})
+    max_queries: int = field(default=3, metadata={"description": "queries kept from the rewriter"})
+    include_question_query: bool = field(
+        default=False, metadata={"description": "also search with the original question (not in the paper)"}
+    )
+    rewrite_max_tokens: int = field(default=80, metadata={"description": "tokens the rewriter may write"})
+    max_knowledge: int = field(
+        default=10, metadata={"description": "knowledge instances (mixed order) passed to the filter and reader (paper: 30)"}
+    )
+    filter: Literal["judge", "llm", "none"] = field(
+        default="judge", metadata={"description": "Knowledge Filter: nli judge | the paper's NLI prompt | none"}
+    )
+    filter_threshold: float = field(
+        default=0.5, metadata={"description": "judge filter: keep when the entailment probability is >= this"}
+    )
+    hypothesis: Literal["strong", "weak"] = field(
+        default="strong", metadata={"description": "llm filter: strong (contains answers) or weak (possibly aids)"}
+    )
+    answer_question: Literal["rewritten", "original"] = field(
+        default="rewritten", metadata={"description": "which question the reader answers (paper: rewritten)"}
+    )
+    external: Literal["corpus", "web", "both"] = field(
+        default="corpus", metadata={"description": "external knowledge: the vector store, web search, or both"}
+    )
+    web_timeout: float = field(default=10.0, metadata={"description": "seconds one web search may take"})
+    use_memory: bool = field(default=True, metadata={"description": "use the Memory Knowledge Reservoir and trigger"})
+    update_memory: bool = field(default=True, metadata={"description": "store kept knowledge in the reservoir"})
+    reservoir_path: str = field(
+        default="", metadata={"description": "reservoir SQLite file (default $RAGRAPHS_HOME/erm4/reservoir.sqlite3)"}
+    )
+    reservoir_collection: str = field(default="default", metadata={"description": "reservoir collection name"})
+
+
+@dataclass(kw_only=True)
+class MIGRESContext(RAGContext):
+    """MIGRES run settings (paper defaults from Table 12 where they carry over).
+
+    The relevance and NLI thresholds are in the scales of ragraphs' judges (evaluator in
+    [-1, 1], NLI entailment probability in [0, 1]), not the paper's BGE-reranker logits
+    (3.0 for multi-hop, 5.0 for ODQA, 0.0 for commonsense QA). Left at None, each one is
+    the judge's own calibrated decision threshold (its ``threshold`` attribute: the trained
+    judges carry the one chosen on their validation data), 0.0 / 0.5 for a judge without one.
+    """
+
+    k: int = field(default=8, metadata={"description": "passages retrieved per query (paper: 50; fewer for a CPU)"})
+    max_passage_chars: int = field(default=600, metadata={"description": "characters per passage in a prompt"})
+    max_iterations: int = field(
+        default=5, metadata={"description": "iteration guard: 5 multi-hop/commonsense QA, 3 open-domain QA (Table 12)"}
+    )
+    max_queries: int = field(default=3, metadata={"description": "new queries per iteration (at most)"})
+    max_passages: int = field(default=5, metadata={"description": "passages read per iteration (Table 12: 5)"})
+    passage_threshold: float | None = field(
+        default=None, metadata={"description": "passage relevance threshold (evaluator score); None: the judge's own"}
+    )
+    sentence_threshold: float | None = field(
+        default=None, metadata={"description": "sentence relevance threshold; None: the passage threshold"}
+    )
+    knowledge_prompting: bool = field(default=True, metadata={"description": "ask the LLM for knowledge when no passage survives"})
+    nli_threshold: float | None = field(
+        default=None, metadata={"description": "entailment probability a statement needs; None: the NLI judge's own"}
+    )
+    judge_max_tokens: int = field(default=48, metadata={"description": "tokens the Main Module may write"})
+    leaf_max_tokens: int = field(default=80, metadata={"description": "tokens the Leaf Module may write"})
+    query_max_tokens: int = field(default=64, metadata={"description": "tokens the Query Generator may write"})
+    knowledge_max_tokens: int = field(default=64, metadata={"description": "tokens knowledge prompting may write"})
 
 
 def context_from(cls: type, values: dict[str, Any] | None = None, base: Any = None):

@@ -104,7 +104,7 @@ def test_clear_errors(tmp_path, capsys):
 def test_history_infers_the_method_of_a_thread_without_ragraphs_metadata(tmp_path):
     from ragraphs.checkpoint import open_checkpointer
     from ragraphs.components import Components
-    from ragraphs.debug_cli import _graph_for
+    from ragraphs.cli.debug import _graph_for
     from ragraphs.graphs.none import build_none_graph
     from ragraphs.tools.llm import FakeAnswerChat
 

@@ -146,7 +146,7 @@ def _checkpoint_steps(db: Path, thread: str) -> list[int]:
 def test_killed_run_resumes_from_sqlite_checkpoint_to_the_same_answer(tmp_path, sample_home, llm_server, minilm, monkeypatch):
     from ragraphs.checkpoint import open_checkpointer
     from ragraphs.components import Components
-    from ragraphs.debug_cli import load_history
+    from ragraphs.cli.debug import load_history
     from ragraphs.graphs.vanilla import build_vanilla_graph
     from ragraphs.settings import RAGContext
     from ragraphs.tools.llm import make_llm

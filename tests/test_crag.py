@@ -16,7 +16,7 @@ import pytest
 from ragraphs.components import Components
 from ragraphs.datasets import load_dataset
 from ragraphs.graphs.crag import PAPER_LOWER, PAPER_UPPER, CRAGContext, build_crag_graph
-from ragraphs.graphs.crag_cli import action_shares, calibrate_rows, calibrate_thresholds
+from ragraphs.cli.calibrate import action_shares, calibrate_rows, calibrate_thresholds
 from ragraphs.nodes.crag import REWRITE_PROMPT, decide_action, parse_query
 from ragraphs.nodes.refine import decompose, refine_knowledge
 from ragraphs.state.types import make_passage

@@ -16,10 +16,10 @@ from ..errors import ConfigError
 METHODS: dict[str, tuple[str, str, str]] = {
     "none": ("ragraphs.graphs.none", "build_none_graph", "ragraphs.settings:RAGContext"),
     "vanilla": ("ragraphs.graphs.vanilla", "build_vanilla_graph", "ragraphs.settings:RAGContext"),
-    "crag": ("ragraphs.graphs.crag", "build_crag_graph", "ragraphs.graphs.crag:CRAGContext"),
-    "dr-rag": ("ragraphs.graphs.dr_rag", "build_dr_rag_graph", "ragraphs.graphs.dr_rag:DRRAGContext"),
-    "erm4": ("ragraphs.graphs.erm4", "build_erm4_graph", "ragraphs.graphs.erm4:ERM4Context"),
-    "migres": ("ragraphs.graphs.migres", "build_migres_graph", "ragraphs.graphs.migres:MIGRESContext"),
+    "crag": ("ragraphs.graphs.crag", "build_crag_graph", "ragraphs.settings:CRAGContext"),
+    "dr-rag": ("ragraphs.graphs.dr_rag", "build_dr_rag_graph", "ragraphs.settings:DRRAGContext"),
+    "erm4": ("ragraphs.graphs.erm4", "build_erm4_graph", "ragraphs.settings:ERM4Context"),
+    "migres": ("ragraphs.graphs.migres", "build_migres_graph", "ragraphs.settings:MIGRESContext"),
 }
 
 

@@ -15,6 +15,8 @@ from typing import Any, Callable
 
 from langgraph.runtime import Runtime
 
+from ..tools.llm import llm_usage  # noqa: F401  (it lived here; nodes import it from tools.llm)
+
 
 def _emit(runtime: Any, entry: dict) -> None:
     writer = getattr(runtime, "stream_writer", None)
@@ -42,15 +44,6 @@ def timed(name: str, fn: Callable[[dict, Runtime], dict]) -> Callable[[dict, Run
     # LangGraph injects `runtime` by the parameter's annotation
     node.__annotations__ = {"state": dict, "runtime": Runtime, "return": dict}
     return node
-
-
-def llm_usage(completion: Any, calls: int = 1) -> dict:
-    """State counters for one LLM completion (see :func:`ragraphs.tools.llm.complete`)."""
-    return {
-        "llm_calls": calls,
-        "input_tokens": int(getattr(completion, "input_tokens", 0)),
-        "output_tokens": int(getattr(completion, "output_tokens", 0)),
-    }
 
 
 def routed(source: str, fn: Callable[[dict], str], path_map: dict[str, str] | None = None) -> Callable[[dict], str]:

@@ -23,8 +23,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from langgraph.graph import END, START, StateGraph
 
 from ..components import Components, default_components
@@ -42,53 +40,10 @@ from ..nodes.crag import (
     route_after_refine,
 )
 from ..nodes.generate import make_generate
-from ..settings import RAGContext
+from ..settings import CALIBRATED_LOWER, CALIBRATED_UPPER, PAPER_LOWER, PAPER_UPPER, CRAGContext
 from ..state.base import RAGInput
 from ..state.crag import CRAGOutput, CRAGState
 from ._common import routed, timed
-
-# The paper's thresholds for its T5-large evaluator on PopQA (Appendix B).
-PAPER_UPPER, PAPER_LOWER = 0.59, -0.9
-# The same rule (`ragraphs calibrate-crag`, unit=question, alpha=1) fitted for the shipped
-# evaluator on the whole popqa.dev.jsonl (499 questions, pooled corpus, dense top-4):
-# upper 0.971, lower -0.9708: Correct 89.2%, Ambiguous 9.8%, Incorrect 1.0% of the questions,
-# with the paper's values 94.6% / 4.2% / 1.2% (see docs/crag.md).
-CALIBRATED_UPPER, CALIBRATED_LOWER = 0.97, -0.97
-
-
-@dataclass(kw_only=True)
-class CRAGContext(RAGContext):
-    """CRAG's run settings: the paper's defaults (Appendix B), thresholds calibrated by its rule."""
-
-    upper: float = field(
-        default=CALIBRATED_UPPER,
-        metadata={"description": "Correct when any document's evaluator score is above this (paper: 0.59)"},
-    )
-    lower: float = field(
-        default=CALIBRATED_LOWER,
-        metadata={"description": "Incorrect when every document's evaluator score is below this (paper: -0.9)"},
-    )
-    strip_top_k: int = field(default=5, metadata={"description": "knowledge strips kept by refinement"})
-    strip_threshold: float = field(default=-0.5, metadata={"description": "strips must score above this to be kept"})
-    strip_sentences: int = field(default=3, metadata={"description": "sentences per strip for documents longer than two"})
-    web: str = field(
-        default="",
-        metadata={"description": "web search when the graph has none: offline:PATH | searxng:URL | ddg | none (default $RAGRAPHS_WEB)"},
-    )
-    web_k: int = field(default=5, metadata={"description": "web results used (Wikipedia pages first)"})
-    web_timeout: float = field(default=10.0, metadata={"description": "seconds one web search may take"})
-    fetch_pages: bool = field(default=True, metadata={"description": "fetch result URLs and extract their text"})
-    fetch_timeout: float = field(default=5.0, metadata={"description": "seconds per page fetch (socket timeout)"})
-    fetch_max_bytes: int = field(default=2_000_000, metadata={"description": "size cap of one fetched page"})
-    fetch_allow_private: bool = field(
-        default=False, metadata={"description": "allow fetching pages on private or loopback addresses"}
-    )
-    rewrite_max_tokens: int = field(default=24, metadata={"description": "tokens the query rewriter may write"})
-    web_fallback: str = field(
-        default="internal",
-        metadata={"description": "Incorrect route with no web results: internal (refine the retrieved documents) | none"},
-    )
-
 
 def build_crag_graph(components: Components | None = None, *, checkpointer=None):
     """Compile the CRAG graph over ``components`` (embedded defaults if None)."""
@@ -116,3 +71,13 @@ def build_crag_graph(components: Components | None = None, *, checkpointer=None)
 
 
 graph = build_crag_graph()
+
+__all__ = [
+    "CALIBRATED_LOWER",
+    "CALIBRATED_UPPER",
+    "CRAGContext",
+    "PAPER_LOWER",
+    "PAPER_UPPER",
+    "build_crag_graph",
+    "graph",
+]

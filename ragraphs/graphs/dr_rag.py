@@ -12,9 +12,6 @@ The strategy is a run setting (``DRRAGContext.strategy``); see :mod:`ragraphs.no
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Literal
-
 from langgraph.graph import END, START, StateGraph
 
 from ..components import Components, default_components
@@ -26,37 +23,10 @@ from ..nodes.dr_rag import (
     make_second_stage,
     strategy_of,
 )
-from ..settings import RAGContext
+from ..settings import DRRAGContext
 from ..state.base import RAGInput
 from ..state.dr_rag import DRRAGOutput, DRRAGState
 from ._common import routed, timed
-
-
-@dataclass(kw_only=True)
-class DRRAGContext(RAGContext):
-    """DR-RAG settings. ``k`` is the most documents handed to the LLM (the paper's top-k)."""
-
-    strategy: Literal["sm", "qdc", "cis", "cfs"] = field(
-        default="cfs",
-        metadata={"description": "sm: top-k | qdc: query-document concatenation | cis: inverse selection | cfs: forward selection"},
-    )
-    retrieval: Literal["dense", "bm25", "hybrid"] = field(
-        default="hybrid", metadata={"description": "first-stage retrieval (sm and bm25 baselines: dense / bm25)"}
-    )
-    second_retrieval: Literal["same", "dense", "bm25", "hybrid"] = field(
-        default="same", metadata={"description": "second-stage retrieval for the <q, d_i> queries; same = retrieval"}
-    )
-    k1: int | None = field(
-        default=None, metadata={"description": "static-relevant documents of the first stage (default ceil(k/2))"}
-    )
-    k2: int = field(default=10, metadata={"description": "second-stage candidates retrieved per <q, d_i> pair"})
-    pair_threshold: float | None = field(
-        default=None,
-        metadata={"description": "pair classifier acceptance threshold in [0, 1] (default: the judge's own / measured)"},
-    )
-    concat_chars: int = field(
-        default=1000, metadata={"description": "characters of d_i appended to the query in the second stage"}
-    )
 
 
 def _after_first(state: dict) -> str:

@@ -26,9 +26,6 @@ The reservoir is a SQLite file shared safely by concurrent processes
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Literal
-
 from langgraph.graph import END, START, StateGraph
 
 from ..components import Components, default_components
@@ -43,50 +40,10 @@ from ..nodes.erm4 import (
     route_after_filter,
     route_after_memory,
 )
-from ..settings import RAGContext
+from ..settings import ERM4Context
 from ..state.base import RAGInput
 from ..state.erm4 import ERM4Output, ERM4State
 from ._common import routed, timed
-
-
-@dataclass(kw_only=True)
-class ERM4Context(RAGContext):
-    """ERM4's run settings, with the paper's defaults where it gives them (sections 4.1, 6)."""
-
-    k: int = field(default=5, metadata={"description": "external knowledge per outside query (paper: n=5 in section 6)"})
-    tau: float = field(default=0.6, metadata={"description": "Retrieval Trigger: title similarity threshold"})
-    theta: int = field(default=3, metadata={"description": "Retrieval Trigger: popularity threshold (inside when >= theta)"})
-    memory_k: int = field(default=10, metadata={"description": "reservoir entries used per inside query (best first)"})
-    max_queries: int = field(default=3, metadata={"description": "queries kept from the rewriter"})
-    include_question_query: bool = field(
-        default=False, metadata={"description": "also search with the original question (not in the paper)"}
-    )
-    rewrite_max_tokens: int = field(default=80, metadata={"description": "tokens the rewriter may write"})
-    max_knowledge: int = field(
-        default=10, metadata={"description": "knowledge instances (mixed order) passed to the filter and reader (paper: 30)"}
-    )
-    filter: Literal["judge", "llm", "none"] = field(
-        default="judge", metadata={"description": "Knowledge Filter: nli judge | the paper's NLI prompt | none"}
-    )
-    filter_threshold: float = field(
-        default=0.5, metadata={"description": "judge filter: keep when the entailment probability is >= this"}
-    )
-    hypothesis: Literal["strong", "weak"] = field(
-        default="strong", metadata={"description": "llm filter: strong (contains answers) or weak (possibly aids)"}
-    )
-    answer_question: Literal["rewritten", "original"] = field(
-        default="rewritten", metadata={"description": "which question the reader answers (paper: rewritten)"}
-    )
-    external: Literal["corpus", "web", "both"] = field(
-        default="corpus", metadata={"description": "external knowledge: the vector store, web search, or both"}
-    )
-    web_timeout: float = field(default=10.0, metadata={"description": "seconds one web search may take"})
-    use_memory: bool = field(default=True, metadata={"description": "use the Memory Knowledge Reservoir and trigger"})
-    update_memory: bool = field(default=True, metadata={"description": "store kept knowledge in the reservoir"})
-    reservoir_path: str = field(
-        default="", metadata={"description": "reservoir SQLite file (default $RAGRAPHS_HOME/erm4/reservoir.sqlite3)"}
-    )
-    reservoir_collection: str = field(default="default", metadata={"description": "reservoir collection name"})
 
 
 def build_erm4_graph(components: Components | None = None, *, checkpointer=None):
@@ -114,3 +71,5 @@ def build_erm4_graph(components: Components | None = None, *, checkpointer=None)
 
 
 graph = build_erm4_graph()
+
+__all__ = ["ERM4Context", "build_erm4_graph", "graph"]

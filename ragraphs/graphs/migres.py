@@ -21,9 +21,8 @@ loop unbounded whatever the LLM writes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
 
 from ..components import Components, default_components
 from ..nodes.migres import (
@@ -35,9 +34,8 @@ from ..nodes.migres import (
     make_main_judge,
     make_memory,
     make_retrieve,
-    setting,
 )
-from ..settings import RAGContext
+from ..settings import MIGRESContext
 from ..state.base import RAGInput
 from ..state.migres import MIGRESOutput, MIGRESState
 from ._common import routed, timed
@@ -48,43 +46,9 @@ ITERATION_CAP = 10
 STEPS_PER_ITERATION = 7
 
 
-@dataclass(kw_only=True)
-class MIGRESContext(RAGContext):
-    """MIGRES run settings (paper defaults from Table 12 where they carry over).
-
-    The relevance and NLI thresholds are in the scales of ragraphs' judges (evaluator in
-    [-1, 1], NLI entailment probability in [0, 1]), not the paper's BGE-reranker logits
-    (3.0 for multi-hop, 5.0 for ODQA, 0.0 for commonsense QA). Left at None, each one is
-    the judge's own calibrated decision threshold (its ``threshold`` attribute: the trained
-    judges carry the one chosen on their validation data), 0.0 / 0.5 for a judge without one.
-    """
-
-    k: int = field(default=8, metadata={"description": "passages retrieved per query (paper: 50; fewer for a CPU)"})
-    max_passage_chars: int = field(default=600, metadata={"description": "characters per passage in a prompt"})
-    max_iterations: int = field(
-        default=5, metadata={"description": "iteration guard: 5 multi-hop/commonsense QA, 3 open-domain QA (Table 12)"}
-    )
-    max_queries: int = field(default=3, metadata={"description": "new queries per iteration (at most)"})
-    max_passages: int = field(default=5, metadata={"description": "passages read per iteration (Table 12: 5)"})
-    passage_threshold: float | None = field(
-        default=None, metadata={"description": "passage relevance threshold (evaluator score); None: the judge's own"}
-    )
-    sentence_threshold: float | None = field(
-        default=None, metadata={"description": "sentence relevance threshold; None: the passage threshold"}
-    )
-    knowledge_prompting: bool = field(default=True, metadata={"description": "ask the LLM for knowledge when no passage survives"})
-    nli_threshold: float | None = field(
-        default=None, metadata={"description": "entailment probability a statement needs; None: the NLI judge's own"}
-    )
-    judge_max_tokens: int = field(default=48, metadata={"description": "tokens the Main Module may write"})
-    leaf_max_tokens: int = field(default=80, metadata={"description": "tokens the Leaf Module may write"})
-    query_max_tokens: int = field(default=64, metadata={"description": "tokens the Query Generator may write"})
-    knowledge_max_tokens: int = field(default=64, metadata={"description": "tokens knowledge prompting may write"})
-
-
-def iteration_limit(ctx, cap: int = ITERATION_CAP) -> int:
+def iteration_limit(ctx: MIGRESContext | None, cap: int = ITERATION_CAP) -> int:
     """The guard: the run's ``max_iterations``, at least 1 and at most ``cap``."""
-    return max(1, min(int(setting(ctx, "max_iterations")), cap))
+    return max(1, min(int((ctx or MIGRESContext()).max_iterations), cap))
 
 
 def recursion_limit_for(iterations: int) -> int:
@@ -110,12 +74,12 @@ def build_migres_graph(components: Components | None = None, *, checkpointer=Non
     g.add_node("generate_queries", timed("generate_queries", make_generate_queries(c)))
     g.add_node("final_answer", timed("final_answer", make_final_answer(c)))
 
-    def after_filter(state: dict, runtime) -> str:
+    def after_filter(state: MIGRESState, runtime: Runtime[MIGRESContext]) -> str:
         if state.get("candidates"):
             return "passages"
-        return "knowledge" if setting(runtime.context, "knowledge_prompting") else "nothing"
+        return "knowledge" if (runtime.context or MIGRESContext()).knowledge_prompting else "nothing"
 
-    def after_judge(state: dict, runtime) -> str:
+    def after_judge(state: MIGRESState, runtime: Runtime[MIGRESContext]) -> str:
         if state.get("answered"):
             return "answered"
         if int(state.get("iterations") or 0) >= iteration_limit(runtime.context, cap):
@@ -138,3 +102,5 @@ def build_migres_graph(components: Components | None = None, *, checkpointer=Non
 
 
 graph = build_migres_graph()
+
+__all__ = ["ITERATION_CAP", "MIGRESContext", "build_migres_graph", "graph", "iteration_limit", "recursion_limit_for"]

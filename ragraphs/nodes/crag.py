@@ -3,7 +3,7 @@
 retrieve -> evaluate -> {correct: refine | incorrect: rewrite -> web_search -> refine_web |
 ambiguous: refine -> rewrite -> web_search -> refine_web} -> generate.
 
-Settings come from ``runtime.context`` (:class:`ragraphs.graphs.crag.CRAGContext`); the
+Settings come from ``runtime.context`` (:class:`ragraphs.settings.CRAGContext`); the
 evaluator is ``c.judge("evaluator")`` (scores in [-1, 1]), the web search is
 ``c.web_search`` or the backend named by the context's ``web`` spec / ``RAGRAPHS_WEB``.
 """
@@ -17,10 +17,11 @@ from typing import Any, Callable
 from langgraph.runtime import Runtime
 
 from ..components import Components
-from ..graphs._common import llm_usage
 from ..prompts import one_line
+from ..settings import CRAGContext
+from ..state.crag import CRAGState
 from ..state.types import Passage, reset
-from ..tools.llm import complete
+from ..tools.llm import complete, llm_usage
 from .refine import judge_text, refine_knowledge
 from .retrieve import make_retrieve
 
@@ -64,7 +65,7 @@ def make_crag_retrieve(c: Components) -> Callable[[dict, Runtime], dict]:
     """The retriever's top-k documents, kept in ``retrieved`` (``passages`` starts empty)."""
     inner = make_retrieve(c)
 
-    def retrieve(state: dict, runtime: Runtime) -> dict:
+    def retrieve(state: CRAGState, runtime: Runtime[CRAGContext]) -> dict:
         out = inner(state, runtime)
         docs = out.pop("passages")
         return {**out, "retrieved": docs, "passages": reset([])}
@@ -75,10 +76,10 @@ def make_crag_retrieve(c: Components) -> Callable[[dict, Runtime], dict]:
 def make_evaluate(c: Components) -> Callable[[dict, Runtime], dict]:
     """Score every retrieved document with the evaluator and choose the action."""
 
-    def evaluate(state: dict, runtime: Runtime) -> dict:
-        ctx = runtime.context
+    def evaluate(state: CRAGState, runtime: Runtime[CRAGContext]) -> dict:
+        ctx = runtime.context or CRAGContext()
         docs: list[Passage] = state.get("retrieved") or []
-        upper, lower = float(getattr(ctx, "upper", 0.59)), float(getattr(ctx, "lower", -0.9))
+        upper, lower = float(ctx.upper), float(ctx.lower)
         pairs = [(state["question"], judge_text(d.get("title", ""), d.get("text", ""))) for d in docs]
         scores = [round(float(s), 4) for s in c.judge("evaluator").score_batch(pairs)] if pairs else []
         action, reason = decide_action(scores, upper, lower)
@@ -109,11 +110,11 @@ def route_after_refine(state: dict) -> str:
     return "web" if state.get("action") == AMBIGUOUS else "generate"
 
 
-def _refine_settings(ctx: Any) -> dict:
+def _refine_settings(ctx: CRAGContext) -> dict:
     return {
-        "top_k": int(getattr(ctx, "strip_top_k", 5)),
-        "threshold": float(getattr(ctx, "strip_threshold", -0.5)),
-        "sentences_per_strip": int(getattr(ctx, "strip_sentences", 3)),
+        "top_k": int(ctx.strip_top_k),
+        "threshold": float(ctx.strip_threshold),
+        "sentences_per_strip": int(ctx.strip_sentences),
     }
 
 
@@ -129,8 +130,8 @@ def _refine_trace(r) -> dict:
 def make_refine(c: Components) -> Callable[[dict, Runtime], dict]:
     """Internal knowledge: the retrieved documents refined (decompose, filter, recompose)."""
 
-    def refine(state: dict, runtime: Runtime) -> dict:
-        ctx = runtime.context
+    def refine(state: CRAGState, runtime: Runtime[CRAGContext]) -> dict:
+        ctx = runtime.context or CRAGContext()
         settings = _refine_settings(ctx)
         r = refine_knowledge(c.judge("evaluator"), state["question"], state.get("retrieved") or [], source="corpus", **settings)
         return {
@@ -154,10 +155,10 @@ def parse_query(raw: str) -> str:
 def make_rewrite(c: Components) -> Callable[[dict, Runtime], dict]:
     """Rewrite the question into keyword queries with the paper's few-shot prompt."""
 
-    def rewrite(state: dict, runtime: Runtime) -> dict:
-        ctx = runtime.context
-        max_tokens = int(getattr(ctx, "rewrite_max_tokens", 24))
-        llm = c.llm(getattr(ctx, "llm", None), max_tokens=int(getattr(ctx, "max_new_tokens", 32)))
+    def rewrite(state: CRAGState, runtime: Runtime[CRAGContext]) -> dict:
+        ctx = runtime.context or CRAGContext()
+        max_tokens = int(ctx.rewrite_max_tokens)
+        llm = c.llm(ctx.llm, max_tokens=int(ctx.max_new_tokens))
         prompt = REWRITE_PROMPT.format(question=one_line(state["question"], 500))
         out = complete(llm, prompt, stop=STOP_REWRITE, max_tokens=max_tokens)
         query = parse_query(out.text)
@@ -176,7 +177,7 @@ def make_rewrite(c: Components) -> Callable[[dict, Runtime], dict]:
 _BACKEND_LOCK = threading.Lock()
 
 
-def web_backend(c: Components, ctx: Any) -> tuple[Any, str]:
+def web_backend(c: Components, ctx: CRAGContext) -> tuple[Any, str]:
     """(backend, description): ``c.web_search`` if given, else the context/env spec (cached)."""
     if c.web_search is not None:
         return c.web_search, getattr(c.web_search, "name", type(c.web_search).__name__)
@@ -184,38 +185,38 @@ def web_backend(c: Components, ctx: Any) -> tuple[Any, str]:
 
     from ..tools.websearch import make_web_search
 
-    spec = (getattr(ctx, "web", "") or os.environ.get("RAGRAPHS_WEB", "")).strip()
+    spec = (ctx.web or os.environ.get("RAGRAPHS_WEB", "")).strip()
     if not spec or spec.lower() in ("none", "off"):
         return None, "none"
     with _BACKEND_LOCK:
         cache = c.extra.setdefault("crag_web_backends", {})
         if spec not in cache:
-            cache[spec] = make_web_search(spec, timeout=float(getattr(ctx, "web_timeout", 10.0)))
+            cache[spec] = make_web_search(spec, timeout=float(ctx.web_timeout))
         return cache[spec], spec
 
 
-def _fetcher(c: Components, ctx: Any):
+def _fetcher(c: Components, ctx: CRAGContext):
     f = c.extra.get("fetcher")
     if f is not None:
         return f
     from ..tools.fetch import PageFetcher
 
     return PageFetcher(
-        timeout=float(getattr(ctx, "fetch_timeout", 5.0)),
-        max_bytes=int(getattr(ctx, "fetch_max_bytes", 2_000_000)),
-        allow_private=bool(getattr(ctx, "fetch_allow_private", False)),
+        timeout=float(ctx.fetch_timeout),
+        max_bytes=int(ctx.fetch_max_bytes),
+        allow_private=bool(ctx.fetch_allow_private),
     )
 
 
 def make_web_search_node(c: Components) -> Callable[[dict, Runtime], dict]:
     """Search the web for the rewritten queries, prefer Wikipedia, fetch and extract pages."""
 
-    def web_search(state: dict, runtime: Runtime) -> dict:
+    def web_search(state: CRAGState, runtime: Runtime[CRAGContext]) -> dict:
         from ..tools.websearch import is_wikipedia, prefer_wikipedia, search_checked
 
-        ctx = runtime.context
+        ctx = runtime.context or CRAGContext()
         queries = state.get("queries") or [state["question"]]
-        k = int(getattr(ctx, "web_k", 5))
+        k = int(ctx.web_k)
         try:
             backend, name = web_backend(c, ctx)
         except Exception as e:  # a bad spec or a missing offline file: answer from what we have
@@ -225,7 +226,7 @@ def make_web_search_node(c: Components) -> Callable[[dict, Runtime], dict]:
         if backend is None:
             err = "no web search configured"
             return {"web_results": [], "web_error": err, "_trace": {"backend": "none", "queries": queries, "error": err}}
-        timeout = float(getattr(ctx, "web_timeout", 10.0))
+        timeout = float(ctx.web_timeout)
         results: dict[str, Passage] = {}
         errors: list[str] = []
         calls = 0
@@ -243,7 +244,7 @@ def make_web_search_node(c: Components) -> Callable[[dict, Runtime], dict]:
                 results.setdefault(p["id"], p)
         ranked = prefer_wikipedia(list(results.values()))[:k]
         fetched: list[dict] = []
-        if ranked and bool(getattr(ctx, "fetch_pages", True)):
+        if ranked and bool(ctx.fetch_pages):
             fetcher = _fetcher(c, ctx)
             todo = [(i, (p.get("meta") or {}).get("url")) for i, p in enumerate(ranked)]
             todo = [(i, u) for i, u in todo if u]
@@ -305,8 +306,8 @@ def make_refine_web(c: Components) -> Callable[[dict, Runtime], dict]:
     with ``"none"`` the generator gets no passages.
     """
 
-    def refine_web(state: dict, runtime: Runtime) -> dict:
-        ctx = runtime.context
+    def refine_web(state: CRAGState, runtime: Runtime[CRAGContext]) -> dict:
+        ctx = runtime.context or CRAGContext()
         settings = _refine_settings(ctx)
         judge = c.judge("evaluator")
         web = state.get("web_results") or []
@@ -316,7 +317,7 @@ def make_refine_web(c: Components) -> Callable[[dict, Runtime], dict]:
         if not web:
             why = state.get("web_error") or "no web results"
             trace["web_unavailable"] = why
-            fallback = str(getattr(ctx, "web_fallback", "internal"))
+            fallback = str(ctx.web_fallback)
             if state.get("action") == INCORRECT and fallback == "internal":
                 ri = refine_knowledge(judge, state["question"], state.get("retrieved") or [], source="corpus", **settings)
                 update["internal_knowledge"] = ri.knowledge

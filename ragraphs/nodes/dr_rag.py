@@ -28,10 +28,11 @@ from langgraph.runtime import Runtime
 
 from ..components import Components
 from ..errors import ConfigError, InputError
-from ..graphs._common import llm_usage
 from ..prompts import clean_answer, one_line
+from ..settings import DRRAGContext
+from ..state.dr_rag import DRRAGState
 from ..state.types import Passage, reset
-from ..tools.llm import complete
+from ..tools.llm import complete, llm_usage
 
 STRATEGIES = ("sm", "qdc", "cis", "cfs")
 
@@ -45,32 +46,32 @@ DEFAULT_THRESHOLD = 0.5
 
 
 # ---------------------------------------------------------------- helpers
-def strategy_of(ctx: Any) -> str:
-    s = str(getattr(ctx, "strategy", "cfs") or "cfs").lower()
+def strategy_of(ctx: DRRAGContext) -> str:
+    s = str(ctx.strategy or "cfs").lower()
     if s not in STRATEGIES:
         raise ConfigError(f"unknown DR-RAG strategy {s!r}; choose from {', '.join(STRATEGIES)}")
     return s
 
 
-def first_stage_size(ctx: Any) -> int:
+def first_stage_size(ctx: DRRAGContext) -> int:
     """k1: the run's ``k1``, else ceil(k/2) (the paper's k1 + k2 = k with one new document per pair)."""
-    k = max(1, int(getattr(ctx, "k", 4)))
-    k1 = getattr(ctx, "k1", None)
+    k = max(1, int(ctx.k))
+    k1 = ctx.k1
     k1 = (k + 1) // 2 if k1 in (None, 0, "") else int(k1)
     return max(1, min(k1, k))
 
 
-def second_mode(ctx: Any) -> str:
-    mode = getattr(ctx, "second_retrieval", None)
+def second_mode(ctx: DRRAGContext) -> str:
+    mode = ctx.second_retrieval
     if mode in (None, "", "same"):
-        return getattr(ctx, "retrieval", "dense")
+        return ctx.retrieval
     return str(mode)
 
 
-def pair_threshold(ctx: Any, judge: Any) -> float:
+def pair_threshold(ctx: DRRAGContext, judge: Any) -> float:
     """The acceptance threshold: the run's; else one measured for DR-RAG with this judge
     (:data:`KNOWN_THRESHOLDS`); else the judge's own suggested ``threshold``; else 0.5."""
-    t = getattr(ctx, "pair_threshold", None)
+    t = ctx.pair_threshold
     if t is not None:
         return float(t)
     name = str(getattr(judge, "name", ""))
@@ -151,14 +152,14 @@ def qdc_select(first: list[Passage], second: list[list[Passage]], k: int) -> lis
 def make_first_stage(c: Components) -> Callable[[dict, Runtime], dict]:
     """First retrieval stage: top-k (SM) or the k1 static-relevant documents; Cnt = {d_1..d_k1}."""
 
-    def first_stage(state: dict, runtime: Runtime) -> dict:
-        ctx = runtime.context
+    def first_stage(state: DRRAGState, runtime: Runtime[DRRAGContext]) -> dict:
+        ctx = runtime.context or DRRAGContext()
         question = state.get("question") or ""
         if not question.strip():
             raise InputError("the question is empty")
         strategy = strategy_of(ctx)
-        mode = getattr(ctx, "retrieval", "dense")
-        k = max(1, int(getattr(ctx, "k", 4)))
+        mode = ctx.retrieval
+        k = max(1, int(ctx.k))
         n = k if strategy == "sm" else first_stage_size(ctx)
         docs = search_many(c.retriever, [question], n, mode)[0][:n]
         docs = [{**d, "meta": {**(d.get("meta") or {}), "stage": 1}} for d in docs]
@@ -178,15 +179,15 @@ def make_first_stage(c: Components) -> Callable[[dict, Runtime], dict]:
 def make_second_stage(c: Components) -> Callable[[dict, Runtime], dict]:
     """Second retrieval stage: one search per <q, d_i> pair (batched); QDC/CIS fill the context."""
 
-    def second_stage(state: dict, runtime: Runtime) -> dict:
-        ctx = runtime.context
+    def second_stage(state: DRRAGState, runtime: Runtime[DRRAGContext]) -> dict:
+        ctx = runtime.context or DRRAGContext()
         question = state["question"]
         first = list(state.get("first_stage") or [])
         strategy = state.get("strategy") or strategy_of(ctx)
-        k = max(1, int(getattr(ctx, "k", 4)))
-        depth = max(1, int(getattr(ctx, "k2", 10)))
+        k = max(1, int(ctx.k))
+        depth = max(1, int(ctx.k2))
         mode = second_mode(ctx)
-        queries = [concat_query(question, d, int(getattr(ctx, "concat_chars", 1000))) for d in first]
+        queries = [concat_query(question, d, int(ctx.concat_chars)) for d in first]
         second = search_many(c.retriever, queries, depth, mode) if queries else []
         update: dict = {
             "second_stage": second,
@@ -208,8 +209,8 @@ def make_second_stage(c: Components) -> Callable[[dict, Runtime], dict]:
 def make_inverse_select(c: Components) -> Callable[[dict, Runtime], dict]:
     """CIS (Eq. 3): drop each second-stage document C rejects together with every d_i."""
 
-    def inverse_select(state: dict, runtime: Runtime) -> dict:
-        ctx = runtime.context
+    def inverse_select(state: DRRAGState, runtime: Runtime[DRRAGContext]) -> dict:
+        ctx = runtime.context or DRRAGContext()
         question = state["question"]
         first = list(state.get("first_stage") or [])
         first_ids = {p["id"] for p in first}
@@ -246,10 +247,10 @@ def make_inverse_select(c: Components) -> Callable[[dict, Runtime], dict]:
 def make_forward_select(c: Components) -> Callable[[dict, Runtime], dict]:
     """CFS (Eq. 4, Algorithm 1): per d_i, keep the first d'_ij not in Cnt that C accepts."""
 
-    def forward_select(state: dict, runtime: Runtime) -> dict:
-        ctx = runtime.context
+    def forward_select(state: DRRAGState, runtime: Runtime[DRRAGContext]) -> dict:
+        ctx = runtime.context or DRRAGContext()
         question = state["question"]
-        k = max(1, int(getattr(ctx, "k", 4)))
+        k = max(1, int(ctx.k))
         first = list(state.get("first_stage") or [])
         second = list(state.get("second_stage") or [])
         first_ids = {p["id"] for p in first}
@@ -359,14 +360,14 @@ def dr_rag_answer_prompt(question: str, passages: Sequence[Passage], max_chars: 
 def make_dr_generate(c: Components) -> Callable[[dict, Runtime], dict]:
     """The one LLM call of DR-RAG: answer from the selected documents (honours skip_generation)."""
 
-    def generate(state: dict, runtime: Runtime) -> dict:
-        ctx = runtime.context
+    def generate(state: DRRAGState, runtime: Runtime[DRRAGContext]) -> dict:
+        ctx = runtime.context or DRRAGContext()
         passages = list(state.get("passages") or [])
-        if getattr(ctx, "skip_generation", False):
+        if ctx.skip_generation:
             return {"answer": "", "_trace": {"skipped": "skip_generation", "n_passages": len(passages)}}
-        max_new = int(getattr(ctx, "max_new_tokens", 32))
-        prompt = dr_rag_answer_prompt(state["question"], passages, int(getattr(ctx, "max_passage_chars", 1200)))
-        out = complete(c.llm(getattr(ctx, "llm", None), max_tokens=max_new), prompt, stop=STOP_DR, max_tokens=max_new)
+        max_new = int(ctx.max_new_tokens)
+        prompt = dr_rag_answer_prompt(state["question"], passages, int(ctx.max_passage_chars))
+        out = complete(c.llm(ctx.llm, max_tokens=max_new), prompt, stop=STOP_DR, max_tokens=max_new)
         answer = clean_answer(out.text)
         return {
             "answer": answer,

@@ -16,10 +16,11 @@ from langgraph.runtime import Runtime
 
 from ..components import Components
 from ..errors import ConfigError, InputError
-from ..graphs._common import llm_usage
 from ..prompts import STOP_ANSWER, clean_answer, closed_book_prompt, one_line
+from ..settings import ERM4Context
+from ..state.erm4 import ERM4State
 from ..state.types import Passage, reset
-from ..tools.llm import complete
+from ..tools.llm import complete, llm_usage
 from ..tools.reservoir import Reservoir, open_reservoir
 from ..tools.websearch import search_checked
 
@@ -205,19 +206,19 @@ def knowledge_text(p: Passage) -> str:
 # ---------------------------------------------------------------- helpers
 
 
-def _llm(c: Components, ctx):
+def _llm(c: Components, ctx: ERM4Context):
     # the same (spec, max_tokens) as the generator: one model instance per process
-    return c.llm(getattr(ctx, "llm", None), max_tokens=int(getattr(ctx, "max_new_tokens", 32)))
+    return c.llm(ctx.llm, max_tokens=int(ctx.max_new_tokens))
 
 
-def get_reservoir(c: Components, ctx) -> Reservoir:
+def get_reservoir(c: Components, ctx: ERM4Context) -> Reservoir:
     """The graph's reservoir: ``c.extra["reservoir"]``, else the context's file (opened once per process)."""
     r = c.extra.get("reservoir")
     if r is not None:
         return r
     return open_reservoir(
-        getattr(ctx, "reservoir_path", None) or None,
-        collection=getattr(ctx, "reservoir_collection", "default") or "default",
+        ctx.reservoir_path or None,
+        collection=ctx.reservoir_collection or "default",
         embeddings=c.embeddings,
     )
 
@@ -243,16 +244,16 @@ def _brief(passages: list[Passage]) -> list[dict]:
 def make_rewrite(c: Components) -> Callable[[dict, Runtime], dict]:
     """Query Rewriter+: one LLM call -> rewritten question and up to ``max_queries`` queries."""
 
-    def rewrite(state: dict, runtime: Runtime) -> dict:
-        ctx = runtime.context
+    def rewrite(state: ERM4State, runtime: Runtime[ERM4Context]) -> dict:
+        ctx = runtime.context or ERM4Context()
         question = " ".join((state.get("question") or "").split())
         if not question:
             raise InputError("the question is empty")
-        max_q = max(1, int(getattr(ctx, "max_queries", 3)))
+        max_q = max(1, int(ctx.max_queries))
         out = complete(_llm(c, ctx), rewrite_prompt(question), stop=["\n", "[Original Question]"],
-                       max_tokens=int(getattr(ctx, "rewrite_max_tokens", 80)))
+                       max_tokens=int(ctx.rewrite_max_tokens))
         rewritten, queries, problem = parse_rewrite(out.text, question, max_q)
-        if getattr(ctx, "include_question_query", False) and question.casefold() not in {q.casefold() for q in queries}:
+        if ctx.include_question_query and question.casefold() not in {q.casefold() for q in queries}:
             queries = [question] + queries
         return {
             "rewritten_question": rewritten,
@@ -271,17 +272,17 @@ def make_memory_check(c: Components) -> Callable[[dict, Runtime], dict]:
     whose titles pass tau, most similar first); outside queries go to external retrieval.
     """
 
-    def memory_check(state: dict, runtime: Runtime) -> dict:
-        ctx = runtime.context
+    def memory_check(state: ERM4State, runtime: Runtime[ERM4Context]) -> dict:
+        ctx = runtime.context or ERM4Context()
         queries = list(state.get("queries") or [state["question"]])
-        tau, theta = float(getattr(ctx, "tau", 0.6)), int(getattr(ctx, "theta", 3))
-        if not getattr(ctx, "use_memory", True):
+        tau, theta = float(ctx.tau), int(ctx.theta)
+        if not ctx.use_memory:
             routes = [{"query": q, "popularity": 0} for q in queries]
             return {
                 "inside": [], "outside": routes, "memory_knowledge": [], "external_knowledge": [],
                 "_trace": {"memory": "off", "outside": routes},
             }
-        found = get_reservoir(c, ctx).lookup(queries, tau, int(getattr(ctx, "memory_k", 10)))
+        found = get_reservoir(c, ctx).lookup(queries, tau, int(ctx.memory_k))
         inside, outside, knowledge = [], [], []
         for qi, (q, (pop, entries)) in enumerate(zip(queries, found)):
             route = {"query": q, "popularity": int(pop)}
@@ -309,17 +310,17 @@ def route_after_memory(state: dict) -> str:
 def make_external_retrieve(c: Components) -> Callable[[dict, Runtime], dict]:
     """External retrieval for the outside queries: the vector store and/or web search."""
 
-    def retrieve(state: dict, runtime: Runtime) -> dict:
-        ctx = runtime.context
+    def retrieve(state: ERM4State, runtime: Runtime[ERM4Context]) -> dict:
+        ctx = runtime.context or ERM4Context()
         queries = list(state.get("queries") or [])
         outside = {r["query"] for r in state.get("outside") or []}
-        source = getattr(ctx, "external", "corpus")
+        source = ctx.external
         if source not in ("corpus", "web", "both"):
             raise ConfigError(f"unknown external source {source!r}; choose corpus, web or both")
         if source in ("web", "both") and c.web_search is None:
             raise ConfigError("external='web' needs a web search backend (Components(web_search=...))")
-        k, mode = int(getattr(ctx, "k", 5)), getattr(ctx, "retrieval", "dense")
-        web_timeout = float(getattr(ctx, "web_timeout", 10.0))
+        k, mode = int(ctx.k), ctx.retrieval
+        web_timeout = float(ctx.web_timeout)
         knowledge: list[Passage] = []
         web_calls = 0
         web_errors: list[str] = []
@@ -377,25 +378,25 @@ def make_filter(c: Components) -> Callable[[dict, Runtime], dict]:
     (the paper's Rewriter+-Retriever-Reader). When nothing survives: back-off.
     """
 
-    def filter_knowledge(state: dict, runtime: Runtime) -> dict:
-        ctx = runtime.context
+    def filter_knowledge(state: ERM4State, runtime: Runtime[ERM4Context]) -> dict:
+        ctx = runtime.context or ERM4Context()
         question = state.get("rewritten_question") or state["question"]
-        cands = _candidates(state, int(getattr(ctx, "max_knowledge", 10)))
-        how = getattr(ctx, "filter", "judge")
+        cands = _candidates(state, int(ctx.max_knowledge))
+        how = ctx.filter
         update: dict[str, Any] = {}
         decisions: list[dict] = []
         if how == "none":
             kept = cands
         elif how == "judge":
             scores = c.judge("nli").score_batch([(knowledge_text(p), question) for p in cands]) if cands else []
-            thr = float(getattr(ctx, "filter_threshold", 0.5))
+            thr = float(ctx.filter_threshold)
             kept = [{**p, "score": float(s)} for p, s in zip(cands, scores) if float(s) >= thr]
             decisions = [{"title": p["title"], "score": round(float(s), 4), "kept": float(s) >= thr} for p, s in zip(cands, scores)]
         elif how == "llm":
             llm, calls, n_in, n_out = _llm(c, ctx), 0, 0, 0
             kept = []
             for p in cands:
-                out = complete(llm, nli_prompt(question, knowledge_text(p), getattr(ctx, "hypothesis", "strong")),
+                out = complete(llm, nli_prompt(question, knowledge_text(p), ctx.hypothesis),
                                stop=["\n", "[Question]"], max_tokens=48)
                 calls, n_in, n_out = calls + 1, n_in + out.input_tokens, n_out + out.output_tokens
                 label = parse_nli(out.text)
@@ -423,8 +424,8 @@ def route_after_filter(state: dict) -> str:
     return "backoff" if state.get("backoff") else "answer"
 
 
-def _question_for_answer(state: dict, ctx) -> str:
-    if getattr(ctx, "answer_question", "rewritten") == "original":
+def _question_for_answer(state: ERM4State, ctx: ERM4Context) -> str:
+    if ctx.answer_question == "original":
         return state["question"]
     return state.get("rewritten_question") or state["question"]
 
@@ -433,14 +434,14 @@ def make_generate(c: Components) -> Callable[[dict, Runtime], dict]:
     """The reader: the rewritten question with the filtered knowledge (one LLM call)."""
     from ..prompts import rag_answer_prompt
 
-    def generate(state: dict, runtime: Runtime) -> dict:
-        ctx = runtime.context
+    def generate(state: ERM4State, runtime: Runtime[ERM4Context]) -> dict:
+        ctx = runtime.context or ERM4Context()
         passages = state.get("passages") or []
-        if getattr(ctx, "skip_generation", False):
+        if ctx.skip_generation:
             return {"answer": "", "_trace": {"skipped": "skip_generation", "n_passages": len(passages)}}
         q = _question_for_answer(state, ctx)
-        prompt = rag_answer_prompt(q, passages, max_chars=int(getattr(ctx, "max_passage_chars", 1200)))
-        out = complete(_llm(c, ctx), prompt, stop=STOP_ANSWER, max_tokens=int(getattr(ctx, "max_new_tokens", 32)))
+        prompt = rag_answer_prompt(q, passages, max_chars=int(ctx.max_passage_chars))
+        out = complete(_llm(c, ctx), prompt, stop=STOP_ANSWER, max_tokens=int(ctx.max_new_tokens))
         return {
             "answer": clean_answer(out.text),
             **llm_usage(out),
@@ -453,12 +454,12 @@ def make_generate(c: Components) -> Callable[[dict, Runtime], dict]:
 def make_backoff_generate(c: Components) -> Callable[[dict, Runtime], dict]:
     """Back-off: no knowledge survived the filter, so the LLM answers on its own."""
 
-    def backoff(state: dict, runtime: Runtime) -> dict:
-        ctx = runtime.context
-        if getattr(ctx, "skip_generation", False):
+    def backoff(state: ERM4State, runtime: Runtime[ERM4Context]) -> dict:
+        ctx = runtime.context or ERM4Context()
+        if ctx.skip_generation:
             return {"answer": "", "_trace": {"skipped": "skip_generation", "backoff": True}}
         q = _question_for_answer(state, ctx)
-        out = complete(_llm(c, ctx), closed_book_prompt(q), stop=STOP_ANSWER, max_tokens=int(getattr(ctx, "max_new_tokens", 32)))
+        out = complete(_llm(c, ctx), closed_book_prompt(q), stop=STOP_ANSWER, max_tokens=int(ctx.max_new_tokens))
         return {"answer": clean_answer(out.text), **llm_usage(out), "_trace": {"question": q, "backoff": True, "raw": out.text[:500]}}
 
     return backoff
@@ -468,9 +469,9 @@ def make_memory_update(c: Components) -> Callable[[dict, Runtime], dict]:
     """Memory Knowledge Reservoir update: store the kept external title-content pairs
     (a newer entry replaces the stored one with the same title)."""
 
-    def memory_update(state: dict, runtime: Runtime) -> dict:
-        ctx = runtime.context
-        if not getattr(ctx, "use_memory", True) or not getattr(ctx, "update_memory", True):
+    def memory_update(state: ERM4State, runtime: Runtime[ERM4Context]) -> dict:
+        ctx = runtime.context or ERM4Context()
+        if not ctx.use_memory or not ctx.update_memory:
             return {"memory_update": {"stored": 0}, "_trace": {"memory": "not updated"}}
         fresh = [p for p in state.get("passages") or [] if p.get("source") != "memory"]
         counts = get_reservoir(c, ctx).add(fresh) if fresh else {"added": 0, "replaced": 0, "unchanged": 0, "skipped": 0}

@@ -20,23 +20,20 @@ from langgraph.runtime import Runtime
 
 from ..components import Components
 from ..errors import InputError
-from ..graphs._common import llm_usage
 from ..prompts import STOP_ANSWER, clean_answer, one_line, rag_answer_prompt
+from ..settings import MIGRESContext
+from ..state.migres import MIGRESState
 from ..state.types import Passage, make_passage
-from ..tools.llm import complete
+from ..tools.llm import complete, llm_usage
 from ..tools.parsing import extract_int_list, extract_string_field, parse_json_object, parse_list_items, parse_int_list
 from ..tools.text import normalize_answer, split_sentences
 
 # ---------------------------------------------------------------------------- settings
 
 
-def setting(ctx: Any, name: str) -> Any:
-    """A run setting from ``runtime.context``; MIGRESContext's default when the context lacks it."""
-    if ctx is not None and hasattr(ctx, name):
-        return getattr(ctx, name)
-    from ..graphs.migres import MIGRESContext  # lazy: graphs.migres imports this module
-
-    return getattr(MIGRESContext(), name)
+def setting(ctx: MIGRESContext, name: str) -> Any:
+    """The run setting ``name`` of ``ctx`` (each node reads ``runtime.context or MIGRESContext()``)."""
+    return getattr(ctx, name)
 
 
 def threshold(value: Any, judge: Any, fallback: float) -> float:
@@ -47,7 +44,7 @@ def threshold(value: Any, judge: Any, fallback: float) -> float:
     return float(own) if isinstance(own, (int, float)) else float(fallback)
 
 
-def _llm(c: Components, ctx: Any):
+def _llm(c: Components, ctx: MIGRESContext):
     # one shared model instance per spec (the same one the generate node uses)
     return c.llm(setting(ctx, "llm"), max_tokens=int(setting(ctx, "max_new_tokens")))
 
@@ -320,8 +317,8 @@ def content_key(p: Passage) -> str:
 def make_retrieve(c: Components) -> Callable[[dict, Runtime], dict]:
     """Retriever: top-k passages for each of this iteration's queries (the question first)."""
 
-    def retrieve(state: dict, runtime: Runtime) -> dict:
-        ctx = runtime.context
+    def retrieve(state: MIGRESState, runtime: Runtime[MIGRESContext]) -> dict:
+        ctx = runtime.context or MIGRESContext()
         question = state.get("question") or ""
         if not question.strip():
             raise InputError("the question is empty")
@@ -357,8 +354,8 @@ def make_filter_knowledge(c: Components) -> Callable[[dict, Runtime], dict]:
     skipped (Memory Module); the best ``max_passages`` go on.
     """
 
-    def filter_knowledge(state: dict, runtime: Runtime) -> dict:
-        ctx = runtime.context
+    def filter_knowledge(state: MIGRESState, runtime: Runtime[MIGRESContext]) -> dict:
+        ctx = runtime.context or MIGRESContext()
         judge = c.judge("evaluator")
         p_thr = threshold(setting(ctx, "passage_threshold"), judge, 0.0)
         s_thr = threshold(setting(ctx, "sentence_threshold"), None, p_thr)
@@ -426,8 +423,8 @@ def make_knowledge_prompt(c: Components) -> Callable[[dict, Runtime], dict]:
     """LLM knowledge prompting (Appendix C): when no passage survives, ask the LLM for
     information relevant to the iteration's first query; it becomes the knowledge read."""
 
-    def knowledge(state: dict, runtime: Runtime) -> dict:
-        ctx = runtime.context
+    def knowledge(state: MIGRESState, runtime: Runtime[MIGRESContext]) -> dict:
+        ctx = runtime.context or MIGRESContext()
         query = (state.get("queries") or [state["question"]])[0]
         out = complete(_llm(c, ctx), knowledge_prompt(query), stop=STOP_LINE, max_tokens=int(setting(ctx, "knowledge_max_tokens")))
         text = one_line(out.text, 1500)
@@ -452,8 +449,8 @@ def make_leaf_extract(c: Components) -> Callable[[dict, Runtime], dict]:
     attributed to the one that entails it most. Statements already known are skipped.
     """
 
-    def leaf(state: dict, runtime: Runtime) -> dict:
-        ctx = runtime.context
+    def leaf(state: MIGRESState, runtime: Runtime[MIGRESContext]) -> dict:
+        ctx = runtime.context or MIGRESContext()
         fed = list(state.get("candidates") or [])
         iteration = int(state.get("iterations") or 0) + 1
         if not fed:
@@ -510,7 +507,7 @@ def make_memory(c: Components) -> Callable[[dict, Runtime], dict]:
     that was read and supports no kept statement (in this or an earlier iteration) is a
     hard negative, never fed again; text already read is not read again either."""
 
-    def memory(state: dict, runtime: Runtime) -> dict:
+    def memory(state: MIGRESState, runtime: Runtime[MIGRESContext]) -> dict:
         iteration = int(state.get("iterations") or 0) + 1
         fed = [p for p in state.get("candidates") or [] if p.get("source") != "llm"]
         cited = {i for u in state.get("useful_info") or [] for i in u["support_ids"]}
@@ -531,8 +528,8 @@ def make_main_judge(c: Components) -> Callable[[dict, Runtime], dict]:
     """Main Module: answer from the useful information, or say "unanswerable" and name
     what is missing. Ends one iteration (``iterations`` + 1)."""
 
-    def main_judge(state: dict, runtime: Runtime) -> dict:
-        ctx = runtime.context
+    def main_judge(state: MIGRESState, runtime: Runtime[MIGRESContext]) -> dict:
+        ctx = runtime.context or MIGRESContext()
         statements = [u["info"] for u in state.get("useful_info") or []]
         out = complete(_llm(c, ctx), main_prompt(state["question"], statements), stop=STOP_LINE, max_tokens=int(setting(ctx, "judge_max_tokens")))
         verdict = parse_main(MAIN_OPEN + out.text)
@@ -568,8 +565,8 @@ def make_generate_queries(c: Components) -> Callable[[dict, Runtime], dict]:
     information, none like a query already in memory. When the model gives none, the
     missing information itself is the query (or the question joined to it)."""
 
-    def generate_queries(state: dict, runtime: Runtime) -> dict:
-        ctx = runtime.context
+    def generate_queries(state: MIGRESState, runtime: Runtime[MIGRESContext]) -> dict:
+        ctx = runtime.context or MIGRESContext()
         question = state["question"]
         history = list(state.get("memory_queries") or [question])
         statements = [u["info"] for u in state.get("useful_info") or []]
@@ -608,8 +605,8 @@ def make_final_answer(c: Components) -> Callable[[dict, Runtime], dict]:
     """Best-effort answer when the iteration guard stops the loop: answer the question from
     the useful information and the passages read so far (one LLM call)."""
 
-    def final_answer(state: dict, runtime: Runtime) -> dict:
-        ctx = runtime.context
+    def final_answer(state: MIGRESState, runtime: Runtime[MIGRESContext]) -> dict:
+        ctx = runtime.context or MIGRESContext()
         statements = [u["info"] for u in state.get("useful_info") or []]
         evidence: list[Passage] = []
         if statements:

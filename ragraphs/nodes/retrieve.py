@@ -8,16 +8,18 @@ from langgraph.runtime import Runtime
 
 from ..components import Components
 from ..errors import InputError
+from ..settings import RAGContext
+from ..state.base import RAGState
 
 
 def make_retrieve(c: Components, *, query_key: str = "question") -> Callable[[dict, Runtime], dict]:
-    def retrieve(state: dict, runtime: Runtime) -> dict:
-        ctx = runtime.context
+    def retrieve(state: RAGState, runtime: Runtime[RAGContext]) -> dict:
+        ctx = runtime.context or RAGContext()
         query = state.get(query_key) or ""
         if not query.strip():
             raise InputError("the question is empty")
-        mode = getattr(ctx, "retrieval", "dense")
-        k = int(getattr(ctx, "k", 4))
+        mode = ctx.retrieval
+        k = int(ctx.k)
         passages = c.retriever.search(query, k, mode=mode)
         return {
             "passages": passages,

@@ -18,8 +18,10 @@ model alike. :func:`complete` is the one place that calls a model and counts the
 
 from __future__ import annotations
 
+import atexit
 import os
 import threading
+import weakref
 from dataclasses import dataclass
 from typing import Any, Iterator, Optional
 
@@ -95,14 +97,29 @@ class LlamaCppCompletionChat(BaseChatModel):
                         raise ConfigError("the embedded LLM needs llama-cpp-python") from e
                     if not os.path.exists(self.model_path):
                         raise ConfigError(f"GGUF model file not found: {self.model_path}")
+                    from ..quiet import is_verbose, route_llama_cpp_logs
+
+                    route_llama_cpp_logs()
                     self._llama = Llama(
                         model_path=self.model_path,
                         n_ctx=self.n_ctx,
                         n_threads=self.n_threads or _env_threads() or max(1, os.cpu_count() or 1),
                         seed=self.seed,
-                        verbose=False,
+                        verbose=is_verbose(),
                     )
+                    _LOADED[id(self)] = self
         return self._llama
+
+    def close(self) -> None:
+        """Free the llama.cpp model now (it is loaded again on the next call)."""
+        locked = self._lock.acquire(timeout=10)  # a call still running (at exit) has 10 s to end
+        try:
+            llama, self._llama = self._llama, None
+        finally:
+            if locked:
+                self._lock.release()
+        if llama is not None:
+            llama.close()
 
     def count_tokens(self, text: str) -> int:
         llama = self._load()
@@ -146,6 +163,22 @@ class LlamaCppCompletionChat(BaseChatModel):
             response_metadata={"finish_reason": out["choices"][0].get("finish_reason")},
         )
         return ChatResult(generations=[ChatGeneration(message=msg)])
+
+
+# the llama.cpp models this process loaded, by id (pydantic models are not hashable)
+_LOADED: "weakref.WeakValueDictionary[int, LlamaCppCompletionChat]" = weakref.WeakValueDictionary()
+
+
+@atexit.register
+def close_all() -> None:
+    """Free every llama.cpp model this process loaded. Runs at interpreter exit, while the
+    modules ``Llama.__del__`` needs still exist: left to module teardown, it raises
+    ``TypeError: 'NoneType' object is not callable``."""
+    for model in list(_LOADED.values()):
+        try:
+            model.close()
+        except Exception:  # exiting: nothing left to report to
+            pass
 
 
 class FakeAnswerChat(BaseChatModel):
@@ -282,6 +315,16 @@ class Completion:
     text: str
     input_tokens: int
     output_tokens: int
+
+
+def llm_usage(completion: Any, calls: int = 1) -> dict:
+    """State counters for one LLM completion (see :func:`complete`): ``llm_calls``,
+    ``input_tokens`` and ``output_tokens``, summed by the states' reducers."""
+    return {
+        "llm_calls": calls,
+        "input_tokens": int(getattr(completion, "input_tokens", 0)),
+        "output_tokens": int(getattr(completion, "output_tokens", 0)),
+    }
 
 
 def complete(

@@ -20,8 +20,9 @@ import json
 import sys
 from typing import Any
 
-from .checkpoint import describe, open_checkpointer
-from .errors import ConfigError, InputError
+from ..checkpoint import describe, open_checkpointer
+from ..errors import ConfigError, InputError
+from .common import make_components, parse_sets, stream_run
 
 __all__ = ["open_checkpointer", "thread_config", "register", "load_history", "infer_method"]
 
@@ -64,7 +65,7 @@ def stored_context(meta: dict, method: str) -> dict[str, Any]:
         return _loads(meta.get(META_CONTEXT))
     from dataclasses import fields
 
-    from .graphs import get_context_class
+    from ..graphs import get_context_class
 
     names = {f.name for f in fields(get_context_class(method))}
     return {k: v for k, v in meta.items() if k in names and isinstance(v, (str, int, float, bool))}
@@ -83,7 +84,7 @@ def _loads(s: Any) -> dict:
 def infer_method(node_names: set[str]) -> str | None:
     """The method whose graph has every node seen in a thread (fallback for threads written
     without ragraphs metadata); the smallest such graph wins."""
-    from .graphs import build_graph, method_names
+    from ..graphs import build_graph, method_names
 
     best: tuple[int, str] | None = None
     for m in method_names():
@@ -98,7 +99,7 @@ def infer_method(node_names: set[str]) -> str | None:
 
 def _graph_for(thread_id: str, saver, method: str | None, components=None):
     """Build the thread's graph over ``saver``; returns (graph, method, metadata)."""
-    from .graphs import build_graph, method_names
+    from ..graphs import build_graph, method_names
 
     tup = saver.get_tuple({"configurable": {"thread_id": thread_id}})
     if tup is None:
@@ -236,23 +237,9 @@ def _select(rows: list[dict], wanted: str) -> dict:
     return hits[-1]
 
 
-def _parse_sets(pairs: list[str] | None) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for kv in pairs or []:
-        key, eq, val = kv.partition("=")
-        if not eq:
-            raise InputError(f"--set expects KEY=VALUE, got {kv!r}")
-        try:
-            out[key] = json.loads(val)
-        except ValueError:
-            out[key] = val
-    return out
-
-
 def cmd_replay(args: argparse.Namespace) -> int:
-    from .cli import _print_trace, make_components
-    from .graphs import get_context_class
-    from .settings import context_from
+    from ..graphs import get_context_class
+    from ..settings import context_from
 
     saver = open_checkpointer(args.checkpointer)
     # a first pass without components only reads the thread's metadata
@@ -264,7 +251,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         collection=args.collection or store.get("collection") or "ragraphs",
     )
     graph, method, meta = _graph_for(args.thread_id, saver, method, make_components(ns))
-    values = {**stored_context(meta, method), **_parse_sets(args.set)}
+    values = {**stored_context(meta, method), **parse_sets(args.set)}
     ctx = context_from(get_context_class(method), values)
     rows = load_history(graph, args.thread_id)
     if args.from_step is None:
@@ -291,26 +278,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
             f"[{start['checkpoint_id']}]; next: {', '.join(start['next']) or '(end)'}",
             file=sys.stderr,
         )
-    import time
-
-    ran: list[dict] = []
-    events: list[dict] = []
-    final: dict[str, Any] = {}
-    t0 = time.perf_counter()
-    for mode, chunk in graph.stream(None, cfg, context=ctx, stream_mode=["updates", "custom", "values"]):
-        if mode == "values":
-            final = chunk
-        elif mode == "custom":
-            events.append(chunk)
-            if args.trace and isinstance(chunk, dict) and chunk.get("event") != "node_trace":
-                print(f"    event: {json.dumps(chunk, default=str)[:1000]}", file=sys.stderr)
-        else:
-            for node, update in (chunk or {}).items():
-                if not isinstance(update, dict):
-                    continue
-                ran.extend(update.get("trace") or [])
-                if args.trace:
-                    _print_trace(node, update, time.perf_counter() - t0)
+    res = stream_run(graph, None, cfg, ctx, trace=args.trace)
+    final, ran = res.final, res.ran
     new_head = graph.get_state({"configurable": {"thread_id": args.thread_id}})
     if args.json:
         print(
@@ -323,7 +292,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
                     "checkpoint_id": new_head.config["configurable"]["checkpoint_id"],
                     "answer": final.get("answer", ""),
                     "ran": ran,
-                    "events": events,
+                    "events": res.events,
                     "llm_calls": final.get("llm_calls", 0),
                 },
                 default=str,

@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 from typing import Any, Sequence
 
 import numpy as np
@@ -163,7 +162,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     from ..components import Components
     from ..datasets import load_dataset, pooled_passages
     from ..tools.embeddings import MiniLMEmbeddings
-    from .crag import PAPER_LOWER, PAPER_UPPER
+    from ..settings import PAPER_LOWER, PAPER_UPPER
 
     from ..tools.judges.data import parse_data_spec, _part_of
 
@@ -279,8 +278,3 @@ def register(sub: Any) -> None:
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(func=cmd_calibrate)
 
-
-if __name__ == "__main__":  # pragma: no cover
-    from ..cli import main
-
-    sys.exit(main(["calibrate-crag", *sys.argv[1:]]))

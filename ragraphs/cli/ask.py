@@ -1,0 +1,169 @@
+"""``ragraphs ask``, ``ragraphs demo`` and ``ragraphs methods``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from ..errors import ConfigError, InputError
+from .common import add_store_args, make_components, parse_sets, stream_run
+
+
+def validate_question(q: str | None) -> str:
+    if q is None or not q.strip():
+        raise InputError("the question is empty")
+    if "\x00" in q:
+        raise InputError("the question contains NUL bytes")
+    return repair_text(q).strip()
+
+
+def repair_text(text: str) -> str:
+    """Text that is valid Unicode: bytes that were not UTF-8 (which Python keeps in ``argv``
+    as lone surrogates, and which the tokenizer refuses) become U+FFFD."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        pass
+    try:  # argv's undecodable bytes (surrogateescape): recover the bytes, decode leniently
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    except UnicodeEncodeError:  # other lone surrogates
+        return text.encode("utf-8", "replace").decode("utf-8")
+
+
+def run_graph(
+    method: str,
+    question: str,
+    components,
+    context_values: dict[str, Any],
+    *,
+    trace: bool = False,
+    config: dict | None = None,
+    checkpointer=None,
+) -> dict:
+    """Run one method on one question: the final state plus ``node_times`` and ``wall_s``
+    (every node timed; ``trace`` streams each update to stderr as it happens)."""
+    from ..graphs import build_graph, get_context_class
+    from ..settings import context_from
+
+    ctx = context_from(get_context_class(method), context_values)
+    graph = build_graph(method, components, checkpointer=checkpointer)
+    res = stream_run(graph, {"question": question}, config, ctx, trace=trace)
+    return {**res.final, "node_times": res.node_times, "wall_s": res.wall_s}
+
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    from ..graphs import method_names
+
+    question = validate_question(args.question)
+    if args.method not in method_names():
+        raise ConfigError(f"unknown method {args.method!r}; choose from {', '.join(method_names())}")
+    components = make_components(args)
+    ctx_values = {"llm": args.llm, "k": args.k, "retrieval": args.retrieval, **parse_sets(args.set)}
+    if args.method != "none":
+        retr = components.retriever
+        if hasattr(retr, "count") and retr.count() == 0:
+            print("warning: the store is empty; run `ragraphs ingest PATH` first", file=sys.stderr)
+    config = None
+    checkpointer = None
+    if getattr(args, "thread", None):
+        from .debug import open_checkpointer, store_of, thread_config
+
+        checkpointer = open_checkpointer(args.checkpointer)
+        # the method, settings and store go into the checkpoints' metadata (for history/replay)
+        config = thread_config(args.thread, args.method, ctx_values, store_of(args))
+    result = run_graph(
+        args.method, question, components, ctx_values, trace=args.trace, config=config, checkpointer=checkpointer
+    )
+    passages = result.get("passages") or []
+    if args.json:
+        out = {
+            "method": args.method,
+            "question": question,
+            "answer": result.get("answer", ""),
+            "passages": [{k: p.get(k) for k in ("id", "title", "text", "source", "score")} for p in passages],
+            "llm_calls": result.get("llm_calls", 0),
+            "web_calls": result.get("web_calls", 0),
+            "input_tokens": result.get("input_tokens", 0),
+            "node_times": {k: round(v, 4) for k, v in result["node_times"].items()},
+            "wall_s": round(result["wall_s"], 4),
+            "trace": result.get("trace", []),
+        }
+        print(json.dumps(out, default=str))
+    else:
+        print(result.get("answer", ""))
+        if passages and not args.quiet:
+            print("\npassages:")
+            for i, p in enumerate(passages, 1):
+                sc = p.get("score")
+                txt = " ".join(p["text"].split())
+                print(f"  [{i}] {p['title']} ({p.get('source')}{'' if sc is None else f', {sc:.3f}'}): {txt[:160]}")
+        if not args.quiet:
+            times = ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in result["node_times"].items())
+            print(f"\nllm calls: {result.get('llm_calls', 0)}; {times}; total {result['wall_s']:.2f}s")
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    """Ingest the bundled sample corpus into a store and answer a question with vanilla RAG."""
+    from importlib import resources
+
+    from ..settings import data_dir
+    from .ingest import cmd_ingest
+
+    sample = str(resources.files("ragraphs") / "data" / "sample")
+    store = args.store or str(data_dir() / "demo-chroma")
+    ns = argparse.Namespace(
+        paths=[sample], store=store, store_url=None, collection="demo", exact=False, chunk_words=180, quiet=False, json=False
+    )
+    print(f"$ ragraphs ingest {sample} --store {store} --collection demo")
+    cmd_ingest(ns)
+    q = args.question
+    print(f'\n$ ragraphs ask "{q}" --method {args.method} --store {store} --collection demo')
+    ask = argparse.Namespace(
+        question=q, method=args.method, store=store, store_url=None, collection="demo", llm=args.llm, k=4,
+        retrieval="dense", set=None, trace=False, json=False, quiet=False, thread=None,
+    )
+    return cmd_ask(ask)
+
+
+def cmd_methods(args: argparse.Namespace) -> int:
+    from dataclasses import fields
+
+    from ..graphs import METHODS, get_context_class
+
+    for name in METHODS:
+        ctx = get_context_class(name)
+        print(f"{name}: settings " + ", ".join(f"{f.name}" for f in fields(ctx)))
+    return 0
+
+
+def register(sub) -> None:
+    from ..graphs import method_names
+
+    p = sub.add_parser("ask", help="answer a question with a method")
+    p.add_argument("question")
+    p.add_argument("--method", default="vanilla", help=f"one of: {', '.join(method_names())} (default vanilla)")
+    add_store_args(p)
+    p.add_argument("--llm", default=None, help="model spec: gemma (default) | llamacpp:PATH | openai:MODEL")
+    p.add_argument("--k", type=int, default=None, help="passages per retrieval")
+    p.add_argument("--retrieval", choices=["dense", "bm25", "hybrid"], default=None)
+    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="any run setting of the method's context")
+    p.add_argument("--trace", action="store_true", help="print every node's update as it happens, with timing")
+    p.add_argument("--json", action="store_true", help="machine-readable result")
+    p.add_argument("--quiet", action="store_true", help="print the answer only")
+    p.add_argument("--thread", metavar="ID", help="persist the run's checkpoints under this thread id")
+    p.add_argument("--checkpointer", metavar="PATH|URL", default=None, help="SQLite file or PostgreSQL URL for --thread")
+    p.set_defaults(func=cmd_ask)
+
+    p = sub.add_parser("demo", help="ingest the bundled sample corpus and answer a question")
+    p.add_argument("--question", default="Who replaced the manager of the Aston Villa that began at Leeds United?")
+    p.add_argument("--method", default="vanilla")
+    p.add_argument("--llm", default=None)
+    p.add_argument("--store", default=None)
+    p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser("methods", help="list the methods and their run settings")
+    p.set_defaults(func=cmd_methods)

@@ -1,0 +1,107 @@
+"""What the verbs share: store options, the components they name, ``--set KEY=VALUE``, and
+the one loop that runs a graph, streams its updates (``--trace``) and collects the result."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import InputError
+
+
+def add_store_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--store", metavar="DIR", help="Chroma directory (default: $RAGRAPHS_HOME/chroma, ~/.ragraphs/chroma)")
+    p.add_argument("--store-url", metavar="URL", help="use a Chroma server instead, e.g. http://127.0.0.1:8000")
+    p.add_argument("--collection", default="ragraphs", help="collection name (default: ragraphs)")
+
+
+def make_components(args: argparse.Namespace, **kw: Any):
+    from ..components import Components
+
+    return Components(
+        store_path=getattr(args, "store", None),
+        store_url=getattr(args, "store_url", None),
+        collection=getattr(args, "collection", None) or "ragraphs",
+        **kw,
+    )
+
+
+def parse_sets(pairs: list[str] | None) -> dict[str, Any]:
+    """``--set KEY=VALUE`` options as a dict; a value is JSON when it parses (numbers, true,
+    null, lists), else the string itself."""
+    out: dict[str, Any] = {}
+    for kv in pairs or []:
+        key, eq, val = kv.partition("=")
+        if not eq:
+            raise InputError(f"--set expects KEY=VALUE, got {kv!r}")
+        try:
+            out[key] = json.loads(val)
+        except ValueError:
+            out[key] = val
+    return out
+
+
+def print_trace(node: str, update: dict, at: float) -> None:
+    """One node's update on stderr, as it happens (``--trace``)."""
+    entries = update.get("trace") or []
+    took = sum(float(e.get("elapsed_s", 0)) for e in entries)
+    shown = {k: v for k, v in update.items() if k not in ("trace",)}
+    details = [{k: v for k, v in e.items() if k not in ("node", "elapsed_s")} for e in entries]
+    print(f"--- [{at:7.2f}s] {node} ({took * 1000:.0f} ms)", file=sys.stderr)
+    if details and any(details):
+        print("    details: " + json.dumps(details[0] if len(details) == 1 else details, default=str)[:2000], file=sys.stderr)
+    for k, v in shown.items():
+        if k == "passages" and isinstance(v, list):
+            for p in v:
+                sc = p.get("score")
+                print(f"    passage {p['id'][:8]} [{p.get('source')}] {'' if sc is None else f'{sc:.3f} '}{p['title'][:60]}", file=sys.stderr)
+        else:
+            print(f"    {k}: {json.dumps(v, default=str)[:500]}", file=sys.stderr)
+    sys.stderr.flush()
+
+
+@dataclass
+class RunResult:
+    """What one streamed run gave: the final state, the trace entries of the nodes that ran
+    (in order), the custom stream events, and the wall time."""
+
+    final: dict[str, Any] = field(default_factory=dict)
+    ran: list[dict] = field(default_factory=list)
+    events: list[Any] = field(default_factory=list)
+    wall_s: float = 0.0
+
+    @property
+    def node_times(self) -> dict[str, float]:
+        times: dict[str, float] = {}
+        for e in self.ran:
+            times[e["node"]] = times.get(e["node"], 0.0) + float(e.get("elapsed_s", 0.0))
+        return times
+
+
+def stream_run(graph, inputs: Any, config: dict | None, context: Any, *, trace: bool = False) -> RunResult:
+    """Run ``graph`` on ``inputs`` (``None`` resumes the checkpoint ``config`` names), streaming
+    updates, values and custom events; with ``trace`` every update and every custom event
+    other than the node traces (routes, ...) is printed to stderr as it comes."""
+    res = RunResult()
+    t0 = time.perf_counter()
+    for mode, chunk in graph.stream(inputs, config or None, context=context, stream_mode=["updates", "values", "custom"]):
+        if mode == "values":
+            res.final = chunk
+        elif mode == "custom":
+            res.events.append(chunk)
+            # node_trace events repeat the updates' trace entries; show the others
+            if trace and isinstance(chunk, dict) and chunk.get("event") != "node_trace":
+                print(f"    event: {json.dumps(chunk, default=str)[:1000]}", file=sys.stderr)
+        else:
+            for node, update in (chunk or {}).items():
+                if not isinstance(update, dict):
+                    continue
+                res.ran.extend(update.get("trace") or [])
+                if trace:
+                    print_trace(node, update, time.perf_counter() - t0)
+    res.wall_s = time.perf_counter() - t0
+    return res

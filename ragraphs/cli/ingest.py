@@ -1,0 +1,64 @@
+"""``ragraphs ingest PATH...``: add files to the vector store (idempotent)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from ..errors import InputError
+from .common import add_store_args
+
+
+def cmd_ingest(args: argparse.Namespace) -> int:
+    from ..ingest import ingest
+    from ..settings import default_store_path
+    from ..tools.embeddings import MiniLMEmbeddings
+    from ..tools.vectorstore import ChromaCorpus
+
+    for p in args.paths:
+        if not os.path.exists(p):
+            raise InputError(f"no such file or directory: {p}")
+    corpus = ChromaCorpus(
+        None if args.store_url else (args.store or default_store_path()),
+        url=args.store_url,
+        collection=args.collection,
+        embeddings=MiniLMEmbeddings(fast=not args.exact),
+    )
+    report = ingest(args.paths, corpus, max_words=args.chunk_words, progress=not args.quiet)
+    for msg in report.skipped_files:
+        print(f"skipped: {msg}", file=sys.stderr)
+    for msg in report.warnings[:20]:
+        print(f"warning: {msg}", file=sys.stderr)
+    rate = report.passages / report.seconds if report.seconds else 0.0
+    summary = {
+        "files": report.files,
+        "passages": report.passages,
+        "added": report.added,
+        "already_present": report.passages - report.added,
+        "skipped_files": len(report.skipped_files),
+        "seconds": round(report.seconds, 2),
+        "passages_per_s": round(rate, 1),
+        "store_total": corpus.count(),
+    }
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        print(
+            f"ingested {report.files} file(s): {report.passages} passages, {report.added} new, "
+            f"{summary['already_present']} already present, {summary['skipped_files']} file(s) skipped "
+            f"in {report.seconds:.1f}s ({rate:.1f} passages/s); store now holds {summary['store_total']}"
+        )
+    return 0 if report.files or not report.skipped_files else 1
+
+
+def register(sub) -> None:
+    p = sub.add_parser("ingest", help="add files to the vector store (idempotent)")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="files or directories: .txt .md .html .jsonl, benchmark files")
+    add_store_args(p)
+    p.add_argument("--chunk-words", type=int, default=180, help="words per chunk (default 180)")
+    p.add_argument("--exact", action="store_true", help="float32 encoder instead of the int8 fast path (use for the whole store)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--json", action="store_true", help="print a JSON summary")
+    p.set_defaults(func=cmd_ingest)

@@ -1,0 +1,92 @@
+"""The ``ragraphs`` parser and dispatch.
+
+Verbs come from one module per group (:data:`COMMANDS`: ``ingest``; ``ask``, ``demo``,
+``methods``; ``history``, ``replay``; ``calibrate-crag``; ``eval``; ``train-judge``,
+``judge-eval``), each with ``register(subparsers)``. User mistakes print one line
+``ragraphs: error: ...`` and exit non-zero, without a traceback (``RAGRAPHS_DEBUG=1`` shows
+it). Output is quiet by default (no library logs, load reports or warnings); ``--verbose``
+or ``RAGRAPHS_DEBUG=1`` brings them back.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+
+from ..errors import RagraphsError, redact
+
+# modules with ``register(subparsers)``; missing optional ones are skipped
+COMMANDS = [
+    "ragraphs.cli.ingest",
+    "ragraphs.cli.ask",
+    "ragraphs.evaluation.cli",
+    "ragraphs.tools.judges_cli",
+    "ragraphs.cli.calibrate",
+    "ragraphs.cli.debug",
+]
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line, exit 2
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="ragraphs", description="Advanced RAG methods as LangGraph graphs, offline by default.")
+    parser.add_argument(
+        "--verbose", action="store_true", help="show the libraries' logs, load reports and warnings (also RAGRAPHS_DEBUG=1)"
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+    for mod in COMMANDS:
+        try:
+            m = importlib.import_module(mod)
+        except ModuleNotFoundError as e:
+            if e.name and mod.startswith(e.name):
+                continue
+            raise
+        m.register(sub)
+    for p in sub.choices.values():  # `ragraphs VERB --verbose` too
+        if "--verbose" not in p._option_string_actions:
+            p.add_argument("--verbose", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    from .. import quiet
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    debug = os.environ.get("RAGRAPHS_DEBUG")
+    try:
+        with quiet.output(verbose=bool(args.verbose) or quiet.is_verbose()):
+            return int(args.func(args) or 0)
+    except RagraphsError as e:
+        if debug:
+            raise
+        print(f"ragraphs: error: {redact(str(e))}", file=sys.stderr)
+        return e.exit_code
+    except KeyboardInterrupt:
+        print("ragraphs: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as e:
+        cause = _user_cause(e)
+        if cause is not None and not debug:
+            print(f"ragraphs: error: {redact(str(cause))}", file=sys.stderr)
+            return cause.exit_code
+        raise
+
+
+def _user_cause(e: BaseException):
+    """A RagraphsError wrapped somewhere in the exception chain (e.g. by the graph runtime)."""
+    seen = set()
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        if isinstance(e, RagraphsError):
+            return e
+        e = e.__cause__ or e.__context__
+    return None

@@ -1,0 +1,154 @@
+"""A graph invoked without ``context=`` runs on its context class's defaults.
+
+Every node reads ``ctx = runtime.context or XContext()``, so the defaults live in one place
+(:mod:`ragraphs.settings`). These runs pass no context at all and check, from the trace,
+what the nodes used against the class's defaults: CRAG routes by the calibrated thresholds,
+DR-RAG retrieves with the context's mode, ERM4's trigger uses tau/theta, MIGRES's guard
+stops at ``max_iterations``. langchain_core's fake chat model and fake embeddings stand
+in for Gemma and MiniLM; the corpus is an in-memory one (numpy dense + real BM25).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from langchain_core.embeddings import DeterministicFakeEmbedding
+from langchain_core.language_models import FakeListChatModel
+
+from ragraphs.components import Components
+from ragraphs.graphs import build_graph
+from ragraphs.nodes.dr_rag import first_stage_size
+from ragraphs.settings import CRAGContext, DRRAGContext, ERM4Context, MIGRESContext, RAGContext
+from ragraphs.state.types import make_passage
+from ragraphs.tools.vectorstore import InMemoryCorpus
+
+QUESTION = "Which river flows through the capital of Austria?"
+DOCS = [
+    ("Vienna", "Vienna is the capital of Austria. The Danube flows through Vienna."),
+    ("Danube", "The Danube is the second-longest river in Europe; it flows through Vienna and Budapest."),
+    ("Austria", "Austria is a country in Central Europe. Its capital is Vienna."),
+    ("Salzburg", "Salzburg lies on the Salzach river, near the border with Germany."),
+    ("Graz", "Graz is the second-largest city of Austria, on the Mur river."),
+    ("Budapest", "Budapest is the capital of Hungary, on both banks of the Danube."),
+    ("Linz", "Linz is a city on the Danube in Upper Austria."),
+    ("Innsbruck", "Innsbruck lies on the Inn river in the Alps."),
+    ("Rhine", "The Rhine flows from the Swiss Alps to the North Sea."),
+    ("Elbe", "The Elbe flows through Dresden and Hamburg."),
+]
+
+
+class ConstJudge:
+    """Scores every input the same: evaluator (score_batch), pair classifier (score_pairs)."""
+
+    def __init__(self, score: float, name: str = "const"):
+        self.score, self.name = score, name
+
+    def score_batch(self, pairs):
+        return np.full(len(pairs), self.score, dtype=np.float32)
+
+    def score_pairs(self, triples):
+        return np.full(len(triples), self.score, dtype=np.float32)
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    return InMemoryCorpus([make_passage(t, x) for t, x in DOCS], embeddings=DeterministicFakeEmbedding(size=32))
+
+
+@pytest.fixture(autouse=True)
+def _no_web_and_a_private_home(tmp_path, monkeypatch):
+    monkeypatch.setenv("RAGRAPHS_HOME", str(tmp_path))  # ERM4's reservoir goes here
+    monkeypatch.delenv("RAGRAPHS_WEB", raising=False)
+
+
+def _components(corpus, replies, **judges):
+    llm = FakeListChatModel(responses=list(replies))
+    return Components(llm=llm, retriever=corpus, embeddings=corpus.embeddings, judges=judges)
+
+
+def _entries(out, node):
+    return [t for t in out["trace"] if t["node"] == node]
+
+
+def _entry(out, node):
+    (e,) = _entries(out, node)
+    return e
+
+
+def test_vanilla_and_none_without_context(corpus):
+    d = RAGContext()
+    out = build_graph("vanilla", _components(corpus, ["Danube"])).invoke({"question": QUESTION})
+    r = _entry(out, "retrieve")
+    assert (r["mode"], r["k"]) == (d.retrieval, d.k)
+    assert out["answer"] == "Danube" and len(out["passages"]) == d.k and out["llm_calls"] == 1
+
+    out = build_graph("none", _components(corpus, ["the Danube"])).invoke({"question": QUESTION})
+    assert out["answer"] == "the Danube" and out["llm_calls"] == 1 and [t["node"] for t in out["trace"]] == ["generate"]
+
+
+@pytest.mark.parametrize(
+    "score, action",
+    [
+        (0.98, "correct"),
+        (0.8, "ambiguous"),  # the paper's 0.59 (the nodes' old fallback) would say correct
+        (-0.95, "ambiguous"),  # the paper's -0.9 would say incorrect
+        (-0.99, "incorrect"),
+    ],
+)
+def test_crag_routes_by_the_context_thresholds(corpus, score, action):
+    d = CRAGContext()
+    assert d.lower < -0.95 < -0.9 and 0.59 < 0.8 < d.upper < 0.98  # the cases straddle old and new values
+    c = _components(corpus, ["Danube river Vienna", "Danube"], evaluator=ConstJudge(score))
+    out = build_graph("crag", c).invoke({"question": QUESTION})
+    ev = _entry(out, "evaluate")
+    assert (ev["upper"], ev["lower"]) == (d.upper, d.lower)
+    assert out["action"] == ev["action"] == action
+    r = _entry(out, "retrieve")
+    assert (r["mode"], r["k"]) == (d.retrieval, d.k)
+    for refine in _entries(out, "refine") + _entries(out, "refine_web"):
+        assert (refine["top_k"], refine["threshold"], refine["sentences_per_strip"]) == (
+            d.strip_top_k, d.strip_threshold, d.strip_sentences)
+    if action == "correct":  # straight to the answer: one LLM call
+        assert out["llm_calls"] == 1 and out["answer"] == "Danube river Vienna"
+    else:  # rewrite, then the web search with the context's backend setting (none configured)
+        assert _entry(out, "rewrite")["queries"] == ["Danube river Vienna"]
+        assert _entry(out, "web_search")["backend"] == "none"
+        assert "no web search configured" in _entry(out, "refine_web")["web_unavailable"]
+        assert out["llm_calls"] == 2 and out["answer"] == "Danube"
+
+
+def test_dr_rag_retrieves_with_the_context_mode(corpus):
+    d = DRRAGContext()
+    assert d.retrieval != RAGContext().retrieval  # hybrid, where the nodes once fell back to dense
+    c = _components(corpus, ["Danube"], pair=ConstJudge(0.9))
+    out = build_graph("dr-rag", c).invoke({"question": QUESTION})
+    first, second = _entry(out, "first_stage"), _entry(out, "second_stage")
+    assert (first["strategy"], first["mode"], first["k"], first["n"]) == (d.strategy, d.retrieval, d.k, first_stage_size(d))
+    assert (second["mode"], second["k2"]) == (d.retrieval, d.k2)  # second_retrieval "same"
+    assert [t["node"] for t in out["trace"]] == ["first_stage", "second_stage", "forward_select", "generate"]
+    assert len(out["passages"]) <= d.k and out["answer"] == "Danube"
+
+
+def test_erm4_trigger_and_retrieval_use_the_context(corpus):
+    d = ERM4Context()
+    c = _components(corpus, ["Which river flows through Vienna?**Vienna river**Danube Vienna", "Danube"], nli=ConstJudge(0.9))
+    out = build_graph("erm4", c).invoke({"question": QUESTION})
+    mem = _entry(out, "memory_check")
+    assert (mem["tau"], mem["theta"]) == (d.tau, d.theta)
+    assert len(mem["outside"]) == 2  # an empty reservoir: every query goes outside
+    r = _entry(out, "retrieve")
+    assert (r["source"], r["k"]) == (d.external, d.k) and all(q["n"] == d.k for q in r["queries"])
+    f = _entry(out, "filter")
+    assert f["filter"] == d.filter and 0 < f["kept"] == f["candidates"] <= min(d.max_knowledge, 2 * d.k)
+    assert out["answer"] == "Danube" and _entry(out, "memory_update")
+
+
+def test_migres_guard_stops_at_the_context_max_iterations(corpus):
+    d = MIGRESContext()
+    # a model that never answers: every verdict is "unanswerable", so only the guard ends the run
+    c = _components(corpus, ['unanswerable", "missing_information": "the river"}'], evaluator=ConstJudge(0.5), nli=ConstJudge(0.9))
+    out = build_graph("migres", c).invoke({"question": QUESTION})
+    assert len(_entries(out, "main_judge")) == d.max_iterations
+    assert _entry(out, "final_answer")
+    r = _entries(out, "retrieve")[0]
+    assert (r["mode"], r["k"]) == (d.retrieval, d.k)

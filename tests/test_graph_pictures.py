@@ -1,0 +1,35 @@
+"""The README's pictures of the graphs are LangGraph's own drawings of the compiled graphs."""
+
+from __future__ import annotations
+
+import re
+
+from ragraphs.graphs import method_names
+from ragraphs.graphs.draw import README, mermaid, redraw
+
+
+def test_every_method_has_a_picture_in_the_readme():
+    text = README.read_text(encoding="utf-8")
+    missing = [m for m in method_names() if f"<!-- graph:{m} -->\n```mermaid\n" not in text]
+    assert not missing, f"README.md has no picture for {missing}; add a block and run python -m ragraphs.graphs.draw"
+
+
+def test_readme_pictures_match_the_compiled_graphs():
+    text = README.read_text(encoding="utf-8")
+    assert redraw(text) == text, "README.md's graph pictures are out of date: run python -m ragraphs.graphs.draw"
+
+
+def test_a_picture_shows_the_graph_nodes_and_named_routes():
+    crag = mermaid("crag")
+    nodes = set(re.findall(r"^\t(\w+)\(\1\)$", crag, re.M))
+    assert nodes == {"retrieve", "evaluate", "refine", "rewrite", "web_search", "refine_web", "generate"}
+    # conditional edges are dotted and carry their route's name
+    assert "evaluate -. &nbsp;incorrect&nbsp; .-> rewrite;" in crag
+    assert "main_judge -. &nbsp;guard&nbsp; .-> final_answer;" in mermaid("migres")
+
+
+def test_redraw_replaces_only_the_marked_blocks():
+    stale = "intro\n<!-- graph:vanilla -->\n```mermaid\nold\n```\n<!-- /graph:vanilla -->\noutro\n<!-- graph:nope -->x<!-- /graph:nope -->"
+    new = redraw(stale)
+    assert new.startswith("intro\n<!-- graph:vanilla -->\n```mermaid\n") and "retrieve --> generate;" in new
+    assert new.endswith("\noutro\n<!-- graph:nope -->x<!-- /graph:nope -->") and "old" not in new

@@ -1,0 +1,88 @@
+"""Quiet by default: the command line shows ragraphs' output only; ``--verbose`` and
+``RAGRAPHS_DEBUG=1`` bring the libraries' logs back; the embedded model is freed before
+interpreter teardown (no ``Llama.__del__`` traceback at exit). Real models, in child
+processes, so that what a user's terminal would show is what is checked."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ragraphs.quiet import QUIET_ENV
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[1]
+QUESTION = "What is the capital of France?"
+
+
+def run(args, tmp_path, **env):
+    e = {**os.environ, "RAGRAPHS_HOME": str(tmp_path / "home"), "RAGRAPHS_LLM_THREADS": "1", **env}
+    for k in ("RAGRAPHS_DEBUG", "RAGRAPHS_VERBOSE", *QUIET_ENV):
+        if k not in env:
+            e.pop(k, None)
+    return subprocess.run([sys.executable, *args], cwd=ROOT, env=e, capture_output=True, text=True, timeout=600)
+
+
+def test_ingest_shows_no_library_output_unless_verbose(tmp_path):
+    doc = tmp_path / "paris.md"
+    doc.write_text("# Paris\n\nParis is the capital and largest city of France, on the Seine.\n", encoding="utf-8")
+    r = run(["-m", "ragraphs", "ingest", str(doc), "--store", str(tmp_path / "a"), "--quiet"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr == "" and r.stdout.startswith("ingested 1 file(s): 1 passages, 1 new")
+    # the same with --verbose: transformers' "Loading weights" bar of MiniLM is back
+    r = run(["-m", "ragraphs", "ingest", str(doc), "--store", str(tmp_path / "b"), "--quiet", "--verbose"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "Loading weights" in r.stderr
+
+
+def test_ask_shows_the_answer_only_and_debug_brings_llama_cpp_logs_back(tmp_path):
+    r = run(["-m", "ragraphs", "ask", QUESTION, "--method", "none", "--quiet"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr == "" and r.stdout.strip()  # no llama.cpp lines, no warnings, nothing at exit
+    r = run(["-m", "ragraphs", "ask", QUESTION, "--method", "none", "--quiet"], tmp_path, RAGRAPHS_DEBUG="1")
+    assert r.returncode == 0, r.stderr
+    assert "llama_" in r.stderr and "Exception ignored" not in r.stderr
+
+
+SCRIPT = """
+import atexit
+
+def as_in_teardown():
+    # what interpreter teardown does to a module's globals once the atexit handlers ran
+    import llama_cpp.llama_cpp as low
+    for name in ("llama_free", "llama_model_free", "llama_batch_free"):
+        setattr(low, name, None)
+
+atexit.register(as_in_teardown)  # registered first: runs after ragraphs' own handler
+
+from ragraphs.tools.llm import complete, make_llm
+print(complete(make_llm("gemma", max_tokens=4), "The capital of France is", max_tokens=4).text)
+"""
+
+
+def test_the_model_is_freed_before_interpreter_teardown(tmp_path):
+    # left to teardown, Llama.__del__ calls llama.cpp's free functions after they are gone:
+    # "Exception ignored in: <function Llama.__del__ ...> TypeError: 'NoneType' object is not callable"
+    r = run(["-c", SCRIPT], tmp_path)
+    assert r.returncode == 0 and r.stdout.strip()
+    assert "Traceback" not in r.stderr and "Exception ignored" not in r.stderr, r.stderr
+
+
+def test_an_in_process_run_leaves_the_environment_as_it_was(monkeypatch, capsys):
+    import logging
+    import warnings
+
+    from ragraphs.cli import main
+
+    for k in QUIET_ENV:
+        monkeypatch.delenv(k, raising=False)
+    before = {name: logging.getLogger(name).level for name in ("transformers", "chromadb")}
+    filters = list(warnings.filters)
+    assert main(["methods"]) == 0 and "crag: settings" in capsys.readouterr().out
+    assert not any(k in os.environ for k in QUIET_ENV)
+    assert {name: logging.getLogger(name).level for name in before} == before and warnings.filters == filters
