@@ -108,3 +108,35 @@ def route_llama_cpp_logs() -> None:
 
     llama_cpp.llama_log_set(log, ctypes.c_void_p(0))
     _llama_log_callback = log
+
+
+@contextlib.contextmanager
+def quiet_loading() -> Iterator[None]:
+    """Load a model without transformers' load report and bars (library use too), unless
+    verbose; the previous verbosity is restored after the block."""
+    if is_verbose():
+        yield
+        return
+    saved = {name: logging.getLogger(name).level for name in LOGGERS}
+    hf = None
+    try:
+        from transformers.utils import logging as hf_logging
+
+        hf = (hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled())
+        hf_logging.set_verbosity_error()
+        hf_logging.disable_progress_bar()
+    except ImportError:  # pragma: no cover
+        pass
+    for name in LOGGERS:
+        logging.getLogger(name).setLevel(logging.ERROR)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        for name, level in saved.items():
+            logging.getLogger(name).setLevel(level)
+        if hf is not None:
+            hf_logging.set_verbosity(hf[0])
+            if hf[1]:
+                hf_logging.enable_progress_bar()

@@ -107,7 +107,7 @@ def load_cross_encoder(path: str | os.PathLike, backend: str | None = None, max_
     with _LOCK:
         if key in _MODELS:
             return _MODELS[key]
-        from ..quiet import quiet_loading
+        from ...quiet import quiet_loading
 
         try:
             with quiet_loading():

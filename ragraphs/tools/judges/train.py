@@ -153,7 +153,7 @@ def train_judges(files: Sequence[str], out_dir: str | os.PathLike, cfg: TrainCon
                             "label": [r[2] for r in train_rows]})
     log(f"training on {len(ds)} items; validation {sum(map(len, val.values()))} items of held-out questions")
 
-    from ..quiet import quiet_loading
+    from ...quiet import quiet_loading
 
     with quiet_loading():
         model = CrossEncoder(cfg.init or minilm_path(), num_labels=1, max_length=cfg.max_length, device="cpu",
@@ -244,7 +244,7 @@ def export_int8(model_dir: Path) -> str:
     """Export ``model_dir`` to ONNX and write its dynamic int8 quantization beside it."""
     from sentence_transformers import CrossEncoder, export_dynamic_quantized_onnx_model
 
-    from ..quiet import quiet_loading
+    from ...quiet import quiet_loading
 
     with quiet_loading():
         onnx_model = CrossEncoder(str(model_dir), backend="onnx", device="cpu", local_files_only=True)
