@@ -23,9 +23,17 @@ def main() -> None:
     fig, ax = plt.subplots(figsize=(6.4, 3.4), dpi=110)
     ax.plot(steps, loss, marker=".", lw=1)
     ax.axhline(0.693, color="grey", ls="--", lw=0.8, label="ln 2 (chance)")
-    ax.set_xlabel(f"step (batch {cfg['batch_size']}, {meta['train_items']} items, {cfg['epochs']:g} epoch)")
+    phases = meta.get("phases") or [{"lr": cfg["lr"], "steps": max(steps)}]
+    start = 0
+    for i, ph in enumerate(phases):
+        if i:
+            ax.axvline(start, color="black", lw=0.8)
+        ax.text(start + 10, 0.705, f"lr {ph['lr']:g}", fontsize=8, va="bottom")
+        start += ph["steps"]
+    ax.set_ylim(top=0.74)
+    ax.set_xlabel(f"step (batch {cfg['batch_size']}, {meta['train_items']} items per epoch, {len(phases)} epoch(s))")
     ax.set_ylabel("binary cross-entropy (mean of 20 steps)")
-    ax.set_title(f"judges: multi-task cross-encoder from MiniLM, lr {cfg['lr']:g}, warm-up {cfg['warmup_ratio']:g}")
+    ax.set_title("judges: multi-task cross-encoder fine-tuned from MiniLM")
     ax.legend()
     fig.tight_layout()
     fig.savefig(out)

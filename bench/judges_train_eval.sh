@@ -6,13 +6,19 @@
 # DATA_DIR defaults to ../shared/data, OUT_DIR to ragraphs/data/judges. Training reads every
 # file of DATA_DIR/train/ plus half of PopQA dev (FILE@0/2: a stable hash split of the
 # questions; there is no PopQA training file); the other half and the whole HotpotQA, 2Wiki
-# and MuSiQue dev files are held out. Seeded: the same command gives the same model.
+# and MuSiQue dev files are held out. Seeded: the same commands give the same model.
+# Two phases: at lr 1e-4 the loss stays at ln 2 for most of an epoch (it starts falling only
+# as the rate decays), so a second epoch continues from the first at 2e-5.
 set -euo pipefail
 D=${1:-../shared/data}
 OUT=${2:-ragraphs/data/judges}
 
-ragraphs train-judge --data "$D"/train/*.jsonl "$D/popqa.dev.jsonl@0/2" --out "$OUT" \
-  --epochs 1 --lr 1e-4 --warmup 0.1 --batch-size 16 --max-length 256 --seed 0 --threads 2
+FILES=("$D"/train/*.jsonl "$D/popqa.dev.jsonl@0/2")
+ARGS=(--epochs 1 --batch-size 16 --max-length 256 --seed 0 --threads 2)
+P1=$(mktemp -d)
+ragraphs train-judge --data "${FILES[@]}" --out "$P1" "${ARGS[@]}" --lr 1e-4 --warmup 0.1 --keep-torch
+ragraphs train-judge --data "${FILES[@]}" --out "$OUT" "${ARGS[@]}" --lr 2e-5 --warmup 0.05 --init "$P1"
+python bench/judges_loss_plot.py "$OUT/ragraphs_judge.json" docs/judges_loss.png
 
 export RAGRAPHS_JUDGES_DIR="$OUT"
 for f in hotpotqa 2wikimultihopqa musique; do

@@ -58,7 +58,8 @@ def refine_knowledge(
     source: str = "corpus",
     keep_doc_ids: bool = True,
 ) -> Refined:
-    """Decompose ``docs`` into strips, keep the ``top_k`` best above ``threshold``, recompose.
+    """Decompose ``docs`` into strips, keep the ``top_k`` best above ``threshold`` (the best
+    one when none is above it), recompose.
 
     Each output passage keeps its source document's id when ``keep_doc_ids`` (it *is* that
     document, refined), with ``meta`` holding the document id, the kept strips and scores.
@@ -72,6 +73,8 @@ def refine_knowledge(
     pairs = [(question, judge_text(docs[di].get("title", ""), s)) for di, si, s in units]
     scores = [float(x) for x in judge.score_batch(pairs)]
     above = [i for i, sc in enumerate(scores) if sc > threshold]
+    if not above and top_k > 0:  # nothing passes the cut: the best strip, not an empty context
+        above = [max(range(len(scores)), key=scores.__getitem__)]
     best = sorted(above, key=lambda i: -scores[i])[: max(0, int(top_k))]
     chosen = sorted(best, key=lambda i: (units[i][0], units[i][1]))  # original order
     by_doc: dict[int, list[int]] = {}

@@ -95,8 +95,8 @@ def load_cross_encoder(path: str | os.PathLike, backend: str | None = None, max_
         raise ConfigError(f"judge model not found: {p}")
     meta = _describe(p) if local else {}
     onnx_file = p / meta.get("onnx_file", _ONNX_FILE) if local else None
-    if backend is None:
-        backend = "onnx" if onnx_file is not None and onnx_file.is_file() else "torch"
+    if backend is None:  # a ragraphs judge directory names its ONNX file: that one, or an error naming it
+        backend = "onnx" if onnx_file is not None and (onnx_file.is_file() or meta.get("onnx_file")) else "torch"
     if local:
         needed = [p / "config.json"] + ([onnx_file] if backend == "onnx" else [])
         for f in needed:

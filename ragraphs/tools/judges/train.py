@@ -25,6 +25,7 @@ from ...errors import InputError
 from .core import JUDGES, PAIR_SEP, PREFIX, clean
 from .data import Item, build_items, spec_name, split_items
 from .metrics import best_threshold, metrics_at
+from .onnx import export_int8
 
 
 @dataclass
@@ -44,6 +45,11 @@ class TrainConfig:
     init: str | None = None  # start from this model (a directory) instead of the packaged MiniLM
     # items per role and file at most (a seeded sample): bounds the training time on a CPU
     max_per_file: dict = field(default_factory=lambda: {"evaluator": 1500, "pair": 800, "nli": 1200})
+
+
+def _describe_dir(path: str | os.PathLike) -> dict:
+    f = Path(path) / "ragraphs_judge.json"
+    return json.loads(f.read_text(encoding="utf-8")) if f.is_file() else {}
 
 
 def item_texts(role: str, it: Item) -> tuple[str, str]:
@@ -160,11 +166,12 @@ def train_judges(files: Sequence[str], out_dir: str | os.PathLike, cfg: TrainCon
                              local_files_only=True)
     out = Path(out_dir)
     work = out / "_train"
+    steps = max(1, int(-(-len(ds) // cfg.batch_size) * cfg.epochs))
     args = CrossEncoderTrainingArguments(
         output_dir=str(work), num_train_epochs=cfg.epochs, per_device_train_batch_size=cfg.batch_size,
         learning_rate=cfg.lr, warmup_steps=cfg.warmup_ratio, weight_decay=cfg.weight_decay,
         seed=cfg.seed + (1 if cfg.init else 0), data_seed=cfg.seed,  # a continued run: another batch order
-        logging_steps=20, report_to="none", disable_tqdm=not progress,
+        logging_steps=max(1, min(20, steps // 10)), report_to="none", disable_tqdm=not progress,
         use_cpu=True, dataloader_num_workers=0, batch_sampler=LengthBucketBatchSampler,
         save_strategy="steps", save_steps=50, save_total_limit=1,
     )
@@ -172,6 +179,13 @@ def train_judges(files: Sequence[str], out_dir: str | os.PathLike, cfg: TrainCon
     trainer.train()
     loss_curve = [[int(h["step"]), round(float(h["loss"]), 4)] for h in trainer.state.log_history if "loss" in h]
     t1 = time.perf_counter()
+    phases = [{"lr": cfg.lr, "epochs": cfg.epochs, "warmup": cfg.warmup_ratio, "steps": int(trainer.state.global_step),
+               "seconds": round(t1 - t0, 1)}]
+    prior = _describe_dir(cfg.init) if cfg.init else {}
+    if prior.get("loss_curve"):  # a continued run: the earlier phases' curve first
+        offset = sum(ph["steps"] for ph in prior.get("phases", []))
+        loss_curve = prior["loss_curve"] + [[st + offset, lo] for st, lo in loss_curve]
+        phases = prior.get("phases", []) + phases
     log(f"trained in {t1 - t0:.0f} s; loss {loss_curve[0][1] if loss_curve else '?'} -> {loss_curve[-1][1] if loss_curve else '?'}")
 
     # thresholds and fp32 metrics on the held-out questions
@@ -202,7 +216,8 @@ def train_judges(files: Sequence[str], out_dir: str | os.PathLike, cfg: TrainCon
         "config": {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(cfg).items()},
         "validation_fp32": val_fp32,
         "loss_curve": loss_curve,
-        "seconds": {"train": round(t1 - t0, 1)},
+        "phases": phases,
+        "seconds": {"train": round(sum(ph["seconds"] for ph in phases), 1)},
     }
     (out / "ragraphs_judge.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
     shutil.rmtree(work, ignore_errors=True)
@@ -238,16 +253,3 @@ def quantize_and_check(out: Path, val: dict, fp32_scores: dict, *, keep_torch: b
             (out / f).unlink(missing_ok=True)
     log("exported " + onnx_file)
     return meta
-
-
-def export_int8(model_dir: Path) -> str:
-    """Export ``model_dir`` to ONNX and write its dynamic int8 quantization beside it."""
-    from sentence_transformers import CrossEncoder, export_dynamic_quantized_onnx_model
-
-    from ...quiet import quiet_loading
-
-    with quiet_loading():
-        onnx_model = CrossEncoder(str(model_dir), backend="onnx", device="cpu", local_files_only=True)
-        onnx_model.save(str(model_dir))
-        export_dynamic_quantized_onnx_model(onnx_model, "avx2", str(model_dir))
-    return "onnx/model_qint8_avx2.onnx"
