@@ -108,6 +108,10 @@ def _quiet_logger(name: str):
         log.setLevel(old)
 
 
+def _one_line(e: BaseException) -> str:
+    return f"{type(e).__name__}: {' '.join(str(e).split())[:120]}"
+
+
 def read_pdf(path: str) -> tuple[str, str]:
     """(title, text) of a PDF, its pages in order; :class:`InputError` when it cannot be read."""
     from langchain_community.document_loaders import PyPDFLoader
@@ -117,14 +121,14 @@ def read_pdf(path: str) -> tuple[str, str]:
         with _quiet_logger("pypdf"), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             pages = PyPDFLoader(path, mode="page").load()
-    except (FileNotDecryptedError,) as e:
+    except FileNotDecryptedError as e:
         raise InputError(f"{path}: encrypted PDF (needs a password); decrypt it first") from e
     except EmptyFileError as e:
         raise InputError(f"{path}: empty file") from e
     except (PdfReadError, PyPdfError, ValueError, KeyError, TypeError, AttributeError, IndexError) as e:
         if "decrypt" in str(e).lower() or "encrypt" in str(e).lower():
             raise InputError(f"{path}: encrypted PDF (needs a password); decrypt it first") from e
-        raise InputError(f"{path}: not a readable PDF (corrupt?): {type(e).__name__}: {str(e)[:120]}") from e
+        raise InputError(f"{path}: not a readable PDF (corrupt?): {_one_line(e)}") from e
     text = "\n\n".join(d.page_content.strip() for d in pages if d.page_content and d.page_content.strip())
     if not text.strip():
         raise InputError(f"{path}: PDF without a text layer (scanned? run OCR first)")
@@ -147,7 +151,7 @@ def read_docx(path: str, head: bytes) -> str:
     try:
         docs = Docx2txtLoader(path).load()
     except (zipfile.BadZipFile, KeyError, ValueError, OSError) as e:
-        raise InputError(f"{path}: not a readable DOCX (corrupt?): {type(e).__name__}: {str(e)[:120]}") from e
+        raise InputError(f"{path}: not a readable DOCX (corrupt?): {_one_line(e)}") from e
     return "\n\n".join(d.page_content for d in docs)
 
 
