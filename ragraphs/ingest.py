@@ -1,16 +1,20 @@
 """Turn files into passages and add them to a corpus, idempotently.
 
 Readers: plain text, Markdown, HTML (main text extracted with trafilatura, scripts and
-styles dropped), JSONL of ``{title, text}`` rows, and the benchmark files (each question's
-paragraphs pooled into one corpus). Directories are walked. Unreadable files are reported
-and skipped; the rest are ingested.
+styles dropped), PDF and DOCX (langchain-community's ``PyPDFLoader`` over pypdf and
+``Docx2txtLoader`` over docx2txt), JSONL of ``{title, text}`` rows, and the benchmark files
+(each question's paragraphs pooled into one corpus). Directories are walked. Unreadable
+files (encrypted, empty, corrupt, binary) are reported and skipped; the rest are ingested.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import os
 import re
+import warnings
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator
 
@@ -22,6 +26,8 @@ TEXT_EXT = {".txt", ".text", ".rst", ""}
 MD_EXT = {".md", ".markdown"}
 HTML_EXT = {".html", ".htm", ".xhtml"}
 JSON_EXT = {".jsonl", ".json", ".ndjson"}
+PDF_EXT = {".pdf"}
+DOCX_EXT = {".docx"}
 MAX_FILE_BYTES = 200 * 1024 * 1024
 
 
@@ -89,6 +95,66 @@ def _chunks(title: str, text: str, source: str, max_words: int) -> list[Passage]
     return [make_passage(title, c, "corpus", path=source, chunk=i) for i, c in enumerate(chunk_text(text, max_words)) if c.strip()]
 
 
+@contextlib.contextmanager
+def _quiet_logger(name: str):
+    """Keep a library's warnings about damaged files off the terminal (the file's one
+    report line says what happened)."""
+    log = logging.getLogger(name)
+    old = log.level
+    log.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        log.setLevel(old)
+
+
+def _one_line(e: BaseException) -> str:
+    return f"{type(e).__name__}: {' '.join(str(e).split())[:120]}"
+
+
+def read_pdf(path: str) -> tuple[str, str]:
+    """(title, text) of a PDF, its pages in order; :class:`InputError` when it cannot be read."""
+    from langchain_community.document_loaders import PyPDFLoader
+    from pypdf.errors import EmptyFileError, FileNotDecryptedError, PdfReadError, PyPdfError
+
+    try:
+        with _quiet_logger("pypdf"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            pages = PyPDFLoader(path, mode="page").load()
+    except FileNotDecryptedError as e:
+        raise InputError(f"{path}: encrypted PDF (needs a password); decrypt it first") from e
+    except EmptyFileError as e:
+        raise InputError(f"{path}: empty file") from e
+    except (PdfReadError, PyPdfError, ValueError, KeyError, TypeError, AttributeError, IndexError) as e:
+        if "decrypt" in str(e).lower() or "encrypt" in str(e).lower():
+            raise InputError(f"{path}: encrypted PDF (needs a password); decrypt it first") from e
+        raise InputError(f"{path}: not a readable PDF (corrupt?): {_one_line(e)}") from e
+    text = "\n\n".join(d.page_content.strip() for d in pages if d.page_content and d.page_content.strip())
+    if not text.strip():
+        raise InputError(f"{path}: PDF without a text layer (scanned? run OCR first)")
+    meta = pages[0].metadata if pages else {}
+    title = str(meta.get("title") or "").strip()
+    return title, text
+
+
+_OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # encrypted Office files and legacy .doc
+
+
+def read_docx(path: str, head: bytes) -> str:
+    """The text of a DOCX file; :class:`InputError` when it cannot be read."""
+    import zipfile
+
+    from langchain_community.document_loaders import Docx2txtLoader
+
+    if head.startswith(_OLE_MAGIC):
+        raise InputError(f"{path}: encrypted (password-protected) or legacy .doc file, not a readable DOCX")
+    try:
+        docs = Docx2txtLoader(path).load()
+    except (zipfile.BadZipFile, KeyError, ValueError, OSError) as e:
+        raise InputError(f"{path}: not a readable DOCX (corrupt?): {_one_line(e)}") from e
+    return "\n\n".join(d.page_content for d in docs)
+
+
 def read_file(path: str, max_words: int = 180, warn: Callable[[str], None] | None = None) -> list[Passage]:
     """Passages of one file; raises :class:`InputError` when it cannot be read."""
     from .datasets import detect_format, iter_rows, LOADERS
@@ -105,9 +171,16 @@ def read_file(path: str, max_words: int = 180, warn: Callable[[str], None] | Non
             raw = fh.read()
     except OSError as e:
         raise InputError(f"cannot read {path}: {e.strerror}") from e
+    name = os.path.splitext(os.path.basename(path))[0]
+    if ext in PDF_EXT | DOCX_EXT and not raw:
+        raise InputError(f"{path}: empty file")
+    if ext in PDF_EXT or raw.startswith(b"%PDF-"):
+        title, text = read_pdf(path)
+        return _chunks(title or name, text, path, max_words)
+    if ext in DOCX_EXT:
+        return _chunks(name, read_docx(path, raw[:8]), path, max_words)
     if b"\x00" in raw[:4096] and not raw[:2] in (b"\xff\xfe", b"\xfe\xff"):
         raise InputError(f"{path}: binary file, not text")
-    name = os.path.splitext(os.path.basename(path))[0]
     if ext in JSON_EXT:
         out: list[Passage] = []
         seen_fmt = None

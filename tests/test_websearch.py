@@ -14,11 +14,13 @@ from ragraphs.errors import ConfigError
 from ragraphs.state.types import make_passage
 from ragraphs.tools.fetch import FetchError, PageFetcher, extract_page, is_public_address
 from ragraphs.tools.websearch import (
+    DuckDuckGoSearch,
     OfflineCorpusSearch,
     SearxngSearch,
     WebSearchError,
     make_web_search,
     prefer_wikipedia,
+    search_checked,
 )
 
 PAGE = """<!doctype html><html><head><title>Evan Abraham - Example Encyclopedia</title>
@@ -192,3 +194,65 @@ def test_extract_page_falls_back_to_paragraphs_for_tiny_pages():
 def test_prefer_wikipedia_is_stable():
     ps = [make_passage(t, t, "web", url=u) for t, u in [("a", "https://x.org"), ("b", "https://de.wikipedia.org/wiki/B"), ("c", "https://y.org")]]
     assert [p["title"] for p in prefer_wikipedia(ps)] == ["b", "a", "c"]
+
+
+class LocalDDGS:
+    """Stands in for a ``ddgs.DDGS`` client: answers ``text()`` from a list (or raises), and
+    keeps every call, so the adapter is tested with no network."""
+
+    def __init__(self, rows=None, error=None):
+        self.rows, self.error, self.calls = rows or [], error, []
+
+    def text(self, query, **kw):
+        self.calls.append((query, kw))
+        if self.error is not None:
+            raise self.error
+        return list(self.rows)
+
+
+DDG_ROWS = [
+    {"title": "Evan  Abraham - Example", "href": "https://example.org/evan", "body": "Evan Abraham was a\nWelsh trade unionist."},
+    {"title": "Evan Abraham - Wikipedia", "href": "https://en.wikipedia.org/wiki/Evan_Abraham", "body": "Welsh politician (1853-1911)."},
+    {"title": "no body, no link", "href": "", "body": "   "},
+    "not a mapping",
+    {"title": "Only a link", "href": "https://example.net/only-link", "body": ""},
+    {"title": "Fourth", "href": "https://example.com/4", "body": "More text."},
+]
+
+
+def test_duckduckgo_adapter_maps_ddgs_rows_to_web_passages():
+    client = LocalDDGS(DDG_ROWS)
+    ddg = DuckDuckGoSearch(client=client, region="uk-en", backend="duckduckgo")
+    hits = ddg.search("Evan Abraham trade unionist", k=3)
+    assert client.calls == [("Evan Abraham trade unionist", {"region": "uk-en", "max_results": 3, "backend": "duckduckgo"})]
+    # blank rows and non-mappings are dropped; the first k usable ones kept, in the engine's order
+    assert [h["title"] for h in hits] == ["Evan Abraham - Example", "Evan Abraham - Wikipedia", "Only a link"]
+    assert hits[0]["text"] == "Evan Abraham was a Welsh trade unionist." and hits[2]["text"] == ""
+    assert [h["meta"]["url"] for h in hits] == [DDG_ROWS[0]["href"], DDG_ROWS[1]["href"], DDG_ROWS[4]["href"]]
+    assert all(h["source"] == "web" and h["meta"]["engine"] == "ddg" for h in hits)
+    assert [h["meta"]["rank"] for h in hits] == [0, 1, 2]
+    assert prefer_wikipedia(hits)[0]["title"] == "Evan Abraham - Wikipedia"
+    # through the checked call the nodes make: the link-only result is kept for fetching
+    got, bad = search_checked(ddg, "Evan Abraham", 5, timeout=5)
+    assert bad == 0 and len(got) == 4 and got[3]["title"] == "Fourth"
+
+
+def test_duckduckgo_adapter_errors_and_empty_answers():
+    from ddgs.exceptions import DDGSException, RatelimitException, TimeoutException
+
+    assert DuckDuckGoSearch(client=LocalDDGS(error=DDGSException("No results found."))).search("zzqx", 3) == []
+    assert DuckDuckGoSearch(client=LocalDDGS([])).search("zzqx", 3) == []
+    for err, shown in ((RatelimitException("202 Ratelimit"), "RatelimitException: 202 Ratelimit"),
+                       (TimeoutException("timed out"), "TimeoutException"),
+                       (ConnectionError("network is unreachable"), "network is unreachable")):
+        with pytest.raises(WebSearchError, match=shown):
+            DuckDuckGoSearch(client=LocalDDGS(error=err)).search("q", 3)
+
+
+def test_duckduckgo_default_client_is_ddgs_with_the_timeout():
+    import ddgs
+
+    ddg = make_web_search("ddg", timeout=3)
+    assert isinstance(ddg, DuckDuckGoSearch) and ddg.timeout == 3.0
+    client = ddg._client()  # built, not used: no network here
+    assert isinstance(client, ddgs.DDGS) and client._timeout == 3

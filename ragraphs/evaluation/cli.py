@@ -6,6 +6,8 @@ Examples::
     ragraphs eval --compare none,vanilla,oracle --dataset musique --data musique.dev.jsonl --out runs/musique
     ragraphs eval --method dr-rag --strategy sm,qdc,cis,cfs --k 2,4,6 --retrieval-only \\
         --dataset 2wikimultihopqa --data 2wikimultihopqa.dev.jsonl --out runs/drrag-recall
+    ragraphs eval --method crag --server http://127.0.0.1:2024 --concurrency 8 \\
+        --dataset popqa --data popqa.dev.jsonl --out runs/popqa-served
 """
 
 from __future__ import annotations
@@ -126,6 +128,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
     for spec in specs:
         build_context(spec)
+    if args.server:
+        return _eval_on_server(args, specs, examples, dataset)
 
     web = None
     if args.web:
@@ -159,9 +163,43 @@ def cmd_eval(args: argparse.Namespace) -> int:
         )
         summaries.append(summary)
         all_records[spec.label] = records
-        if not args.json and not args.quiet:
-            print(f"{spec.label}: " + ", ".join(f"{k}={_fmt(summary[k], k in ('em', 'f1', 'acc', 'recall'))}" for k in SUMMARY_KEYS), file=sys.stderr)
+        _print_line(args, spec, summary)
+    return _report(args, methods, summaries, all_records, examples, dataset)
 
+
+def _eval_on_server(args: argparse.Namespace, specs: list[RunSpec], examples: list, dataset: str) -> int:
+    """Every question a run on the LangGraph server at ``--server`` (see evaluation/remote.py)."""
+    from .remote import run_spec_remote
+
+    if args.corpus or args.web:
+        raise InputError("--corpus and --web are for local runs; with --server the server's graphs use "
+                         "the server's store and web search (RAGRAPHS_HOME / RAGRAPHS_STORE_URL, RAGRAPHS_WEB)")
+    if args.concurrency < 1:
+        raise InputError("--concurrency must be at least 1")
+    if any(s.method == ORACLE for s in specs):
+        raise InputError("the oracle runs locally only (it reads the gold paragraphs of the data file); drop it with --server")
+    summaries: list[dict] = []
+    all_records: dict[str, list[dict]] = {}
+    for spec in specs:
+        out_dir = os.path.join(args.out, "runs", dataset, spec.label) if args.out else None
+        summary, records = run_spec_remote(
+            spec, examples, args.server, concurrency=args.concurrency, dataset=dataset, data=args.data,
+            out_dir=out_dir, resume=not args.fresh, progress=not args.quiet,
+        )
+        summaries.append(summary)
+        all_records[spec.label] = records
+        _print_line(args, spec, summary)
+    return _report(args, [s.method for s in specs], summaries, all_records, examples, dataset)
+
+
+def _print_line(args: argparse.Namespace, spec: RunSpec, summary: dict) -> None:
+    if not args.json and not args.quiet:
+        print(f"{spec.label}: " + ", ".join(f"{k}={_fmt(summary[k], k in ('em', 'f1', 'acc', 'recall'))}" for k in SUMMARY_KEYS), file=sys.stderr)
+
+
+def _report(args: argparse.Namespace, methods: list[str], summaries: list[dict], all_records: dict, examples: list,
+            dataset: str) -> int:
+    methods = list(dict.fromkeys(methods))
     if args.out:
         from .report import write_report
 
@@ -204,6 +242,10 @@ def register(subparsers) -> None:
     p.add_argument("--collection", default="ragraphs", help="collection of --corpus (default ragraphs)")
     p.add_argument("--web", action="append", metavar="PATH", help="offline web-search corpus JSONL for methods that search the web (CRAG, ERM4)")
     p.add_argument("--out", default=None, metavar="DIR", help="write per-question results (JSONL), summaries and a Markdown report with plots; re-running resumes")
+    p.add_argument("--server", default=None, metavar="URL",
+                   help="run every question on the LangGraph server at URL (e.g. `langgraph dev`'s http://127.0.0.1:2024): "
+                        "the graph named like the method, the run settings as the run's context; the server's store is the corpus")
+    p.add_argument("--concurrency", type=int, default=4, metavar="N", help="with --server: questions in flight at once (default 4)")
     p.add_argument("--fresh", action="store_true", help="with --out: start over instead of resuming")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object on the last line")
     p.add_argument("--quiet", action="store_true", help="no progress bar")

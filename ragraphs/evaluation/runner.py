@@ -322,6 +322,80 @@ def warm_up(components, ctx) -> None:
         pass
 
 
+def open_results(spec: RunSpec, out_dir: str | None, *, resume: bool, dataset: str = "", data: str = "") -> tuple[str | None, dict[str, dict]]:
+    """Prepare ``out_dir`` for a run of ``spec``: (the results file, the finished records to
+    keep by id). Refuses a directory that holds results of other settings or data; failed
+    records are not kept, so those questions run again."""
+    if not out_dir:
+        return None, {}
+    os.makedirs(out_dir, exist_ok=True)
+    results_path = os.path.join(out_dir, "results.jsonl")
+    cfg = {"label": spec.label, "spec": asdict(spec), "dataset": dataset, "data": os.path.abspath(data) if data else ""}
+    cfg_path = os.path.join(out_dir, "config.json")
+    if os.path.exists(cfg_path) and resume:
+        try:
+            with open(cfg_path, encoding="utf-8") as fh:
+                old = json.load(fh)
+        except (OSError, ValueError):
+            old = None
+        if old is not None and (old.get("spec") != cfg["spec"] or old.get("data") != cfg["data"]):
+            raise ConfigError(
+                f"{out_dir} holds results of other settings or another data file; use another --out or --fresh"
+            )
+    if not resume and os.path.exists(results_path):
+        os.replace(results_path, results_path + ".old")
+    with open(cfg_path, "w", encoding="utf-8") as fh:
+        json.dump(cfg, fh, indent=1, default=str)
+    done = {i: r for i, r in read_results(results_path).items() if not r.get("error")} if resume else {}
+    return results_path, done
+
+
+class Recorder:
+    """Keeps a run's records: appends each new one to the results file at once (flushed),
+    calls ``on_record`` and moves the progress bar. Use as a context manager."""
+
+    def __init__(self, spec: RunSpec, examples: list, done: dict[str, dict], results_path: str | None,
+                 *, progress: bool, on_record: Callable[[dict], None] | None = None):
+        self.records: dict[str, dict] = {ex.id: done[ex.id] for ex in examples if ex.id in done}
+        self.todo = [ex for ex in examples if ex.id not in self.records]
+        self._running = list(self.records.values())
+        self._bar = _Progress(len(self.todo), spec.label, progress)
+        self._fh = open(results_path, "a", encoding="utf-8") if results_path else None
+        self._on_record = on_record
+
+    def add(self, rec: dict) -> None:
+        self.records[rec["id"]] = rec
+        self._running.append(rec)
+        if self._fh is not None:
+            self._fh.write(json.dumps(rec, ensure_ascii=False, default=str) + "\n")
+            self._fh.flush()
+        if self._on_record:
+            self._on_record(rec)
+        self._bar.update(self._running)
+
+    def __enter__(self) -> "Recorder":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._bar.close()
+        if self._fh is not None:
+            self._fh.close()
+
+
+def finish_run(spec: RunSpec, examples: list, records: dict[str, dict], done: dict[str, dict], *,
+               out_dir: str | None, dataset: str = "", data: str = "", extra: dict | None = None) -> tuple[dict, list[dict]]:
+    """The summary of a run (plus ``extra``) and its records in file order; the summary is
+    written to ``summary.json``."""
+    ordered = [records[ex.id] for ex in examples if ex.id in records]
+    summary = summarize(ordered, spec=spec, dataset=dataset, data=data)
+    summary["resumed"] = len(done.keys() & {ex.id for ex in examples})
+    summary.update(extra or {})
+    if out_dir:
+        with open(os.path.join(out_dir, "summary.json"), "w", encoding="utf-8") as fh:
+            json.dump(summary, fh, indent=1)
+    return summary, ordered
+
+
 def run_spec(
     spec: RunSpec,
     examples: list,
@@ -339,65 +413,21 @@ def run_spec(
 
     ctx = build_context(spec)
     graph = build_graph(spec.graph_method, components)
-    results_path = None
-    done: dict[str, dict] = {}
-    if out_dir:
-        os.makedirs(out_dir, exist_ok=True)
-        results_path = os.path.join(out_dir, "results.jsonl")
-        cfg = {"label": spec.label, "spec": asdict(spec), "dataset": dataset, "data": os.path.abspath(data) if data else ""}
-        cfg_path = os.path.join(out_dir, "config.json")
-        if os.path.exists(cfg_path) and resume:
-            try:
-                with open(cfg_path, encoding="utf-8") as fh:
-                    old = json.load(fh)
-            except (OSError, ValueError):
-                old = None
-            if old is not None and (old.get("spec") != cfg["spec"] or old.get("data") != cfg["data"]):
-                raise ConfigError(
-                    f"{out_dir} holds results of other settings or another data file; use another --out or --fresh"
-                )
-        if not resume and os.path.exists(results_path):
-            os.replace(results_path, results_path + ".old")
-        with open(cfg_path, "w", encoding="utf-8") as fh:
-            json.dump(cfg, fh, indent=1, default=str)
-        if resume:
-            done = {i: r for i, r in read_results(results_path).items() if not r.get("error")}
-    records: dict[str, dict] = {ex.id: done[ex.id] for ex in examples if ex.id in done}
-    todo = [ex for ex in examples if ex.id not in records]
-    if todo:
-        warm_up(components, ctx)
-    bar = _Progress(len(todo), spec.label, progress)
-    running = list(records.values())
-    fh = open(results_path, "a", encoding="utf-8") if results_path else None
-    try:
-        for ex in todo:
+    results_path, done = open_results(spec, out_dir, resume=resume, dataset=dataset, data=data)
+    with Recorder(spec, examples, done, results_path, progress=progress, on_record=on_record) as rec:
+        if rec.todo:
+            warm_up(components, ctx)
+        for ex in rec.todo:
             t0 = time.perf_counter()
             try:
                 final = graph.invoke({"question": ex.question}, context=ctx)
-                rec = score_example(ex, final, time.perf_counter() - t0, retrieval_only=spec.retrieval_only)
+                r = score_example(ex, final, time.perf_counter() - t0, retrieval_only=spec.retrieval_only)
             except KeyboardInterrupt:
                 raise
             except Exception as e:  # recorded, and the run goes on
-                rec = error_record(ex, e, time.perf_counter() - t0, retrieval_only=spec.retrieval_only)
-            records[ex.id] = rec
-            running.append(rec)
-            if fh is not None:
-                fh.write(json.dumps(rec, ensure_ascii=False, default=str) + "\n")
-                fh.flush()
-            if on_record:
-                on_record(rec)
-            bar.update(running)
-    finally:
-        bar.close()
-        if fh is not None:
-            fh.close()
-    ordered = [records[ex.id] for ex in examples if ex.id in records]
-    summary = summarize(ordered, spec=spec, dataset=dataset, data=data)
-    summary["resumed"] = len(done.keys() & {ex.id for ex in examples})
-    if out_dir:
-        with open(os.path.join(out_dir, "summary.json"), "w", encoding="utf-8") as fh2:
-            json.dump(summary, fh2, indent=1)
-    return summary, ordered
+                r = error_record(ex, e, time.perf_counter() - t0, retrieval_only=spec.retrieval_only)
+            rec.add(r)
+    return finish_run(spec, examples, rec.records, done, out_dir=out_dir, dataset=dataset, data=data)
 
 
 def iter_specs(methods: Iterable[str], ks: list[int | None], strategies: list[str | None], **common) -> list[RunSpec]:

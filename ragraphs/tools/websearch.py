@@ -209,29 +209,50 @@ class SearxngSearch:
 
 
 class DuckDuckGoSearch:
-    """DuckDuckGo text search through the ``ddgs`` package (for people online)."""
+    """DuckDuckGo text search through the ``ddgs`` package (for people online).
+
+    ``client`` is the ``ddgs.DDGS`` object to ask (default: a new one per search, with this
+    backend's timeout); its ``text()`` rows (``title``, ``href``, ``body``) become web
+    passages in the engine's order.
+    """
 
     name = "ddg"
 
-    def __init__(self, *, timeout: float = 8.0, region: str = "us-en", backend: str = "auto"):
+    def __init__(self, *, timeout: float = 8.0, region: str = "us-en", backend: str = "auto", client: Any = None):
         self.timeout = float(timeout)
         self.region = region
         self.backend = backend
+        self.client = client
 
-    def search(self, query: str, k: int = 5) -> list[Passage]:
+    def _client(self) -> Any:
+        if self.client is not None:
+            return self.client
         try:
             from ddgs import DDGS
         except ImportError as e:
             raise ConfigError("the DuckDuckGo backend needs the 'ddgs' package (pip install ddgs)") from e
+        return DDGS(timeout=int(max(1, self.timeout)))
+
+    def search(self, query: str, k: int = 5) -> list[Passage]:
+        client = self._client()
         try:
-            rows = DDGS(timeout=int(max(1, self.timeout))).text(query, region=self.region, max_results=k, backend=self.backend)
-        except Exception as e:  # network errors, rate limits, "no results" exceptions
+            rows = client.text(query, region=self.region, max_results=k, backend=self.backend)
+        except Exception as e:  # network errors, rate limits, ddgs' "no results" exception
+            if type(e).__name__ == "DDGSException" and "no results" in str(e).lower():
+                return []
             raise WebSearchError(f"DuckDuckGo search failed: {type(e).__name__}: {e}") from e
         out: list[Passage] = []
         for r in rows or []:
+            if not isinstance(r, Mapping):
+                continue
             link = str(r.get("href") or r.get("url") or "")
-            out.append(_web_passage(str(r.get("title") or ""), str(r.get("body") or ""), link, self.name, len(out)))
-        return out[:k]
+            body = str(r.get("body") or "")
+            if not (body.strip() or link):
+                continue
+            out.append(_web_passage(str(r.get("title") or ""), body, link, self.name, len(out)))
+            if len(out) >= k:
+                break
+        return out
 
 
 def make_web_search(spec: str | None, **kw: Any) -> Any:

@@ -1,0 +1,171 @@
+"""``ragraphs eval --server URL``: the questions run on a real ``langgraph dev`` on 127.0.0.1
+(the repository's ``langgraph.json``), several at a time, and score exactly like a local eval
+over the same store; a run that fails on the server is recorded and run again on resume."""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from conftest import free_port
+from ragraphs.cli import main
+from ragraphs.evaluation.runner import read_results
+from test_studio_server import CONFIG, ingest_sample_slice, langgraph_dev
+
+pytestmark = pytest.mark.slow
+
+N_QUESTIONS = 12
+
+
+class FlakyLLM:
+    """An OpenAI-compatible ``/v1/chat/completions`` on 127.0.0.1 that answers "Sørensen",
+    except with HTTP 500 for prompts containing :attr:`poison` while :attr:`failing` is set."""
+
+    def __init__(self):
+        self.poison: str | None = None
+        self.failing = True
+        self.prompts: list[str] = []
+        outer = self
+
+        class H(BaseHTTPRequestHandler):
+            def log_message(self, *a):
+                pass
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+                prompt = "\n".join(m["content"] for m in body["messages"] if isinstance(m.get("content"), str))
+                outer.prompts.append(prompt)
+                if outer.failing and outer.poison and outer.poison in prompt:
+                    status, out = 500, {"error": {"message": "model crashed", "type": "server_error"}}
+                else:
+                    status, out = 200, {
+                        "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": body.get("model"),
+                        "choices": [{"index": 0, "message": {"role": "assistant", "content": "Sørensen"},
+                                     "finish_reason": "stop"}],
+                        "usage": {"prompt_tokens": 50, "completion_tokens": 2, "total_tokens": 52},
+                    }
+                data = json.dumps(out).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.srv = ThreadingHTTPServer(("127.0.0.1", 0), H)
+        self.srv.daemon_threads = True
+        threading.Thread(target=self.srv.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.srv.server_address[1]}/v1"
+
+    def close(self):
+        self.srv.shutdown()
+        self.srv.server_close()
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory, minilm):
+    """A store holding the paragraphs of the first 12 sample questions, and a ``langgraph dev``
+    whose graphs search it and whose ``openai:`` LLM is :class:`FlakyLLM`."""
+    home = tmp_path_factory.mktemp("eval_server_home")
+    assert ingest_sample_slice(home, minilm, N_QUESTIONS) >= 100
+    llm = FlakyLLM()
+    env = {"OPENAI_BASE_URL": llm.url, "OPENAI_API_KEY": "sk-test", "RAGRAPHS_LLM_RETRIES": "0"}
+    cwd = tmp_path_factory.mktemp("eval_server_cwd")
+    try:
+        with langgraph_dev(CONFIG, home, cwd, extra_env=env) as url:
+            yield {"url": url, "home": home, "data": home / "sample_slice" / "hotpotqa_sample.jsonl", "llm": llm,
+                   "log": cwd / "server.log"}
+    finally:
+        llm.close()
+
+
+def _eval(capsys, argv: list[str]) -> tuple[int, dict]:
+    rc = main(["eval", *argv, "--json", "--quiet"])
+    out = capsys.readouterr().out.strip().splitlines()
+    return rc, json.loads(out[-1])
+
+
+def _records(out: Path, label: str) -> list[dict]:
+    lines = (out / "runs" / "hotpotqa" / label / "results.jsonl").read_text().splitlines()
+    return [json.loads(line) for line in lines]
+
+
+def test_server_eval_matches_local_eval_over_the_same_store(served, tmp_path, capsys):
+    common = ["--method", "dr-rag", "--strategy", "cfs", "--k", "3", "--retrieval-only", "--dataset", "hotpotqa",
+              "--data", str(served["data"]), "--limit", str(N_QUESTIONS)]
+    rc, local = _eval(capsys, common + ["--corpus", str(served["home"] / "chroma"), "--out", str(tmp_path / "local")])
+    assert rc == 0 and local["n"] == N_QUESTIONS and local["errors"] == 0
+    rc, remote = _eval(capsys, common + ["--server", served["url"], "--concurrency", "4", "--out", str(tmp_path / "remote")])
+    assert rc == 0 and remote["n"] == N_QUESTIONS and remote["errors"] == 0
+    # the same summary keys (plus where and how it ran), the same scores
+    assert set(remote) - set(local) == {"server", "concurrency", "run_s"} and set(local) <= set(remote)
+    assert remote["server"] == served["url"] and remote["concurrency"] == 4 and remote["run_s"] > 0
+    assert remote["label"] == local["label"] == "dr-rag-cfs-k3-retrieval"
+    for key in ("recall", "recall_all", "n_with_gold", "docs_avg", "llm_calls_avg", "iterations_avg"):
+        assert remote[key] == local[key], key
+    assert 0 < local["recall"] <= 1
+    loc = {r["id"]: r for r in _records(tmp_path / "local", local["label"])}
+    rem = _records(tmp_path / "remote", remote["label"])
+    assert len(rem) == N_QUESTIONS and {r["id"] for r in rem} == set(loc)  # each question once
+    for r in rem:
+        want = loc[r["id"]]
+        assert [p["id"] for p in r["passages"]] == [p["id"] for p in want["passages"]], r["question"]
+        assert r["recall"] == want["recall"] and r["gold_found"] == want["gold_found"]
+        assert [t["node"] for t in r["trace"]] == [t["node"] for t in want["trace"]]
+        # the run context reached the server: k=3, and no generation (skip_generation)
+        assert 0 < r["docs"] <= 3 and r["llm_calls"] == 0 and r["prediction"] == ""
+        assert r["node_s"] and r["wall_s"] >= sum(r["node_s"].values())
+    assert served["llm"].prompts == []
+    # the same command again: everything resumed, nothing sent
+    rc, again = _eval(capsys, common + ["--server", served["url"], "--concurrency", "4", "--out", str(tmp_path / "remote")])
+    assert rc == 0 and again["resumed"] == N_QUESTIONS and again["recall"] == remote["recall"]
+    assert len(_records(tmp_path / "remote", remote["label"])) == N_QUESTIONS
+
+
+def test_a_run_failing_on_the_server_is_recorded_and_retried_on_resume(served, tmp_path, capsys):
+    llm = served["llm"]
+    questions = [json.loads(line) for line in served["data"].read_text().splitlines()[:4]]
+    bad_q = questions[2]["question"]  # "Steven Covey, the father of Sean Covey, wrote ..."
+    llm.poison, llm.failing = bad_q[:38], True
+    start = len(llm.prompts)
+    argv = ["--method", "vanilla", "--k", "2", "--llm", "openai:flaky", "--dataset", "hotpotqa",
+            "--data", str(served["data"]), "--limit", "4", "--server", served["url"], "--concurrency", "2",
+            "--out", str(tmp_path / "out")]
+    rc, first = _eval(capsys, argv)
+    assert rc == 0 and first["n"] == 4 and first["errors"] == 1 and first["llm_calls_avg"] == 1.0
+    label = first["label"]
+    recs = {r["id"]: r for r in _records(tmp_path / "out", label)}
+    assert len(recs) == 4
+    bad = [r for r in recs.values() if r["error"]]
+    assert len(bad) == 1 and bad[0]["question"] == bad_q
+    assert bad[0]["error"].startswith("RemoteRunError: LLMError")  # the server's error type
+    assert bad[0]["em"] == 0.0 and bad[0]["recall"] == 0.0  # a failure scores zero
+    assert len(llm.prompts) - start == 4
+    # the model is back: the resume runs only the failed question, and counts each question once
+    llm.failing = False
+    rc, second = _eval(capsys, argv)
+    assert rc == 0 and second["resumed"] == 3 and second["errors"] == 0 and second["n"] == 4
+    assert len(llm.prompts) - start == 5 and llm.poison in llm.prompts[-1]
+    lines = _records(tmp_path / "out", label)
+    assert len(lines) == 5  # the failed record stays in the file; the newer one wins
+    final = read_results(str(tmp_path / "out" / "runs" / "hotpotqa" / label / "results.jsonl"))
+    assert len(final) == 4 and not any(r["error"] for r in final.values())
+    assert all(r["prediction"] == "Sørensen" and r["docs"] == 2 for r in final.values())
+    report = (tmp_path / "out" / "report.md").read_text()
+    assert f"| {label} |" in report
+
+
+def test_server_that_is_not_there_or_lacks_the_graph_is_one_error_line(served, data_dir, capsys):
+    base = ["eval", "--data", str(data_dir / "hotpotqa.sample.jsonl"), "--limit", "1", "--quiet"]
+    rc = main(base + ["--server", f"http://127.0.0.1:{free_port()}"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "cannot reach the LangGraph server" in err and "Traceback" not in err
+    rc = main(base + ["--server", served["url"], "--oracle", "--method", "none"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "the oracle runs locally only" in err
+    rc = main(base + ["--server", served["url"], "--corpus", str(served["home"] / "chroma")])
+    err = capsys.readouterr().err
+    assert rc == 2 and "--corpus and --web are for local runs" in err

@@ -1,0 +1,157 @@
+"""``ragraphs ingest`` of PDF and DOCX files, built here with real writers (fpdf2, python-docx,
+pypdf's encryption), into a real Chroma store embedded with MiniLM."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from ragraphs.cli import main
+from ragraphs.errors import InputError
+from ragraphs.ingest import read_file
+from ragraphs.tools.vectorstore import ChromaCorpus
+
+OKAPI_1 = "The okapi is a giraffid mammal native to the Ituri rainforest of the Congo basin."
+OKAPI_2 = "Okapis have striped hindquarters, and they eat leaves, buds and fruit of the understory."
+QUOKKA = "The quokka is a small wallaby that lives on Rottnest Island off the coast of Western Australia."
+QUOKKA_TABLE = ("Body weight", "2.5 to 5 kilograms")
+
+
+def write_pdf(path: Path, pages: list[str], title: str | None = None) -> Path:
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    if title:
+        pdf.set_title(title)
+    pdf.set_font("helvetica", size=12)
+    for text in pages:
+        pdf.add_page()
+        if text:
+            pdf.multi_cell(0, 8, text)
+    pdf.output(str(path))
+    return path
+
+
+def write_docx(path: Path, heading: str, paragraphs: list[str], table: tuple[str, str] | None = None) -> Path:
+    import docx
+
+    d = docx.Document()
+    if heading:
+        d.add_heading(heading, level=1)
+    for p in paragraphs:
+        d.add_paragraph(p)
+    if table:
+        t = d.add_table(rows=1, cols=2)
+        t.cell(0, 0).text, t.cell(0, 1).text = table
+    d.save(str(path))
+    return path
+
+
+def encrypt_pdf(src: Path, dst: Path, password: str) -> Path:
+    from pypdf import PdfWriter
+
+    w = PdfWriter(clone_from=str(src))
+    w.encrypt(user_password=password, owner_password="owner-" + password, algorithm="RC4-128")
+    with open(dst, "wb") as fh:
+        w.write(fh)
+    return dst
+
+
+@pytest.fixture
+def docs(tmp_path) -> Path:
+    """A folder of good, encrypted, empty and corrupt PDF and DOCX files, plus a text file."""
+    d = tmp_path / "docs"
+    (d / "sub").mkdir(parents=True)
+    good_pdf = write_pdf(d / "okapi.pdf", [OKAPI_1, OKAPI_2], title="Okapi facts")
+    write_docx(d / "sub" / "quokka.docx", "Quokka notes", [QUOKKA], table=QUOKKA_TABLE)
+    (d / "notes.md").write_text("# Notes\n\nThe aye-aye is a lemur of Madagascar that taps on wood to find grubs.\n")
+    encrypt_pdf(good_pdf, d / "locked.pdf", "s3cret")
+    write_pdf(d / "scan.pdf", [""])  # a page with no text layer
+    raw = good_pdf.read_bytes()
+    (d / "cut.pdf").write_bytes(raw[: len(raw) // 3])
+    (d / "empty.pdf").write_bytes(b"")
+    good_docx = (d / "sub" / "quokka.docx").read_bytes()
+    (d / "sub" / "cut.docx").write_bytes(good_docx[: len(good_docx) // 2])
+    (d / "sub" / "empty.docx").write_bytes(b"")
+    # a password-protected Office file is an OLE container, not a zip
+    (d / "sub" / "locked.docx").write_bytes(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(1024))
+    with zipfile.ZipFile(d / "sub" / "not-word.docx", "w") as z:
+        z.writestr("hello.txt", "a zip, but no word/document.xml")
+    return d
+
+
+def test_readers_give_titled_chunks_in_page_order(tmp_path):
+    pdf = write_pdf(tmp_path / "okapi.pdf", [OKAPI_1, OKAPI_2], title="Okapi facts")
+    (p,) = read_file(str(pdf))
+    assert p["title"] == "Okapi facts" and p["source"] == "corpus"
+    assert p["text"].index("Ituri rainforest") < p["text"].index("striped hindquarters")
+    assert p["meta"]["path"] == str(pdf)
+    chunks = read_file(str(write_pdf(tmp_path / "long.pdf", [OKAPI_1 * 12, OKAPI_2 * 12])), max_words=60)
+    assert len(chunks) > 4 and all(c["title"] == "long" for c in chunks)  # no PDF title: the file name
+    assert [c["meta"]["chunk"] for c in chunks] == list(range(len(chunks)))
+    (q,) = read_file(str(write_docx(tmp_path / "quokka.docx", "Quokka notes", [QUOKKA], table=QUOKKA_TABLE)))
+    assert q["title"] == "quokka" and "Quokka notes" in q["text"] and "Rottnest Island" in q["text"]
+    assert "2.5 to 5 kilograms" in q["text"]  # table cells are text too
+    # a PDF without a .pdf name is still read as one
+    (tmp_path / "report").write_bytes(pdf.read_bytes())
+    assert read_file(str(tmp_path / "report"))[0]["text"] == p["text"]
+
+
+@pytest.mark.parametrize(
+    "name, why",
+    [
+        ("locked.pdf", "encrypted PDF (needs a password)"),
+        ("scan.pdf", "PDF without a text layer"),
+        ("cut.pdf", "not a readable PDF (corrupt?)"),
+        ("empty.pdf", "empty file"),
+        ("sub/cut.docx", "not a readable DOCX (corrupt?)"),
+        ("sub/empty.docx", "empty file"),
+        ("sub/locked.docx", "encrypted (password-protected) or legacy .doc file"),
+        ("sub/not-word.docx", "not a readable DOCX (corrupt?)"),
+    ],
+)
+def test_bad_documents_raise_one_line_errors(docs, name, why):
+    with pytest.raises(InputError) as e:
+        read_file(str(docs / name))
+    msg = str(e.value)
+    assert msg.startswith(f"{docs / name}: ") and why in msg and "\n" not in msg
+
+
+def test_ingest_folder_reports_bad_files_keeps_good_ones_and_is_idempotent(docs, tmp_path, capsys, minilm):
+    store = tmp_path / "store"
+    argv = ["ingest", str(docs), "--store", str(store), "--json", "--quiet"]
+    assert main(argv) == 0
+    cap = capsys.readouterr()
+    summary = json.loads(cap.out.strip().splitlines()[-1])
+    assert summary["files"] == 3 and summary["skipped_files"] == 8
+    skipped = [line for line in cap.err.splitlines() if line.startswith("skipped: ")]
+    assert len(skipped) == 8 and "Traceback" not in cap.err
+    for name in ("locked.pdf", "scan.pdf", "cut.pdf", "empty.pdf", "sub/cut.docx", "sub/empty.docx",
+                 "sub/locked.docx", "sub/not-word.docx"):
+        assert sum(line.startswith(f"skipped: {docs / name}: ") for line in skipped) == 1, name
+    assert summary["added"] == summary["passages"] == summary["store_total"] == 3
+
+    corpus = ChromaCorpus(str(store), embeddings=minilm, create=False)
+    hits = corpus.search("Which rainforest is the okapi native to?", 1)
+    assert hits[0]["title"] == "Okapi facts" and "Ituri rainforest" in hits[0]["text"]
+    hits = corpus.search("Where do quokkas live?", 1)
+    assert hits[0]["title"] == "quokka" and "Rottnest Island" in hits[0]["text"]
+
+    # the same folder again, and a single file: nothing new
+    assert main(argv) == 0
+    again = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert again["added"] == 0 and again["already_present"] == 3 and again["store_total"] == 3
+    assert main(["ingest", str(docs / "okapi.pdf"), "--store", str(store), "--json", "--quiet"]) == 0
+    single = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert single == {**single, "files": 1, "added": 0, "store_total": 3}
+
+
+def test_only_bad_documents_exit_non_zero(docs, tmp_path, capsys):
+    rc = main(["ingest", str(docs / "locked.pdf"), str(docs / "sub" / "cut.docx"), "--store", str(tmp_path / "s"), "--quiet"])
+    err = capsys.readouterr().err
+    assert rc == 1
+    assert f"skipped: {docs / 'locked.pdf'}: encrypted PDF" in err
+    assert f"skipped: {docs / 'sub' / 'cut.docx'}: not a readable DOCX" in err
