@@ -5,14 +5,17 @@ Paper: Wang et al., "LLMs Know What They Need: Leveraging a Missing Information 
 Framework to Empower Retrieval-Augmented Generation" (sections 3.1-3.2, appendices C, D, F).
 The prompts below follow the paper's instructions (Appendix F) written as few-shot
 completion prompts that end where the model writes, so that a small *base* model
-continues them; their examples are ragraphs' own, not benchmark questions. Every output
-is parsed leniently (:mod:`ragraphs.tools.parsing`): malformed text degrades to "nothing
-said", never to an exception.
+continues them; their examples are ragraphs' own, not benchmark questions, written in the
+JSON of each decision's schema. The Main Module, Query Generator and Leaf Module are
+structured decisions (:mod:`ragraphs.tools.structured`): constrained decoding where the
+model allows it, else lenient reading plus one repair; a decision that still fails
+degrades to "nothing said", never to an exception, and is counted in ``parse_failures``.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from typing import Any, Callable
 
@@ -24,7 +27,8 @@ from ..graphs._common import llm_usage
 from ..prompts import STOP_ANSWER, clean_answer, one_line, rag_answer_prompt
 from ..state.types import Passage, make_passage
 from ..tools.llm import complete
-from ..tools.parsing import extract_int_list, extract_string_field, parse_json_object, parse_list_items, parse_int_list
+from ..tools.parsing import extract_int_list, extract_string_field, parse_int_list, parse_json_object, parse_list_items
+from ..tools.structured import LeafExtraction, MainVerdict, QueryList, Statement, decide
 from ..tools.text import normalize_answer, split_sentences
 
 # ---------------------------------------------------------------------------- settings
@@ -92,49 +96,48 @@ _LEAF_SHOTS = [
     ),
 ]
 
-LEAF_OPEN = '{"useful_information": ['
+LEAF_OPEN = '{"useful_information": ['  # how the legacy completion format opened (parse_leaf)
 
 MAIN_INSTRUCTIONS = (
     "Answer the Question based solely on the provided Information. If the Information is insufficient to "
     'answer the Question, the answer should be "unanswerable" and you should give a summary of the missing '
-    "information. Otherwise, write a short answer to the Question (a name, date, number, place, or yes/no) and "
-    'a short explanation. Your response should be under the format {"answer": your answer, '
-    '"missing_information": the summary of missing information, "explanation": your explanation}.'
+    "information. Otherwise, write a short answer to the Question (a name, date, number, place, or yes/no). "
+    'Your response should be under the format {"answer": your answer, '
+    '"missing_information": the summary of missing information}.'
 )
 
 _MAIN_SHOTS = [
     (
         ["Gustave Eiffel's company designed the Eiffel Tower."],
         "In what year was the designer of the Eiffel Tower born?",
-        '{"answer": "unanswerable", "missing_information": "The birth year of Gustave Eiffel.", '
-        '"explanation": "The information names the designer but not his birth year."}',
+        '{"answer": "unanswerable", "missing_information": "The birth year of Gustave Eiffel."}',
     ),
     (
         ["Gustave Eiffel's company designed the Eiffel Tower.", "Gustave Eiffel was born in 1832."],
         "In what year was the designer of the Eiffel Tower born?",
-        '{"answer": "1832", "missing_information": "", '
-        '"explanation": "Gustave Eiffel designed the tower and was born in 1832."}',
+        '{"answer": "1832", "missing_information": ""}',
     ),
     (
         [],
         "Which river flows through the capital of Austria?",
         '{"answer": "unanswerable", "missing_information": "The capital of Austria and the river that flows '
-        'through it.", "explanation": "No information is given."}',
+        'through it."}',
     ),
     (
         ["Marie Curie was a physicist.", "Pierre Curie was a physicist."],
         "Were Marie Curie and Pierre Curie both physicists?",
-        '{"answer": "yes", "missing_information": "", "explanation": "Both are described as physicists."}',
+        '{"answer": "yes", "missing_information": ""}',
     ),
 ]
 
-MAIN_OPEN = '{"answer": "'
+MAIN_OPEN = '{"answer": "'  # how the legacy completion format opened (parse_main)
 
 QUERY_INSTRUCTIONS = (
     "Based on the Original Question, Historical Questions, Known Information and Missing Information, write no "
     "more than 3 queries that ask for the Missing Information to solve the Original Question. If the missing "
     "information is multi-hop, decompose it into several simple, single-hop queries. The new queries should not "
-    "contain redundant information and should differ from the Original Question and the Historical Questions."
+    "contain redundant information and should differ from the Original Question and the Historical Questions. "
+    'Your response should be under the format {"queries": [query 1, query 2]}.'
 )
 
 _QUERY_SHOTS = [
@@ -185,7 +188,7 @@ def leaf_prompt(question: str, passages: list[Passage], max_chars: int = 1200) -
     parts = [LEAF_INSTRUCTIONS, ""]
     for items, q, resp in _LEAF_SHOTS:
         parts += [_passage_block(_shot_passages(items), max_chars), f"Question: {q}", f"Your response: {resp}", ""]
-    parts += [_passage_block(passages, max_chars), f"Question: {one_line(question)}", f"Your response: {LEAF_OPEN}"]
+    parts += [_passage_block(passages, max_chars), f"Question: {one_line(question)}", "Your response:"]
     return "\n".join(parts)
 
 
@@ -197,7 +200,7 @@ def main_prompt(question: str, statements: list[str]) -> str:
     parts = [MAIN_INSTRUCTIONS, ""]
     for infos, q, resp in _MAIN_SHOTS:
         parts += [f"Information: {_info_block(infos)}", f"Question: {q}", f"Your response: {resp}", ""]
-    parts += [f"Information: {_info_block(statements)}", f"Question: {one_line(question)}", f"Your response: {MAIN_OPEN}"]
+    parts += [f"Information: {_info_block(statements)}", f"Question: {one_line(question)}", "Your response:"]
     return "\n".join(parts)
 
 
@@ -209,8 +212,7 @@ def query_prompt(question: str, history: list[str], statements: list[str], missi
             f"Historical Questions: {' | '.join(hist)}",
             f"Known Information: {_info_block(infos)}",
             f"Missing Information: {miss}",
-            "New queries:",
-            *[f"{i}. {x}" for i, x in enumerate(new, 1)],
+            f"Your response: {json.dumps({'queries': new})}",
             "",
         ]
     parts += [
@@ -218,8 +220,7 @@ def query_prompt(question: str, history: list[str], statements: list[str], missi
         f"Historical Questions: {' | '.join(one_line(h, 300) for h in history[-8:])}",
         f"Known Information: {_info_block(statements)}",
         f"Missing Information: {one_line(missing, 500)}",
-        "New queries:",
-        "1.",
+        "Your response:",
     ]
     return "\n".join(parts)
 
@@ -256,15 +257,38 @@ def parse_main(text: str) -> dict:
     explanation = obj.get("explanation")
     if not isinstance(explanation, str):
         explanation = extract_string_field(text, "explanation") or ""
-    answer = clean_answer(str(raw_answer or ""))
+    return {**verdict(str(raw_answer or ""), missing), "explanation": one_line(explanation, 1000), "parsed": bool(obj)}
+
+
+def verdict(raw_answer: str, missing: str) -> dict:
+    """``{"answered", "answer", "missing"}`` from the Main Module's answer and missing information:
+    an empty answer, or one that says "unanswerable" (or the like), is no answer."""
+    answer = clean_answer(raw_answer)
     answered = bool(answer) and not _UNANSWERABLE.search(answer) and normalize_answer(answer) not in ("", "none", "n a", "null")
-    return {
-        "answered": answered,
-        "answer": answer if answered else "",
-        "missing": one_line(missing, 500),
-        "explanation": one_line(explanation, 1000),
-        "parsed": bool(obj),
-    }
+    return {"answered": answered, "answer": answer if answered else "", "missing": one_line(missing or "", 500)}
+
+
+def read_main_legacy(text: str) -> MainVerdict | None:
+    """The Main Module's verdict read by pattern from text no JSON reader accepts (the
+    ``"answer"`` key must be there: free text is no verdict)."""
+    if extract_string_field(text, "answer") is None:
+        return None
+    v = parse_main(text)
+    return MainVerdict(answer=v["answer"] or "unanswerable", missing_information=v["missing"])
+
+
+def read_leaf_legacy(text: str) -> LeafExtraction | None:
+    """Leaf statements read by pattern (each ``"info": "..."`` with its ``support_passages``)."""
+    items = parse_leaf(text)
+    if not items and "useful_information" not in (text or ""):
+        return None
+    return LeafExtraction(useful_information=[Statement(info=it["info"], support_passages=it["support"]) for it in items])
+
+
+def read_queries_legacy(text: str) -> QueryList | None:
+    """Queries written as a numbered or bulleted list instead of JSON."""
+    items = [q for q in parse_list_items(text, max_items=3) if len(q) >= 3]
+    return QueryList(queries=items) if items else None
 
 
 def parse_leaf(text: str) -> list[dict]:
@@ -460,8 +484,10 @@ def make_leaf_extract(c: Components) -> Callable[[dict, Runtime], dict]:
             return {"_trace": {"skipped": "no knowledge", "iteration": iteration}}
         queries = state.get("queries") or [state["question"]]
         prompt = leaf_prompt(" ".join(queries), fed, max_chars=int(setting(ctx, "max_passage_chars")))
-        out = complete(_llm(c, ctx), prompt, stop=STOP_LINE, max_tokens=int(setting(ctx, "leaf_max_tokens")))
-        items = parse_leaf(LEAF_OPEN + out.text)
+        out = decide(_llm(c, ctx), prompt, LeafExtraction, stop=STOP_LINE, max_tokens=int(setting(ctx, "leaf_max_tokens")),
+                     legacy=read_leaf_legacy)
+        extracted = out.value.useful_information if out.value is not None else []
+        items = [{"info": one_line(st.info, 500), "support": list(st.support_passages)} for st in extracted]
         known = {_norm(u["info"]) for u in state.get("useful_info") or []}
         pairs, plan = [], []  # plan: (item index, cited passage indexes)
         for i, it in enumerate(items):
@@ -492,11 +518,11 @@ def make_leaf_extract(c: Components) -> Callable[[dict, Runtime], dict]:
             "passages": corpus_fed,
             "generated_knowledge": generated,
             "passages_fed": len(corpus_fed),
-            **llm_usage(out),
+            **out.usage(),
             "_trace": {
                 "iteration": iteration,
                 "n_passages": len(fed),
-                "raw": out.text[:500],
+                **out.trace(),
                 "kept": [(e["info"], e["nli"]) for e in kept],
                 "dropped_by_nli": [(e["info"], e["nli"]) for e in dropped],
             },
@@ -534,29 +560,28 @@ def make_main_judge(c: Components) -> Callable[[dict, Runtime], dict]:
     def main_judge(state: dict, runtime: Runtime) -> dict:
         ctx = runtime.context
         statements = [u["info"] for u in state.get("useful_info") or []]
-        out = complete(_llm(c, ctx), main_prompt(state["question"], statements), stop=STOP_LINE, max_tokens=int(setting(ctx, "judge_max_tokens")))
-        verdict = parse_main(MAIN_OPEN + out.text)
-        missing = verdict["missing"]
-        if not verdict["answered"] and not missing:
+        out = decide(_llm(c, ctx), main_prompt(state["question"], statements), MainVerdict, stop=STOP_LINE,
+                     max_tokens=int(setting(ctx, "judge_max_tokens")), legacy=read_main_legacy)
+        v = verdict(out.value.answer, out.value.missing_information) if out.value is not None else verdict("", "")
+        missing = v["missing"]
+        if not v["answered"] and not missing:
             missing = one_line(state["question"])  # nothing named: the question itself is what is missing
         update: dict[str, Any] = {
             "iterations": 1,
-            "answered": verdict["answered"],
-            "missing_info": "" if verdict["answered"] else missing,
-            "explanation": verdict["explanation"],
-            **llm_usage(out),
+            "answered": v["answered"],
+            "missing_info": "" if v["answered"] else missing,
+            **out.usage(),
             "_trace": {
                 "iteration": int(state.get("iterations") or 0) + 1,
-                "answered": verdict["answered"],
-                "answer": verdict["answer"],
-                "missing": missing if not verdict["answered"] else "",
-                "parsed_json": verdict["parsed"],
+                "answered": v["answered"],
+                "answer": v["answer"],
+                "missing": missing if not v["answered"] else "",
                 "n_statements": len(statements),
-                "raw": out.text[:500],
+                **out.trace(),
             },
         }
-        if verdict["answered"]:
-            update["answer"] = verdict["answer"]
+        if v["answered"]:
+            update["answer"] = v["answer"]
             update["final"] = "answered"
         return update
 
@@ -574,8 +599,9 @@ def make_generate_queries(c: Components) -> Callable[[dict, Runtime], dict]:
         history = list(state.get("memory_queries") or [question])
         statements = [u["info"] for u in state.get("useful_info") or []]
         missing = state.get("missing_info") or question
-        out = complete(_llm(c, ctx), query_prompt(question, history, statements, missing), stop=["\n\n", "Original Question:"], max_tokens=int(setting(ctx, "query_max_tokens")))
-        proposed = parse_list_items("1. " + out.text, max_items=None, stop_prefixes=("Original Question", "Historical", "Known Information", "Missing Information"))
+        out = decide(_llm(c, ctx), query_prompt(question, history, statements, missing), QueryList, stop=STOP_LINE,
+                     max_tokens=int(setting(ctx, "query_max_tokens")), legacy=read_queries_legacy)
+        proposed = list(out.value.queries) if out.value is not None else []
         max_q = max(1, int(setting(ctx, "max_queries")))
         new: list[str] = []
         rejected: list[str] = []
@@ -597,8 +623,8 @@ def make_generate_queries(c: Components) -> Callable[[dict, Runtime], dict]:
                 new, fallback = [one_line(missing, 300)], "repeat"
         return {
             "queries": new,
-            **llm_usage(out),
-            "_trace": {"queries": new, "rejected_as_seen": rejected, "fallback": fallback, "raw": out.text[:500]},
+            **out.usage(),
+            "_trace": {"queries": new, "rejected_as_seen": rejected, "fallback": fallback, **out.trace()},
         }
 
     return generate_queries

@@ -61,7 +61,22 @@ class LlamaCppCompletionChat(BaseChatModel):
     Messages are concatenated verbatim (no chat template), which is what a base model
     such as Gemma 3 270M needs for few-shot prompts. One ``llama_cpp.Llama`` instance is
     loaded once and shared; calls are serialised with a lock (llama.cpp contexts are not
-    thread-safe).
+    thread-safe). A call may pass ``grammar=`` (GBNF text, e.g. from a JSON schema) to
+    constrain decoding.
+
+    Why not langchain-community's wrappers: ``ChatLlamaCpp`` always renders messages with
+    the model's chat template (``create_chat_completion``), which a base model was never
+    trained on, and ``LlamaCpp`` (a completion LLM) takes its grammar only when the model
+    is built (``grammar``/``grammar_path`` fields), not per call, so one instance could not
+    serve the methods' different decisions (checked in langchain-community 0.4.1).
+
+    Prompt-prefix reuse: the methods interleave different few-shot prompts (leaf, judge,
+    queries, ...), which defeats llama-cpp-python's reuse of the KV cache between
+    *consecutive* calls; with ``prompt_cache_mb`` > 0 (``RAGRAPHS_LLM_CACHE_MB``, default
+    256) a ``llama_cpp.LlamaRAMCache`` keeps the state after each call, and a new prompt
+    restarts from the cached state with the longest common prefix, so a repeated prompt's
+    few-shot prefix is not evaluated again. ``swa_full`` keeps the full sliding-window
+    cache (Gemma 3), without which a cached prefix could not be cut back and reused.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -73,9 +88,11 @@ class LlamaCppCompletionChat(BaseChatModel):
     temperature: float = 0.0
     seed: int = 0
     stop: list[str] = Field(default_factory=list)
+    prompt_cache_mb: Optional[int] = None
 
     _llama: Any = PrivateAttr(default=None)
     _lock: Any = PrivateAttr(default_factory=threading.Lock)
+    _grammars: dict = PrivateAttr(default_factory=dict)
 
     @property
     def _llm_type(self) -> str:
@@ -95,14 +112,29 @@ class LlamaCppCompletionChat(BaseChatModel):
                         raise ConfigError("the embedded LLM needs llama-cpp-python") from e
                     if not os.path.exists(self.model_path):
                         raise ConfigError(f"GGUF model file not found: {self.model_path}")
-                    self._llama = Llama(
+                    cache_mb = self.prompt_cache_mb if self.prompt_cache_mb is not None else _env_cache_mb()
+                    llama = Llama(
                         model_path=self.model_path,
                         n_ctx=self.n_ctx,
                         n_threads=self.n_threads or _env_threads() or max(1, os.cpu_count() or 1),
                         seed=self.seed,
+                        swa_full=True,
                         verbose=False,
                     )
+                    if cache_mb > 0:
+                        from llama_cpp import LlamaRAMCache
+
+                        llama.set_cache(LlamaRAMCache(capacity_bytes=cache_mb << 20))
+                    self._llama = llama
         return self._llama
+
+    def _grammar(self, gbnf: str):
+        g = self._grammars.get(gbnf)
+        if g is None:
+            from llama_cpp import LlamaGrammar
+
+            g = self._grammars[gbnf] = LlamaGrammar.from_string(gbnf, verbose=False)
+        return g
 
     def count_tokens(self, text: str) -> int:
         llama = self._load()
@@ -126,6 +158,7 @@ class LlamaCppCompletionChat(BaseChatModel):
             prompt_arg: Any = tokens
         else:
             prompt_arg = prompt
+        grammar = kwargs.get("grammar")
         with self._lock:
             out = llama.create_completion(
                 prompt=prompt_arg,
@@ -133,6 +166,7 @@ class LlamaCppCompletionChat(BaseChatModel):
                 temperature=float(kwargs.get("temperature", self.temperature)),
                 stop=list(stop or []) + list(self.stop),
                 seed=self.seed,
+                grammar=self._grammar(grammar) if grammar else None,
             )
         text = out["choices"][0]["text"]
         usage = out.get("usage") or {}
@@ -189,6 +223,18 @@ def _env_threads() -> int | None:
         raise ConfigError(f"RAGRAPHS_LLM_THREADS must be a positive integer, got {v!r}") from None
     if n < 1:
         raise ConfigError(f"RAGRAPHS_LLM_THREADS must be a positive integer, got {v!r}")
+    return n
+
+
+def _env_cache_mb() -> int:
+    """``RAGRAPHS_LLM_CACHE_MB``: RAM for the embedded model's prompt cache (0: off; default 256)."""
+    v = os.environ.get("RAGRAPHS_LLM_CACHE_MB", "256").strip() or "256"
+    try:
+        n = int(v)
+    except ValueError:
+        n = -1
+    if n < 0:
+        raise ConfigError(f"RAGRAPHS_LLM_CACHE_MB must be a whole number >= 0, got {v!r}")
     return n
 
 
@@ -290,12 +336,20 @@ def complete(
     *,
     stop: list[str] | None = None,
     max_tokens: int | None = None,
+    grammar: str | None = None,
+    response_format: dict | None = None,
 ) -> Completion:
     """Send one completion-style prompt to any chat model; returns text and token counts.
 
-    Connection failures are raised as :class:`LLMError` with a one-line message.
+    ``grammar`` (GBNF, llama.cpp models) and ``response_format`` (OpenAI-compatible chat
+    servers) constrain the output (see :mod:`ragraphs.tools.structured`). Connection
+    failures are raised as :class:`LLMError` with a one-line message.
     """
     kwargs: dict[str, Any] = {}
+    if grammar:
+        kwargs["grammar"] = grammar
+    if response_format:
+        kwargs["response_format"] = response_format
     if stop and not isinstance(llm, (LlamaCppCompletionChat, FakeAnswerChat)):
         # a chat model may open its reply with a blank line: keep only visible stop
         # strings (answers are cut to their first non-empty line afterwards), at most 4
