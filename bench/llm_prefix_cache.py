@@ -1,15 +1,16 @@
-"""Prompt-prefix reuse of the embedded model: ms per structured decision with and without
-llama.cpp's prompt cache (``LlamaRAMCache``), on the methods' repeated few-shot prompts.
+"""Prompt-prefix reuse of the embedded model: ms per structured decision with one llama.cpp
+context for every prompt vs one context per prompt kind, on the methods' repeated prompts.
 
 For each of the first N questions of a benchmark file the script makes the LLM decisions of
 one MIGRES iteration (leaf extraction, main judge, query generation), then CRAG's keyword
 rewrite and ERM4's Rewriter+, all through :func:`ragraphs.tools.structured.decide` (grammar
 decoding, as in the methods). The prompts of different kinds are interleaved, as in a run:
 llama-cpp-python's own KV reuse only helps when a call shares a prefix with the call just
-before it, so interleaving defeats it; the RAM cache restores the state of the most similar
-earlier prompt. Two Gemma instances, cache off and cache on, answer the same sequence
-alternately (question by question), so that the shared CPU's load falls on both alike.
-``--order grouped`` runs all calls of one kind in a row instead (KV reuse without a cache).
+before it in the same context, so interleaving defeats it with one context; with a context
+per prompt kind (``RAGRAPHS_LLM_CONTEXTS``) each kind's few-shot prefix stays cached. Two
+models, 1 context and N contexts, answer the same sequence alternately (call by call), so
+that the shared CPU's load falls on both alike. ``--order grouped`` runs all calls of one
+kind in a row instead (then one context already reuses the prefix).
 
     RAGRAPHS_LLM_THREADS=1 nice -n 10 python bench/llm_prefix_cache.py \\
         --data /work/shared/data/hotpotqa.dev.jsonl --n 8 [--order grouped] [--json]
@@ -58,7 +59,7 @@ def main() -> int:
     ap.add_argument("--n", type=int, default=8, help="questions (5 decisions each)")
     ap.add_argument("--passages", type=int, default=3, help="passages in the leaf prompt")
     ap.add_argument("--order", choices=["interleaved", "grouped"], default="interleaved")
-    ap.add_argument("--cache-mb", type=int, default=256)
+    ap.add_argument("--contexts", type=int, default=6, help="contexts of the second model")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
 
@@ -68,8 +69,8 @@ def main() -> int:
         calls.sort(key=lambda c: c[0])  # stable: question order kept within a kind
     path = gemma_gguf_path()
     models = {
-        "cache off": LlamaCppCompletionChat(model_path=path, prompt_cache_mb=0),
-        "cache on": LlamaCppCompletionChat(model_path=path, prompt_cache_mb=args.cache_mb),
+        "1 context": LlamaCppCompletionChat(model_path=path, n_contexts=1),
+        f"{args.contexts} contexts": LlamaCppCompletionChat(model_path=path, n_contexts=args.contexts),
     }
     for m in models.values():
         m._load()
@@ -103,18 +104,19 @@ def main() -> int:
         "identical_outputs": same,
         **{name: row(name) for name in models},
     }
-    off, on = res["cache off"]["ms_per_call"], res["cache on"]["ms_per_call"]
+    a, b = list(models)
+    off, on = res[a]["ms_per_call"], res[b]["ms_per_call"]
     res["saving_pct"] = round(100 * (off - on) / off, 1) if off else None
     if args.json:
         print(json.dumps(res, indent=1))
         return 0
     print(f"{len(calls)} decisions per model ({len(exs)} questions, {args.order}), threads={res['threads']}")
-    print("| prompt | cache off ms | cache on ms |\n| --- | --- | --- |")
-    for kind in res["cache off"]["by_kind"]:
-        print(f"| {kind} | {res['cache off']['by_kind'][kind]} | {res['cache on']['by_kind'][kind]} |")
+    print(f"| prompt | {a}: ms/call | {b}: ms/call |\n| --- | --- | --- |")
+    for kind in res[a]["by_kind"]:
+        print(f"| {kind} | {res[a]['by_kind'][kind]} | {res[b]['by_kind'][kind]} |")
     print(f"| all (mean) | {off} | {on} |")
     print(f"saving: {res['saving_pct']}%; identical outputs: {same}/{len(calls)}; "
-          f"schema-valid at once: {strict['cache off']}, {strict['cache on']}")
+          f"schema-valid at once: {strict[a]}, {strict[b]}")
     return 0
 
 

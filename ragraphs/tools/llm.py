@@ -18,8 +18,10 @@ model alike. :func:`complete` is the one place that calls a model and counts the
 
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Iterator, Optional
 
@@ -62,21 +64,27 @@ class LlamaCppCompletionChat(BaseChatModel):
     such as Gemma 3 270M needs for few-shot prompts. One ``llama_cpp.Llama`` instance is
     loaded once and shared; calls are serialised with a lock (llama.cpp contexts are not
     thread-safe). A call may pass ``grammar=`` (GBNF text, e.g. from a JSON schema) to
-    constrain decoding.
+    constrain decoding (greedy, the grammar checked on the best tokens first:
+    :mod:`ragraphs.tools.grammar_sampler`).
 
-    Why not langchain-community's wrappers: ``ChatLlamaCpp`` always renders messages with
-    the model's chat template (``create_chat_completion``), which a base model was never
-    trained on, and ``LlamaCpp`` (a completion LLM) takes its grammar only when the model
-    is built (``grammar``/``grammar_path`` fields), not per call, so one instance could not
-    serve the methods' different decisions (checked in langchain-community 0.4.1).
+    Why not langchain-community's wrappers (checked in langchain-community 0.4.2): its
+    ``ChatLlamaCpp`` always renders messages through the model's chat template
+    (``create_chat_completion``), which a base model was not trained on, and its completion
+    ``LlamaCpp``, which does pass a per-call ``grammar`` through, returns only the text
+    (``_call`` drops llama.cpp's ``usage``, so the token counts every run reports would be
+    lost) and sends an over-long prompt as is instead of keeping its end.
 
-    Prompt-prefix reuse: the methods interleave different few-shot prompts (leaf, judge,
-    queries, ...), which defeats llama-cpp-python's reuse of the KV cache between
-    *consecutive* calls; with ``prompt_cache_mb`` > 0 (``RAGRAPHS_LLM_CACHE_MB``, default
-    256) a ``llama_cpp.LlamaRAMCache`` keeps the state after each call, and a new prompt
-    restarts from the cached state with the longest common prefix, so a repeated prompt's
-    few-shot prefix is not evaluated again. ``swa_full`` keeps the full sliding-window
-    cache (Gemma 3), without which a cached prefix could not be cut back and reused.
+    Prompt-prefix reuse: llama-cpp-python re-evaluates only the part of a prompt that
+    differs from the tokens already in its KV cache, which helps only when consecutive
+    calls share a prefix; the methods interleave different few-shot prompts (leaf, judge,
+    queries, ...), which defeats it. So each *kind* of prompt (its opening characters: the
+    instructions) gets its own llama.cpp context, up to ``n_contexts``
+    (``RAGRAPHS_LLM_CONTEXTS``, default 6; the least recently used one is handed to a new
+    kind), and a repeated prompt's few-shot prefix is not evaluated again. The contexts
+    share the memory-mapped weights. (``llama_cpp.LlamaRAMCache`` was measured and not
+    used: every saved state copies the logits of each prompt token, 1 MiB per token with
+    Gemma's 262k vocabulary, several GiB for a few calls.) ``swa_full`` keeps the full
+    sliding-window cache of Gemma 3, without which a cached prefix cannot be cut back.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -88,11 +96,12 @@ class LlamaCppCompletionChat(BaseChatModel):
     temperature: float = 0.0
     seed: int = 0
     stop: list[str] = Field(default_factory=list)
-    prompt_cache_mb: Optional[int] = None
+    n_contexts: Optional[int] = None
 
     _llama: Any = PrivateAttr(default=None)
     _lock: Any = PrivateAttr(default_factory=threading.Lock)
     _grammars: dict = PrivateAttr(default_factory=dict)
+    _pool: Any = PrivateAttr(default_factory=OrderedDict)
 
     @property
     def _llm_type(self) -> str:
@@ -102,31 +111,44 @@ class LlamaCppCompletionChat(BaseChatModel):
     def _identifying_params(self) -> dict:
         return {"model_path": self.model_path, "n_ctx": self.n_ctx}
 
+    def _new_llama(self):
+        try:
+            from .grammar_sampler import llama_class
+        except ImportError as e:  # pragma: no cover
+            raise ConfigError("the embedded LLM needs llama-cpp-python") from e
+        if not os.path.exists(self.model_path):
+            raise ConfigError(f"GGUF model file not found: {self.model_path}")
+        return llama_class()(
+            model_path=self.model_path,
+            n_ctx=self.n_ctx,
+            n_threads=self.n_threads or _env_threads() or max(1, os.cpu_count() or 1),
+            seed=self.seed,
+            swa_full=True,
+            verbose=False,
+        )
+
     def _load(self):
         if self._llama is None:
             with self._lock:
                 if self._llama is None:
-                    try:
-                        from llama_cpp import Llama
-                    except ImportError as e:  # pragma: no cover
-                        raise ConfigError("the embedded LLM needs llama-cpp-python") from e
-                    if not os.path.exists(self.model_path):
-                        raise ConfigError(f"GGUF model file not found: {self.model_path}")
-                    cache_mb = self.prompt_cache_mb if self.prompt_cache_mb is not None else _env_cache_mb()
-                    llama = Llama(
-                        model_path=self.model_path,
-                        n_ctx=self.n_ctx,
-                        n_threads=self.n_threads or _env_threads() or max(1, os.cpu_count() or 1),
-                        seed=self.seed,
-                        swa_full=True,
-                        verbose=False,
-                    )
-                    if cache_mb > 0:
-                        from llama_cpp import LlamaRAMCache
-
-                        llama.set_cache(LlamaRAMCache(capacity_bytes=cache_mb << 20))
-                    self._llama = llama
+                    self._llama = self._new_llama()
         return self._llama
+
+    def _context_for(self, prompt: str):
+        """The llama.cpp context of this prompt's kind (call with ``_lock`` held)."""
+        key = hashlib.sha256(prompt[:160].encode("utf-8", "replace")).hexdigest()
+        llama = self._pool.get(key)
+        if llama is None:
+            limit = self.n_contexts if self.n_contexts is not None else _env_contexts()
+            if not self._pool:
+                llama = self._llama
+            elif len(self._pool) < max(1, limit):
+                llama = self._new_llama()
+            else:  # the least recently used context serves the new kind
+                _, llama = self._pool.popitem(last=False)
+            self._pool[key] = llama
+        self._pool.move_to_end(key)
+        return llama
 
     def _grammar(self, gbnf: str):
         g = self._grammars.get(gbnf)
@@ -160,6 +182,7 @@ class LlamaCppCompletionChat(BaseChatModel):
             prompt_arg = prompt
         grammar = kwargs.get("grammar")
         with self._lock:
+            llama = self._context_for(prompt)
             out = llama.create_completion(
                 prompt=prompt_arg,
                 max_tokens=max_tokens,
@@ -226,15 +249,16 @@ def _env_threads() -> int | None:
     return n
 
 
-def _env_cache_mb() -> int:
-    """``RAGRAPHS_LLM_CACHE_MB``: RAM for the embedded model's prompt cache (0: off; default 256)."""
-    v = os.environ.get("RAGRAPHS_LLM_CACHE_MB", "256").strip() or "256"
+def _env_contexts() -> int:
+    """``RAGRAPHS_LLM_CONTEXTS``: llama.cpp contexts of the embedded model, one per prompt kind
+    (default 6; 1 = one context for every prompt, as without prefix reuse across kinds)."""
+    v = os.environ.get("RAGRAPHS_LLM_CONTEXTS", "6").strip() or "6"
     try:
         n = int(v)
     except ValueError:
-        n = -1
-    if n < 0:
-        raise ConfigError(f"RAGRAPHS_LLM_CACHE_MB must be a whole number >= 0, got {v!r}")
+        n = 0
+    if n < 1:
+        raise ConfigError(f"RAGRAPHS_LLM_CONTEXTS must be a whole number >= 1, got {v!r}")
     return n
 
 
