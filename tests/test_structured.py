@@ -197,6 +197,8 @@ def test_constraint_modes_and_grammars():
         js = S.json_schema(schema)
         assert "$defs" not in json.dumps(js) and js["additionalProperties"] is False
         LlamaGrammar.from_string(S.gbnf(schema), verbose=False)  # llama.cpp accepts it
+        if "char ::=" in S.gbnf(schema):  # no raw newline or other control character in a string
+            assert "\\x00-\\x1F" in next(line for line in S.gbnf(schema).splitlines() if line.startswith("char ::="))
         # every string and list is bounded, so a looping model must close the object
         text = json.dumps(js)
         assert text.count('"type": "string"') == text.count('"maxLength"') + text.count('"enum"')

@@ -152,6 +152,8 @@ def gbnf(schema: type[BaseModel]) -> str:
 
     js = json_schema(schema)
     text = json_schema_to_gbnf(json.dumps(js), prop_order=list(js.get("properties", {})))
+    # no raw control characters (a newline) inside strings: JSON does not allow them
+    text = re.sub(r'^(char ::= )\[\^"\\\\\]', lambda m: m.group(1) + '[^"\\\\\\x7F\\x00-\\x1F]', text, count=1, flags=re.M)
     # the prompts end with a label ("Your response:"): one optional space may open the object
     return re.sub(r"^root ::=", "json-root ::=", text, count=1, flags=re.M) + '\nroot ::= " "? json-root\n'
 
