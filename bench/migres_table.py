@@ -72,6 +72,7 @@ def row(dataset: str, migres_dir: str, vanilla_dir: str) -> dict:
             "passages_read": round(sum(read) / len(read), 3) if read else None, "docs": sm["docs_avg"],
             "knowledge_prompts": round(sum(kp) / len(kp), 3) if kp else None,
             "stopped_by_guard": len(guard),
+            "guard_hit_rate": sm["guard_hit_rate"], "parse_failures": sm["parse_failures"],
             "input_tokens": sm["input_tokens_avg"], "latency_s": sm["latency_s_avg"],
         },
         "vanilla": {"em": sv["em"], "f1": sv["f1"], "acc": sv["acc"], "recall": sv["recall"], "llm_calls": sv["llm_calls_avg"],
@@ -86,15 +87,15 @@ def _f(x, nd=2):
 
 def markdown(rows: list[dict]) -> str:
     lines = [
-        "| dataset | n | MIGRES calls | paper | MIGRES iter | paper | passages read | paper | docs | guard stops | EM MIGRES | EM vanilla | Acc MIGRES | Acc vanilla | F1 MIGRES | F1 vanilla | recall MIGRES | recall vanilla |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| dataset | n | MIGRES calls | paper | MIGRES iter | paper | passages read | paper | docs | guard stops | parse failures | EM MIGRES | EM vanilla | Acc MIGRES | Acc vanilla | F1 MIGRES | F1 vanilla | recall MIGRES | recall vanilla |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         m, v, p = r["migres"], r["vanilla"], r["paper_table4"] or {}
         lines.append(
             f"| {r['dataset']} | {r['n']} | {_f(m['llm_calls'])} | {_f(p.get('llm_calls'), 1)} | {_f(m['iterations'])} | "
             f"{_f(p.get('iterations'), 1)} | {_f(m['passages_read'])} | {_f(p.get('passages'), 1)} | {_f(m['docs'])} | "
-            f"{m['stopped_by_guard']} | {_f(m['em'], 3)} | {_f(v['em'], 3)} | {_f(m['acc'], 3)} | {_f(v['acc'], 3)} | "
+            f"{m['stopped_by_guard']} | {m.get('parse_failures', '-')} | {_f(m['em'], 3)} | {_f(v['em'], 3)} | {_f(m['acc'], 3)} | {_f(v['acc'], 3)} | "
             f"{_f(m['f1'], 3)} | {_f(v['f1'], 3)} | {_f(m['recall'], 3)} | {_f(v['recall'], 3)} |"
         )
     return "\n".join(lines)

@@ -150,7 +150,9 @@ def test_parse_query_and_paper_prompt():
     assert parse_query(" Juha Jokela, city, born\nquestion: x") == "Juha Jokela, city, born"
     assert parse_query("query: Turin") == "Turin"
     assert REWRITE_PROMPT.startswith("Extract at most three keywords separated by comma")
-    assert "question: In what city was Billy Carlson born?\nquery: city, Billy Carlson, born" in REWRITE_PROMPT
+    prompt = REWRITE_PROMPT.format(question="Who is X?")
+    assert 'question: In what city was Billy Carlson born?\nquery: {"keywords": ["city", "Billy Carlson", "born"]}' in prompt
+    assert prompt.endswith("question: Who is X?\nquery:")
 
 
 def test_correct_route_refines_internal_knowledge_only(popqa):

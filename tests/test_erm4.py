@@ -3,6 +3,7 @@ back-off, reservoir replacement, persistence and concurrency across processes.""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import textwrap
@@ -110,7 +111,10 @@ def test_parse_rewrite_paper_format_and_fallbacks():
 def test_rewrite_prompt_ends_where_the_model_writes():
     p = rewrite_prompt("who wrote  the\nsong")
     assert p.endswith("[Original Question]: who wrote the song\n[Output]:")
-    assert p.count("**") >= 9  # the paper's format and three examples in it
+    # the paper's format, as the JSON of the Rewriter+ decision, and three examples in it
+    assert '[Format]: {"rewritten_question":' in p
+    shots = [json.loads(line.split("[Output]: ", 1)[1]) for line in p.splitlines() if line.startswith("[Output]: {")]
+    assert len(shots) == 3 and all(len(s["queries"]) == 3 and s["rewritten_question"] for s in shots)
 
 
 def test_parse_nli_and_mixed_order():

@@ -8,6 +8,7 @@ test_migres_real.py.
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 from typing import Any
@@ -85,6 +86,18 @@ def _tail(prompt: str) -> str:
     return prompt.rsplit("\n\n", 1)[-1]
 
 
+def _is_leaf(tail: str) -> bool:
+    return tail.rstrip().endswith("Your response:") and "Passage 0:" in tail
+
+
+def _is_main(tail: str) -> bool:
+    return tail.rstrip().endswith("Your response:") and tail.startswith("Information:")
+
+
+def _is_queries(tail: str) -> bool:
+    return tail.rstrip().endswith("Your response:") and tail.startswith("Original Question:")
+
+
 def _passage_index(prompt: str, title: str) -> int:
     m = re.search(r"Passage (\d+): \(Title: " + re.escape(title) + r"\)", _tail(prompt))
     assert m, f"{title!r} not in the passages read:\n{_tail(prompt)}"
@@ -111,20 +124,20 @@ def test_two_hop_loop_finds_the_second_hop(corpus):
 
     def script(prompt: str) -> str:
         tail = _tail(prompt)
-        if "New queries:" in tail:
+        if _is_queries(tail):
             assert "Missing Information: The birthplace of Mark Bowden." in tail
             # the second one repeats the question: memory must reject it
-            return f" Where was Mark Bowden born?\n2. {KILLING_PABLO_Q}"
-        if tail.rstrip().endswith('{"useful_information": ['):
+            return json.dumps({"queries": ["Where was Mark Bowden born?", KILLING_PABLO_Q]})
+        if _is_leaf(tail):
             if "Question: Where was Mark Bowden born?" in tail:
                 i = _passage_index(prompt, "Mark Bowden")
-                return '{"info": "Mark Bowden was born in St. Louis, Missouri.", "support_passages": [%d]}]}' % i
+                return '{"useful_information": [{"info": "Mark Bowden was born in St. Louis, Missouri.", "support_passages": [%d]}]}' % i
             i = _passage_index(prompt, "Killing Pablo")
-            return '{"info": "Killing Pablo is a book by Mark Bowden.", "support_passages": [%d]}]}' % i
-        if tail.rstrip().endswith('{"answer": "'):
+            return '{"useful_information": [{"info": "Killing Pablo is a book by Mark Bowden.", "support_passages": [%d]}]}' % i
+        if _is_main(tail):
             if "St. Louis" in tail:
-                return 'St. Louis, Missouri", "missing_information": "", "explanation": "Bowden wrote it and was born there."}'
-            return 'unanswerable", "missing_information": "The birthplace of Mark Bowden.", "explanation": "Only the author is known."}'
+                return '{"answer": "St. Louis, Missouri", "missing_information": ""}'
+            return '{"answer": "unanswerable", "missing_information": "The birthplace of Mark Bowden."}'
         raise AssertionError("unexpected prompt:\n" + tail)
 
     llm = ScriptedChat(script=script)
@@ -135,6 +148,7 @@ def test_two_hop_loop_finds_the_second_hop(corpus):
     assert out["iterations"] == 2
     # leaf + main, then queries + leaf + main
     assert out["llm_calls"] == 5 == len(llm._prompts)
+    assert out["parse_failures"] == 0  # every decision was valid JSON of its schema
     filters = [t for t in out["trace"] if t["node"] == "filter_knowledge"]
     first_titles = [k["title"] for k in filters[0]["kept"]]
     assert "Killing Pablo" in first_titles and "Mark Bowden" not in first_titles
@@ -157,7 +171,7 @@ def test_two_hop_loop_finds_the_second_hop(corpus):
     assert [t["node"] for t in out["trace"]][:5] == ["retrieve", "filter_knowledge", "leaf_extract", "memory", "main_judge"]
 
 
-UNANSWERABLE = 'unanswerable", "missing_information": "everything", "explanation": "nothing is known"}'
+UNANSWERABLE = '{"answer": "unanswerable", "missing_information": "everything"}'
 
 
 @pytest.mark.parametrize("max_iterations", [1, 3, 5])
@@ -210,28 +224,30 @@ def test_malformed_outputs_are_survived(corpus):
 
 
 def test_malformed_judge_output_still_answers(corpus):
-    """Broken JSON from the Main Module: the answer is read by pattern."""
+    """Broken JSON from the Leaf and Main Modules: read leniently / by pattern, no repair
+    needed, each decision counted as a parse failure."""
     responses = [
-        '{"info": "Killing Pablo is a book by Mark Bowden.", "support_passages": [0, 1]}',  # leaf, unclosed
-        'Mark Bowden" "explanation": "the author',  # main: no comma, no closing brace
+        '{"useful_information": [{"info": "Killing Pablo is a book by Mark Bowden.", "support_passages": [0, 1]}',  # unclosed
+        '{"answer": "Mark Bowden" "missing_information": "the author',  # no comma, no closing brace
     ]
     g = build_migres_graph(_components(FakeAnswerChat(responses=responses), corpus))
     out = g.invoke({"question": "Who wrote Killing Pablo?"}, context=MIGRESContext(**CTX))
     assert out["answer"] == "Mark Bowden" and out["iterations"] == 1 and out["final"] == "answered"
     assert [u["info"] for u in out["useful_info"]] == ["Killing Pablo is a book by Mark Bowden."]
+    assert out["llm_calls"] == 2 and out["parse_failures"] == 2
 
 
 def test_nli_check_removes_unsupported_statement(corpus):
     def script(prompt: str) -> str:
         tail = _tail(prompt)
-        if tail.rstrip().endswith('{"useful_information": ['):
+        if _is_leaf(tail):
             i = _passage_index(prompt, "Killing Pablo")
             return (
-                '{"info": "Killing Pablo is a book by Mark Bowden.", "support_passages": [%d]}, '
+                '{"useful_information": [{"info": "Killing Pablo is a book by Mark Bowden.", "support_passages": [%d]}, '
                 '{"info": "The novel won the Hugo Award for science fiction in 1962.", "support_passages": [%d]}, '
-                '{"info": "Mark Bowden wrote Killing Pablo."}]}' % (i, i)
+                '{"info": "Mark Bowden wrote Killing Pablo.", "support_passages": []}]}' % (i, i)
             )
-        return 'Mark Bowden", "missing_information": "", "explanation": "x"}'
+        return '{"answer": "Mark Bowden", "missing_information": ""}'
 
     g = build_migres_graph(_components(ScriptedChat(script=script), corpus))
     out = g.invoke({"question": "Who wrote Killing Pablo?"}, context=MIGRESContext(**CTX))
@@ -248,7 +264,7 @@ def test_nli_check_removes_unsupported_statement(corpus):
 
 def test_hard_negatives_are_not_fed_again(corpus):
     """Passages read without yielding anything are never read again, whatever the query."""
-    llm = FakeAnswerChat(responses=['{"useful_information": []}', UNANSWERABLE, f" {KILLING_PABLO_Q} again\n"])
+    llm = FakeAnswerChat(responses=['{"useful_information": []}', UNANSWERABLE, json.dumps({"queries": [f"{KILLING_PABLO_Q} again"]})])
     g = build_migres_graph(_components(llm, corpus))
     out = g.invoke({"question": KILLING_PABLO_Q}, context=MIGRESContext(max_iterations=3, knowledge_prompting=False, **CTX))
     fed = [k["id"] for t in out["trace"] if t["node"] == "filter_knowledge" for k in t["kept"]]

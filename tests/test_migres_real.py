@@ -47,8 +47,11 @@ def test_migres_runs_on_gemma_and_stays_bounded(stack, gemma, minilm):
     assert nodes.count("main_judge") == out["iterations"]
     assert out["final"] in ("answered", "guard") and (out["final"] == "guard") == ("final_answer" in nodes)
     assert isinstance(out["answer"], str)
-    # every LLM call is counted once, with its tokens
-    assert out["llm_calls"] == sum(1 for t in out["trace"] if t["node"] in LLM_NODES and not t.get("skipped"))
+    # every LLM call is counted once, with its tokens (a structured decision says how many it took)
+    assert out["llm_calls"] == sum(t.get("calls", 1) for t in out["trace"] if t["node"] in LLM_NODES and not t.get("skipped"))
+    # the grammar holds Gemma to each decision's schema: nothing needed the lenient reader
+    assert out["parse_failures"] == 0
+    assert {t["decision_mode"] for t in out["trace"] if "decision_mode" in t} == {"grammar"}
     assert out["input_tokens"] > 200
     # the question's first hop is found by dense retrieval and handed over, sentence-filtered
     assert "Killing Pablo" in [p["title"] for p in out["passages"]]
@@ -63,10 +66,10 @@ def test_real_nli_judge_drops_an_unsupported_statement(stack, minilm):
 
     corpus, judges = stack
     leaf = (
-        '{"info": "Killing Pablo is a book by Mark Bowden.", "support_passages": [0]}, '
+        '{"useful_information": [{"info": "Killing Pablo is a book by Mark Bowden.", "support_passages": [0]}, '
         '{"info": "The Eiffel Tower was painted green by Napoleon in 1620.", "support_passages": [0]}]}'
     )
-    llm = FakeAnswerChat(responses=[leaf, 'Mark Bowden", "missing_information": "", "explanation": "x"}'])
+    llm = FakeAnswerChat(responses=[leaf, '{"answer": "Mark Bowden", "missing_information": ""}'])
     g = build_migres_graph(Components(llm=llm, retriever=corpus, embeddings=minilm, judges=judges))
     out = g.invoke({"question": "Who wrote the book Killing Pablo?"}, context=MIGRESContext(max_passages=1))
     assert out["passages"][0]["title"] == "Killing Pablo"

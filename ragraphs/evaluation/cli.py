@@ -22,7 +22,7 @@ from ..errors import ConfigError, InputError
 from .report import fmt as _fmt, summary_table
 from .runner import ORACLE, RunSpec, iter_specs, run_spec, unique_ids
 
-SUMMARY_KEYS = ("em", "f1", "acc", "recall", "docs_avg", "llm_calls_avg", "web_calls_avg", "latency_s_avg")
+SUMMARY_KEYS = ("em", "f1", "acc", "recall", "docs_avg", "llm_calls_avg", "iterations_avg", "parse_failures", "guard_hit_rate", "web_calls_avg", "latency_s_avg")
 
 
 def _csv(value: str | None) -> list[str]:

@@ -23,8 +23,8 @@ def fmt(v: Any, pct: bool = False) -> str:
 def summary_table(summaries: list[dict], *, first: str = "run") -> str:
     """A Markdown table of run summaries (EM/F1/acc/recall in percent)."""
     head = (
-        f"| {first} | n | EM | F1 | acc | recall | docs | LLM calls | web calls | input tokens | "
-        "s/question | overhead % | errors |"
+        f"| {first} | n | EM | F1 | acc | recall | docs | LLM calls | iterations | parse failures | guard hits | "
+        "web calls | input tokens | s/question | overhead % | errors |"
     )
     lines = [head, "|" + " --- |" * (head.count("|") - 1)]
     for s in summaries:
@@ -33,7 +33,8 @@ def summary_table(summaries: list[dict], *, first: str = "run") -> str:
             name = s.get("dataset")
         lines.append(
             f"| {name} | {s['n']} | {fmt(s['em'], True)} | {fmt(s['f1'], True)} | {fmt(s['acc'], True)} | "
-            f"{fmt(s['recall'], True)} | {fmt(s['docs_avg'])} | {fmt(s['llm_calls_avg'])} | {fmt(s['web_calls_avg'])} | "
+            f"{fmt(s['recall'], True)} | {fmt(s['docs_avg'])} | {fmt(s['llm_calls_avg'])} | {fmt(s.get('iterations_avg'))} | "
+            f"{fmt(s.get('parse_failures'))} | {fmt(s.get('guard_hit_rate'), True)} | {fmt(s['web_calls_avg'])} | "
             f"{fmt(s.get('input_tokens_avg'))} | {fmt(s['latency_s_avg'])} | {fmt(s['overhead_pct'])} | {s['errors']} |"
         )
     return "\n".join(lines)
@@ -153,8 +154,10 @@ def write_report(
     n = summaries[0]["n"] if summaries else 0
     lines += [
         f"Data: `{data}`, {n} questions. EM, F1, acc and recall in percent; docs, LLM calls, web calls and "
-        "input tokens are means per question; s/question is wall time; overhead is the time outside all "
-        "nodes as a share of wall time.",
+        "input tokens are means per question; parse failures is the number of structured LLM decisions "
+        "that needed the lenient reader or the repair retry, or failed (sum over questions); guard hits is "
+        "the share (%) of questions a looping method ended at its iteration guard; s/question is wall "
+        "time; overhead is the time outside all nodes as a share of wall time.",
         "",
         summary_table(summaries),
         "",

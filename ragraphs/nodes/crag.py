@@ -21,26 +21,28 @@ from ..prompts import one_line
 from ..settings import CRAGContext
 from ..state.crag import CRAGState
 from ..state.types import Passage, reset
-from ..tools.llm import complete, llm_usage
+from ..tools.structured import Keywords, decide
 from .refine import judge_text, refine_knowledge
 from .retrieve import make_retrieve
 
 CORRECT, INCORRECT, AMBIGUOUS = "correct", "incorrect", "ambiguous"
 
 # The paper's few-shot prompt for rewriting a question into web-search keywords
-# (Appendix A, Table 5), sent as a completion prompt that ends where the model writes.
+# (Appendix A, Table 5), sent as a completion prompt that ends where the model writes; its
+# examples' keywords are written as the JSON of the Keywords decision
+# (:mod:`ragraphs.tools.structured`), which the embedded model is held to by a grammar.
 REWRITE_PROMPT = (
     "Extract at most three keywords separated by comma from the following dialogues and questions as "
     "queries for the web search, including topic background within dialogues and main intent within "
     "questions.\n"
     "question: What is Henry Feilden\u2019s occupation?\n"
-    "query: Henry Feilden, occupation\n"
+    'query: {{"keywords": ["Henry Feilden", "occupation"]}}\n'
     "question: In what city was Billy Carlson born?\n"
-    "query: city, Billy Carlson, born\n"
+    'query: {{"keywords": ["city", "Billy Carlson", "born"]}}\n'
     "question: What is the religion of John Gwynn?\n"
-    "query: religion of John Gwynn\n"
+    'query: {{"keywords": ["religion of John Gwynn"]}}\n'
     "question: What sport does Kiribati men\u2019s national basketball team play?\n"
-    "query: sport, Kiribati men\u2019s national basketball team play\n"
+    'query: {{"keywords": ["sport", "Kiribati men\u2019s national basketball team play"]}}\n'
     "question: {question}\n"
     "query:"
 )
@@ -152,6 +154,12 @@ def parse_query(raw: str) -> str:
     return one_line(line, 200)
 
 
+def read_keywords_legacy(text: str) -> Keywords | None:
+    """Keywords written as plain text (``Henry Feilden, occupation``) instead of JSON."""
+    words = [w.strip() for w in parse_query(text).split(",") if w.strip()]
+    return Keywords(keywords=words) if words else None
+
+
 def make_rewrite(c: Components) -> Callable[[dict, Runtime], dict]:
     """Rewrite the question into keyword queries with the paper's few-shot prompt."""
 
@@ -160,16 +168,16 @@ def make_rewrite(c: Components) -> Callable[[dict, Runtime], dict]:
         max_tokens = int(ctx.rewrite_max_tokens)
         llm = c.llm(ctx.llm, max_tokens=int(ctx.max_new_tokens))
         prompt = REWRITE_PROMPT.format(question=one_line(state["question"], 500))
-        out = complete(llm, prompt, stop=STOP_REWRITE, max_tokens=max_tokens)
-        query = parse_query(out.text)
+        out = decide(llm, prompt, Keywords, stop=STOP_REWRITE, max_tokens=max_tokens, legacy=read_keywords_legacy)
+        query = one_line(", ".join(out.value.keywords), 200) if out.value is not None else ""
         note = None
         if len(query.replace(",", " ").split()) == 0:
             query, note = one_line(state["question"], 500), "the rewriter wrote no keywords; searching the question"
         queries = [query]
-        details = {"queries": queries, "raw": out.text[:300]}
+        details = {"queries": queries, **out.trace()}
         if note:
             details["note"] = note
-        return {"queries": queries, **llm_usage(out), "_trace": details}
+        return {"queries": queries, **out.usage(), "_trace": details}
 
     return rewrite
 

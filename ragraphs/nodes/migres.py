@@ -5,14 +5,17 @@ Paper: Wang et al., "LLMs Know What They Need: Leveraging a Missing Information 
 Framework to Empower Retrieval-Augmented Generation" (sections 3.1-3.2, appendices C, D, F).
 The prompts below follow the paper's instructions (Appendix F) written as few-shot
 completion prompts that end where the model writes, so that a small *base* model
-continues them; their examples are ragraphs' own, not benchmark questions. Every output
-is parsed leniently (:mod:`ragraphs.tools.parsing`): malformed text degrades to "nothing
-said", never to an exception.
+continues them; their examples are ragraphs' own, not benchmark questions, written in the
+JSON of each decision's schema. The Main Module, Query Generator and Leaf Module are
+structured decisions (:mod:`ragraphs.tools.structured`): constrained decoding where the
+model allows it, else lenient reading plus one repair; a decision that still fails
+degrades to "nothing said", never to an exception, and is counted in ``parse_failures``.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from typing import Any, Callable
 
@@ -25,15 +28,11 @@ from ..settings import MIGRESContext
 from ..state.migres import MIGRESState
 from ..state.types import Passage, make_passage
 from ..tools.llm import complete, llm_usage
-from ..tools.parsing import extract_int_list, extract_string_field, parse_json_object, parse_list_items, parse_int_list
+from ..tools.parsing import extract_int_list, extract_string_field, parse_int_list, parse_json_object, parse_list_items
+from ..tools.structured import LeafExtraction, MainVerdict, QueryList, Statement, decide
 from ..tools.text import normalize_answer, split_sentences
 
 # ---------------------------------------------------------------------------- settings
-
-
-def setting(ctx: MIGRESContext, name: str) -> Any:
-    """The run setting ``name`` of ``ctx`` (each node reads ``runtime.context or MIGRESContext()``)."""
-    return getattr(ctx, name)
 
 
 def threshold(value: Any, judge: Any, fallback: float) -> float:
@@ -46,7 +45,7 @@ def threshold(value: Any, judge: Any, fallback: float) -> float:
 
 def _llm(c: Components, ctx: MIGRESContext):
     # one shared model instance per spec (the same one the generate node uses)
-    return c.llm(setting(ctx, "llm"), max_tokens=int(setting(ctx, "max_new_tokens")))
+    return c.llm(ctx.llm, max_tokens=int(ctx.max_new_tokens))
 
 
 # ---------------------------------------------------------------------------- prompts
@@ -89,49 +88,48 @@ _LEAF_SHOTS = [
     ),
 ]
 
-LEAF_OPEN = '{"useful_information": ['
+LEAF_OPEN = '{"useful_information": ['  # how the legacy completion format opened (parse_leaf)
 
 MAIN_INSTRUCTIONS = (
     "Answer the Question based solely on the provided Information. If the Information is insufficient to "
     'answer the Question, the answer should be "unanswerable" and you should give a summary of the missing '
-    "information. Otherwise, write a short answer to the Question (a name, date, number, place, or yes/no) and "
-    'a short explanation. Your response should be under the format {"answer": your answer, '
-    '"missing_information": the summary of missing information, "explanation": your explanation}.'
+    "information. Otherwise, write a short answer to the Question (a name, date, number, place, or yes/no). "
+    'Your response should be under the format {"answer": your answer, '
+    '"missing_information": the summary of missing information}.'
 )
 
 _MAIN_SHOTS = [
     (
         ["Gustave Eiffel's company designed the Eiffel Tower."],
         "In what year was the designer of the Eiffel Tower born?",
-        '{"answer": "unanswerable", "missing_information": "The birth year of Gustave Eiffel.", '
-        '"explanation": "The information names the designer but not his birth year."}',
+        '{"answer": "unanswerable", "missing_information": "The birth year of Gustave Eiffel."}',
     ),
     (
         ["Gustave Eiffel's company designed the Eiffel Tower.", "Gustave Eiffel was born in 1832."],
         "In what year was the designer of the Eiffel Tower born?",
-        '{"answer": "1832", "missing_information": "", '
-        '"explanation": "Gustave Eiffel designed the tower and was born in 1832."}',
+        '{"answer": "1832", "missing_information": ""}',
     ),
     (
         [],
         "Which river flows through the capital of Austria?",
         '{"answer": "unanswerable", "missing_information": "The capital of Austria and the river that flows '
-        'through it.", "explanation": "No information is given."}',
+        'through it."}',
     ),
     (
         ["Marie Curie was a physicist.", "Pierre Curie was a physicist."],
         "Were Marie Curie and Pierre Curie both physicists?",
-        '{"answer": "yes", "missing_information": "", "explanation": "Both are described as physicists."}',
+        '{"answer": "yes", "missing_information": ""}',
     ),
 ]
 
-MAIN_OPEN = '{"answer": "'
+MAIN_OPEN = '{"answer": "'  # how the legacy completion format opened (parse_main)
 
 QUERY_INSTRUCTIONS = (
     "Based on the Original Question, Historical Questions, Known Information and Missing Information, write no "
     "more than 3 queries that ask for the Missing Information to solve the Original Question. If the missing "
     "information is multi-hop, decompose it into several simple, single-hop queries. The new queries should not "
-    "contain redundant information and should differ from the Original Question and the Historical Questions."
+    "contain redundant information and should differ from the Original Question and the Historical Questions. "
+    'Your response should be under the format {"queries": [query 1, query 2]}.'
 )
 
 _QUERY_SHOTS = [
@@ -182,7 +180,7 @@ def leaf_prompt(question: str, passages: list[Passage], max_chars: int = 1200) -
     parts = [LEAF_INSTRUCTIONS, ""]
     for items, q, resp in _LEAF_SHOTS:
         parts += [_passage_block(_shot_passages(items), max_chars), f"Question: {q}", f"Your response: {resp}", ""]
-    parts += [_passage_block(passages, max_chars), f"Question: {one_line(question)}", f"Your response: {LEAF_OPEN}"]
+    parts += [_passage_block(passages, max_chars), f"Question: {one_line(question)}", "Your response:"]
     return "\n".join(parts)
 
 
@@ -194,7 +192,7 @@ def main_prompt(question: str, statements: list[str]) -> str:
     parts = [MAIN_INSTRUCTIONS, ""]
     for infos, q, resp in _MAIN_SHOTS:
         parts += [f"Information: {_info_block(infos)}", f"Question: {q}", f"Your response: {resp}", ""]
-    parts += [f"Information: {_info_block(statements)}", f"Question: {one_line(question)}", f"Your response: {MAIN_OPEN}"]
+    parts += [f"Information: {_info_block(statements)}", f"Question: {one_line(question)}", "Your response:"]
     return "\n".join(parts)
 
 
@@ -206,8 +204,7 @@ def query_prompt(question: str, history: list[str], statements: list[str], missi
             f"Historical Questions: {' | '.join(hist)}",
             f"Known Information: {_info_block(infos)}",
             f"Missing Information: {miss}",
-            "New queries:",
-            *[f"{i}. {x}" for i, x in enumerate(new, 1)],
+            f"Your response: {json.dumps({'queries': new})}",
             "",
         ]
     parts += [
@@ -215,8 +212,7 @@ def query_prompt(question: str, history: list[str], statements: list[str], missi
         f"Historical Questions: {' | '.join(one_line(h, 300) for h in history[-8:])}",
         f"Known Information: {_info_block(statements)}",
         f"Missing Information: {one_line(missing, 500)}",
-        "New queries:",
-        "1.",
+        "Your response:",
     ]
     return "\n".join(parts)
 
@@ -253,15 +249,38 @@ def parse_main(text: str) -> dict:
     explanation = obj.get("explanation")
     if not isinstance(explanation, str):
         explanation = extract_string_field(text, "explanation") or ""
-    answer = clean_answer(str(raw_answer or ""))
+    return {**verdict(str(raw_answer or ""), missing), "explanation": one_line(explanation, 1000), "parsed": bool(obj)}
+
+
+def verdict(raw_answer: str, missing: str) -> dict:
+    """``{"answered", "answer", "missing"}`` from the Main Module's answer and missing information:
+    an empty answer, or one that says "unanswerable" (or the like), is no answer."""
+    answer = clean_answer(raw_answer)
     answered = bool(answer) and not _UNANSWERABLE.search(answer) and normalize_answer(answer) not in ("", "none", "n a", "null")
-    return {
-        "answered": answered,
-        "answer": answer if answered else "",
-        "missing": one_line(missing, 500),
-        "explanation": one_line(explanation, 1000),
-        "parsed": bool(obj),
-    }
+    return {"answered": answered, "answer": answer if answered else "", "missing": one_line(missing or "", 500)}
+
+
+def read_main_legacy(text: str) -> MainVerdict | None:
+    """The Main Module's verdict read by pattern from text no JSON reader accepts (the
+    ``"answer"`` key must be there: free text is no verdict)."""
+    if extract_string_field(text, "answer") is None:
+        return None
+    v = parse_main(text)
+    return MainVerdict(answer=v["answer"] or "unanswerable", missing_information=v["missing"])
+
+
+def read_leaf_legacy(text: str) -> LeafExtraction | None:
+    """Leaf statements read by pattern (each ``"info": "..."`` with its ``support_passages``)."""
+    items = parse_leaf(text)
+    if not items and "useful_information" not in (text or ""):
+        return None
+    return LeafExtraction(useful_information=[Statement(info=it["info"], support_passages=it["support"]) for it in items])
+
+
+def read_queries_legacy(text: str) -> QueryList | None:
+    """Queries written as a numbered or bulleted list instead of JSON."""
+    items = [q for q in parse_list_items(text, max_items=3) if len(q) >= 3]
+    return QueryList(queries=items) if items else None
 
 
 def parse_leaf(text: str) -> list[dict]:
@@ -323,8 +342,8 @@ def make_retrieve(c: Components) -> Callable[[dict, Runtime], dict]:
         if not question.strip():
             raise InputError("the question is empty")
         queries = [q for q in (state.get("queries") or []) if q.strip()] or [question]
-        k = int(setting(ctx, "k"))
-        mode = setting(ctx, "retrieval")
+        k = int(ctx.k)
+        mode = ctx.retrieval
         r = c.retriever
         if hasattr(r, "search_many"):
             hits = r.search_many(queries, k, mode=mode)
@@ -357,9 +376,9 @@ def make_filter_knowledge(c: Components) -> Callable[[dict, Runtime], dict]:
     def filter_knowledge(state: MIGRESState, runtime: Runtime[MIGRESContext]) -> dict:
         ctx = runtime.context or MIGRESContext()
         judge = c.judge("evaluator")
-        p_thr = threshold(setting(ctx, "passage_threshold"), judge, 0.0)
-        s_thr = threshold(setting(ctx, "sentence_threshold"), None, p_thr)
-        max_passages = int(setting(ctx, "max_passages"))
+        p_thr = threshold(ctx.passage_threshold, judge, 0.0)
+        s_thr = threshold(ctx.sentence_threshold, None, p_thr)
+        max_passages = int(ctx.max_passages)
         hard = set(state.get("hard_negative_ids") or [])
         fed = set(state.get("fed_keys") or [])
         raw = [p for p in state.get("candidates") or [] if p["id"] not in hard]
@@ -426,7 +445,7 @@ def make_knowledge_prompt(c: Components) -> Callable[[dict, Runtime], dict]:
     def knowledge(state: MIGRESState, runtime: Runtime[MIGRESContext]) -> dict:
         ctx = runtime.context or MIGRESContext()
         query = (state.get("queries") or [state["question"]])[0]
-        out = complete(_llm(c, ctx), knowledge_prompt(query), stop=STOP_LINE, max_tokens=int(setting(ctx, "knowledge_max_tokens")))
+        out = complete(_llm(c, ctx), knowledge_prompt(query), stop=STOP_LINE, max_tokens=int(ctx.knowledge_max_tokens))
         text = one_line(out.text, 1500)
         cands = []
         if text and not _UNANSWERABLE.search(text[:40]):
@@ -456,9 +475,11 @@ def make_leaf_extract(c: Components) -> Callable[[dict, Runtime], dict]:
         if not fed:
             return {"_trace": {"skipped": "no knowledge", "iteration": iteration}}
         queries = state.get("queries") or [state["question"]]
-        prompt = leaf_prompt(" ".join(queries), fed, max_chars=int(setting(ctx, "max_passage_chars")))
-        out = complete(_llm(c, ctx), prompt, stop=STOP_LINE, max_tokens=int(setting(ctx, "leaf_max_tokens")))
-        items = parse_leaf(LEAF_OPEN + out.text)
+        prompt = leaf_prompt(" ".join(queries), fed, max_chars=int(ctx.max_passage_chars))
+        out = decide(_llm(c, ctx), prompt, LeafExtraction, stop=STOP_LINE, max_tokens=int(ctx.leaf_max_tokens),
+                     legacy=read_leaf_legacy)
+        extracted = out.value.useful_information if out.value is not None else []
+        items = [{"info": one_line(st.info, 500), "support": list(st.support_passages)} for st in extracted]
         known = {_norm(u["info"]) for u in state.get("useful_info") or []}
         pairs, plan = [], []  # plan: (item index, cited passage indexes)
         for i, it in enumerate(items):
@@ -474,7 +495,7 @@ def make_leaf_extract(c: Components) -> Callable[[dict, Runtime], dict]:
                 pairs.extend((fed[n]["text"], it["info"]) for n in range(len(fed)))
         nli = c.judge("nli")
         scores = list(nli.score_batch(pairs)) if pairs else []
-        thr = threshold(setting(ctx, "nli_threshold"), nli, 0.5)
+        thr = threshold(ctx.nli_threshold, nli, 0.5)
         kept, dropped, pos = [], [], 0
         for i, options in plan:
             opt_scores = [float(s) for s in scores[pos : pos + len(options)]]
@@ -489,11 +510,11 @@ def make_leaf_extract(c: Components) -> Callable[[dict, Runtime], dict]:
             "passages": corpus_fed,
             "generated_knowledge": generated,
             "passages_fed": len(corpus_fed),
-            **llm_usage(out),
+            **out.usage(),
             "_trace": {
                 "iteration": iteration,
                 "n_passages": len(fed),
-                "raw": out.text[:500],
+                **out.trace(),
                 "kept": [(e["info"], e["nli"]) for e in kept],
                 "dropped_by_nli": [(e["info"], e["nli"]) for e in dropped],
             },
@@ -531,29 +552,28 @@ def make_main_judge(c: Components) -> Callable[[dict, Runtime], dict]:
     def main_judge(state: MIGRESState, runtime: Runtime[MIGRESContext]) -> dict:
         ctx = runtime.context or MIGRESContext()
         statements = [u["info"] for u in state.get("useful_info") or []]
-        out = complete(_llm(c, ctx), main_prompt(state["question"], statements), stop=STOP_LINE, max_tokens=int(setting(ctx, "judge_max_tokens")))
-        verdict = parse_main(MAIN_OPEN + out.text)
-        missing = verdict["missing"]
-        if not verdict["answered"] and not missing:
+        out = decide(_llm(c, ctx), main_prompt(state["question"], statements), MainVerdict, stop=STOP_LINE,
+                     max_tokens=int(ctx.judge_max_tokens), legacy=read_main_legacy)
+        v = verdict(out.value.answer, out.value.missing_information) if out.value is not None else verdict("", "")
+        missing = v["missing"]
+        if not v["answered"] and not missing:
             missing = one_line(state["question"])  # nothing named: the question itself is what is missing
         update: dict[str, Any] = {
             "iterations": 1,
-            "answered": verdict["answered"],
-            "missing_info": "" if verdict["answered"] else missing,
-            "explanation": verdict["explanation"],
-            **llm_usage(out),
+            "answered": v["answered"],
+            "missing_info": "" if v["answered"] else missing,
+            **out.usage(),
             "_trace": {
                 "iteration": int(state.get("iterations") or 0) + 1,
-                "answered": verdict["answered"],
-                "answer": verdict["answer"],
-                "missing": missing if not verdict["answered"] else "",
-                "parsed_json": verdict["parsed"],
+                "answered": v["answered"],
+                "answer": v["answer"],
+                "missing": missing if not v["answered"] else "",
                 "n_statements": len(statements),
-                "raw": out.text[:500],
+                **out.trace(),
             },
         }
-        if verdict["answered"]:
-            update["answer"] = verdict["answer"]
+        if v["answered"]:
+            update["answer"] = v["answer"]
             update["final"] = "answered"
         return update
 
@@ -571,9 +591,10 @@ def make_generate_queries(c: Components) -> Callable[[dict, Runtime], dict]:
         history = list(state.get("memory_queries") or [question])
         statements = [u["info"] for u in state.get("useful_info") or []]
         missing = state.get("missing_info") or question
-        out = complete(_llm(c, ctx), query_prompt(question, history, statements, missing), stop=["\n\n", "Original Question:"], max_tokens=int(setting(ctx, "query_max_tokens")))
-        proposed = parse_list_items("1. " + out.text, max_items=None, stop_prefixes=("Original Question", "Historical", "Known Information", "Missing Information"))
-        max_q = max(1, int(setting(ctx, "max_queries")))
+        out = decide(_llm(c, ctx), query_prompt(question, history, statements, missing), QueryList, stop=STOP_LINE,
+                     max_tokens=int(ctx.query_max_tokens), legacy=read_queries_legacy)
+        proposed = list(out.value.queries) if out.value is not None else []
+        max_q = max(1, int(ctx.max_queries))
         new: list[str] = []
         rejected: list[str] = []
         for q in proposed:
@@ -594,8 +615,8 @@ def make_generate_queries(c: Components) -> Callable[[dict, Runtime], dict]:
                 new, fallback = [one_line(missing, 300)], "repeat"
         return {
             "queries": new,
-            **llm_usage(out),
-            "_trace": {"queries": new, "rejected_as_seen": rejected, "fallback": fallback, "raw": out.text[:500]},
+            **out.usage(),
+            "_trace": {"queries": new, "rejected_as_seen": rejected, "fallback": fallback, **out.trace()},
         }
 
     return generate_queries
@@ -611,12 +632,12 @@ def make_final_answer(c: Components) -> Callable[[dict, Runtime], dict]:
         evidence: list[Passage] = []
         if statements:
             evidence.append(make_passage("Known information", " ".join(statements), "memory"))
-        evidence += list(state.get("passages") or [])[: int(setting(ctx, "max_passages"))]
+        evidence += list(state.get("passages") or [])[: int(ctx.max_passages)]
         evidence += list(state.get("generated_knowledge") or [])[:1]
-        if setting(ctx, "skip_generation"):
+        if ctx.skip_generation:
             return {"answer": "", "final": "guard", "_trace": {"skipped": "skip_generation"}}
-        prompt = rag_answer_prompt(state["question"], evidence, max_chars=int(setting(ctx, "max_passage_chars")))
-        out = complete(_llm(c, ctx), prompt, stop=STOP_ANSWER, max_tokens=int(setting(ctx, "max_new_tokens")))
+        prompt = rag_answer_prompt(state["question"], evidence, max_chars=int(ctx.max_passage_chars))
+        out = complete(_llm(c, ctx), prompt, stop=STOP_ANSWER, max_tokens=int(ctx.max_new_tokens))
         return {
             "answer": clean_answer(out.text),
             "final": "guard",

@@ -1,7 +1,7 @@
 """State of the baseline graphs (vanilla RAG and no-retrieval).
 
 Every method's state extends :class:`RAGState`, so the CLI and the evaluator can read
-``answer``, ``passages``, ``llm_calls`` and ``trace`` the same way for all methods.
+``answer``, ``passages``, ``llm_calls``, ``parse_failures`` and ``trace`` the same way for all methods.
 """
 
 from __future__ import annotations
@@ -27,6 +27,8 @@ class RAGState(TypedDict):
     web_calls: NotRequired[Annotated[int, operator.add]]
     input_tokens: NotRequired[Annotated[int, operator.add]]
     output_tokens: NotRequired[Annotated[int, operator.add]]
+    # structured LLM decisions that needed the lenient reader or the repair, or failed
+    parse_failures: NotRequired[Annotated[int, operator.add]]
     # one entry per node run: {"node", "elapsed_s", ...node-specific details}
     trace: NotRequired[Annotated[list[dict], add_trace]]
 
@@ -39,4 +41,5 @@ class RAGOutput(TypedDict):
     web_calls: int
     input_tokens: int
     output_tokens: int
+    parse_failures: int
     trace: list[dict]

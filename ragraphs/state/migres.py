@@ -6,7 +6,7 @@ trace), MIGRES keeps:
 - the loop's position: ``iterations`` (one per Main Module verdict), ``answered``,
   ``final`` (how the run ended: "answered" | "guard");
 - the Main Module's output: ``useful_info`` (statements with the passages that support
-  them), ``missing_info``, ``explanation``;
+  them), ``missing_info``;
 - the Retrieval Module's work of this iteration: ``queries``, ``candidates`` (filtered
   knowledge about to be read by the Leaf Module);
 - the Memory Module: ``memory_queries`` (every query asked, the question first),
@@ -58,7 +58,6 @@ class MIGRESState(RAGState):
     iterations: NotRequired[Annotated[int, operator.add]]
     answered: NotRequired[bool]
     final: NotRequired[str]
-    explanation: NotRequired[str]
     useful_info: NotRequired[Annotated[list[UsefulInfo], add_list]]
     missing_info: NotRequired[str]
     # this iteration's queries and the filtered knowledge the Leaf Module will read
@@ -79,7 +78,6 @@ class MIGRESOutput(RAGOutput):
     iterations: int
     answered: bool
     final: str
-    explanation: str
     useful_info: list[UsefulInfo]
     missing_info: str
     memory_queries: list[str]

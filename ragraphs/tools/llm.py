@@ -19,9 +19,11 @@ model alike. :func:`complete` is the one place that calls a model and counts the
 from __future__ import annotations
 
 import atexit
+import hashlib
 import os
 import threading
 import weakref
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Iterator, Optional
 
@@ -63,7 +65,28 @@ class LlamaCppCompletionChat(BaseChatModel):
     Messages are concatenated verbatim (no chat template), which is what a base model
     such as Gemma 3 270M needs for few-shot prompts. One ``llama_cpp.Llama`` instance is
     loaded once and shared; calls are serialised with a lock (llama.cpp contexts are not
-    thread-safe).
+    thread-safe). A call may pass ``grammar=`` (GBNF text, e.g. from a JSON schema) to
+    constrain decoding (greedy, the grammar checked on the best tokens first:
+    :mod:`ragraphs.tools.grammar_sampler`).
+
+    Why not langchain-community's wrappers (checked in langchain-community 0.4.2): its
+    ``ChatLlamaCpp`` always renders messages through the model's chat template
+    (``create_chat_completion``), which a base model was not trained on, and its completion
+    ``LlamaCpp``, which does pass a per-call ``grammar`` through, returns only the text
+    (``_call`` drops llama.cpp's ``usage``, so the token counts every run reports would be
+    lost) and sends an over-long prompt as is instead of keeping its end.
+
+    Prompt-prefix reuse: llama-cpp-python re-evaluates only the part of a prompt that
+    differs from the tokens already in its KV cache, which helps only when consecutive
+    calls share a prefix; the methods interleave different few-shot prompts (leaf, judge,
+    queries, ...), which defeats it. So each *kind* of prompt (its opening characters: the
+    instructions) gets its own llama.cpp context, up to ``n_contexts``
+    (``RAGRAPHS_LLM_CONTEXTS``, default 6; the least recently used one is handed to a new
+    kind), and a repeated prompt's few-shot prefix is not evaluated again. The contexts
+    share the memory-mapped weights. (``llama_cpp.LlamaRAMCache`` was measured and not
+    used: every saved state copies the logits of each prompt token, 1 MiB per token with
+    Gemma's 262k vocabulary, several GiB for a few calls.) ``swa_full`` keeps the full
+    sliding-window cache of Gemma 3, without which a cached prefix cannot be cut back.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -75,9 +98,12 @@ class LlamaCppCompletionChat(BaseChatModel):
     temperature: float = 0.0
     seed: int = 0
     stop: list[str] = Field(default_factory=list)
+    n_contexts: Optional[int] = None
 
     _llama: Any = PrivateAttr(default=None)
     _lock: Any = PrivateAttr(default_factory=threading.Lock)
+    _grammars: dict = PrivateAttr(default_factory=dict)
+    _pool: Any = PrivateAttr(default_factory=OrderedDict)
 
     @property
     def _llm_type(self) -> str:
@@ -87,39 +113,69 @@ class LlamaCppCompletionChat(BaseChatModel):
     def _identifying_params(self) -> dict:
         return {"model_path": self.model_path, "n_ctx": self.n_ctx}
 
+    def _new_llama(self):
+        try:
+            from .grammar_sampler import llama_class
+        except ImportError as e:  # pragma: no cover
+            raise ConfigError("the embedded LLM needs llama-cpp-python") from e
+        if not os.path.exists(self.model_path):
+            raise ConfigError(f"GGUF model file not found: {self.model_path}")
+        from ..quiet import is_verbose, route_llama_cpp_logs
+
+        route_llama_cpp_logs()
+        return llama_class()(
+            model_path=self.model_path,
+            n_ctx=self.n_ctx,
+            n_threads=self.n_threads or _env_threads() or max(1, os.cpu_count() or 1),
+            seed=self.seed,
+            swa_full=True,
+            verbose=is_verbose(),
+        )
+
     def _load(self):
         if self._llama is None:
             with self._lock:
                 if self._llama is None:
-                    try:
-                        from llama_cpp import Llama
-                    except ImportError as e:  # pragma: no cover
-                        raise ConfigError("the embedded LLM needs llama-cpp-python") from e
-                    if not os.path.exists(self.model_path):
-                        raise ConfigError(f"GGUF model file not found: {self.model_path}")
-                    from ..quiet import is_verbose, route_llama_cpp_logs
-
-                    route_llama_cpp_logs()
-                    self._llama = Llama(
-                        model_path=self.model_path,
-                        n_ctx=self.n_ctx,
-                        n_threads=self.n_threads or _env_threads() or max(1, os.cpu_count() or 1),
-                        seed=self.seed,
-                        verbose=is_verbose(),
-                    )
+                    self._llama = self._new_llama()
                     _LOADED[id(self)] = self
         return self._llama
 
     def close(self) -> None:
-        """Free the llama.cpp model now (it is loaded again on the next call)."""
+        """Free the llama.cpp contexts now (the model is loaded again on the next call)."""
         locked = self._lock.acquire(timeout=10)  # a call still running (at exit) has 10 s to end
         try:
-            llama, self._llama = self._llama, None
+            llamas = {id(x): x for x in [self._llama, *self._pool.values()] if x is not None}
+            self._llama = None
+            self._pool.clear()
         finally:
             if locked:
                 self._lock.release()
-        if llama is not None:
+        for llama in llamas.values():
             llama.close()
+
+    def _context_for(self, prompt: str):
+        """The llama.cpp context of this prompt's kind (call with ``_lock`` held)."""
+        key = hashlib.sha256(prompt[:160].encode("utf-8", "replace")).hexdigest()
+        llama = self._pool.get(key)
+        if llama is None:
+            limit = self.n_contexts if self.n_contexts is not None else _env_contexts()
+            if not self._pool:
+                llama = self._llama
+            elif len(self._pool) < max(1, limit):
+                llama = self._new_llama()
+            else:  # the least recently used context serves the new kind
+                _, llama = self._pool.popitem(last=False)
+            self._pool[key] = llama
+        self._pool.move_to_end(key)
+        return llama
+
+    def _grammar(self, gbnf: str):
+        g = self._grammars.get(gbnf)
+        if g is None:
+            from llama_cpp import LlamaGrammar
+
+            g = self._grammars[gbnf] = LlamaGrammar.from_string(gbnf, verbose=False)
+        return g
 
     def count_tokens(self, text: str) -> int:
         llama = self._load()
@@ -143,13 +199,16 @@ class LlamaCppCompletionChat(BaseChatModel):
             prompt_arg: Any = tokens
         else:
             prompt_arg = prompt
+        grammar = kwargs.get("grammar")
         with self._lock:
+            llama = self._context_for(prompt)
             out = llama.create_completion(
                 prompt=prompt_arg,
                 max_tokens=max_tokens,
                 temperature=float(kwargs.get("temperature", self.temperature)),
                 stop=list(stop or []) + list(self.stop),
                 seed=self.seed,
+                grammar=self._grammar(grammar) if grammar else None,
             )
         text = out["choices"][0]["text"]
         usage = out.get("usage") or {}
@@ -222,6 +281,19 @@ def _env_threads() -> int | None:
         raise ConfigError(f"RAGRAPHS_LLM_THREADS must be a positive integer, got {v!r}") from None
     if n < 1:
         raise ConfigError(f"RAGRAPHS_LLM_THREADS must be a positive integer, got {v!r}")
+    return n
+
+
+def _env_contexts() -> int:
+    """``RAGRAPHS_LLM_CONTEXTS``: llama.cpp contexts of the embedded model, one per prompt kind
+    (default 6; 1 = one context for every prompt, as without prefix reuse across kinds)."""
+    v = os.environ.get("RAGRAPHS_LLM_CONTEXTS", "6").strip() or "6"
+    try:
+        n = int(v)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise ConfigError(f"RAGRAPHS_LLM_CONTEXTS must be a whole number >= 1, got {v!r}")
     return n
 
 
@@ -333,12 +405,20 @@ def complete(
     *,
     stop: list[str] | None = None,
     max_tokens: int | None = None,
+    grammar: str | None = None,
+    response_format: dict | None = None,
 ) -> Completion:
     """Send one completion-style prompt to any chat model; returns text and token counts.
 
-    Connection failures are raised as :class:`LLMError` with a one-line message.
+    ``grammar`` (GBNF, llama.cpp models) and ``response_format`` (OpenAI-compatible chat
+    servers) constrain the output (see :mod:`ragraphs.tools.structured`). Connection
+    failures are raised as :class:`LLMError` with a one-line message.
     """
     kwargs: dict[str, Any] = {}
+    if grammar:
+        kwargs["grammar"] = grammar
+    if response_format:
+        kwargs["response_format"] = response_format
     if stop and not isinstance(llm, (LlamaCppCompletionChat, FakeAnswerChat)):
         # a chat model may open its reply with a blank line: keep only visible stop
         # strings (answers are cut to their first non-empty line afterwards), at most 4

@@ -1,0 +1,316 @@
+"""Structured LLM decisions: one pydantic schema per decision, constrained decoding where
+the model allows it, lenient parsing plus one repair retry where it does not.
+
+Every decision a method asks an LLM for (MIGRES's main judge, query generator and leaf
+extraction, ERM4's Rewriter+ and LLM knowledge filter, CRAG's keyword rewrite) has a schema
+below. :func:`decide` sends the decision's few-shot prompt (its examples written in the
+schema's JSON) and returns a validated object:
+
+- the embedded model and ``llamacpp:`` GGUFs (:class:`~ragraphs.tools.llm.LlamaCppCompletionChat`):
+  decoding follows a llama.cpp grammar built from the schema's JSON schema
+  (``llama_cpp.llama_grammar.json_schema_to_gbnf``); strings and lists carry ``maxLength`` /
+  ``maxItems``, so even a small model that repeats itself must close the object;
+- OpenAI-compatible chat servers (``openai:``): ``response_format`` with the JSON schema;
+- any other model (``openai-completion:``, fakes, a user's chat model): the text is read
+  leniently (``langchain_core.utils.json.parse_json_markdown``, then ragraphs' repairing
+  reader, then the decision's legacy text format if it has one), and if nothing valid
+  comes out the model is asked ONCE to repair its response.
+
+A decision whose first output was not valid JSON of the schema (it needed the lenient
+reader, the legacy format or the repair) or that failed altogether is a *parse failure*:
+:attr:`Decision.parse_failure` is 1, and the nodes add it to the state's
+``parse_failures`` counter, which ``ragraphs eval`` sums per question.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from dataclasses import dataclass
+from typing import Annotated, Any, Callable, Generic, Literal, TypeVar
+
+from langchain_core.language_models import BaseChatModel
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, ValidationError, WithJsonSchema
+
+from .llm import Completion, LlamaCppCompletionChat, complete
+from .parsing import parse_json_object
+
+M = TypeVar("M", bound=BaseModel)
+
+
+# ---------------------------------------------------------------- bounded field types
+
+
+def _text_in(v: Any) -> Any:
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return str(v)
+    return v
+
+
+def Text(max_chars: int, min_chars: int = 0) -> Any:
+    """A string the grammar bounds to ``max_chars``; longer text read leniently is cut."""
+    schema: dict[str, Any] = {"type": "string", "maxLength": max_chars}
+    if min_chars:
+        schema["minLength"] = min_chars
+    return Annotated[
+        str,
+        BeforeValidator(_text_in),
+        AfterValidator(lambda s: " ".join(s.split())[:max_chars]),
+        WithJsonSchema(schema),
+    ]
+
+
+def Items(item: Any, max_items: int, min_items: int = 0) -> Any:
+    """A list the grammar bounds to ``max_items``; extra items read leniently are dropped."""
+    from pydantic import TypeAdapter
+
+    item_schema = TypeAdapter(item).json_schema()
+    schema: dict[str, Any] = {"type": "array", "items": item_schema, "maxItems": max_items}
+    if min_items:
+        schema["minItems"] = min_items
+    return Annotated[list[item], AfterValidator(lambda v: list(v)[:max_items]), WithJsonSchema(schema)]
+
+
+class _Schema(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+# ---------------------------------------------------------------- the decisions
+
+
+class MainVerdict(_Schema):
+    """MIGRES Main Module: a short answer, or "unanswerable" and what is missing."""
+
+    answer: Text(60, 1)  # type: ignore[valid-type]
+    missing_information: Text(120)  # type: ignore[valid-type]
+
+
+class QueryList(_Schema):
+    """MIGRES Query Generator: up to three simple queries."""
+
+    queries: Items(Text(100, 3), 3, 1)  # type: ignore[valid-type]
+
+
+class Statement(_Schema):
+    info: Text(150, 3)  # type: ignore[valid-type]
+    support_passages: Items(Annotated[int, WithJsonSchema({"type": "integer", "minimum": 0, "maximum": 19})], 3)  # type: ignore[valid-type]
+
+
+class LeafExtraction(_Schema):
+    """MIGRES Leaf Module: statements with the indexes of the passages that support them."""
+
+    useful_information: Items(Statement, 3)  # type: ignore[valid-type]
+
+
+class RewritePlus(_Schema):
+    """ERM4 Query Rewriter+: a rewritten question and up to three search queries."""
+
+    rewritten_question: Text(200, 3)  # type: ignore[valid-type]
+    queries: Items(Text(80, 2), 3, 1)  # type: ignore[valid-type]
+
+
+class Keywords(_Schema):
+    """CRAG keyword rewrite: at most three keywords for a web search."""
+
+    keywords: Items(Text(40, 1), 3, 1)  # type: ignore[valid-type]
+
+
+class Entailment(_Schema):
+    """ERM4 LLM knowledge filter: does the knowledge help answer the question?"""
+
+    entailment: Literal["yes", "no"]
+
+
+# ---------------------------------------------------------------- schemas -> grammar, budget
+
+
+@functools.lru_cache(maxsize=64)
+def json_schema(schema: type[BaseModel]) -> dict:
+    """The decision's JSON schema, ``$defs`` inlined (what grammars and servers get)."""
+    raw = schema.model_json_schema()
+    defs = raw.pop("$defs", {})
+
+    def inline(node: Any) -> Any:
+        if isinstance(node, dict):
+            if "$ref" in node:
+                return inline(defs[node["$ref"].split("/")[-1]])
+            return {k: inline(v) for k, v in node.items() if k != "title"}
+        if isinstance(node, list):
+            return [inline(x) for x in node]
+        return node
+
+    out = inline(raw)
+    out["additionalProperties"] = False
+    return out
+
+
+@functools.lru_cache(maxsize=64)
+def gbnf(schema: type[BaseModel]) -> str:
+    """The llama.cpp grammar (GBNF) of the decision's JSON schema, keys in schema order."""
+    from llama_cpp.llama_grammar import json_schema_to_gbnf
+
+    js = json_schema(schema)
+    text = json_schema_to_gbnf(json.dumps(js), prop_order=list(js.get("properties", {})))
+    # no raw control characters (a newline) inside strings: JSON does not allow them
+    text = re.sub(r'^(char ::= )\[\^"\\\\\]', lambda m: m.group(1) + '[^"\\\\\\x7F\\x00-\\x1F]', text, count=1, flags=re.M)
+    # the prompts end with a label ("Your response:"): one optional space may open the object
+    return re.sub(r"^root ::=", "json-root ::=", text, count=1, flags=re.M) + '\nroot ::= " "? json-root\n'
+
+
+def token_budget(schema: type[BaseModel]) -> int:
+    """Tokens that any object the grammar allows fits in (a token is at least 2 characters of
+    a bounded string, keys and punctuation about 1 token per 2 characters)."""
+
+    def size(node: dict) -> int:
+        t = node.get("type")
+        if t == "string":
+            return int(node.get("maxLength", 200)) // 2 + 2
+        if t == "array":
+            return 2 + int(node.get("maxItems", 8)) * (size(node["items"]) + 1)
+        if t == "object":
+            return 2 + sum(len(k) // 2 + 3 + size(v) for k, v in node.get("properties", {}).items())
+        if "enum" in node:
+            return 4
+        return 4  # numbers, booleans
+
+    return size(json_schema(schema)) + 4
+
+
+def response_format(schema: type[BaseModel]) -> dict:
+    """OpenAI ``response_format`` for the decision (servers that honour JSON schemas)."""
+    return {"type": "json_schema", "json_schema": {"name": schema.__name__, "schema": json_schema(schema), "strict": False}}
+
+
+# ---------------------------------------------------------------- reading text
+
+
+def _validate(schema: type[M], obj: Any) -> M | None:
+    if not isinstance(obj, dict):
+        return None
+    try:
+        return schema.model_validate(obj)
+    except ValidationError:
+        return None
+
+
+def read_strict(schema: type[M], text: str) -> M | None:
+    """The object when ``text`` is exactly one valid JSON object of the schema, else None."""
+    try:
+        return _validate(schema, json.loads((text or "").strip()))
+    except ValueError:
+        return None
+
+
+def read_lenient(schema: type[M], text: str) -> M | None:
+    """The object read from fenced, cut-off or almost-JSON text, else None."""
+    from langchain_core.utils.json import parse_json_markdown
+
+    try:
+        got = _validate(schema, parse_json_markdown(text or ""))
+    except Exception:  # langchain raises on text with no JSON in it
+        got = None
+    return got or _validate(schema, parse_json_object(text or ""))
+
+
+# ---------------------------------------------------------------- the call
+
+
+@dataclass
+class Decision(Generic[M]):
+    """What :func:`decide` got: the object (None when every attempt failed) and its cost."""
+
+    value: M | None
+    text: str  # the last raw output
+    mode: str  # "grammar" | "json_schema" | "lenient"
+    how: str  # "strict" | "lenient" | "legacy" | "repair" | "failed"
+    calls: int
+    input_tokens: int
+    output_tokens: int
+
+    @property
+    def parse_failure(self) -> int:
+        return 0 if self.how == "strict" else 1
+
+    def usage(self) -> dict:
+        """State counters of the decision (LLM calls, tokens, parse failures)."""
+        return {
+            "llm_calls": self.calls,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "parse_failures": self.parse_failure,
+        }
+
+    def trace(self) -> dict:
+        return {"decision_mode": self.mode, "parsed": self.how, "calls": self.calls, "raw": self.text[:500]}
+
+
+def constraint_mode(llm: BaseChatModel) -> str:
+    """How a model's output can be constrained: "grammar", "json_schema" or "lenient"."""
+    if isinstance(llm, LlamaCppCompletionChat):
+        return "grammar"
+    try:
+        from langchain_openai import ChatOpenAI
+    except ImportError:  # pragma: no cover
+        return "lenient"
+    return "json_schema" if isinstance(llm, ChatOpenAI) else "lenient"
+
+
+REPAIR_NOTE = "The response above is not one valid JSON object in the format of the examples. Corrected response:"
+
+
+def repair_prompt(prompt: str, bad: str) -> str:
+    """The one retry: the original prompt, the bad response on one line, a request to correct it."""
+    flat = " ".join((bad or "").split())[:800]
+    return f"{prompt} {flat or '(empty)'}\n{REPAIR_NOTE}"
+
+
+def decide(
+    llm: BaseChatModel,
+    prompt: str,
+    schema: type[M],
+    *,
+    max_tokens: int | None = None,
+    stop: list[str] | None = None,
+    legacy: Callable[[str], M | None] | None = None,
+) -> Decision[M]:
+    """Ask ``llm`` for one decision of ``schema`` (see the module docstring).
+
+    ``max_tokens`` is raised to the schema's :func:`token_budget` so that a constrained
+    object is never cut. ``stop`` applies to unconstrained models only (a JSON object may
+    hold a newline). ``legacy`` reads the decision's older plain-text format (counted as a
+    parse failure when used).
+    """
+    mode = constraint_mode(llm)
+    budget = max(int(max_tokens or 0), token_budget(schema))
+    kw: dict[str, Any] = {"max_tokens": budget}
+    if mode == "grammar":
+        kw["grammar"] = gbnf(schema)
+    elif mode == "json_schema":
+        kw["response_format"] = response_format(schema)
+    else:
+        kw["stop"] = stop
+    outs: list[Completion] = [complete(llm, prompt, **kw)]
+
+    def result(value: M | None, how: str) -> Decision[M]:
+        return Decision(
+            value, outs[-1].text, mode, how, len(outs),
+            sum(o.input_tokens for o in outs), sum(o.output_tokens for o in outs),
+        )
+
+    text = outs[0].text
+    got = read_strict(schema, text)
+    if got is not None:
+        return result(got, "strict")
+    got = read_lenient(schema, text)
+    if got is not None:
+        return result(got, "lenient")
+    if legacy is not None:
+        got = legacy(text)
+        if got is not None:
+            return result(got, "legacy")
+    # ONE repair retry
+    outs.append(complete(llm, repair_prompt(prompt, text), **kw))
+    text = outs[1].text
+    got = read_strict(schema, text) or read_lenient(schema, text) or (legacy(text) if legacy else None)
+    return result(got, "repair" if got is not None else "failed")

@@ -1,0 +1,273 @@
+"""Structured LLM decisions (ragraphs.tools.structured) and what eval makes of them.
+
+Fake chat models drive the node logic (the hard iteration guard, the lenient reader, the
+one repair retry and their counting); an OpenAI-compatible HTTP server on 127.0.0.1 checks
+that a chat server is sent the decision's JSON schema; the real embedded Gemma checks that
+the grammar path returns schema-valid objects (slow).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from typing import Any
+
+import numpy as np
+import pytest
+from langchain_core.language_models.chat_models import BaseChatModel
+from langchain_core.messages import AIMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from pydantic import PrivateAttr
+
+from ragraphs.components import Components
+from ragraphs.datasets import pooled_passages
+from ragraphs.evaluation.report import summary_table
+from ragraphs.evaluation.runner import RunSpec, run_spec
+from ragraphs.tools import structured as S
+from ragraphs.tools.bm25 import BM25Index
+from ragraphs.tools.llm import FakeAnswerChat, LlamaCppCompletionChat, render_messages
+
+
+class Scripted(BaseChatModel):
+    """Replies ``script(prompt)``; records the prompts."""
+
+    script: Any
+    _prompts: list = PrivateAttr(default_factory=list)
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted"
+
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs):
+        prompt = render_messages(messages)
+        self._prompts.append(prompt)
+        text = self.script(prompt)
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
+
+
+class Const:
+    """A judge that scores every pair the same."""
+
+    def __init__(self, value: float):
+        self.value = value
+
+    def score_batch(self, pairs):
+        return np.full(len(pairs), self.value, dtype=np.float32)
+
+
+class Lexical:
+    def __init__(self, passages):
+        self.index = BM25Index(passages)
+
+    def search(self, query, k, mode="dense"):
+        return self.index.search(query, k)
+
+
+def _kind(prompt: str) -> str:
+    tail = prompt.rsplit("\n\n", 1)[-1]
+    if tail.startswith("Original Question:"):
+        return "queries"
+    if tail.startswith("Information:"):
+        return "main"
+    if "Passage 0:" in tail:
+        return "leaf"
+    return "other"
+
+
+def never_commits(prompt: str) -> str:
+    """Valid JSON for every MIGRES decision, but the Main Module never answers."""
+    kind = _kind(prompt)
+    if kind == "leaf":
+        return '{"useful_information": []}'
+    if kind == "main":
+        return '{"answer": "unanswerable", "missing_information": "who the author is"}'
+    if kind == "queries":
+        n = prompt.count("Your response:")
+        return json.dumps({"queries": [f"a new query number {n} about the author"]})
+    return "Paris"  # knowledge prompting, final answer
+
+
+def _components(llm, hotpot):
+    return Components(llm=llm, retriever=Lexical(pooled_passages(hotpot)), judges={"evaluator": Const(0.9), "nli": Const(0.9)})
+
+
+@pytest.mark.parametrize("max_iterations", [2, 4])
+def test_model_that_never_commits_stops_exactly_at_the_guard(hotpot_examples, max_iterations):
+    llm = Scripted(script=never_commits)
+    spec = RunSpec("migres", k=2, settings={"max_iterations": max_iterations})
+    summary, recs = run_spec(spec, hotpot_examples[:3], _components(llm, hotpot_examples), dataset="hotpotqa", progress=False)
+    assert summary["errors"] == 0
+    assert [r["iterations"] for r in recs] == [max_iterations] * 3
+    assert [r["guard_hit"] for r in recs] == [True] * 3
+    assert summary["guard_hit_rate"] == 1.0 and summary["iterations_avg"] == max_iterations
+    assert summary["parse_failures"] == 0  # every output was valid JSON of its schema
+    for r in recs:
+        nodes = [t["node"] for t in r["trace"]]
+        assert nodes.count("main_judge") == max_iterations and nodes[-1] == "final_answer"
+    assert sum(r["llm_calls"] for r in recs) == len(llm._prompts)
+
+
+def test_a_committing_model_never_hits_the_guard(hotpot_examples):
+    def script(prompt):
+        if _kind(prompt) == "main":
+            return '{"answer": "1974", "missing_information": ""}'
+        return never_commits(prompt)
+
+    summary, recs = run_spec(RunSpec("migres", k=2), hotpot_examples[:2], _components(Scripted(script=script), hotpot_examples),
+                             dataset="hotpotqa", progress=False)
+    assert summary["guard_hit_rate"] == 0.0 and summary["iterations_avg"] == 1 and summary["parse_failures"] == 0
+    assert [r["prediction"] for r in recs] == ["1974", "1974"]
+    # methods that do not loop have no guard: no rate at all
+    vanilla, _ = run_spec(RunSpec("vanilla", k=2), hotpot_examples[:1], _components(FakeAnswerChat(), hotpot_examples),
+                          dataset="hotpotqa", progress=False)
+    assert vanilla["guard_hit_rate"] is None and vanilla["parse_failures"] == 0
+
+
+def test_malformed_output_is_repaired_once_and_counted():
+    llm = FakeAnswerChat(responses=["I think it is Paris.", '{"answer": "Paris", "missing_information": ""}'])
+    d = S.decide(llm, "Question: capital of France?\nYour response:", S.MainVerdict)
+    assert d.mode == "lenient" and d.how == "repair" and d.calls == 2 and d.parse_failure == 1
+    assert d.value == S.MainVerdict(answer="Paris", missing_information="")
+    assert llm.prompts[1].startswith(llm.prompts[0]) and "I think it is Paris." in llm.prompts[1]
+    assert llm.prompts[1].endswith(S.REPAIR_NOTE)
+    assert d.usage() == {"llm_calls": 2, "input_tokens": d.input_tokens, "output_tokens": d.output_tokens, "parse_failures": 1}
+
+    # the repair fails too: no object, still one parse failure, never a third call
+    bad = FakeAnswerChat(responses=["no idea", "still no idea", "{}"])
+    d = S.decide(bad, "Question: x\nYour response:", S.QueryList)
+    assert d.value is None and d.how == "failed" and d.calls == 2 and d.parse_failure == 1
+
+    # fenced or cut-off JSON is read by the lenient reader without a retry, and counted
+    for text in ['```json\n{"keywords": ["Paris", "capital"]}\n```', '{"keywords": ["Paris", "capi']:
+        d = S.decide(FakeAnswerChat(responses=[text]), "q", S.Keywords)
+        assert d.how == "lenient" and d.calls == 1 and d.parse_failure == 1 and d.value.keywords[0] == "Paris"
+
+    # valid JSON of the schema: no failure; over-long values are cut to the schema's bounds
+    d = S.decide(FakeAnswerChat(responses=[json.dumps({"keywords": ["k" * 99, "b", "c", "d"]})]), "q", S.Keywords)
+    assert d.how == "strict" and d.parse_failure == 0 and d.value.keywords == ["k" * 40, "b", "c"]
+
+
+def test_malformed_decisions_are_summed_by_eval(hotpot_examples):
+    """A Main Module whose every first output is malformed: each question's decision is
+    repaired (2 calls) and counted; eval sums the failures over the questions."""
+
+    def script(prompt):
+        if _kind(prompt) == "main" or prompt.endswith(S.REPAIR_NOTE):
+            if prompt.endswith(S.REPAIR_NOTE):
+                return '{"answer": "1974", "missing_information": ""}'
+            return "The answer is 1974 I think"
+        return never_commits(prompt)
+
+    llm = Scripted(script=script)
+    summary, recs = run_spec(RunSpec("migres", k=2), hotpot_examples[:3], _components(llm, hotpot_examples),
+                             dataset="hotpotqa", progress=False)
+    assert [r["parse_failures"] for r in recs] == [1, 1, 1] and summary["parse_failures"] == 3
+    assert [r["prediction"] for r in recs] == ["1974"] * 3 and summary["guard_hit_rate"] == 0.0
+    table = summary_table([summary])
+    assert "| parse failures | guard hits |" in table.splitlines()[0]
+    assert "| 3 | 0.0 |" in table.splitlines()[2]
+
+
+def test_legacy_formats_are_read_and_counted():
+    """The methods' older plain formats still work with an unconstrained model, counted."""
+    from ragraphs.nodes.crag import read_keywords_legacy
+    from ragraphs.nodes.erm4 import read_nli_legacy, read_rewrite_legacy
+
+    q = "Who directed the film The Zone?"
+    d = S.decide(FakeAnswerChat(responses=["Who was the director of The Zone?**The Zone director**The Zone film"]), "p",
+                 S.RewritePlus, legacy=read_rewrite_legacy(q))
+    assert d.how == "legacy" and d.parse_failure == 1 and d.value.queries == ["The Zone director", "The Zone film"]
+    d = S.decide(FakeAnswerChat(responses=["It says so.**entailment"]), "p", S.Entailment, legacy=read_nli_legacy)
+    assert d.how == "legacy" and d.value.entailment == "yes"
+    d = S.decide(FakeAnswerChat(responses=[" Henry Feilden, occupation\n"]), "p", S.Keywords, legacy=read_keywords_legacy)
+    assert d.how == "legacy" and d.value.keywords == ["Henry Feilden", "occupation"]
+
+
+def test_constraint_modes_and_grammars():
+    assert S.constraint_mode(LlamaCppCompletionChat(model_path="/nonexistent.gguf")) == "grammar"
+    assert S.constraint_mode(FakeAnswerChat()) == "lenient"
+    from langchain_openai import ChatOpenAI, OpenAI
+
+    assert S.constraint_mode(ChatOpenAI(model="m", api_key="x", base_url="http://127.0.0.1:9")) == "json_schema"
+    assert S.constraint_mode(OpenAI(model="m", api_key="x", base_url="http://127.0.0.1:9")) == "lenient"  # type: ignore[arg-type]
+    from llama_cpp import LlamaGrammar
+
+    for schema in (S.MainVerdict, S.QueryList, S.LeafExtraction, S.RewritePlus, S.Keywords, S.Entailment):
+        js = S.json_schema(schema)
+        assert "$defs" not in json.dumps(js) and js["additionalProperties"] is False
+        LlamaGrammar.from_string(S.gbnf(schema), verbose=False)  # llama.cpp accepts it
+        if "char ::=" in S.gbnf(schema):  # no raw newline or other control character in a string
+            assert "\\x00-\\x1F" in next(line for line in S.gbnf(schema).splitlines() if line.startswith("char ::="))
+        # every string and list is bounded, so a looping model must close the object
+        text = json.dumps(js)
+        assert text.count('"type": "string"') == text.count('"maxLength"') + text.count('"enum"')
+        assert text.count('"type": "array"') == text.count('"maxItems"')
+
+
+class _ChatServer(BaseHTTPRequestHandler):
+    bodies: list = []
+
+    def do_POST(self):  # noqa: N802
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        type(self).bodies.append(body)
+        content = '{"answer": "Paris", "missing_information": ""}'
+        reply = {
+            "id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
+            "usage": {"prompt_tokens": 11, "completion_tokens": 9, "total_tokens": 20},
+        }
+        data = json.dumps(reply).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass
+
+
+def test_openai_compatible_server_gets_the_json_schema():
+    from langchain_openai import ChatOpenAI
+
+    server = HTTPServer(("127.0.0.1", 0), _ChatServer)
+    t = threading.Thread(target=server.serve_forever, daemon=True)
+    t.start()
+    try:
+        llm = ChatOpenAI(model="m", api_key="x", base_url=f"http://127.0.0.1:{server.server_port}/v1", max_retries=0)
+        d = S.decide(llm, "Question: capital of France?\nYour response:", S.MainVerdict)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert d.mode == "json_schema" and d.how == "strict" and d.value.answer == "Paris"
+    assert (d.input_tokens, d.output_tokens) == (11, 9)
+    sent = _ChatServer.bodies[-1]["response_format"]
+    assert sent["type"] == "json_schema" and sent["json_schema"]["schema"] == S.json_schema(S.MainVerdict)
+
+
+@pytest.mark.slow
+def test_grammar_gives_schema_valid_objects_with_the_real_gemma(gemma):
+    """Every decision's real prompt, answered by the embedded Gemma 3 270M under its grammar."""
+    from ragraphs.nodes import erm4, migres
+    from ragraphs.nodes.crag import REWRITE_PROMPT
+
+    q = "Where was the author of Killing Pablo born?"
+    passages = [
+        {"id": "a", "title": "Killing Pablo", "text": "Killing Pablo is a 2001 book by Mark Bowden.", "source": "t", "score": None},
+        {"id": "b", "title": "Mark Bowden", "text": "Mark Bowden (born 1951 in St. Louis, Missouri) is an American writer.",
+         "source": "t", "score": None},
+    ]
+    cases = [
+        (migres.leaf_prompt(q, passages), S.LeafExtraction),
+        (migres.main_prompt(q, ["Killing Pablo is a book by Mark Bowden."]), S.MainVerdict),
+        (migres.query_prompt(q, [q], ["Killing Pablo is a book by Mark Bowden."], "The birthplace of Mark Bowden."), S.QueryList),
+        (erm4.rewrite_prompt(q), S.RewritePlus),
+        (erm4.nli_prompt(q, "Mark Bowden\nMark Bowden was born in St. Louis, Missouri."), S.Entailment),
+        (REWRITE_PROMPT.format(question=q), S.Keywords),
+    ]
+    for prompt, schema in cases:
+        d = S.decide(gemma, prompt, schema)
+        assert d.mode == "grammar" and d.calls == 1, d.text
+        assert d.how == "strict" and isinstance(d.value, schema), d.text
+        assert schema.model_validate_json(d.text.strip()) == d.value  # the raw text itself is valid
