@@ -1,0 +1,118 @@
+"""MIGRES output reading: the legacy free-text formats under the structured decisions, and
+the query/passage comparisons the memory uses."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+from ..prompts import clean_answer, one_line
+from ..state.types import Passage
+from ..tools.parsing import extract_int_list, extract_string_field, parse_int_list, parse_json_object, parse_list_items
+from ..tools.structured import LeafExtraction, MainVerdict, QueryList, Statement
+from ..tools.text import normalize_answer
+
+
+# ---------------------------------------------------------------------------- parsing
+
+_UNANSWERABLE = re.compile(r"\b(unanswerable|not answerable|cannot be answered|can ?not answer|insufficient|unknown|no answer)\b", re.I)
+
+
+def parse_main(text: str) -> dict:
+    """The Main Module's verdict from its completion (the prompt's ``{"answer": "`` included).
+
+    Returns ``{"answered", "answer", "missing", "explanation", "parsed"}``; ``parsed`` says
+    whether a JSON object was read (else fields came from patterns). An empty or
+    unreadable answer counts as "unanswerable".
+    """
+    obj = parse_json_object(text) or {}
+    raw_answer = obj.get("answer")
+    if isinstance(raw_answer, dict):  # the paper's {"answer": {"text": ..., "confidence": ...}}
+        raw_answer = raw_answer.get("text")
+    if not isinstance(raw_answer, (str, int, float)) or isinstance(raw_answer, bool):
+        raw_answer = extract_string_field(text, "answer")
+    missing = obj.get("missing_information")
+    if not isinstance(missing, str):
+        missing = extract_string_field(text, "missing_information") or ""
+    explanation = obj.get("explanation")
+    if not isinstance(explanation, str):
+        explanation = extract_string_field(text, "explanation") or ""
+    return {**verdict(str(raw_answer or ""), missing), "explanation": one_line(explanation, 1000), "parsed": bool(obj)}
+
+
+def verdict(raw_answer: str, missing: str) -> dict:
+    """``{"answered", "answer", "missing"}`` from the Main Module's answer and missing information:
+    an empty answer, or one that says "unanswerable" (or the like), is no answer."""
+    answer = clean_answer(raw_answer)
+    answered = bool(answer) and not _UNANSWERABLE.search(answer) and normalize_answer(answer) not in ("", "none", "n a", "null")
+    return {"answered": answered, "answer": answer if answered else "", "missing": one_line(missing or "", 500)}
+
+
+def read_main_legacy(text: str) -> MainVerdict | None:
+    """The Main Module's verdict read by pattern from text no JSON reader accepts (the
+    ``"answer"`` key must be there: free text is no verdict)."""
+    if extract_string_field(text, "answer") is None:
+        return None
+    v = parse_main(text)
+    return MainVerdict(answer=v["answer"] or "unanswerable", missing_information=v["missing"])
+
+
+def read_leaf_legacy(text: str) -> LeafExtraction | None:
+    """Leaf statements read by pattern (each ``"info": "..."`` with its ``support_passages``)."""
+    items = parse_leaf(text)
+    if not items and "useful_information" not in (text or ""):
+        return None
+    return LeafExtraction(useful_information=[Statement(info=it["info"], support_passages=it["support"]) for it in items])
+
+
+def read_queries_legacy(text: str) -> QueryList | None:
+    """Queries written as a numbered or bulleted list instead of JSON."""
+    items = [q for q in parse_list_items(text, max_items=3) if len(q) >= 3]
+    return QueryList(queries=items) if items else None
+
+
+def parse_leaf(text: str) -> list[dict]:
+    """Statements ``[{"info", "support": [int]}]`` from the Leaf Module's completion."""
+    obj = parse_json_object(text) or {}
+    items = obj.get("useful_information")
+    out: list[dict] = []
+    if isinstance(items, list):
+        for it in items:
+            if isinstance(it, dict):
+                info = it.get("info")
+                if isinstance(info, (str, int, float)) and str(info).strip():
+                    out.append({"info": one_line(str(info), 500), "support": parse_int_list(it.get("support_passages"))})
+            elif isinstance(it, str) and it.strip():
+                out.append({"info": one_line(it, 500), "support": []})
+        return out
+    # not readable as JSON: take each "info": "..." by pattern
+    for m in re.finditer(r"[\"']info[\"']\s*:", text or ""):
+        chunk = text[m.start():]
+        nxt = re.search(r"[\"']info[\"']\s*:", chunk[1:])
+        chunk = chunk[: nxt.start() + 1] if nxt else chunk
+        info = extract_string_field(chunk, "info")
+        if info:
+            out.append({"info": one_line(info, 500), "support": extract_int_list(chunk, "support_passages")})
+    return out
+
+
+def _norm(s: str) -> str:
+    return " ".join(normalize_answer(s).split())
+
+
+def _tokens(s: str) -> set[str]:
+    return set(_norm(s).split())
+
+
+def similar_query(a: str, b: str, jaccard: float = 0.8) -> bool:
+    """Whether two queries ask the same thing (same normalised text or near-identical words)."""
+    ta, tb = _tokens(a), _tokens(b)
+    if not ta or not tb:
+        return _norm(a) == _norm(b)
+    return _norm(a) == _norm(b) or len(ta & tb) / len(ta | tb) >= jaccard
+
+
+def content_key(p: Passage) -> str:
+    """Identity of what was fed: the passage id and its (filtered) text."""
+    h = hashlib.sha256((p.get("text") or "").encode("utf-8", "replace")).hexdigest()[:12]
+    return f"{p['id']}:{h}"
