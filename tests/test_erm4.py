@@ -131,7 +131,7 @@ def test_parse_nli_and_mixed_order():
 def test_reservoir_replaces_by_title_and_counts(tmp_path):
     r = Reservoir(tmp_path / "r.sqlite3", embeddings=HashEmbeddings())
     c1 = r.add([make_passage("Danube", "old text", "corpus"), make_passage("Rhine", "a river", "web"), make_passage("", "no title")])
-    assert c1 == {"added": 2, "replaced": 0, "unchanged": 0, "skipped": 1}
+    assert c1 == {"added": 2, "replaced": 0, "unchanged": 0, "skipped": 1, "evicted": 0}
     c2 = r.add([make_passage("  danube ", "newer text", "web"), make_passage("Rhine", "a river", "web")])
     assert c2["replaced"] == 1 and c2["unchanged"] == 1
     assert r.count() == 2

@@ -19,8 +19,10 @@ from ..errors import ConfigError, InputError
 from ..graphs._common import llm_usage
 from ..prompts import STOP_ANSWER, clean_answer, closed_book_prompt, one_line
 from ..state.types import Passage, reset
+from ..tools.fetch import fetch_results
 from ..tools.llm import complete
 from ..tools.reservoir import Reservoir, open_reservoir
+from ..tools.trigger import trigger_lookup
 from ..tools.websearch import search_checked
 
 # ---------------------------------------------------------------- prompts
@@ -215,11 +217,24 @@ def get_reservoir(c: Components, ctx) -> Reservoir:
     r = c.extra.get("reservoir")
     if r is not None:
         return r
+    bound = int(getattr(ctx, "reservoir_max_entries", 0) or 0)
     return open_reservoir(
         getattr(ctx, "reservoir_path", None) or None,
         collection=getattr(ctx, "reservoir_collection", "default") or "default",
         embeddings=c.embeddings,
+        max_entries=bound if bound > 0 else None,
     )
+
+
+def _fetcher(c: Components, ctx):
+    """The page fetcher for web results: ``c.extra["fetcher"]``, else one from the settings."""
+    f = c.extra.get("fetcher")
+    if f is not None:
+        return f
+    from ..tools.fetch import PageFetcher
+
+    return PageFetcher(timeout=float(getattr(ctx, "fetch_timeout", 5.0)),
+                       allow_private=bool(getattr(ctx, "fetch_allow_private", False)))
 
 
 def _tag(passages: list[Passage], qi: int, query: str, origin: str) -> list[Passage]:
@@ -265,10 +280,13 @@ def make_rewrite(c: Components) -> Callable[[dict, Runtime], dict]:
 
 
 def make_memory_check(c: Components) -> Callable[[dict, Runtime], dict]:
-    """Retrieval Trigger: Pop(q) = #reservoir titles with cosine >= tau; inside when Pop >= theta.
+    """Retrieval Trigger: Pop(q) = #reservoir entries matching q at tau; inside when Pop >= theta.
 
-    Inside queries take their knowledge from the reservoir (the up to ``memory_k`` entries
-    whose titles pass tau, most similar first); outside queries go to external retrieval.
+    ``trigger="title"``: cosine of query and title (the paper); ``trigger="evaluator"``: the
+    evaluator judge on (query, "Title\\ncontent") for the ``trigger_candidates`` most similar
+    titles (see :mod:`ragraphs.tools.trigger`). Inside queries take their knowledge from the
+    reservoir (up to ``memory_k`` matching entries, best first, marked as used for the
+    eviction order); outside queries go to external retrieval.
     """
 
     def memory_check(state: dict, runtime: Runtime) -> dict:
@@ -281,7 +299,11 @@ def make_memory_check(c: Components) -> Callable[[dict, Runtime], dict]:
                 "inside": [], "outside": routes, "memory_knowledge": [], "external_knowledge": [],
                 "_trace": {"memory": "off", "outside": routes},
             }
-        found = get_reservoir(c, ctx).lookup(queries, tau, int(getattr(ctx, "memory_k", 10)))
+        how = getattr(ctx, "trigger", "title")
+        res = get_reservoir(c, ctx)
+        found = trigger_lookup(res, queries, tau, int(getattr(ctx, "memory_k", 10)), how=how,
+                               judge=c.judge("evaluator") if how == "evaluator" else None,
+                               candidates=int(getattr(ctx, "trigger_candidates", 10)))
         inside, outside, knowledge = [], [], []
         for qi, (q, (pop, entries)) in enumerate(zip(queries, found)):
             route = {"query": q, "popularity": int(pop)}
@@ -290,12 +312,14 @@ def make_memory_check(c: Components) -> Callable[[dict, Runtime], dict]:
                 knowledge += _tag(entries, qi, q, "memory")
             else:
                 outside.append(route)
+        if knowledge:
+            res.touch([p["title"] for p in knowledge])
         return {
             "inside": inside,
             "outside": outside,
             "memory_knowledge": knowledge,
             "external_knowledge": [],  # filled by the retrieve node for the outside queries
-            "_trace": {"tau": tau, "theta": theta, "inside": inside, "outside": outside, "memory": _brief(knowledge)},
+            "_trace": {"trigger": how, "tau": tau, "theta": theta, "inside": inside, "outside": outside, "memory": _brief(knowledge)},
         }
 
     return memory_check
@@ -324,6 +348,7 @@ def make_external_retrieve(c: Components) -> Callable[[dict, Runtime], dict]:
         web_calls = 0
         web_errors: list[str] = []
         malformed = 0
+        fetched: list[dict] = []
         per_query = []
         for qi, q in enumerate(queries):
             if q not in outside:
@@ -339,6 +364,9 @@ def make_external_retrieve(c: Components) -> Callable[[dict, Runtime], dict]:
                 except Exception as e:
                     web_errors.append(f"web search {q!r} failed: {type(e).__name__}: {str(e)[:200]}")
                 else:
+                    if web and getattr(ctx, "fetch_pages", True):
+                        web, report = fetch_results(_fetcher(c, ctx), web[:k])
+                        fetched += report
                     got += web[:k]
                     malformed += bad
                     if bad and not web:
@@ -349,6 +377,8 @@ def make_external_retrieve(c: Components) -> Callable[[dict, Runtime], dict]:
         update: dict[str, Any] = {"external_knowledge": knowledge, "web_calls": web_calls}
         if malformed:
             trace["malformed_results"] = malformed
+        if fetched:
+            trace["fetched"] = fetched
         if web_errors:
             update["web_error"] = trace["web_error"] = "; ".join(web_errors)
         return {**update, "_trace": trace}
@@ -371,8 +401,9 @@ def _candidates(state: dict, limit: int) -> list[Passage]:
 def make_filter(c: Components) -> Callable[[dict, Runtime], dict]:
     """Knowledge Filter: keep the knowledge judged entailment for the rewritten question.
 
-    ``filter="judge"`` (default): ``c.judge("nli")`` entailment probability of (knowledge,
-    question) >= ``filter_threshold``. ``filter="llm"``: the paper's NLI prompt, one call
+    ``filter="judge"`` (default): the ``filter_judge`` role scores each instance and keeps it
+    at >= ``filter_threshold``: ``"evaluator"``, relevance of (question, knowledge) in [-1, 1];
+    ``"nli"``, entailment probability of (knowledge, question) in [0, 1]. ``filter="llm"``: the paper's NLI prompt, one call
     per instance, kept when the label is entailment. ``filter="none"``: keep everything
     (the paper's Rewriter+-Retriever-Reader). When nothing survives: back-off.
     """
@@ -387,7 +418,11 @@ def make_filter(c: Components) -> Callable[[dict, Runtime], dict]:
         if how == "none":
             kept = cands
         elif how == "judge":
-            scores = c.judge("nli").score_batch([(knowledge_text(p), question) for p in cands]) if cands else []
+            role = getattr(ctx, "filter_judge", "nli")
+            if role not in ("nli", "evaluator"):
+                raise ConfigError(f"unknown filter judge {role!r}; choose nli or evaluator")
+            pairs = [(question, knowledge_text(p)) if role == "evaluator" else (knowledge_text(p), question) for p in cands]
+            scores = c.judge(role).score_batch(pairs) if cands else []
             thr = float(getattr(ctx, "filter_threshold", 0.5))
             kept = [{**p, "score": float(s)} for p, s in zip(cands, scores) if float(s) >= thr]
             decisions = [{"title": p["title"], "score": round(float(s), 4), "kept": float(s) >= thr} for p, s in zip(cands, scores)]
@@ -411,7 +446,7 @@ def make_filter(c: Components) -> Callable[[dict, Runtime], dict]:
             "passages": reset(kept),
             "filtered_out": len(cands) - len(kept),
             "backoff": backoff,
-            "_trace": {"filter": how, "candidates": len(cands), "kept": len(kept), "backoff": backoff, "decisions": decisions},
+            "_trace": {"filter": how, "judge": getattr(ctx, "filter_judge", "nli") if how == "judge" else None, "candidates": len(cands), "kept": len(kept), "backoff": backoff, "decisions": decisions},
         })
         return update
 
