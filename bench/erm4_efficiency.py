@@ -91,6 +91,10 @@ def mean(xs):
     return statistics.fmean(xs) if xs else float("nan")
 
 
+def hit_rate(rows: list[dict]) -> str:
+    return f"{100 * mean(float(r['hit']) for r in rows):.1f}% (n={len(rows)})" if rows else "-"
+
+
 def report(path: str) -> str:
     rows = [json.loads(l) for l in open(path, encoding="utf-8") if l.strip()]
     meta = next((r for r in rows if r.get("phase") == "meta"), {})
@@ -102,7 +106,8 @@ def report(path: str) -> str:
             f"external = {meta.get('external', 'corpus')} over {meta.get('corpus_passages')} pooled paragraphs, "
             f"trigger = {meta.get('trigger', 'title')}, filter = {meta.get('filter_judge', 'nli')} judge "
             f"({meta.get('judge')}) at {meta.get('filter_threshold')}, theta = {meta.get('theta')}, k = {meta.get('k')}, "
-            f"llm threads = {meta.get('threads')}, reservoir after first set = {meta.get('reservoir_entries')} entries"
+            f"llm = {meta.get('llm', 'gemma')} ({meta.get('threads')} thread), similar questions answered = "
+            f"{meta.get('similar_answers', True)}, judges = {meta.get('judges_dir') or 'shipped'}, reservoir after first set = {meta.get('reservoir_entries')} entries"
         )
         lines.append("")
     head = (
@@ -118,13 +123,13 @@ def report(path: str) -> str:
             f"{mean(r['memory_knowledge'] for r in first):.2f} | {mean(r['filtered_out'] for r in first):.2f} | "
             f"{sum(r['backoff'] for r in first)}/{len(first)} | "
             f"{mean(r['inside'] for r in first):.2f} / {mean(r['outside'] for r in first):.2f} | "
-            f"{100 * mean(float(r['hit']) for r in first):.1f}% (n={len(first)}) |"
+            f"{hit_rate([r for r in first if r.get('hit') is not None])} |"
         )
     taus = sorted({r["tau"] for r in runs if r["phase"] == "similar"})
     for tau in taus:
         sim = [r for r in runs if r["phase"] == "similar" and r["tau"] == tau]
         again = [r for r in runs if r["phase"] == "again" and r["tau"] == tau]
-        hr = f"{100 * mean(float(r['hit']) for r in again):.1f}% (n={len(again)})" if again else "-"
+        hr = hit_rate([r for r in again if r.get("hit") is not None])
         lines.append(
             f"| {tau:g} | {mean(r['seconds'] for r in sim):.1f} | {mean(r['non_llm_seconds'] for r in sim):.2f} | "
             f"{mean(r['external_knowledge'] for r in sim):.2f} | {mean(r['memory_knowledge'] for r in sim):.2f} | "
@@ -191,6 +196,9 @@ def main(argv=None) -> int:
     ap.add_argument("--skip-similar-answers", action="store_true",
                     help="similar questions (no gold answers) stop before the answer: their wall time is the time "
                     "to the filtered knowledge; everything else is unchanged")
+    ap.add_argument("--no-llm", action="store_true",
+                    help="no LLM at all: a model that writes nothing, so Rewriter+ falls back to the question as the "
+                    "only query, and no answers (no hit rate); trigger, retrieval, filter and reservoir are real")
     ap.add_argument("--threads", type=int, default=1, help="llama.cpp threads (1 suits a crowded CPU)")
     ap.add_argument("--out", default="bench/results/erm4_efficiency.jsonl")
     ap.add_argument("--workdir", default=None, help="where the reservoir copies go (default: a temp dir)")
@@ -241,7 +249,13 @@ def main(argv=None) -> int:
         n_passages = corpus.count()
         print(f"corpus: {n_passages} passages embedded in {time.time() - t0:.0f}s", file=sys.stderr)
     judges = {"nli": CosineNLIJudge(emb)} if args.judge == "cosine" else {}
-    llm = LlamaCppCompletionChat(model_path=gemma_gguf_path(), max_tokens=32, n_threads=args.threads)
+    if args.no_llm:
+        from ragraphs.tools.llm import FakeAnswerChat
+
+        llm = FakeAnswerChat(responses=[""])
+        args.skip_similar_answers, args.no_again = True, True
+    else:
+        llm = LlamaCppCompletionChat(model_path=gemma_gguf_path(), max_tokens=32, n_threads=args.threads)
     work = args.workdir or tempfile.mkdtemp(prefix="erm4-eff-")
     os.makedirs(work, exist_ok=True)
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
@@ -262,7 +276,7 @@ def main(argv=None) -> int:
 
     def ask(g, phase: str, tau: float, q: str, golds: list[str]) -> None:
         t = time.perf_counter()
-        skip = phase == "similar" and args.skip_similar_answers
+        skip = (phase == "similar" and args.skip_similar_answers) or args.no_llm
         out = g.invoke({"question": q}, context=ctx(tau, skip_generation=skip))
         rec = record(phase, tau, q, golds, out, time.perf_counter() - t)
         emit(rec)
@@ -282,7 +296,7 @@ def main(argv=None) -> int:
               "external": args.external, "judge": args.judge, "trigger": c0.trigger, "filter_judge": c0.filter_judge,
               "filter_threshold": c0.filter_threshold, "theta": c0.theta, "k": args.k, "taus": taus,
               "threads": args.threads, "reservoir_entries": res.count(),
-              "similar_answers": not args.skip_similar_answers,
+              "similar_answers": not args.skip_similar_answers, "llm": "none" if args.no_llm else "gemma",
               "judges_dir": os.environ.get("RAGRAPHS_JUDGES_DIR", "")})
         res.close()
         for tau in taus:

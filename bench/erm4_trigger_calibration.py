@@ -64,6 +64,7 @@ def main(argv=None) -> int:
     ap.add_argument("--thetas", default="1,2,3")
     ap.add_argument("--candidates", type=int, default=10, help="evaluator trigger: entries pre-selected by title cosine")
     ap.add_argument("--min-precision", type=float, default=0.9)
+    ap.add_argument("--per-question", type=int, default=0, help="similar questions used per dev question (0: all)")
     args = ap.parse_args(argv)
 
     from ragraphs.datasets import load_dataset
@@ -78,7 +79,8 @@ def main(argv=None) -> int:
         for p in e.supporting:
             stored.setdefault(" ".join(p["title"].split()).casefold(), p)
     titles = [p["title"] for p in stored.values()]
-    queries = [q for e in exs for q in e.extra["top_rank_questions"] if q.strip() and q.strip() != e.question.strip()]
+    per = args.per_question or None
+    queries = [q for e in exs for q in [s for s in e.extra["top_rank_questions"] if s.strip() and s.strip() != e.question.strip()][:per]]
     y = np.array([names_entity(q, titles) for q in queries])
     emb = MiniLMEmbeddings()
     res = Reservoir(tempfile.mkdtemp(prefix="erm4-cal-") + "/r.sqlite3", embeddings=emb)

@@ -305,7 +305,7 @@ def test_kept_knowledge_is_stored_and_reused(tmp_path, wiki_corpus, minilm):
     out2 = g.invoke({"question": "Where was Henrik Selberg born?"}, context=ctx)
     assert out2["inside"] and not out2["outside"] and not out2["external_knowledge"]
     assert out2["passages"] and all(p["source"] == "memory" for p in out2["passages"])
-    assert out2["memory_update"] == {"added": 0, "replaced": 0, "unchanged": 0, "skipped": 0}
+    assert out2["memory_update"] == {"added": 0, "replaced": 0, "unchanged": 0, "skipped": 0, "evicted": 0}
     # filter threshold above every score: back-off
     out3 = g.invoke({"question": "Where was Henrik Selberg born?"}, context=ERM4Context(filter_threshold=0.9))
     assert out3["backoff"] and out3["filtered_out"] > 0

@@ -508,7 +508,7 @@ def make_memory_update(c: Components) -> Callable[[dict, Runtime], dict]:
         if not getattr(ctx, "use_memory", True) or not getattr(ctx, "update_memory", True):
             return {"memory_update": {"stored": 0}, "_trace": {"memory": "not updated"}}
         fresh = [p for p in state.get("passages") or [] if p.get("source") != "memory"]
-        counts = get_reservoir(c, ctx).add(fresh) if fresh else {"added": 0, "replaced": 0, "unchanged": 0, "skipped": 0}
+        counts = get_reservoir(c, ctx).add(fresh) if fresh else {"added": 0, "replaced": 0, "unchanged": 0, "skipped": 0, "evicted": 0}
         return {"memory_update": counts, "_trace": {"stored": len(fresh), **counts}}
 
     return memory_update
