@@ -402,7 +402,7 @@ def make_filter(c: Components) -> Callable[[dict, Runtime], dict]:
     """Knowledge Filter: keep the knowledge judged entailment for the rewritten question.
 
     ``filter="judge"`` (default): the ``filter_judge`` role scores each instance and keeps it
-    at >= ``filter_threshold``: ``"evaluator"``, relevance of (question, knowledge) in [-1, 1];
+    at >= ``filter_threshold`` (None: the threshold validated with the judge): ``"evaluator"``, relevance of (question, knowledge) in [-1, 1];
     ``"nli"``, entailment probability of (knowledge, question) in [0, 1]. ``filter="llm"``: the paper's NLI prompt, one call
     per instance, kept when the label is entailment. ``filter="none"``: keep everything
     (the paper's Rewriter+-Retriever-Reader). When nothing survives: back-off.
@@ -422,8 +422,13 @@ def make_filter(c: Components) -> Callable[[dict, Runtime], dict]:
             if role not in ("nli", "evaluator"):
                 raise ConfigError(f"unknown filter judge {role!r}; choose nli or evaluator")
             pairs = [(question, knowledge_text(p)) if role == "evaluator" else (knowledge_text(p), question) for p in cands]
-            scores = c.judge(role).score_batch(pairs) if cands else []
-            thr = float(getattr(ctx, "filter_threshold", 0.5))
+            judge = c.judge(role)
+            scores = judge.score_batch(pairs) if cands else []
+            thr = getattr(ctx, "filter_threshold", None)
+            if thr is None:  # the cut validated when the judge was trained, else the scale's middle
+                thr = getattr(judge, "threshold", None)
+                thr = (0.0 if role == "evaluator" else 0.5) if thr is None else thr
+            thr = float(thr)
             kept = [{**p, "score": float(s)} for p, s in zip(cands, scores) if float(s) >= thr]
             decisions = [{"title": p["title"], "score": round(float(s), 4), "kept": float(s) >= thr} for p, s in zip(cands, scores)]
         elif how == "llm":
