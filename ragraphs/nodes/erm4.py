@@ -292,7 +292,7 @@ def make_memory_check(c: Components) -> Callable[[dict, Runtime], dict]:
     def memory_check(state: dict, runtime: Runtime) -> dict:
         ctx = runtime.context
         queries = list(state.get("queries") or [state["question"]])
-        tau, theta = float(getattr(ctx, "tau", 0.6)), int(getattr(ctx, "theta", 3))
+        tau, theta = float(getattr(ctx, "tau", 0.75)), int(getattr(ctx, "theta", 1))
         if not getattr(ctx, "use_memory", True):
             routes = [{"query": q, "popularity": 0} for q in queries]
             return {
@@ -402,9 +402,10 @@ def make_filter(c: Components) -> Callable[[dict, Runtime], dict]:
     """Knowledge Filter: keep the knowledge judged entailment for the rewritten question.
 
     ``filter="judge"`` (default): the ``filter_judge`` role scores each instance and keeps it
-    at >= ``filter_threshold`` (None: the threshold validated with the judge): ``"evaluator"``, relevance of (question, knowledge) in [-1, 1];
-    ``"nli"``, entailment probability of (knowledge, question) in [0, 1]. ``filter="llm"``: the paper's NLI prompt, one call
-    per instance, kept when the label is entailment. ``filter="none"``: keep everything
+    at >= ``filter_threshold`` (None: the threshold validated with the judge):
+    ``"evaluator"``, relevance of (question, knowledge) in [-1, 1]; ``"nli"``, entailment
+    probability of (knowledge, question) in [0, 1]. ``filter="llm"``: the paper's NLI prompt,
+    one call per instance, kept when the label is entailment. ``filter="none"``: keep everything
     (the paper's Rewriter+-Retriever-Reader). When nothing survives: back-off.
     """
 
@@ -418,7 +419,7 @@ def make_filter(c: Components) -> Callable[[dict, Runtime], dict]:
         if how == "none":
             kept = cands
         elif how == "judge":
-            role = getattr(ctx, "filter_judge", "nli")
+            role = getattr(ctx, "filter_judge", "evaluator")
             if role not in ("nli", "evaluator"):
                 raise ConfigError(f"unknown filter judge {role!r}; choose nli or evaluator")
             pairs = [(question, knowledge_text(p)) if role == "evaluator" else (knowledge_text(p), question) for p in cands]
