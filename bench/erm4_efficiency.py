@@ -116,6 +116,9 @@ def report(path: str) -> str:
     )
     lines += [head, "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     first = [r for r in runs if r["phase"] == "first"]
+    if meta.get("llm") == "none":  # no answers were written: no hit rate
+        for r in runs:
+            r["hit"] = None
     if first:
         lines.append(
             f"| first set (empty reservoir, tau 1.0) | {mean(r['seconds'] for r in first):.1f} | "
@@ -278,7 +281,7 @@ def main(argv=None) -> int:
         t = time.perf_counter()
         skip = (phase == "similar" and args.skip_similar_answers) or args.no_llm
         out = g.invoke({"question": q}, context=ctx(tau, skip_generation=skip))
-        rec = record(phase, tau, q, golds, out, time.perf_counter() - t)
+        rec = record(phase, tau, q, [] if skip else golds, out, time.perf_counter() - t)
         emit(rec)
         print(f"[{phase} tau={tau}] {rec['seconds']:.1f}s non-llm={rec['non_llm_seconds']:.2f}s "
               f"ext={rec['external_knowledge']} mem={rec['memory_knowledge']} kept={rec['kept']} hit={rec['hit']} "
