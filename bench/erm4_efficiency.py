@@ -242,6 +242,9 @@ def main(argv=None) -> int:
     server = None
     web = corpus = None
     if args.external == "web":
+        import signal
+
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a stopped run still stops its page server
         server, url = start_page_server(args.data)
         web = SearxngSearch(url)
         settings.update(external="web", fetch_allow_private=True)
