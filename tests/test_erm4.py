@@ -350,7 +350,7 @@ def test_context_defaults_follow_the_paper():
     ctx = ERM4Context()
     # tau and theta calibrated for MiniLM on 2Wiki dev (paper: 0.6 and 3); the rest as in the paper
     assert (ctx.tau, ctx.theta, ctx.max_queries, ctx.k) == (0.75, 1, 3, 5)
-    assert (ctx.trigger, ctx.filter_judge, ctx.filter_threshold, ctx.reservoir_max_entries) == ("title", "evaluator", None, 10000)
+    assert (ctx.trigger, ctx.filter_judge, ctx.filter_threshold, ctx.reservoir_max_entries) == ("title", "evaluator", 0.5, 10000)
     from ragraphs.graphs import get_context_class
 
     assert get_context_class("erm4") is ERM4Context

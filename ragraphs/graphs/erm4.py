@@ -89,8 +89,9 @@ class ERM4Context(RAGContext):
         default="evaluator", metadata={"description": "judge filter role: nli (knowledge entails question) | evaluator (relevance)"}
     )
     filter_threshold: float | None = field(
-        default=None,
-        metadata={"description": "judge filter: keep when the judge's score is >= this (None: the judge's validated threshold)"},
+        default=0.5,
+        metadata={"description": "judge filter: keep when the judge's score is >= this (None: the judge's validated "
+                  "threshold); 0.5 for the evaluator from bench/erm4_filter_threshold.py on 2Wiki+HotpotQA dev"},
     )
     hypothesis: Literal["strong", "weak"] = field(
         default="strong", metadata={"description": "llm filter: strong (contains answers) or weak (possibly aids)"}
