@@ -122,8 +122,20 @@ class ERM4Context(RAGContext):
     """ERM4's run settings, with the paper's defaults where it gives them (sections 4.1, 6)."""
 
     k: int = field(default=5, metadata={"description": "external knowledge per outside query (paper: n=5 in section 6)"})
-    tau: float = field(default=0.6, metadata={"description": "Retrieval Trigger: title similarity threshold"})
-    theta: int = field(default=3, metadata={"description": "Retrieval Trigger: popularity threshold (inside when >= theta)"})
+    tau: float = field(
+        default=0.75,
+        metadata={"description": "Retrieval Trigger: match threshold (title cosine, or evaluator score); 0.75 calibrated "
+                  "for MiniLM on 2Wiki dev (bench/erm4_trigger_calibration.py; paper: 0.6)"},
+    )
+    trigger: Literal["title", "evaluator"] = field(
+        default="title", metadata={"description": "Retrieval Trigger match: title cosine (paper) | evaluator judge on title+content"}
+    )
+    trigger_candidates: int = field(
+        default=10, metadata={"description": "evaluator trigger: entries pre-selected by title cosine per query"}
+    )
+    theta: int = field(
+        default=1, metadata={"description": "Retrieval Trigger: popularity threshold, inside when >= theta (paper: 3)"}
+    )
     memory_k: int = field(default=10, metadata={"description": "reservoir entries used per inside query (best first)"})
     max_queries: int = field(default=3, metadata={"description": "queries kept from the rewriter"})
     include_question_query: bool = field(
@@ -136,8 +148,13 @@ class ERM4Context(RAGContext):
     filter: Literal["judge", "llm", "none"] = field(
         default="judge", metadata={"description": "Knowledge Filter: nli judge | the paper's NLI prompt | none"}
     )
-    filter_threshold: float = field(
-        default=0.5, metadata={"description": "judge filter: keep when the entailment probability is >= this"}
+    filter_judge: Literal["nli", "evaluator"] = field(
+        default="evaluator", metadata={"description": "judge filter role: nli (knowledge entails question) | evaluator (relevance)"}
+    )
+    filter_threshold: float | None = field(
+        default=0.5,
+        metadata={"description": "judge filter: keep when the judge's score is >= this (None: the judge's validated "
+                  "threshold); 0.5 for the evaluator from bench/erm4_filter_threshold.py on 2Wiki+HotpotQA dev"},
     )
     hypothesis: Literal["strong", "weak"] = field(
         default="strong", metadata={"description": "llm filter: strong (contains answers) or weak (possibly aids)"}
@@ -149,12 +166,20 @@ class ERM4Context(RAGContext):
         default="corpus", metadata={"description": "external knowledge: the vector store, web search, or both"}
     )
     web_timeout: float = field(default=10.0, metadata={"description": "seconds one web search may take"})
+    fetch_pages: bool = field(default=True, metadata={"description": "web: fetch result URLs and use the page text"})
+    fetch_timeout: float = field(default=5.0, metadata={"description": "seconds per page fetch (socket timeout)"})
+    fetch_allow_private: bool = field(
+        default=False, metadata={"description": "allow fetching pages on private or loopback addresses"}
+    )
     use_memory: bool = field(default=True, metadata={"description": "use the Memory Knowledge Reservoir and trigger"})
     update_memory: bool = field(default=True, metadata={"description": "store kept knowledge in the reservoir"})
     reservoir_path: str = field(
         default="", metadata={"description": "reservoir SQLite file (default $RAGRAPHS_HOME/erm4/reservoir.sqlite3)"}
     )
     reservoir_collection: str = field(default="default", metadata={"description": "reservoir collection name"})
+    reservoir_max_entries: int = field(
+        default=10000, metadata={"description": "reservoir bound: least recently used entries beyond it are evicted (0: none)"}
+    )
 
 
 @dataclass(kw_only=True)

@@ -27,7 +27,7 @@ def test_erm4_real_stack_fills_a_persistent_reservoir(tmp_path, data_dir, minilm
                    extra={"reservoir": res})
     g = build_erm4_graph(c)
     ex = next(e for e in exs if "Henrik Selberg" in e.question)
-    out = g.invoke({"question": ex.question}, context=ERM4Context(filter_threshold=0.7))
+    out = g.invoke({"question": ex.question}, context=ERM4Context(filter_threshold=0.7, filter_judge="nli", trigger="title"))
 
     nodes = [t["node"] for t in out["trace"]]
     assert nodes[:4] == ["rewrite", "memory_check", "retrieve", "filter"] and nodes[-1] == "memory_update"

@@ -8,17 +8,22 @@
 - ``rewrite`` (Query Rewriter+, section 3.1): one LLM call gives a clarified rewritten
   question and up to three search-friendly queries (``rewritten**q1**q2**q3``).
 - ``memory_check`` (Retrieval Trigger, section 3.4): for each query, popularity = number
-  of reservoir entries whose title has cosine >= ``tau`` with it; inside the knowledge
+  of reservoir entries whose title has cosine >= ``tau`` with it (or, ``trigger="evaluator"``,
+  whose title and content the evaluator judge scores >= ``tau``); inside the knowledge
   boundary when popularity >= ``theta`` (the reservoir's knowledge is used), outside
-  otherwise (external retrieval).
-- ``retrieve``: the outside queries' top ``k`` from the vector store and/or web search.
+  otherwise (external retrieval). tau 0.75 and theta 1 are calibrated for MiniLM on 2Wiki
+  dev (``bench/erm4_trigger_calibration.py``); the paper's 0.6 and 3 are settings.
+- ``retrieve``: the outside queries' top ``k`` from the vector store and/or web search (web
+  results' pages fetched and extracted with the guarded fetcher).
 - ``filter`` (Knowledge Filter, section 3.2): memory and external knowledge in the paper's
-  mixed order, kept only when judged entailment for the rewritten question
-  (``c.judge("nli")``, or the paper's NLI prompt with ``filter="llm"``).
+  mixed order, kept only when judged relevant to the rewritten question
+  (``c.judge("evaluator")``; ``filter_judge="nli"`` for entailment, or the paper's NLI prompt
+  with ``filter="llm"``).
 - ``generate``: the rewritten question with the kept knowledge; ``backoff`` answers
   without external knowledge when nothing survived the filter.
 - ``memory_update`` (Memory Knowledge Reservoir, section 3.3): the kept external
-  title-content pairs are stored; a newer entry replaces the one with the same title.
+  title-content pairs are stored; a newer entry replaces the one with the same title; beyond
+  ``reservoir_max_entries`` the least recently used entries are evicted.
 
 The reservoir is a SQLite file shared safely by concurrent processes
 (:mod:`ragraphs.tools.reservoir`); pass your own as ``Components(extra={"reservoir": r})``.

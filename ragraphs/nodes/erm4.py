@@ -23,9 +23,11 @@ from ..prompts import STOP_ANSWER, clean_answer, closed_book_prompt, one_line
 from ..settings import ERM4Context
 from ..state.erm4 import ERM4State
 from ..state.types import Passage, reset
+from ..tools.fetch import fetch_results
 from ..tools.llm import complete, llm_usage
 from ..tools.reservoir import Reservoir, open_reservoir
 from ..tools.structured import Entailment, RewritePlus, decide
+from ..tools.trigger import trigger_lookup
 from ..tools.websearch import search_checked
 
 # ---------------------------------------------------------------- prompts
@@ -256,11 +258,24 @@ def get_reservoir(c: Components, ctx: ERM4Context) -> Reservoir:
     r = c.extra.get("reservoir")
     if r is not None:
         return r
+    bound = int(ctx.reservoir_max_entries or 0)
     return open_reservoir(
         ctx.reservoir_path or None,
         collection=ctx.reservoir_collection or "default",
         embeddings=c.embeddings,
+        max_entries=bound if bound > 0 else None,
     )
+
+
+def _fetcher(c: Components, ctx):
+    """The page fetcher for web results: ``c.extra["fetcher"]``, else one from the settings."""
+    f = c.extra.get("fetcher")
+    if f is not None:
+        return f
+    from ..tools.fetch import PageFetcher
+
+    return PageFetcher(timeout=float(ctx.fetch_timeout),
+                       allow_private=bool(ctx.fetch_allow_private))
 
 
 def _tag(passages: list[Passage], qi: int, query: str, origin: str) -> list[Passage]:
@@ -309,10 +324,13 @@ def make_rewrite(c: Components) -> Callable[[dict, Runtime], dict]:
 
 
 def make_memory_check(c: Components) -> Callable[[dict, Runtime], dict]:
-    """Retrieval Trigger: Pop(q) = #reservoir titles with cosine >= tau; inside when Pop >= theta.
+    """Retrieval Trigger: Pop(q) = #reservoir entries matching q at tau; inside when Pop >= theta.
 
-    Inside queries take their knowledge from the reservoir (the up to ``memory_k`` entries
-    whose titles pass tau, most similar first); outside queries go to external retrieval.
+    ``trigger="title"``: cosine of query and title (the paper); ``trigger="evaluator"``: the
+    evaluator judge on (query, "Title\\ncontent") for the ``trigger_candidates`` most similar
+    titles (see :mod:`ragraphs.tools.trigger`). Inside queries take their knowledge from the
+    reservoir (up to ``memory_k`` matching entries, best first, marked as used for the
+    eviction order); outside queries go to external retrieval.
     """
 
     def memory_check(state: ERM4State, runtime: Runtime[ERM4Context]) -> dict:
@@ -325,7 +343,11 @@ def make_memory_check(c: Components) -> Callable[[dict, Runtime], dict]:
                 "inside": [], "outside": routes, "memory_knowledge": [], "external_knowledge": [],
                 "_trace": {"memory": "off", "outside": routes},
             }
-        found = get_reservoir(c, ctx).lookup(queries, tau, int(ctx.memory_k))
+        how = ctx.trigger
+        res = get_reservoir(c, ctx)
+        found = trigger_lookup(res, queries, tau, int(ctx.memory_k), how=how,
+                               judge=c.judge("evaluator") if how == "evaluator" else None,
+                               candidates=int(ctx.trigger_candidates))
         inside, outside, knowledge = [], [], []
         for qi, (q, (pop, entries)) in enumerate(zip(queries, found)):
             route = {"query": q, "popularity": int(pop)}
@@ -334,12 +356,14 @@ def make_memory_check(c: Components) -> Callable[[dict, Runtime], dict]:
                 knowledge += _tag(entries, qi, q, "memory")
             else:
                 outside.append(route)
+        if knowledge:
+            res.touch([p["title"] for p in knowledge])
         return {
             "inside": inside,
             "outside": outside,
             "memory_knowledge": knowledge,
             "external_knowledge": [],  # filled by the retrieve node for the outside queries
-            "_trace": {"tau": tau, "theta": theta, "inside": inside, "outside": outside, "memory": _brief(knowledge)},
+            "_trace": {"trigger": how, "tau": tau, "theta": theta, "inside": inside, "outside": outside, "memory": _brief(knowledge)},
         }
 
     return memory_check
@@ -368,6 +392,7 @@ def make_external_retrieve(c: Components) -> Callable[[dict, Runtime], dict]:
         web_calls = 0
         web_errors: list[str] = []
         malformed = 0
+        fetched: list[dict] = []
         per_query = []
         for qi, q in enumerate(queries):
             if q not in outside:
@@ -383,6 +408,9 @@ def make_external_retrieve(c: Components) -> Callable[[dict, Runtime], dict]:
                 except Exception as e:
                     web_errors.append(f"web search {q!r} failed: {type(e).__name__}: {str(e)[:200]}")
                 else:
+                    if web and ctx.fetch_pages:
+                        web, report = fetch_results(_fetcher(c, ctx), web[:k])
+                        fetched += report
                     got += web[:k]
                     malformed += bad
                     if bad and not web:
@@ -393,6 +421,8 @@ def make_external_retrieve(c: Components) -> Callable[[dict, Runtime], dict]:
         update: dict[str, Any] = {"external_knowledge": knowledge, "web_calls": web_calls}
         if malformed:
             trace["malformed_results"] = malformed
+        if fetched:
+            trace["fetched"] = fetched
         if web_errors:
             update["web_error"] = trace["web_error"] = "; ".join(web_errors)
         return {**update, "_trace": trace}
@@ -415,9 +445,11 @@ def _candidates(state: dict, limit: int) -> list[Passage]:
 def make_filter(c: Components) -> Callable[[dict, Runtime], dict]:
     """Knowledge Filter: keep the knowledge judged entailment for the rewritten question.
 
-    ``filter="judge"`` (default): ``c.judge("nli")`` entailment probability of (knowledge,
-    question) >= ``filter_threshold``. ``filter="llm"``: the paper's NLI prompt, one call
-    per instance, kept when the label is entailment. ``filter="none"``: keep everything
+    ``filter="judge"`` (default): the ``filter_judge`` role scores each instance and keeps it
+    at >= ``filter_threshold`` (None: the threshold validated with the judge):
+    ``"evaluator"``, relevance of (question, knowledge) in [-1, 1]; ``"nli"``, entailment
+    probability of (knowledge, question) in [0, 1]. ``filter="llm"``: the paper's NLI prompt,
+    one call per instance, kept when the label is entailment. ``filter="none"``: keep everything
     (the paper's Rewriter+-Retriever-Reader). When nothing survives: back-off.
     """
 
@@ -431,8 +463,17 @@ def make_filter(c: Components) -> Callable[[dict, Runtime], dict]:
         if how == "none":
             kept = cands
         elif how == "judge":
-            scores = c.judge("nli").score_batch([(knowledge_text(p), question) for p in cands]) if cands else []
-            thr = float(ctx.filter_threshold)
+            role = ctx.filter_judge
+            if role not in ("nli", "evaluator"):
+                raise ConfigError(f"unknown filter judge {role!r}; choose nli or evaluator")
+            pairs = [(question, knowledge_text(p)) if role == "evaluator" else (knowledge_text(p), question) for p in cands]
+            judge = c.judge(role)
+            scores = judge.score_batch(pairs) if cands else []
+            thr = ctx.filter_threshold
+            if thr is None:  # the judge's own cut, else the scale's middle
+                thr = getattr(judge, "threshold", None)
+                thr = (0.0 if role == "evaluator" else 0.5) if thr is None else thr
+            thr = float(thr)
             kept = [{**p, "score": float(s)} for p, s in zip(cands, scores) if float(s) >= thr]
             decisions = [{"title": p["title"], "score": round(float(s), 4), "kept": float(s) >= thr} for p, s in zip(cands, scores)]
         elif how == "llm":
@@ -455,7 +496,7 @@ def make_filter(c: Components) -> Callable[[dict, Runtime], dict]:
             "passages": reset(kept),
             "filtered_out": len(cands) - len(kept),
             "backoff": backoff,
-            "_trace": {"filter": how, "candidates": len(cands), "kept": len(kept), "backoff": backoff, "decisions": decisions},
+            "_trace": {"filter": how, "judge": ctx.filter_judge if how == "judge" else None, "candidates": len(cands), "kept": len(kept), "backoff": backoff, "decisions": decisions},
         })
         return update
 
@@ -517,7 +558,7 @@ def make_memory_update(c: Components) -> Callable[[dict, Runtime], dict]:
         if not ctx.use_memory or not ctx.update_memory:
             return {"memory_update": {"stored": 0}, "_trace": {"memory": "not updated"}}
         fresh = [p for p in state.get("passages") or [] if p.get("source") != "memory"]
-        counts = get_reservoir(c, ctx).add(fresh) if fresh else {"added": 0, "replaced": 0, "unchanged": 0, "skipped": 0}
+        counts = get_reservoir(c, ctx).add(fresh) if fresh else {"added": 0, "replaced": 0, "unchanged": 0, "skipped": 0, "evicted": 0}
         return {"memory_update": counts, "_trace": {"stored": len(fresh), **counts}}
 
     return memory_update

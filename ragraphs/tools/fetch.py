@@ -250,3 +250,35 @@ class PageFetcher:
         else:
             title, paras = extract_page(text, final)
         return FetchedPage(final, title, "\n".join(paras), paras, truncated, ctype, status)
+
+
+def fetch_results(fetcher: "PageFetcher", results: list, max_workers: int = 5) -> tuple[list, list[dict]]:
+    """Replace each web result's snippet by the text of its page (results with a URL, fetched
+    in parallel); a page that fails or yields no text keeps its snippet. Returns the results
+    and one report per URL tried (``ok``, ``paragraphs`` or ``error``)."""
+    import concurrent.futures as cf
+
+    out = list(results)
+    todo = [(i, (p.get("meta") or {}).get("url")) for i, p in enumerate(out)]
+    todo = [(i, u) for i, u in todo if u]
+    report: list[dict] = []
+    if not todo:
+        return out, report
+    with cf.ThreadPoolExecutor(max_workers=max(1, min(max_workers, len(todo))), thread_name_prefix="fetch") as pool:
+        futs = {i: pool.submit(fetcher.fetch, u) for i, u in todo}
+        for i, u in todo:
+            try:
+                page = futs[i].result()
+            except Exception as e:  # refused, failed, too slow, wrong type: keep the snippet
+                report.append({"url": u, "ok": False, "error": f"{type(e).__name__}: {str(e)[:200]}"})
+                continue
+            if not page.paragraphs:
+                report.append({"url": u, "ok": False, "error": "no text extracted; using the snippet"})
+                continue
+            p = out[i]
+            meta = {**(p.get("meta") or {}), "fetched": True, "snippet": (p.get("text") or "")[:500]}
+            if page.truncated:
+                meta["truncated"] = True
+            out[i] = {**p, "title": p.get("title") or page.title, "text": page.text, "meta": meta}
+            report.append({"url": u, "ok": True, "paragraphs": len(page.paragraphs)})
+    return out, report

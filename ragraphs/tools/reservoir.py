@@ -19,6 +19,14 @@ does not see, or can overwrite, another's vector writes; see chroma-core/chroma 
 - a write counter (``meta.seq``) lets each process reload only the rows changed since
   its last read, so the title matrix used for popularity stays in memory between runs.
 
+Bounded size: with ``max_entries`` set, every :meth:`Reservoir.add` that leaves more than
+``max_entries`` entries in the collection evicts, in the same transaction, the least
+recently used ones: ``used_at`` is set when an entry is stored, replaced or stored again
+unchanged, and bumped by :meth:`Reservoir.touch` when the Retrieval Trigger serves it
+(ties: the oldest write goes first). An entry
+just added is therefore never evicted by its own write unless one call adds more than
+``max_entries`` entries, when the newest ``max_entries`` stay.
+
 The popularity computation is a brute-force cosine over all titles (numpy), exact and
 fast for reservoirs of tens of thousands of entries.
 """
@@ -48,6 +56,7 @@ CREATE TABLE IF NOT EXISTS entries (
     vec        BLOB NOT NULL,
     seq        INTEGER NOT NULL,
     updated_at REAL NOT NULL,
+    used_at    REAL NOT NULL DEFAULT 0,
     PRIMARY KEY (collection, title_key)
 );
 CREATE INDEX IF NOT EXISTS entries_seq ON entries (collection, seq);
@@ -81,6 +90,7 @@ class Reservoir:
         collection: str = "default",
         embeddings: Any = None,
         busy_timeout_s: float = 60.0,
+        max_entries: int | None = None,
     ):
         self.path = str(Path(path or default_reservoir_path()).expanduser())
         self.collection = collection or "default"
@@ -91,6 +101,9 @@ class Reservoir:
         self.embeddings = embeddings
         self.embedding_name = str(getattr(embeddings, "name", type(embeddings).__name__))
         self.busy_timeout_s = float(busy_timeout_s)
+        if max_entries is not None and int(max_entries) < 1:
+            raise ConfigError(f"reservoir max_entries must be >= 1 (or None for no bound), got {max_entries!r}")
+        self.max_entries = None if max_entries is None else int(max_entries)
         self._local = threading.local()
         self._cache_lock = threading.RLock()
         # in-memory mirror of this collection's titles and vectors
@@ -103,6 +116,7 @@ class Reservoir:
             con = self._con()
             with con:
                 con.executescript(_SCHEMA)
+            self._write(self._migrate)
         except sqlite3.Error as e:
             raise StoreError(f"cannot open the reservoir at {self.path}: {e}") from e
         self._check_embeddings()
@@ -141,6 +155,14 @@ class Reservoir:
         except sqlite3.Error as e:
             raise StoreError(f"cannot write to the reservoir at {self.path}: {e}") from e
 
+    @staticmethod
+    def _migrate(con: sqlite3.Connection) -> None:
+        """Files written before ``used_at`` existed gain the column (their entries count as unused)."""
+        cols = {r[1] for r in con.execute("PRAGMA table_info(entries)")}
+        if "used_at" not in cols:
+            con.execute("ALTER TABLE entries ADD COLUMN used_at REAL NOT NULL DEFAULT 0")
+        con.execute("CREATE INDEX IF NOT EXISTS entries_used ON entries (collection, used_at, seq)")
+
     def _check_embeddings(self) -> None:
         key = f"embedding:{self.collection}"
 
@@ -163,8 +185,9 @@ class Reservoir:
         """Store title-content pairs; a pair replaces the stored one with the same title.
 
         Pairs without a title are skipped (the title is the entry's identity and the
-        trigger's key). Within one call the last pair of a title wins. Returns counts
-        ``{"added", "replaced", "unchanged", "skipped"}``.
+        trigger's key). Within one call the last pair of a title wins. With ``max_entries``
+        set, the least recently used entries beyond the bound are evicted in the same
+        transaction. Returns counts ``{"added", "replaced", "unchanged", "skipped", "evicted"}``.
         """
         latest: dict[str, Passage] = {}
         skipped = 0
@@ -175,7 +198,7 @@ class Reservoir:
                 continue
             latest.pop(k, None)  # keep insertion order of the newest
             latest[k] = p
-        counts = {"added": 0, "replaced": 0, "unchanged": 0, "skipped": skipped}
+        counts = {"added": 0, "replaced": 0, "unchanged": 0, "skipped": skipped, "evicted": 0}
         if not latest:
             return counts
         items = list(latest.items())
@@ -193,19 +216,49 @@ class Reservoir:
                 text = p["text"].strip()
                 if old is not None and old[0] == title and old[1] == text:
                     counts["unchanged"] += 1
+                    con.execute("UPDATE entries SET used_at = ? WHERE collection = ? AND title_key = ?",
+                                (now, self.collection, k))
                     continue
                 counts["replaced" if old is not None else "added"] += 1
                 con.execute(
-                    "INSERT INTO entries (collection, title_key, title, content, source, vec, seq, updated_at) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+                    "INSERT INTO entries (collection, title_key, title, content, source, vec, seq, updated_at, used_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
                     "ON CONFLICT (collection, title_key) DO UPDATE SET title = excluded.title, "
                     "content = excluded.content, source = excluded.source, vec = excluded.vec, "
-                    "seq = excluded.seq, updated_at = excluded.updated_at",
-                    (self.collection, k, title, text, str(p.get("source") or ""), v.tobytes(), seq + i, now),
+                    "seq = excluded.seq, updated_at = excluded.updated_at, used_at = excluded.used_at",
+                    (self.collection, k, title, text, str(p.get("source") or ""), v.tobytes(), seq + i, now, now),
                 )
+            counts["evicted"] = self._evict(con)
 
         self._write(write)
         return counts
+
+    def _evict(self, con: sqlite3.Connection) -> int:
+        """Delete the least recently used entries beyond ``max_entries`` (inside a write)."""
+        if self.max_entries is None:
+            return 0
+        total = con.execute("SELECT COUNT(*) FROM entries WHERE collection = ?", (self.collection,)).fetchone()[0]
+        extra = int(total) - self.max_entries
+        if extra <= 0:
+            return 0
+        con.execute(
+            "DELETE FROM entries WHERE collection = ? AND title_key IN (SELECT title_key FROM entries "
+            "WHERE collection = ? ORDER BY used_at, seq LIMIT ?)",
+            (self.collection, self.collection, extra),
+        )
+        self._next_seq(con, 1)  # readers notice the removal and reload
+        return extra
+
+    def touch(self, titles: Iterable[str]) -> None:
+        """Mark entries as used now (the eviction order); unknown titles are ignored."""
+        keys = sorted({title_key(t) for t in titles if title_key(t)})
+        if not keys:
+            return
+        now = time.time()
+        self._write(lambda con: con.executemany(
+            "UPDATE entries SET used_at = ? WHERE collection = ? AND title_key = ?",
+            [(now, self.collection, k) for k in keys],
+        ))
 
     def _next_seq(self, con: sqlite3.Connection, n: int) -> int:
         row = con.execute("SELECT value FROM meta WHERE key = 'seq'").fetchone()
@@ -335,18 +388,36 @@ class Reservoir:
             out.append((int(hits.size), entries))
         return out
 
+    def entries_for(self, keys: Sequence[str]) -> list[Passage]:
+        """The stored entries for title keys (in that order; removed ones are skipped)."""
+        con = self._con()
+        out = []
+        for k in keys:
+            r = con.execute(
+                "SELECT title, content, source FROM entries WHERE collection = ? AND title_key = ?",
+                (self.collection, k),
+            ).fetchone()
+            if r is not None:
+                out.append(self._passage(r[0], r[1], r[2]))
+        return out
+
 
 _OPEN: dict[tuple[str, str, int], Reservoir] = {}
 _OPEN_LOCK = threading.Lock()
 
 
-def open_reservoir(path: str | None = None, *, collection: str = "default", embeddings: Any = None) -> Reservoir:
-    """A process-wide cached :class:`Reservoir` per (file, collection, embeddings object)."""
+def open_reservoir(
+    path: str | None = None, *, collection: str = "default", embeddings: Any = None, max_entries: int | None = None
+) -> Reservoir:
+    """A process-wide cached :class:`Reservoir` per (file, collection, embeddings object);
+    ``max_entries`` (None: unbounded) is applied to the cached object on every call."""
     full = str(Path(path or default_reservoir_path()).expanduser().resolve())
     key = (full, collection or "default", id(embeddings))
     with _OPEN_LOCK:
         r = _OPEN.get(key)
         if r is None:
-            r = Reservoir(full, collection=collection, embeddings=embeddings)
+            r = Reservoir(full, collection=collection, embeddings=embeddings, max_entries=max_entries)
             _OPEN[key] = r
+        else:
+            r.max_entries = None if max_entries is None else max(1, int(max_entries))
         return r

@@ -1,0 +1,171 @@
+"""ERM4's reservoir bound (least-recently-used eviction, across processes), the evaluator
+Retrieval Trigger, the Knowledge Filter's judge role and the web path's page fetch."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+from ragraphs.components import Components
+from ragraphs.errors import ConfigError
+from ragraphs.graphs.erm4 import ERM4Context, build_erm4_graph
+from ragraphs.state.types import make_passage
+from ragraphs.tools.llm import FakeAnswerChat
+from ragraphs.tools.reservoir import Reservoir, open_reservoir
+from ragraphs.tools.trigger import trigger_lookup
+from tests.test_erm4 import HASH_EMBEDDINGS, HashEmbeddings
+
+
+def _p(title: str, text: str = "") -> dict:
+    return make_passage(title, text or f"{title} is a place.", "corpus")
+
+
+def test_bound_evicts_least_recently_used_first(tmp_path):
+    r = Reservoir(tmp_path / "r.sqlite3", embeddings=HashEmbeddings(), max_entries=3)
+    assert r.add([_p("alpha"), _p("beta"), _p("gamma")])["evicted"] == 0
+    r.touch(["alpha"])  # served by the trigger: now the most recently used
+    counts = r.add([_p("delta")])
+    assert counts["added"] == 1 and counts["evicted"] == 1
+    assert r.count() == 3 and r.get("beta") is None  # beta: the least recently used
+    assert {p["title"] for p in r.all_entries()} == {"alpha", "gamma", "delta"}
+    # storing an unchanged entry again counts as a use too
+    r.add([_p("gamma")])
+    r.add([_p("epsilon")])
+    assert r.get("alpha") is None and r.get("gamma") is not None
+    # one call adding more than the bound keeps its newest entries
+    counts = r.add([_p(f"n{i}") for i in range(5)])
+    assert counts["evicted"] == 5 and [p["title"] for p in r.all_entries()] == ["n2", "n3", "n4"]
+    # the in-memory title matrix follows the removals
+    keys, sims = r.title_similarities(["n3"])
+    assert sorted(keys) == ["n2", "n3", "n4"] and sims.shape == (1, 3)
+
+
+def test_bound_must_be_positive_and_none_is_unbounded(tmp_path):
+    with pytest.raises(ConfigError, match="max_entries"):
+        Reservoir(tmp_path / "r.sqlite3", embeddings=HashEmbeddings(), max_entries=0)
+    r = Reservoir(tmp_path / "u.sqlite3", embeddings=HashEmbeddings())
+    assert r.add([_p(f"t{i}") for i in range(50)])["evicted"] == 0 and r.count() == 50
+
+
+def test_bound_holds_under_concurrent_writers(tmp_path):
+    path = tmp_path / "r.sqlite3"
+    emb = HashEmbeddings()
+    Reservoir(path, embeddings=emb)
+    errors = []
+
+    def writer(w):
+        try:
+            r = Reservoir(path, embeddings=emb, max_entries=20)
+            for i in range(15):
+                r.add([_p(f"w{w}-{i}"), _p(f"w{w}-{i}b")])
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    ts = [threading.Thread(target=writer, args=(w,)) for w in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert not errors
+    r = Reservoir(path, embeddings=emb)
+    assert r.count() == 20
+    # least recently used go first: what survives of each writer is a suffix of its writes
+    for w in range(4):
+        order = [f"w{w}-{i}{s}" for i in range(15) for s in ("", "b")]
+        alive = [r.get(t) is not None for t in order]
+        assert alive == sorted(alive), (w, alive)
+
+
+def test_bound_across_processes_and_old_files(tmp_path):
+    path = tmp_path / "r.sqlite3"
+    # a file written before used_at existed
+    con = sqlite3.connect(path)
+    con.executescript(
+        "CREATE TABLE entries (collection TEXT NOT NULL, title_key TEXT NOT NULL, title TEXT NOT NULL, "
+        "content TEXT NOT NULL, source TEXT NOT NULL DEFAULT '', vec BLOB NOT NULL, seq INTEGER NOT NULL, "
+        "updated_at REAL NOT NULL, PRIMARY KEY (collection, title_key));"
+        "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+        "INSERT INTO meta VALUES ('embedding:default', 'hash-64'), ('seq', '1');"
+    )
+    con.execute("INSERT INTO entries VALUES ('default', 'old', 'old', 'an old entry', '', ?, 1, 0)",
+                (np.ones(64, np.float32).tobytes(),))
+    con.commit()
+    con.close()
+    r = Reservoir(path, embeddings=HashEmbeddings(), max_entries=2)
+    assert r.get("old") is not None
+    keys, _ = r.title_similarities(["old"])  # this process has the title matrix loaded
+    code = (
+        HASH_EMBEDDINGS
+        + "from ragraphs.tools.reservoir import Reservoir\nfrom ragraphs.state.types import make_passage\n"
+        + f"r = Reservoir({str(path)!r}, embeddings=HashEmbeddings(), max_entries=2)\n"
+        + "print(r.add([make_passage('a', 'x', 'web'), make_passage('b', 'y', 'web')])['evicted'])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split()[-1] == "1"
+    assert r.get("old") is None and r.count() == 2
+    keys, sims = r.title_similarities(["a"])  # the other process's eviction is seen here
+    assert sorted(keys) == ["a", "b"] and sims.shape == (1, 2)
+
+
+def test_open_reservoir_applies_the_bound(tmp_path):
+    emb = HashEmbeddings()
+    r = open_reservoir(str(tmp_path / "r.sqlite3"), embeddings=emb, max_entries=5)
+    assert r.max_entries == 5
+    assert open_reservoir(str(tmp_path / "r.sqlite3"), embeddings=emb, max_entries=None).max_entries is None
+
+
+class KeywordEvaluator:
+    """Relevance 0.9 when the passage text contains the query's last word, else -0.9."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def score_batch(self, pairs):
+        self.calls += len(pairs)
+        return np.array([0.9 if q.split()[-1].lower() in t.lower() else -0.9 for q, t in pairs], np.float32)
+
+
+def test_evaluator_trigger_reads_content_of_the_closest_titles(tmp_path):
+    r = Reservoir(tmp_path / "r.sqlite3", embeddings=HashEmbeddings())
+    r.add([_p("Vienna", "Vienna lies on the danube."), _p("Budapest", "Budapest lies on the danube."),
+           _p("Paris", "Paris lies on the Seine."), _p("Danube", "The danube is a river.")])
+    ev = KeywordEvaluator()
+    (pop, entries), = trigger_lookup(r, ["which city on the danube"], 0.5, 10, how="evaluator", judge=ev, candidates=10)
+    assert pop == 3 and {p["title"] for p in entries} == {"Vienna", "Budapest", "Danube"}
+    assert all(p["score"] == pytest.approx(0.9) for p in entries) and ev.calls == 4
+    (pop, _), = trigger_lookup(r, ["which city on the danube"], 0.5, 10, how="evaluator", judge=ev, candidates=2)
+    assert pop <= 2 and ev.calls == 6  # only the two closest titles were judged
+    with pytest.raises(ConfigError):
+        trigger_lookup(r, ["x"], 0.5, 10, how="bogus")
+
+
+def test_graph_settings_pick_trigger_and_filter_role(tmp_path, minilm):
+    from tests.test_erm4 import CountingRetriever
+    from ragraphs.tools.vectorstore import InMemoryCorpus
+
+    passages = [_p("Danube", "The Danube flows through Vienna and Budapest."), _p("Seine", "The Seine flows through Paris.")]
+    corpus = CountingRetriever(InMemoryCorpus(passages, embeddings=minilm))
+    ev = KeywordEvaluator()
+
+    class NoNLI:
+        def score_batch(self, pairs):
+            raise AssertionError("the nli judge must not be called")
+
+    res = Reservoir(tmp_path / "r.sqlite3", embeddings=minilm, max_entries=1)
+    c = Components(llm=FakeAnswerChat(responses=["Which river flows through Vienna**river through Vienna", "Danube"]), retriever=corpus, embeddings=minilm,
+                   judges={"evaluator": ev, "nli": NoNLI()}, extra={"reservoir": res})
+    g = build_erm4_graph(c)
+    ctx = ERM4Context(filter_judge="evaluator", filter_threshold=0.0, trigger="evaluator", tau=0.5, theta=1, k=2)
+    out = g.invoke({"question": "Which river flows through Vienna"}, context=ctx)
+    # the evaluator kept only the passage naming Vienna; the bound of 1 holds
+    assert [p["title"] for p in out["passages"]] == ["Danube"] and res.count() == 1
+    out = g.invoke({"question": "Which river flows through Vienna"}, context=ctx)
+    assert out["inside"] and not out["outside"] and out["memory_knowledge"][0]["title"] == "Danube"
+    with pytest.raises(ConfigError, match="filter judge"):
+        g.invoke({"question": "Which river flows through Vienna"}, context=ERM4Context(filter_judge="bogus", use_memory=False))
