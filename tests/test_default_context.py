@@ -131,7 +131,7 @@ def test_dr_rag_retrieves_with_the_context_mode(corpus):
 
 def test_erm4_trigger_and_retrieval_use_the_context(corpus):
     d = ERM4Context()
-    c = _components(corpus, ["Which river flows through Vienna?**Vienna river**Danube Vienna", "Danube"], nli=ConstJudge(0.9))
+    c = _components(corpus, ["Which river flows through Vienna?**Vienna river**Danube Vienna", "Danube"], nli=ConstJudge(0.9), evaluator=ConstJudge(0.9))
     out = build_graph("erm4", c).invoke({"question": QUESTION})
     mem = _entry(out, "memory_check")
     assert (mem["tau"], mem["theta"]) == (d.tau, d.theta)
