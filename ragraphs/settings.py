@@ -32,6 +32,13 @@ class RAGContext:
     skip_generation: bool = field(
         default=False, metadata={"description": "stop before the final answer (retrieval-only evaluation)"}
     )
+    rerank: str = field(
+        default="none",
+        metadata={"description": "re-ranker of the retrieved candidates: none | evaluator (the shipped cross-encoder) | a CrossEncoder path or name"},
+    )
+    rerank_depth: int = field(
+        default=20, metadata={"description": "candidates retrieved for the re-ranker to choose the k passages from"}
+    )
 
 
 def context_from(cls: type, values: dict[str, Any] | None = None, base: Any = None):
