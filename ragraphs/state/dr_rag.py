@@ -48,6 +48,7 @@ class DRRAGOutput(RAGOutput, total=False):
 
     strategy: str
     candidates: list[Passage]
+    rerank_scores: dict[str, float]
     first_stage: list[Passage]
     second_stage: list[list[Passage]]
     classifier_scores: list[PairScore]
