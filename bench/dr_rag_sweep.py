@@ -37,7 +37,7 @@ from ragraphs.tools.judges import load_default_judge  # noqa: E402
 DATASETS = ("hotpotqa", "2wikimultihopqa", "musique")
 
 
-def collect(corpus, ev, pj, question, depths, k1max, k2max, concat: bool):
+def collect(corpus, ev, pj, question, depths, k1max, k2max, concat: bool, second_plain: bool = False):
     """Everything the grid needs for one question (model calls happen here only)."""
     qcache: dict = {}
     out: dict = {"first": {}, "second": {}}
@@ -46,7 +46,7 @@ def collect(corpus, ev, pj, question, depths, k1max, k2max, concat: bool):
         judge_scores(ev, question, cands, qcache)
         out["first"][d] = cands
     for d in depths:
-        for order in ("rerank", "none"):
+        for order in ("rerank", "none") if second_plain else ("rerank",):
             cands = out["first"][d]
             ranked = sorted(cands, key=lambda p: -qcache[p["id"]]) if order == "rerank" else cands
             for p in ranked[:k1max]:
@@ -99,6 +99,7 @@ def main(argv=None) -> int:
     ap.add_argument("--k2", default="5,10")
     ap.add_argument("--thresholds", default="0.05,0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8")
     ap.add_argument("--no-concat", action="store_true", help="skip the q + d_i re-ranking (saves model calls)")
+    ap.add_argument("--plain-second", action="store_true", help="also the two-stage rows without a re-ranker")
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--json", default=None)
     args = ap.parse_args(argv)
@@ -115,12 +116,19 @@ def main(argv=None) -> int:
         exs = [e for e in load_dataset(os.path.join(args.data_dir, f"{ds}.dev.jsonl"), ds, limit=args.limit) if e.supporting]
         corpus = PooledCorpus(pooled_passages(load_dataset(os.path.join(args.data_dir, f"{ds}.dev.jsonl"), ds)), emb, quiet=True)
         t0 = time.perf_counter()
-        rows = [(ex, collect(corpus, ev, pj, ex.question, depths, max(k1s), max(k2s), not args.no_concat)) for ex in exs]
+        rows = []
+        for i, ex in enumerate(exs):
+            rows.append((ex, collect(corpus, ev, pj, ex.question, depths, max(k1s), max(k2s), not args.no_concat,
+                                     args.plain_second)))
+            if i % 10 == 9:
+                print(f"  {ds}: {i + 1}/{len(exs)} ({time.perf_counter() - t0:.0f}s)", file=sys.stderr, flush=True)
         print(f"{ds}: {len(rows)} questions scored in {time.perf_counter() - t0:.0f}s", file=sys.stderr, flush=True)
         per_ds[ds] = rows
     grid = []
     for rr, d in itertools.product((True, False), depths):
         grid.append({"strategy": "sm", "rerank": rr, "depth": d})
+        if not rr and not args.plain_second:
+            continue
         for k1, k2, sr in itertools.product(k1s, k2s, ("question", "concat", "none") if rr else ("none",)):
             if sr == "concat" and args.no_concat:
                 continue
