@@ -35,7 +35,7 @@ def test_cfs_real_stack_one_llm_call(stack):
     exs, corpus, c, g = stack
     ex = next(e for e in exs if e.question == GULNUS)
     gold = {p["id"] for p in ex.supporting}
-    out = g.invoke({"question": GULNUS}, context=DRRAGContext(strategy="cfs", k=4))
+    out = g.invoke({"question": GULNUS}, context=DRRAGContext(strategy="cfs", k=4, rerank="evaluator"))
     ps = out["passages"]
     # exactly one LLM call, on the documents selected; a short answer came back
     assert out["llm_calls"] == 1 and out["input_tokens"] > 300
@@ -76,7 +76,7 @@ def test_strategies_real_retrieval(stack):
 
 def test_rerank_keeps_the_question_s_best_candidates(stack):
     exs, corpus, c, g = stack
-    out = g.invoke({"question": GULNUS}, context=DRRAGContext(strategy="sm", k=4, skip_generation=True))
+    out = g.invoke({"question": GULNUS}, context=DRRAGContext(strategy="sm", k=4, rerank="evaluator", skip_generation=True))
     assert [t["node"] for t in out["trace"]] == ["first_stage", "rerank", "generate"]
     cands = out["candidates"]
     assert len(cands) == 30 and [p["id"] for p in out["passages"]] == [p["id"] for p in cands[:4]]

@@ -60,7 +60,7 @@ class DRRAGContext(RAGContext):
                                  "lists; none = the retriever's own hybrid mode"},
     )
     rerank: str = field(
-        default="evaluator",
+        default="none",
         metadata={"description": "re-ranker of both stages' candidates: none | evaluator (the shipped cross-encoder) | "
                                  "a CrossEncoder directory or name"},
     )
