@@ -305,6 +305,7 @@ def _run_rr(corpus, question, judge=None, evaluator=None, **ctx):
     c = Components(llm=FakeAnswerChat(responses=["x"]), retriever=corpus, embeddings=corpus.embeddings,
                    judges={"pair": judge or ScriptedPairJudge(), "evaluator": ev})
     ctx.setdefault("retrieval", "bm25")
+    ctx.setdefault("rerank", "evaluator")
     return build_dr_rag_graph(c).invoke({"question": question}, context=DRRAGContext(**ctx)), ev
 
 
