@@ -38,6 +38,13 @@ class RAGContext:
     skip_generation: bool = field(
         default=False, metadata={"description": "stop before the final answer (retrieval-only evaluation)"}
     )
+    rerank: str = field(
+        default="none",
+        metadata={"description": "re-ranker of the retrieved candidates: none | evaluator (the shipped cross-encoder) | a CrossEncoder path or name"},
+    )
+    rerank_depth: int = field(
+        default=20, metadata={"description": "candidates retrieved for the re-ranker to choose the k passages from"}
+    )
 
 
 
@@ -99,18 +106,43 @@ class DRRAGContext(RAGContext):
         metadata={"description": "sm: top-k | qdc: query-document concatenation | cis: inverse selection | cfs: forward selection"},
     )
     retrieval: Literal["dense", "bm25", "hybrid"] = field(
-        default="hybrid", metadata={"description": "first-stage retrieval (sm and bm25 baselines: dense / bm25)"}
+        default="hybrid", metadata={"description": "first-stage candidate retrieval: dense (MiniLM), bm25, or hybrid (both, fused)"}
     )
     second_retrieval: Literal["same", "dense", "bm25", "hybrid"] = field(
         default="same", metadata={"description": "second-stage retrieval for the <q, d_i> queries; same = retrieval"}
     )
+    fusion_k: int | None = field(
+        default=60,
+        metadata={"description": "hybrid fusion: reciprocal rank, score = sum 1/(fusion_k + rank) over the dense and BM25 "
+                                 "lists; none = the retriever's own hybrid mode"},
+    )
+    rerank: str = field(
+        default="none",
+        metadata={"description": "re-ranker of both stages' candidates: none | evaluator (the shipped cross-encoder) | "
+                                 "a CrossEncoder directory or name"},
+    )
+    rerank_depth: int = field(
+        default=30, metadata={"description": "candidate depth: first-stage candidates retrieved for the re-ranker"}
+    )
+    second_rerank: Literal["question", "concat", "none"] = field(
+        default="question",
+        metadata={"description": "second-stage candidates scored against the question, against q + d_i, or kept in retrieval order"},
+    )
     k1: int | None = field(
         default=None, metadata={"description": "static-relevant documents of the first stage (default ceil(k/2))"}
     )
-    k2: int = field(default=10, metadata={"description": "second-stage candidates retrieved per <q, d_i> pair"})
+    k2: int = field(default=10, metadata={"description": "second-stage candidates retrieved per <q, d_i> query"})
     pair_threshold: float | None = field(
         default=None,
-        metadata={"description": "pair classifier acceptance threshold in [0, 1] (default: the judge's own / measured)"},
+        metadata={"description": "pair cut: the classifier accepts C(q, d_i, d') >= this, in [0, 1] (default: calibrated on the dev files)"},
+    )
+    pick: Literal["first", "best"] = field(
+        default="first",
+        metadata={"description": "CFS: per d_i, the first accepted candidate in (re-ranked) order (Algorithm 1) or the best scored"},
+    )
+    fill: bool = field(
+        default=True,
+        metadata={"description": "CFS: fill the rest of the k budget with the next re-ranked first-stage candidates (SM's)"},
     )
     concat_chars: int = field(
         default=1000, metadata={"description": "characters of d_i appended to the query in the second stage"}

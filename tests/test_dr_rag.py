@@ -93,6 +93,7 @@ def _run(corpus, question, judge=None, answer="Montreal", **ctx):
     c = Components(llm=llm, retriever=corpus, embeddings=corpus.embeddings, judges={"pair": judge or ScriptedPairJudge()})
     g = build_dr_rag_graph(c)
     ctx.setdefault("retrieval", "bm25")
+    ctx.setdefault("rerank", "none")
     out = g.invoke({"question": question}, context=DRRAGContext(**ctx))
     return out, llm
 
@@ -131,7 +132,7 @@ def test_qdc_reaches_the_bridge_paragraph_through_the_first(slices):
     assert qdc["first_stage"][0]["title"] == "Gülnuş Sultan"
     assert qdc["second_stage"][0][0]["title"] == "Gülnuş Sultan"  # d_1 retrieves itself first
     assert qdc["llm_calls"] == 1 and len(llm.prompts) == 1
-    assert [t["node"] for t in qdc["trace"]] == ["first_stage", "second_stage", "generate"]
+    assert [t["node"] for t in qdc["trace"]] == ["first_stage", "second_stage", "qdc_select", "generate"]
 
 
 def test_cfs_walks_past_the_rejected_candidate(slices):
@@ -154,7 +155,7 @@ def test_cfs_walks_past_the_rejected_candidate(slices):
 
 def test_cfs_hands_fewer_than_k_docs_when_nothing_is_accepted(slices):
     exs, corpus = slices["musique"]
-    out, _ = _run(corpus, NORTH_STAR, judge=ScriptedPairJudge(), strategy="cfs", k=4)
+    out, _ = _run(corpus, NORTH_STAR, judge=ScriptedPairJudge(), strategy="cfs", k=4, fill=False)
     assert [p["id"] for p in out["passages"]] == [p["id"] for p in out["first_stage"]]
     assert len(out["passages"]) == 2 < 4
     assert out["classifier_scores"] and not any(d["accepted"] for d in out["classifier_scores"])
@@ -214,7 +215,7 @@ def test_pair_threshold_is_applied(slices):
             return np.full(len(triples), 0.6, dtype=np.float32)
 
     lo, _ = _run(corpus, NORTH_STAR, judge=Fixed(), strategy="cfs", k=4, pair_threshold=0.5)
-    hi, _ = _run(corpus, NORTH_STAR, judge=Fixed(), strategy="cfs", k=4, pair_threshold=0.7)
+    hi, _ = _run(corpus, NORTH_STAR, judge=Fixed(), strategy="cfs", k=4, pair_threshold=0.7, fill=False)
     assert len(lo["passages"]) == 4 and len(hi["passages"]) == 2
     assert hi["pair_threshold"] == 0.7
 
@@ -252,9 +253,14 @@ def test_modes_reach_the_retriever(slices):
 
     c = Components(llm=FakeAnswerChat(), retriever=Spy(corpus), embeddings=corpus.embeddings, judges={"pair": ScriptedPairJudge()})
     g = build_dr_rag_graph(c)
-    g.invoke({"question": ZONE}, context=DRRAGContext(strategy="qdc", k=6, retrieval="hybrid", second_retrieval="bm25", k2=5))
-    # one first-stage search, then the three <q, d_i> searches in one batch
-    assert seen == [(1, 3, "hybrid"), (3, 5, "bm25")]
+    ctx = dict(strategy="qdc", k=6, retrieval="hybrid", second_retrieval="bm25", k2=5, rerank="none")
+    g.invoke({"question": ZONE}, context=DRRAGContext(fusion_k=None, **ctx))
+    # one first-stage search (SM's top k, from which CFS fills), then the three <q, d_i> searches in one batch
+    assert seen == [(1, 6, "hybrid"), (3, 5, "bm25")]
+    seen.clear()
+    g.invoke({"question": ZONE}, context=DRRAGContext(fusion_k=60, **ctx))
+    # hybrid fused in the node: a dense and a BM25 list, each as deep as the fused one
+    assert seen == [(1, 6, "dense"), (1, 6, "bm25"), (3, 5, "bm25")]
 
 
 def test_errors(slices):
@@ -273,3 +279,105 @@ def test_helpers():
     second = [[{"id": "1"}, {"id": "2"}, {"id": "3"}], [{"id": "3"}, {"id": "4"}]]
     assert [p["id"] for p in qdc_select(first, second, 4)] == ["3", "4"]
     assert [p["id"] for p in qdc_select(first, second, 3)] == ["3"]
+
+
+# ---------------------------------------------------------------- the re-ranking cascade
+class OverlapEvaluator:
+    """A fake cross-encoder evaluator: the share of the query's words found in the passage."""
+
+    name = "overlap-evaluator"
+
+    def __init__(self):
+        self.batches: list[int] = []
+
+    def score_batch(self, pairs):
+        self.batches.append(len(pairs))
+        out = []
+        for q, text in pairs:
+            qw = set(re.findall(r"\w+", q.lower()))
+            tw = set(re.findall(r"\w+", text.lower()))
+            out.append(2.0 * len(qw & tw) / max(1, len(qw)) - 1.0)
+        return np.asarray(out, dtype=np.float32)
+
+
+def _run_rr(corpus, question, judge=None, evaluator=None, **ctx):
+    ev = evaluator or OverlapEvaluator()
+    c = Components(llm=FakeAnswerChat(responses=["x"]), retriever=corpus, embeddings=corpus.embeddings,
+                   judges={"pair": judge or ScriptedPairJudge(), "evaluator": ev})
+    ctx.setdefault("retrieval", "bm25")
+    ctx.setdefault("rerank", "evaluator")
+    return build_dr_rag_graph(c).invoke({"question": question}, context=DRRAGContext(**ctx)), ev
+
+
+def test_rerank_cascade_nodes_and_order(slices):
+    exs, corpus = slices["2wikimultihopqa"]
+    out, ev = _run_rr(corpus, ZONE, strategy="cfs", k=4, rerank_depth=12, skip_generation=True)
+    assert [t["node"] for t in out["trace"]] == [
+        "first_stage", "rerank", "second_stage", "rerank_second", "forward_select", "generate"]
+    cands = out["candidates"]
+    assert len(cands) == 12
+    # the candidates are in the evaluator's order, their retrieval scores kept in meta
+    scores = [p["score"] for p in cands]
+    assert scores == sorted(scores, reverse=True)
+    assert all("retrieval_score" in p["meta"] for p in cands)
+    assert [p["id"] for p in out["first_stage"]] == [p["id"] for p in cands[:2]]
+    # second-stage lists re-ranked against the question; scores shared with the first stage
+    for lst in out["second_stage"]:
+        s = [out["rerank_scores"][p["id"]] for p in lst]
+        assert s == sorted(s, reverse=True)
+    assert sum(ev.batches) == len(out["rerank_scores"])  # nothing scored twice
+
+
+def test_cfs_never_hands_less_than_sm_when_nothing_is_accepted(slices):
+    exs, corpus = slices["musique"]
+    sm, _ = _run_rr(corpus, NORTH_STAR, strategy="sm", k=4, skip_generation=True)
+    cfs, _ = _run_rr(corpus, NORTH_STAR, judge=ScriptedPairJudge(), strategy="cfs", k=4, skip_generation=True)
+    assert not any(d["accepted"] for d in cfs["classifier_scores"])
+    assert [p["id"] for p in cfs["passages"]] == [p["id"] for p in sm["passages"]]
+    # with fill off, Algorithm 1 alone: the static documents only
+    alg1, _ = _run_rr(corpus, NORTH_STAR, judge=ScriptedPairJudge(), strategy="cfs", k=4, fill=False, skip_generation=True)
+    assert [p["id"] for p in alg1["passages"]] == [p["id"] for p in sm["passages"][:2]]
+
+
+def test_cfs_accepted_docs_come_before_the_fill(slices):
+    exs, corpus = slices["2wikimultihopqa"]
+    gold = _gold(exs, ZONE)
+    out, _ = _run_rr(corpus, ZONE, judge=ScriptedPairJudge(gold), strategy="cfs", k=4, k1=1, rerank_depth=20,
+                     skip_generation=True)
+    ps = out["passages"]
+    assert len(ps) == 4 and ps[0]["title"] in gold
+    assert set(_titles(out)) >= gold
+    stage2 = [p for p in ps if (p.get("meta") or {}).get("stage") == 2]
+    assert len(stage2) == 1 and stage2[0]["title"] in gold and ps[1]["id"] == stage2[0]["id"]
+    assert all((p.get("meta") or {}).get("fill") for p in ps[2:])
+
+
+def test_second_rerank_modes(slices):
+    exs, corpus = slices["2wikimultihopqa"]
+    off, _ = _run_rr(corpus, ZONE, strategy="qdc", k=4, second_rerank="none", skip_generation=True)
+    assert "rerank_second" not in [t["node"] for t in off["trace"]]
+    cat, ev = _run_rr(corpus, ZONE, strategy="qdc", k=4, second_rerank="concat", skip_generation=True)
+    first = cat["first_stage"]
+    for d, lst in zip(first, cat["second_stage"]):
+        q = concat_query(ZONE, d)
+        s = ev.score_batch([(q, p["title"] + "\n" + p["text"]) for p in lst])
+        assert list(s) == sorted(s, reverse=True)
+    with pytest.raises(ConfigError):
+        _run_rr(corpus, ZONE, strategy="qdc", second_rerank="sideways")
+
+
+def test_forward_walk_first_and_best_and_fill():
+    from ragraphs.nodes.dr_rag import fill_budget, forward_walk
+
+    first = [{"id": "a"}, {"id": "b"}]
+    second = [[{"id": "x"}, {"id": "y"}, {"id": "z"}], [{"id": "y"}, {"id": "w"}]]
+    s = {("a", "x"): 0.1, ("a", "y"): 0.6, ("a", "z"): 0.9, ("b", "y"): 0.95, ("b", "w"): 0.7}
+    added, dec = forward_walk(first, second, s, 0.5, 4, "first")
+    assert [p["id"] for p in added] == ["y", "w"]  # b's y is taken: b walks on to w
+    assert [d["second"] for d in dec] == ["x", "y", "w"]
+    added, _ = forward_walk(first, second, s, 0.5, 4, "best")
+    assert [p["id"] for p in added] == ["z", "y"]
+    added, _ = forward_walk(first, second, s, 0.5, 3, "best")
+    assert [p["id"] for p in added] == ["z"]  # the budget stops the walk
+    cands = [{"id": i} for i in "abzqr"]
+    assert [p["id"] for p in fill_budget(first + added, cands, 4)] == ["q"]

@@ -22,11 +22,12 @@ def stack(data_dir, minilm, gemma):
     corpus = InMemoryCorpus(pooled_passages(exs), embeddings=minilm)
     c = Components(llm=gemma, retriever=corpus, embeddings=minilm)
     try:
-        c.judge("pair")  # the shipped trained classifier
-    except ConfigError:  # weights not built in this checkout: the cosine baseline
-        from ragraphs.tools.judges import CosinePairJudge
+        c.judge("pair")  # the shipped trained cross-encoder: pair classifier and re-ranker
+        c.judge("evaluator")
+    except ConfigError:  # weights not built in this checkout: the cosine baselines
+        from ragraphs.tools.judges import CosineJudge, CosinePairJudge
 
-        c.judges["pair"] = CosinePairJudge(minilm)
+        c.judges.update({"pair": CosinePairJudge(minilm), "evaluator": CosineJudge(minilm)})
     return exs, corpus, c, build_dr_rag_graph(c)
 
 
@@ -34,7 +35,7 @@ def test_cfs_real_stack_one_llm_call(stack):
     exs, corpus, c, g = stack
     ex = next(e for e in exs if e.question == GULNUS)
     gold = {p["id"] for p in ex.supporting}
-    out = g.invoke({"question": GULNUS}, context=DRRAGContext(strategy="cfs", k=4))
+    out = g.invoke({"question": GULNUS}, context=DRRAGContext(strategy="cfs", k=4, rerank="evaluator"))
     ps = out["passages"]
     # exactly one LLM call, on the documents selected; a short answer came back
     assert out["llm_calls"] == 1 and out["input_tokens"] > 300
@@ -46,11 +47,15 @@ def test_cfs_real_stack_one_llm_call(stack):
     th = out["pair_threshold"]
     for d in out["classifier_scores"]:
         assert d["accepted"] == (d["score"] >= th) and 0.0 <= d["score"] <= 1.0
-    added = {p["id"] for p in ps[len(first):]}
+    added = {p["id"] for p in ps[len(first):] if p["meta"].get("stage") == 2}
     assert added <= {d["second"] for d in out["classifier_scores"] if d["accepted"]}
+    # the rest of the budget: the next re-ranked first-stage candidates
+    cands = [p["id"] for p in out["candidates"]]
+    assert all(p["id"] in cands for p in ps if p["id"] not in added)
     # the bridge: the wife's paragraph is found by the question, the husband's through it
     assert gold <= {p["id"] for p in ps}
-    assert [t["node"] for t in out["trace"]] == ["first_stage", "second_stage", "forward_select", "generate"]
+    assert [t["node"] for t in out["trace"]] == [
+        "first_stage", "rerank", "second_stage", "rerank_second", "forward_select", "generate"]
 
 
 def test_strategies_real_retrieval(stack):
@@ -60,10 +65,21 @@ def test_strategies_real_retrieval(stack):
     husband = next(p["id"] for p in ex.supporting if p["title"] == "Mehmed IV")
     found = {}
     for strategy in ("sm", "qdc", "cis"):
-        out = g.invoke({"question": GULNUS}, context=DRRAGContext(strategy=strategy, k=2, retrieval="dense", skip_generation=True))
+        out = g.invoke({"question": GULNUS}, context=DRRAGContext(strategy=strategy, k=2, retrieval="dense", rerank="none", skip_generation=True))
         assert out["llm_calls"] == 0 and len(out["passages"]) <= 2
         found[strategy] = {p["id"] for p in out["passages"]}
     # top-2 by similarity misses the husband; concatenating the first document reaches him
     assert husband not in found["sm"]
     assert found["qdc"] == gold
     assert found["cis"] <= found["qdc"]
+
+
+def test_rerank_keeps_the_question_s_best_candidates(stack):
+    exs, corpus, c, g = stack
+    out = g.invoke({"question": GULNUS}, context=DRRAGContext(strategy="sm", k=4, rerank="evaluator", skip_generation=True))
+    assert [t["node"] for t in out["trace"]] == ["first_stage", "rerank", "generate"]
+    cands = out["candidates"]
+    assert len(cands) == 30 and [p["id"] for p in out["passages"]] == [p["id"] for p in cands[:4]]
+    scores = [p["score"] for p in cands]
+    assert scores == sorted(scores, reverse=True) and all(-1.0 <= s <= 1.0 for s in scores)
+    assert "Gülnuş Sultan" in [p["title"] for p in out["passages"]]

@@ -31,5 +31,5 @@ def test_a_picture_shows_the_graph_nodes_and_named_routes():
 def test_redraw_replaces_only_the_marked_blocks():
     stale = "intro\n<!-- graph:vanilla -->\n```mermaid\nold\n```\n<!-- /graph:vanilla -->\noutro\n<!-- graph:nope -->x<!-- /graph:nope -->"
     new = redraw(stale)
-    assert new.startswith("intro\n<!-- graph:vanilla -->\n```mermaid\n") and "retrieve --> generate;" in new
+    assert new.startswith("intro\n<!-- graph:vanilla -->\n```mermaid\n") and "__start__ --> retrieve;" in new and "generate --> __end__;" in new
     assert new.endswith("\noutro\n<!-- graph:nope -->x<!-- /graph:nope -->") and "old" not in new

@@ -96,7 +96,14 @@ def open_corpus(args: argparse.Namespace, examples: list, embeddings_fast: bool 
     from ..datasets import pooled_passages
     from .corpus import PooledCorpus
 
-    return PooledCorpus(pooled_passages(examples), MiniLMEmbeddings(fast=embeddings_fast), quiet=args.quiet)
+    pool = list(examples)
+    for path in getattr(args, "pool", None) or []:
+        from ..datasets import load_dataset
+
+        if not os.path.isfile(path):
+            raise InputError(f"--pool: no such file: {path}")
+        pool += load_dataset(path, getattr(args, "dataset", None) if getattr(args, "dataset", "auto") != "auto" else None)
+    return PooledCorpus(pooled_passages(pool), MiniLMEmbeddings(fast=embeddings_fast), quiet=args.quiet)
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
@@ -164,6 +171,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         summaries.append(summary)
         all_records[spec.label] = records
         _print_line(args, spec, summary)
+        if spec.retrieval_only and not args.json and not args.quiet:
+            print(stage_lines(summary), file=sys.stderr)
     return _report(args, methods, summaries, all_records, examples, dataset)
 
 
@@ -217,6 +226,20 @@ def _report(args: argparse.Namespace, methods: list[str], summaries: list[dict],
     return 0 if all(s["errors"] < s["n"] for s in summaries) else 1
 
 
+def stage_lines(summary: dict) -> str:
+    """The retrieval stages of a run: recall@stage of the gold paragraphs, documents handed on, ms per question."""
+    lines = []
+    for name, st in (summary.get("stages") or {}).items():
+        if name == "generate":
+            continue
+        rec = "-" if st.get("recall") is None else f"{100 * st['recall']:.1f}"
+        docs = "-" if st.get("docs") is None else f"{st['docs']:.1f}"
+        lines.append(f"  {name:15s} recall {rec:>5s}  docs {docs:>5s}  {st.get('ms') or 0:8.1f} ms/question")
+    lines.append(f"  {'retrieval':15s} recall {_fmt(summary.get('recall'), True):>5s}  docs {_fmt(summary.get('docs_avg')):>5s}  "
+                 f"{summary.get('retrieval_ms_avg') or 0:8.1f} ms/question (all stages)")
+    return "\n".join(lines)
+
+
 def register(subparsers) -> None:
     from ..graphs import METHODS
 
@@ -238,6 +261,7 @@ def register(subparsers) -> None:
     p.add_argument("--retrieval-only", action="store_true", help="skip generation: recall and docs only")
     p.add_argument("--llm", default=None, metavar="SPEC", help="gemma (default) | llamacpp:PATH | openai:MODEL | fake:TEXT")
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="any other setting of the method's context (JSON values)")
+    p.add_argument("--pool", action="append", metavar="PATH", help="also pool the paragraphs of this benchmark file into the corpus (a larger distractor pool; questions still come from --data)")
     p.add_argument("--corpus", default=None, metavar="PATH", help="an existing Chroma store (from `ragraphs ingest`) instead of the pooled file corpus")
     p.add_argument("--collection", default="ragraphs", help="collection of --corpus (default ragraphs)")
     p.add_argument("--web", action="append", metavar="PATH", help="offline web-search corpus JSONL for methods that search the web (CRAG, ERM4)")

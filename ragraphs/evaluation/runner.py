@@ -116,6 +116,22 @@ def _trace_summary(trace: list[dict]) -> list[dict]:
     return out
 
 
+def stage_recall(trace: list[dict], gold_ids: set[str]) -> dict:
+    """Per retrieval stage (a trace entry with ``out_ids``: the documents it hands on), the
+    share of the gold paragraphs among them and their count."""
+    recall: dict[str, float] = {}
+    docs: dict[str, int] = {}
+    for e in trace:
+        ids = e.get("out_ids")
+        if not isinstance(ids, list):
+            continue
+        name = str(e.get("node", "?"))
+        docs[name] = len(ids)
+        if gold_ids:
+            recall[name] = len(gold_ids & set(ids)) / len(gold_ids)
+    return {"recall": recall, "docs": docs}
+
+
 def score_example(ex, final: dict, wall_s: float, *, retrieval_only: bool) -> dict:
     """The per-question record of one finished run (see the module docstring)."""
     passages = list(final.get("passages") or [])
@@ -130,6 +146,7 @@ def score_example(ex, final: dict, wall_s: float, *, retrieval_only: bool) -> di
         node_s[name] = node_s.get(name, 0.0) + float(e.get("elapsed_s") or 0.0)
     inside = sum(node_s.values())
     gold_all = {g["id"] for g in gold}
+    stages = stage_recall(final.get("trace") or [], gold_all)
     in_gold = [p.get("id") in gold_all or any(passage_matches(p, g) for g in gold) for p in passages]
     return {
         "id": ex.id,
@@ -154,6 +171,8 @@ def score_example(ex, final: dict, wall_s: float, *, retrieval_only: bool) -> di
         "wall_s": round(wall_s, 6),
         "node_s": {k: round(v, 6) for k, v in node_s.items()},
         "overhead_s": round(max(0.0, wall_s - inside), 6),
+        "stage_recall": stages["recall"],
+        "stage_docs": stages["docs"],
         "trace": _trace_summary(final.get("trace") or []),
         "error": None,
     }
@@ -232,6 +251,9 @@ def summarize(records: list[dict], *, spec: RunSpec | None = None, dataset: str 
         "latency_s_avg": _r(mean(walls), 4),
         "latency_s_max": _r(max(walls), 4) if walls else None,
         "node_s_avg": {k: round(v / len(ok), 5) for k, v in nodes.items()} if ok else {},
+        "stages": _stages(ok),
+        "retrieval_ms_avg": _r(mean(1000.0 * sum(v for k, v in (r.get("node_s") or {}).items() if k != "generate")
+                                    for r in ok), 2),
         "overhead_s_avg": _r(total_over / len(ok), 6) if ok else None,
         "overhead_pct": _r(100.0 * total_over / total_wall, 3) if total_wall > 0 else None,
     }
@@ -251,6 +273,23 @@ def summarize(records: list[dict], *, spec: RunSpec | None = None, dataset: str 
             for s in subsets
             for rs in [[r for r in records if r.get("subset") == s]]
         }
+    return out
+
+
+def _stages(records: list[dict]) -> dict:
+    """Per node, in run order: recall of the gold paragraphs among the documents it hands on
+    (where it reports them), the count of those documents, and its milliseconds per question."""
+    order: list[str] = []
+    for r in records:
+        for t in r.get("trace") or []:
+            if t.get("node") not in order:
+                order.append(t.get("node"))
+    out: dict[str, dict] = {}
+    for name in order:
+        ms = [1000.0 * (r.get("node_s") or {}).get(name, 0.0) for r in records if name in (r.get("node_s") or {})]
+        rec = [r["stage_recall"][name] for r in records if name in (r.get("stage_recall") or {})]
+        docs = [r["stage_docs"][name] for r in records if name in (r.get("stage_docs") or {})]
+        out[name] = {"ms": _r(mean(ms), 2), "recall": _r(mean(rec)), "docs": _r(mean(docs), 2)}
     return out
 
 

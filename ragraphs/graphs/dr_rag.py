@@ -1,13 +1,16 @@
-"""DR-RAG (Hei et al. 2024): two-stage retrieval with a pair classifier, one LLM call.
+"""DR-RAG (Hei et al. 2024): a two-stage retrieval cascade with a pair classifier, one LLM call.
 
 ::
 
-    START -> first_stage --sm--> generate -> END
-                         \\-qdc/cis/cfs-> second_stage --qdc--> generate
-                                                      \\-cis-> inverse_select -> generate
-                                                      \\-cfs-> forward_select -> generate
+    START -> first_stage -> [rerank] --sm--> generate -> END
+                                     \\-qdc/cis/cfs-> second_stage -> [rerank_second]
+                                          --qdc--> qdc_select -> generate
+                                          --cis--> qdc_select -> inverse_select -> generate
+                                          --cfs--> forward_select -> generate
 
-The strategy is a run setting (``DRRAGContext.strategy``); see :mod:`ragraphs.nodes.dr_rag`.
+``rerank`` / ``rerank_second`` run when the ``rerank`` setting names a re-ranker (default:
+the shipped cross-encoder evaluator). The strategy is a run setting
+(``DRRAGContext.strategy``); see :mod:`ragraphs.nodes.dr_rag`.
 """
 
 from __future__ import annotations
@@ -20,22 +23,47 @@ from ..nodes.dr_rag import (
     make_first_stage,
     make_forward_select,
     make_inverse_select,
+    make_qdc_select,
+    make_rerank_first,
+    make_rerank_second,
     make_second_stage,
+    second_rerank_of,
     strategy_of,
 )
+from ..nodes.rerank import rerank_spec
 from ..settings import DRRAGContext
 from ..state.base import RAGInput
 from ..state.dr_rag import DRRAGOutput, DRRAGState
 from ._common import routed, timed
 
 
-def _after_first(state: dict) -> str:
+def _reranks(runtime) -> bool:
+    return rerank_spec(getattr(runtime, "context", None) or DRRAGContext()) != "none"
+
+
+def _after_first(state: dict, runtime=None) -> str:
+    if _reranks(runtime):
+        return "rerank"
+    return _after_rerank(state)
+
+
+def _after_rerank(state: dict) -> str:
     return "sm" if state.get("strategy") == "sm" else "two_stage"
 
 
-def _after_second(state: dict) -> str:
+def _after_second(state: dict, runtime=None) -> str:
+    if second_rerank_of(getattr(runtime, "context", None) or DRRAGContext()) != "none":
+        return "rerank_second"
+    return _select(state)
+
+
+def _select(state: dict) -> str:
     s = state.get("strategy") or "cfs"
     return s if s in ("qdc", "cis", "cfs") else "cfs"
+
+
+def _after_qdc(state: dict) -> str:
+    return "cis" if state.get("strategy") == "cis" else "qdc"
 
 
 def build_dr_rag_graph(components: Components | None = None, *, checkpointer=None):
@@ -43,15 +71,24 @@ def build_dr_rag_graph(components: Components | None = None, *, checkpointer=Non
     c = components or default_components()
     g = StateGraph(DRRAGState, context_schema=DRRAGContext, input_schema=RAGInput, output_schema=DRRAGOutput)
     g.add_node("first_stage", timed("first_stage", make_first_stage(c)))
+    g.add_node("rerank", timed("rerank", make_rerank_first(c)))
     g.add_node("second_stage", timed("second_stage", make_second_stage(c)))
+    g.add_node("rerank_second", timed("rerank_second", make_rerank_second(c)))
+    g.add_node("qdc_select", timed("qdc_select", make_qdc_select(c)))
     g.add_node("inverse_select", timed("inverse_select", make_inverse_select(c)))
     g.add_node("forward_select", timed("forward_select", make_forward_select(c)))
     g.add_node("generate", timed("generate", make_dr_generate(c)))
     g.add_edge(START, "first_stage")
-    after_first = {"sm": "generate", "two_stage": "second_stage"}
-    after_second = {"qdc": "generate", "cis": "inverse_select", "cfs": "forward_select"}
+    after_rerank = {"sm": "generate", "two_stage": "second_stage"}
+    after_first = {"rerank": "rerank", **after_rerank}
+    select = {"qdc": "qdc_select", "cis": "qdc_select", "cfs": "forward_select"}
+    after_second = {"rerank_second": "rerank_second", **select}
     g.add_conditional_edges("first_stage", routed("first_stage", _after_first, after_first), after_first)
+    g.add_conditional_edges("rerank", routed("rerank", _after_rerank, after_rerank), after_rerank)
     g.add_conditional_edges("second_stage", routed("second_stage", _after_second, after_second), after_second)
+    g.add_conditional_edges("rerank_second", routed("rerank_second", _select, select), select)
+    after_qdc = {"qdc": "generate", "cis": "inverse_select"}
+    g.add_conditional_edges("qdc_select", routed("qdc_select", _after_qdc, after_qdc), after_qdc)
     g.add_edge("inverse_select", "generate")
     g.add_edge("forward_select", "generate")
     g.add_edge("generate", END)

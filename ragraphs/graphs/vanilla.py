@@ -1,4 +1,4 @@
-"""Vanilla RAG: retrieve -> generate."""
+"""Vanilla RAG: retrieve -> [rerank ->] generate (the re-ranker is the ``rerank`` setting)."""
 
 from __future__ import annotations
 
@@ -6,10 +6,16 @@ from langgraph.graph import END, START, StateGraph
 
 from ..components import Components, default_components
 from ..nodes.generate import make_generate
+from ..nodes.rerank import make_rerank, rerank_spec
 from ..nodes.retrieve import make_retrieve
 from ..settings import RAGContext
 from ..state.base import RAGInput, RAGOutput, RAGState
-from ._common import timed
+from ._common import routed, timed
+
+
+def _after_retrieve(state: dict, runtime=None) -> str:
+    ctx = getattr(runtime, "context", None)
+    return "generate" if rerank_spec(ctx) == "none" else "rerank"
 
 
 def build_vanilla_graph(components: Components | None = None, *, checkpointer=None):
@@ -17,9 +23,12 @@ def build_vanilla_graph(components: Components | None = None, *, checkpointer=No
     c = components or default_components()
     g = StateGraph(RAGState, context_schema=RAGContext, input_schema=RAGInput, output_schema=RAGOutput)
     g.add_node("retrieve", timed("retrieve", make_retrieve(c)))
+    g.add_node("rerank", timed("rerank", make_rerank(c)))
     g.add_node("generate", timed("generate", make_generate(c)))
     g.add_edge(START, "retrieve")
-    g.add_edge("retrieve", "generate")
+    paths = {"rerank": "rerank", "generate": "generate"}
+    g.add_conditional_edges("retrieve", routed("retrieve", _after_retrieve, paths), paths)
+    g.add_edge("rerank", "generate")
     g.add_edge("generate", END)
     return g.compile(checkpointer=checkpointer, name="vanilla")
 

@@ -1,8 +1,8 @@
-"""Retrieval node: the question's top-k passages from the graph's retriever."""
+"""Retrieval node: the question's top-k passages (or the re-ranker's candidates) from the graph's retriever."""
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable, Sequence
 
 from langgraph.runtime import Runtime
 
@@ -10,6 +10,32 @@ from ..components import Components
 from ..errors import InputError
 from ..settings import RAGContext
 from ..state.base import RAGState
+from ..state.types import Passage
+from ..tools.vectorstore import rrf_fuse
+from .rerank import rerank_spec
+
+
+def search_many(retriever: Any, queries: Sequence[str], k: int, mode: str, rrf_k: int | None = None) -> list[list[Passage]]:
+    """Batched search where the retriever offers it, one query at a time otherwise.
+
+    With ``rrf_k`` and ``mode="hybrid"``, the dense and BM25 lists (``k`` each) are fused
+    here by reciprocal rank with that constant (score = sum 1 / (rrf_k + rank)); without
+    it the retriever's own hybrid mode is used."""
+    queries = list(queries)
+    if mode == "hybrid" and rrf_k:
+        dense = search_many(retriever, queries, k, "dense")
+        sparse = search_many(retriever, queries, k, "bm25")
+        return [rrf_fuse([d, s], k, c=int(rrf_k)) for d, s in zip(dense, sparse)]
+    if hasattr(retriever, "search_many"):
+        return [list(r) for r in retriever.search_many(queries, k, mode=mode)]
+    return [list(retriever.search(q, k, mode=mode)) for q in queries]
+
+
+def retrieval_depth(ctx: Any, k: int) -> int:
+    """How many candidates to retrieve: k, or the re-ranker's ``rerank_depth`` when it re-ranks."""
+    if rerank_spec(ctx) == "none":
+        return k
+    return max(k, int(ctx.rerank_depth or k))
 
 
 def make_retrieve(c: Components, *, query_key: str = "question") -> Callable[[dict, Runtime], dict]:
@@ -20,13 +46,16 @@ def make_retrieve(c: Components, *, query_key: str = "question") -> Callable[[di
             raise InputError("the question is empty")
         mode = ctx.retrieval
         k = int(ctx.k)
-        passages = c.retriever.search(query, k, mode=mode)
+        n = retrieval_depth(ctx, k)
+        passages = c.retriever.search(query, n, mode=mode)
         return {
             "passages": passages,
             "_trace": {
                 "mode": mode,
                 "k": k,
+                "depth": n,
                 "retrieved": [{"id": p["id"], "title": p["title"], "score": p["score"]} for p in passages],
+                "out_ids": [p["id"] for p in passages],
             },
         }
 

@@ -26,6 +26,11 @@ class PairScore(TypedDict):
 class DRRAGState(RAGState):
     # the strategy this run followed: "sm" | "qdc" | "cis" | "cfs"
     strategy: NotRequired[str]
+    # the first stage's candidates (in re-ranked order when a re-ranker ran); the first k1
+    # are the static-relevant documents, the next ones fill CFS's budget
+    candidates: NotRequired[list[Passage]]
+    # the re-ranker's score of each passage id scored against the question
+    rerank_scores: NotRequired[dict[str, float]]
     # static-relevant documents of the first retrieval stage, d_1 .. d_k1
     first_stage: NotRequired[list[Passage]]
     # second retrieval stage: for each first-stage document (same order), the documents
@@ -42,6 +47,8 @@ class DRRAGOutput(RAGOutput, total=False):
     """What a DR-RAG run returns: the common output plus its stages and decisions."""
 
     strategy: str
+    candidates: list[Passage]
+    rerank_scores: dict[str, float]
     first_stage: list[Passage]
     second_stage: list[list[Passage]]
     classifier_scores: list[PairScore]

@@ -1,0 +1,131 @@
+"""Re-ranking with a cross-encoder: the shared ``rerank`` node and its helpers.
+
+A first retrieval stage fetches a wide list of candidates cheaply (dense, BM25 or both fused);
+the re-ranker reads the question and each candidate *together* and keeps the best few. The
+re-ranker is the run's ``rerank`` setting:
+
+- ``none``: keep the retrieval order (no model is loaded);
+- ``evaluator``: the graph's evaluator judge (``Components.judge("evaluator")``: the shipped
+  multi-task cross-encoder, or the user's);
+- any other value: a local CrossEncoder directory or cached model name, loaded once per
+  process with :func:`ragraphs.tools.judges.load_judge` as an evaluator.
+
+Scores go on the passages (``score``; the retrieval score moves to ``meta.retrieval_score``),
+so traces and Studio show why a passage was kept.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+from langgraph.runtime import Runtime
+
+from ..components import Components
+from ..settings import RAGContext
+from ..state.types import Passage, reset
+
+NONE = ("", "none", "off", "false", "no")
+
+
+def rerank_spec(ctx: Any) -> str:
+    spec = (ctx or RAGContext()).rerank  # a graph invoked without context: the defaults
+    return "none" if spec is None or str(spec).strip().lower() in NONE else str(spec).strip()
+
+
+def reranker_of(c: Components, spec: str) -> Any | None:
+    """The judge a ``rerank`` setting names (None for ``none``), loaded once per Components."""
+    if spec.lower() in NONE:
+        return None
+    if spec == "evaluator":
+        return c.judge("evaluator")
+    key = f"evaluator@{spec}"
+    with c._lock:
+        if key not in c.judges:
+            from ..tools.judges import load_judge
+
+            c.judges[key] = load_judge("evaluator", spec)
+        return c.judges[key]
+
+
+def passage_text(p: Passage) -> str:
+    """A passage as the judges read it: ``"Title\\ntext"``."""
+    title = (p.get("title") or "").strip()
+    text = " ".join((p.get("text") or "").split())
+    return f"{title}\n{text}" if title else text
+
+
+def judge_scores(judge: Any, query: str, passages: Sequence[Passage], cache: dict | None = None) -> list[float]:
+    """The judge's score of each passage for ``query`` in one batch; ``cache`` (passage id ->
+    score, for this query) is read and filled, so a passage is scored once per question."""
+    cache = {} if cache is None else cache
+    todo = [p for p in dict((p["id"], p) for p in passages).values() if p["id"] not in cache]
+    if todo:
+        pairs = [(query, passage_text(p)) for p in todo]
+        if hasattr(judge, "score_batch"):
+            got = judge.score_batch(pairs)
+        else:
+            got = [judge.score(q, t) for q, t in pairs]
+        for p, s in zip(todo, got):
+            cache[p["id"]] = float(s)
+    return [cache[p["id"]] for p in passages]
+
+
+def rerank_passages(judge: Any, query: str, passages: Sequence[Passage], cache: dict | None = None) -> list[Passage]:
+    """``passages`` sorted by the judge's score (ties keep the retrieval order)."""
+    passages = list(passages)
+    if judge is None or not passages:
+        return passages
+    scores = judge_scores(judge, query, passages, cache)
+    order = sorted(range(len(passages)), key=lambda i: (-scores[i], i))
+    out = []
+    for i in order:
+        p = passages[i]
+        meta = {**(p.get("meta") or {}), "retrieval_score": p.get("score"), "retrieval_rank": i + 1}
+        out.append({**p, "score": scores[i], "meta": meta})
+    return out
+
+
+def brief(p: Passage) -> dict:
+    return {"id": p["id"], "title": p.get("title", ""), "score": p.get("score")}
+
+
+def make_rerank(
+    c: Components,
+    *,
+    source: str = "passages",
+    keep: Callable[[Any, dict], int] | None = None,
+    extra: Callable[[dict, list[Passage], list[Passage]], dict] | None = None,
+) -> Callable[[dict, Runtime], dict]:
+    """The ``rerank`` node: score ``state[source]`` against the question with the run's
+    re-ranker, keep the best ``keep(ctx, state)`` (default ``ctx.k``) as ``passages``.
+
+    ``extra(state, ranked, kept)`` adds graph-specific fields to the update."""
+
+    def rerank(state: dict, runtime: Runtime) -> dict:
+        ctx = runtime.context or RAGContext()
+        spec = rerank_spec(ctx)
+        judge = reranker_of(c, spec)
+        candidates = list(state.get(source) or [])
+        n = keep(ctx, state) if keep else max(1, int(ctx.k))
+        cache: dict = {}
+        ranked = rerank_passages(judge, state.get("question") or "", candidates, cache)
+        kept = ranked[:n]
+        update = {
+            "passages": reset(kept),
+            "_trace": {
+                "reranker": spec if judge is None else getattr(judge, "name", spec),
+                "n_candidates": len(candidates),
+                "n_scored": len(cache),
+                "keep": n,
+                "kept": [brief(p) for p in kept],
+                "out_ids": [p["id"] for p in kept],
+            },
+        }
+        if extra:
+            update.update(extra(state, ranked, kept))
+        return update
+
+    return rerank
+
+
+__all__ = ["brief", "judge_scores", "make_rerank", "passage_text", "rerank_passages", "rerank_spec", "reranker_of"]

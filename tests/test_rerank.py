@@ -1,0 +1,85 @@
+"""The shared re-rank node and its helpers (fake judges), vanilla's re-ranking, and the
+evaluation harness's per-stage report."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ragraphs.components import Components
+from ragraphs.errors import ConfigError
+from ragraphs.graphs.vanilla import build_vanilla_graph
+from ragraphs.nodes.rerank import judge_scores, rerank_passages, rerank_spec, reranker_of
+from ragraphs.evaluation.runner import stage_recall, summarize
+from ragraphs.settings import RAGContext
+from ragraphs.tools.llm import FakeAnswerChat
+
+
+class Ranked:
+    """A retriever returning passages 0..k-1 in that order."""
+
+    def __init__(self):
+        self.asked: list[tuple[int, str]] = []
+
+    def search(self, q, k, mode="dense"):
+        self.asked.append((k, mode))
+        return [{"id": str(i), "title": f"T{i}", "text": f"text {i}", "source": "c", "score": 1.0 / (i + 1)} for i in range(k)]
+
+
+class ByNumber:
+    """Scores a passage by the number in its title (so the last retrieved is the best)."""
+
+    name = "by-number"
+
+    def __init__(self):
+        self.seen = 0
+
+    def score_batch(self, pairs):
+        self.seen += len(pairs)
+        return np.asarray([float(t.split("\n")[0][1:]) for _, t in pairs], dtype=np.float32)
+
+
+def test_rerank_passages_orders_and_caches():
+    j = ByNumber()
+    ps = Ranked().search("q", 5)
+    cache: dict = {}
+    out = rerank_passages(j, "q", ps, cache)
+    assert [p["id"] for p in out] == ["4", "3", "2", "1", "0"]
+    assert out[0]["score"] == 4.0 and out[0]["meta"]["retrieval_score"] == pytest.approx(0.2)
+    assert out[0]["meta"]["retrieval_rank"] == 5
+    judge_scores(j, "q", ps, cache)
+    assert j.seen == 5  # cached: nothing scored twice
+    assert rerank_passages(None, "q", ps) == ps
+
+
+def test_reranker_setting():
+    j = ByNumber()
+    c = Components(judges={"evaluator": j})
+    assert rerank_spec(RAGContext()) == "none" and reranker_of(c, "none") is None
+    assert reranker_of(c, "evaluator") is j
+    with pytest.raises(ConfigError):
+        reranker_of(c, "/no/such/cross-encoder")
+
+
+def test_vanilla_with_and_without_rerank():
+    r, j = Ranked(), ByNumber()
+    c = Components(llm=FakeAnswerChat(responses=["x"]), retriever=r, judges={"evaluator": j})
+    g = build_vanilla_graph(c)
+    out = g.invoke({"question": "q?"}, context=RAGContext(k=2))
+    assert [t["node"] for t in out["trace"]] == ["retrieve", "generate"] and r.asked[-1] == (2, "dense")
+    assert [p["id"] for p in out["passages"]] == ["0", "1"]
+    out = g.invoke({"question": "q?"}, context=RAGContext(k=2, rerank="evaluator", rerank_depth=6))
+    assert [t["node"] for t in out["trace"]] == ["retrieve", "rerank", "generate"] and r.asked[-1] == (6, "dense")
+    assert [p["id"] for p in out["passages"]] == ["5", "4"]
+    assert out["llm_calls"] == 1
+
+
+def test_stage_report():
+    trace = [{"node": "first_stage", "out_ids": ["a", "b", "c"]}, {"node": "rerank", "out_ids": ["c"]}, {"node": "generate"}]
+    st = stage_recall(trace, {"a", "c"})
+    assert st["recall"] == {"first_stage": 1.0, "rerank": 0.5} and st["docs"] == {"first_stage": 3, "rerank": 1}
+    recs = [{"wall_s": 0.2, "node_s": {"first_stage": 0.01, "rerank": 0.03, "generate": 0.1}, "stage_recall": st["recall"],
+             "stage_docs": st["docs"], "trace": trace, "recall": 0.5, "docs": 1}]
+    s = summarize(recs)
+    assert s["stages"]["rerank"] == {"ms": 30.0, "recall": 0.5, "docs": 1.0}
+    assert s["retrieval_ms_avg"] == 40.0
