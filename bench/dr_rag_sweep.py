@@ -8,7 +8,7 @@ replays the graph's selection (the node helpers ``forward_walk``, ``fill_budget`
 ``qdc_select``) for every configuration without another model call. The numbers to report come
 from ``ragraphs eval`` with the chosen defaults; this only picks them.
 
-    RAGRAPHS_JUDGES_DIR=/work/judge_run/model python bench/dr_rag_sweep.py --json sweep.json
+    python bench/dr_rag_sweep.py --json sweep.json
 """
 
 from __future__ import annotations

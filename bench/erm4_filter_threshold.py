@@ -7,7 +7,7 @@ and pooled, the threshold with the best F1 and, there and at a few fixed thresho
 precision (share of kept instances that are gold supporting paragraphs), recall, kept
 fraction and instances kept per question.
 
-    RAGRAPHS_JUDGES_DIR=/work/judge_run/model python bench/erm4_filter_threshold.py --role evaluator \\
+    python bench/erm4_filter_threshold.py --role evaluator \\
         ../shared/data/2wikimultihopqa.dev.jsonl ../shared/data/hotpotqa.dev.jsonl ../shared/data/musique.dev.jsonl
 """
 

@@ -14,7 +14,7 @@ share routed inside. Chosen tau: the highest recall with precision >= ``--min-pr
 (a query served from memory that it does not cover costs answers), ties to the larger tau.
 No LLM involved; prints one JSON object per trigger and theta, then the choice.
 
-    RAGRAPHS_JUDGES_DIR=/work/judge_run/model python bench/erm4_trigger_calibration.py \\
+    python bench/erm4_trigger_calibration.py \\
         ../shared/data/2wikimultihopqa.dev.jsonl
 """
 

@@ -17,7 +17,7 @@ a CPU shared with other jobs the wall time swings with their load, the CPU time 
 A kind's first call finds no cached prefix in either model; ``warm`` averages exclude it.
 
     RAGRAPHS_LLM_THREADS=1 nice -n 10 python bench/llm_prefix_cache.py \\
-        --data /work/shared/data/hotpotqa.dev.jsonl --n 8 [--order grouped] [--json]
+        --data ../shared/data/hotpotqa.dev.jsonl --n 8 [--order grouped] [--json]
 """
 
 from __future__ import annotations
