@@ -125,6 +125,21 @@ def test_pairs_come_from_labels_and_are_balanced(data_dir):
     assert all(x.texts[0].startswith("The ") for x in nli if x.label)
 
 
+def test_more_negatives_per_positive_on_request(data_dir):
+    """``neg_ratio`` gives that many negatives per positive; 1 is the balanced default, item for item."""
+    import random
+
+    rows = J._row_examples(str(data_dir / "hotpotqa.sample.jsonl"))
+    assert J.evaluator_items(rows, random.Random(0), neg_ratio=1) == J.evaluator_items(rows, random.Random(0))
+    assert J.pair_items(rows, random.Random(0), neg_ratio=1) == J.pair_items(rows, random.Random(0))
+    for build in (J.evaluator_items, J.pair_items):
+        items = build(rows, random.Random(0), neg_ratio=3)
+        pos = sum(x.label for x in items)
+        assert pos > 0 and len(items) - pos == 3 * pos
+    sup = {(ex.question, J.passage_text(p)) for _r, ex in rows for p in ex.supporting}
+    assert all((x.texts in sup) == bool(x.label) for x in J.evaluator_items(rows, random.Random(0), neg_ratio=3))
+
+
 def test_auc_and_metrics():
     y = np.array([1, 1, 0, 0])
     assert J.auc_score(y, np.array([0.9, 0.8, 0.1, 0.2])) == 1.0
@@ -141,7 +156,7 @@ def test_train_tiny_model_end_to_end(tmp_path, data_dir):
 
     out = tmp_path / "j"
     rc = main(["train-judge", "--data", str(data_dir / "hotpotqa.sample.jsonl"), str(data_dir / "2wikimultihopqa.sample.jsonl"),
-               "--out", str(out), "--limit", "6", "--max-length", "96", "--batch-size", "8", "--val-fraction", "0.3",
+               "--out", str(out), "--limit", "6", "--max-length", "96", "--batch-size", "8", "--val-fraction", "0.3", "--neg-ratio", "2",
                "--seed", "1", "--json"])
     assert rc == 0
     assert (out / "onnx" / "model_qint8.onnx").is_file() and not (out / "model.safetensors").exists()

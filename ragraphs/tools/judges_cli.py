@@ -29,12 +29,15 @@ def cmd_train_judge(args: argparse.Namespace) -> int:
     _check_files(args.data)
     if args.epochs <= 0 or args.lr <= 0 or args.batch_size < 1:
         raise ConfigError("--epochs and --lr must be > 0 and --batch-size >= 1")
+    if args.neg_ratio < 1:
+        raise ConfigError("--neg-ratio must be >= 1")
     if not 0.0 < args.val_fraction < 1.0:
         raise ConfigError("--val-fraction must be between 0 and 1")
     roles = tuple(args.judge or JUDGE_CHOICES)
     cfg = TrainConfig(roles=roles, epochs=args.epochs, lr=args.lr, warmup_ratio=args.warmup, batch_size=args.batch_size,
                       max_length=args.max_length, mine_k=args.mine_k, val_fraction=args.val_fraction, seed=args.seed,
-                      threads=args.threads, limit=args.limit, init=args.init)
+                      threads=args.threads, limit=args.limit, init=args.init, neg_ratio=args.neg_ratio,
+                      **({"max_per_file": {}} if args.no_cap else {}))
     log = (lambda m: None) if args.json else (lambda m: print(m, file=sys.stderr, flush=True))
     meta = train_judges(args.data, args.out, cfg, log=log, progress=not args.json, keep_torch=args.keep_torch)
     if args.json:
@@ -98,6 +101,11 @@ def register(subparsers) -> None:
     p.add_argument("--batch-size", type=int, default=16)
     p.add_argument("--max-length", type=int, default=320, help="tokens per (first, second) text pair")
     p.add_argument("--mine-k", type=int, default=1, help="evaluator: nearest paragraphs of other questions added as negatives")
+    p.add_argument("--neg-ratio", type=int, default=1,
+                   help="evaluator and pair: negatives per positive in the training items (validation stays 1:1)")
+    p.add_argument("--no-cap", action="store_true",
+                   help="use every labelled item (default: a seeded sample of at most 1500 evaluator, 800 pair and "
+                        "1200 NLI items per file, which bounds the time on a CPU)")
     p.add_argument("--val-fraction", type=float, default=0.1, help="share of questions held out to fit thresholds")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=0, help="torch threads (default: all cores)")

@@ -110,21 +110,23 @@ def _contains(text: str, answers: Sequence[str]) -> bool:
     return any(f" {normalize_answer(a)} " in t for a in answers if normalize_answer(a))
 
 
-def _balance(items: list[Item], rng: random.Random) -> list[Item]:
+def _balance(items: list[Item], rng: random.Random, ratio: int = 1) -> list[Item]:
+    """A seeded sample with ``ratio`` negatives per positive (1: balanced)."""
     pos = [x for x in items if x.label]
     neg = [x for x in items if not x.label]
-    n = min(len(pos), len(neg))
-    if n == 0:
+    n_pos, n_neg = min(len(pos), len(neg) // ratio), min(len(neg), ratio * len(pos))
+    if n_pos == 0 or n_neg == 0:
         return []
-    pos = rng.sample(pos, n) if len(pos) > n else pos
-    neg = rng.sample(neg, n) if len(neg) > n else neg
+    pos = rng.sample(pos, n_pos) if len(pos) > n_pos else pos
+    neg = rng.sample(neg, n_neg) if len(neg) > n_neg else neg
     out = pos + neg
     rng.shuffle(out)
     return out
 
 
-def evaluator_items(examples, rng: random.Random, title_prob: float = 1.0, mine: Callable | None = None) -> list[Item]:
-    """(question, paragraph) items of one file, balanced 1:1.
+def evaluator_items(examples, rng: random.Random, title_prob: float = 1.0, mine: Callable | None = None,
+                    neg_ratio: int = 1) -> list[Item]:
+    """(question, paragraph) items of one file, ``neg_ratio`` negatives per positive (1: balanced).
 
     Where a file has fewer distractors than supporting paragraphs (PopQA: two pages per
     question, most hold the answer), ``mine(example)`` adds paragraphs of other questions
@@ -141,11 +143,12 @@ def evaluator_items(examples, rng: random.Random, title_prob: float = 1.0, mine:
                 if _contains(p.get("text", ""), ex.answers):
                     continue  # another question's page that happens to hold the answer: unclear, dropped
                 items.append(Item((ex.question, _ptext(p, rng, title_prob)), 0, ex.id, ex.dataset + "-mined"))
-    return _balance(items, rng)
+    return _balance(items, rng, neg_ratio)
 
 
-def pair_items(examples, rng: random.Random, title_prob: float = 1.0) -> list[Item]:
-    """DR-RAG eq. 2: C(q, d*, d*) positive; C(q, d*, dΔ) and C(q, dΔ, dΔ) negative; 1:1."""
+def pair_items(examples, rng: random.Random, title_prob: float = 1.0, neg_ratio: int = 1) -> list[Item]:
+    """DR-RAG eq. 2: C(q, d*, d*) positive; C(q, d*, dΔ) and C(q, dΔ, dΔ) negative;
+    ``neg_ratio`` negatives per positive (1: balanced)."""
     items: list[Item] = []
     for _row, ex in examples:
         sup = [p for p in ex.paragraphs if (p.get("meta") or {}).get("supporting")]
@@ -157,7 +160,7 @@ def pair_items(examples, rng: random.Random, title_prob: float = 1.0) -> list[It
             if rng.random() < 0.5:
                 a, b = b, a
             items.append(Item((ex.question, _ptext(a, rng, title_prob), _ptext(b, rng, title_prob)), 1, ex.id, ex.dataset))
-        for _ in range(len(pos)):
+        for _ in range(neg_ratio * len(pos)):
             if len(dis) >= 2 and rng.random() < 1 / 3:
                 a, b = rng.sample(dis, 2)
             else:
@@ -165,7 +168,7 @@ def pair_items(examples, rng: random.Random, title_prob: float = 1.0) -> list[It
                 if rng.random() < 0.5:
                     a, b = b, a
             items.append(Item((ex.question, _ptext(a, rng, title_prob), _ptext(b, rng, title_prob)), 0, ex.id, ex.dataset))
-    return _balance(items, rng)
+    return _balance(items, rng, neg_ratio)
 
 
 def _statement(subject: str, relation: str, obj: str) -> str:
@@ -258,8 +261,9 @@ def nli_items(examples, rng: random.Random, title_prob: float = 1.0) -> list[Ite
 
 
 def build_items(judge: str, files: Sequence[str], seed: int = 0, limit: int | None = None, embed: Any = None,
-                mine_k: int = 2, title_prob: float = 1.0) -> list[Item]:
-    """Labelled items for ``judge`` from benchmark files (each file balanced 1:1 on its own)."""
+                mine_k: int = 2, title_prob: float = 1.0, neg_ratio: int = 1) -> list[Item]:
+    """Labelled items for ``judge`` from benchmark files, each file sampled on its own with
+    ``neg_ratio`` negatives per positive (1: balanced; NLI items are always 1:1)."""
     if judge not in JUDGES:
         raise ConfigError(f"unknown judge {judge!r}; choose evaluator, pair or nli")
     items: list[Item] = []
@@ -272,11 +276,11 @@ def build_items(judge: str, files: Sequence[str], seed: int = 0, limit: int | No
             mine = None
             n_sup = sum(len(ex.supporting) for _r, ex in rows)
             n_all = sum(len(ex.paragraphs) for _r, ex in rows)
-            if embed is not None and mine_k and n_all - n_sup < n_sup:
+            if embed is not None and mine_k and n_all - n_sup < neg_ratio * n_sup:
                 mine = _miner([ex for _r, ex in rows], embed, mine_k)
-            got = evaluator_items(rows, rng, title_prob, mine)
+            got = evaluator_items(rows, rng, title_prob, mine, neg_ratio)
         elif judge == "pair":
-            got = pair_items(rows, rng, title_prob)
+            got = pair_items(rows, rng, title_prob, neg_ratio)
         else:
             got = nli_items(rows, rng, title_prob)
         items += got

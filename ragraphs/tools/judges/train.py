@@ -23,7 +23,7 @@ import numpy as np
 
 from ...errors import InputError
 from .core import JUDGES, PAIR_SEP, PREFIX, clean
-from .data import Item, build_items, spec_name, split_items
+from .data import Item, _balance, build_items, spec_name, split_items
 from .metrics import best_threshold, metrics_at
 from .onnx import export_int8
 
@@ -38,6 +38,7 @@ class TrainConfig:
     max_length: int = 320
     weight_decay: float = 0.01
     mine_k: int = 1  # evaluator: nearest paragraphs of other questions added as negatives
+    neg_ratio: int = 1  # evaluator and pair: negatives per positive in training (validation stays 1:1)
     val_fraction: float = 0.1
     seed: int = 0
     threads: int = 0  # torch threads (0: all cores)
@@ -70,7 +71,7 @@ def build_training_items(files: Sequence[str], cfg: TrainConfig, embed: Callable
         for f in files:
             try:
                 got = build_items(role, [f], seed=cfg.seed, limit=cfg.limit, embed=embed,
-                                  mine_k=cfg.mine_k if role == "evaluator" else 0)
+                                  mine_k=cfg.mine_k if role == "evaluator" else 0, neg_ratio=cfg.neg_ratio)
             except InputError:
                 got = []
             cap = (cfg.max_per_file or {}).get(role)
@@ -136,6 +137,7 @@ def train_judges(files: Sequence[str], out_dir: str | os.PathLike, cfg: TrainCon
     from .baselines import _EmbeddingCache
 
     cfg = cfg or TrainConfig()
+    device = "cuda" if torch.cuda.is_available() else "cpu"  # a GPU only speeds training up
     for f in files:
         if not Path(f.split("@")[0]).is_file():
             raise InputError(f"no such data file: {f}")
@@ -150,6 +152,8 @@ def train_judges(files: Sequence[str], out_dir: str | os.PathLike, cfg: TrainCon
     train_rows, val = [], {}
     for role, items in by_role.items():
         tr, va = split_items(items, cfg.val_fraction, cfg.seed)
+        if cfg.neg_ratio > 1:  # thresholds are fitted for balanced data, as judge-eval measures
+            va = _balance(va, random.Random(f"{cfg.seed}:val:{role}"))
         val[role] = va
         train_rows += [(*item_texts(role, it), float(it.label)) for it in tr]
     if len(train_rows) < 20:
@@ -162,7 +166,7 @@ def train_judges(files: Sequence[str], out_dir: str | os.PathLike, cfg: TrainCon
     from ...quiet import quiet_loading
 
     with quiet_loading():
-        model = CrossEncoder(cfg.init or minilm_path(), num_labels=1, max_length=cfg.max_length, device="cpu",
+        model = CrossEncoder(cfg.init or minilm_path(), num_labels=1, max_length=cfg.max_length, device=device,
                              local_files_only=True)
     out = Path(out_dir)
     work = out / "_train"
@@ -172,7 +176,7 @@ def train_judges(files: Sequence[str], out_dir: str | os.PathLike, cfg: TrainCon
         learning_rate=cfg.lr, warmup_steps=cfg.warmup_ratio, weight_decay=cfg.weight_decay,
         seed=cfg.seed + (1 if cfg.init else 0), data_seed=cfg.seed,  # a continued run: another batch order
         logging_steps=max(1, min(20, steps // 10)), report_to="none", disable_tqdm=not progress,
-        use_cpu=True, dataloader_num_workers=0, batch_sampler=LengthBucketBatchSampler,
+        use_cpu=device == "cpu", dataloader_num_workers=0, batch_sampler=LengthBucketBatchSampler,
         save_strategy="steps", save_steps=50, save_total_limit=1,
     )
     trainer = CrossEncoderTrainer(model=model, args=args, train_dataset=ds, loss=BinaryCrossEntropyLoss(model))
