@@ -11,7 +11,7 @@ D=${3:-../shared/data}
 mkdir -p "$OUT"
 export RAGRAPHS_JUDGES_DIR="$J"
 ev() {  # role, data spec, name
-  ragraphs judge-eval --judge "$1" --data "$2" --baseline --json | tail -n 1 > "$OUT/$1.$3.json"
+  ragraphs judge-eval --judge "$1" --data "$2" --weights "$J" --baseline --json | tail -n 1 > "$OUT/$1.$3.json"
 }
 for f in hotpotqa 2wikimultihopqa musique; do
   ev evaluator "$D/$f.dev.jsonl" "$f"

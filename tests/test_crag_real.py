@@ -188,7 +188,7 @@ def test_web_path_end_to_end_against_local_searxng(searx, popqa, unrelated_corpu
     # the internal corpus knows nothing about Evan Abraham; every score is below this lower threshold
     first = g.invoke({"question": ex.question}, context=CRAGContext(skip_generation=True, web="none"))
     lower = max(first["scores"]) + 0.01
-    # the paper's strip cut: the default (0.71) is fitted on PopQA's Wikipedia paragraphs and keeps
+    # the paper's strip cut: the default (0.9) is fitted on PopQA's Wikipedia paragraphs and keeps
     # only the best strip of this short page; this test is about the web path's mechanics
     ctx = CRAGContext(upper=1.0, lower=lower, fetch_allow_private=True, strip_threshold=-0.5)
     out = g.invoke({"question": ex.question}, context=ctx)

@@ -57,8 +57,8 @@ def cmd_judge_eval(args: argparse.Namespace) -> int:
 
     _check_files(args.data)
     enc = MiniLMEmbeddings(fast=True)
-    if args.model == "trained":
-        judge = load_judge(args.judge, args.weights)
+    if args.model == "trained":  # --weights, else RAGRAPHS_JUDGES_DIR, else the shipped judges
+        judge = load_judge(args.judge, args.weights or os.environ.get("RAGRAPHS_JUDGES_DIR") or None)
     elif args.model == "cosine":
         judge = baseline_judge(args.judge, enc)
     else:
@@ -121,7 +121,7 @@ def register(subparsers) -> None:
     p.add_argument("--data", nargs="+", metavar="FILE", required=True)
     p.add_argument("--model", choices=["trained", "cosine", "llm"], default="trained",
                    help="the trained judge (default), the cosine baseline, or an LLM with the papers' prompt")
-    p.add_argument("--weights", metavar="DIR|FILE", help="retrained weights (default: the shipped ones)")
+    p.add_argument("--weights", metavar="DIR|FILE", help="retrained weights (default: $RAGRAPHS_JUDGES_DIR, else the shipped ones)")
     p.add_argument("--llm", default=None, help="model spec for --model llm")
     p.add_argument("--threshold", type=float, default=None, help="decision threshold (default: the judge's validated one)")
     p.add_argument("--baseline", action="store_true", help="also score the cosine baseline on the same items")
