@@ -140,14 +140,19 @@ def test_cfs_walks_past_the_rejected_candidate(slices):
     gold = _gold(exs, ZONE)
     judge = ScriptedPairJudge(gold)
     qdc, _ = _run(corpus, ZONE, strategy="qdc", k=2)
-    cfs, llm = _run(corpus, ZONE, judge=judge, strategy="cfs", k=2)
+    cfs, llm = _run(corpus, ZONE, judge=judge, strategy="cfs", k=2, pick="first")
     # QDC takes the first new second-stage document (a distractor film)...
     assert "Denys Desjardins" not in _titles(qdc)
-    # ...CFS walks on to the first one the classifier accepts with d_1
+    # ...CFS (Algorithm 1) walks on to the first one the classifier accepts with d_1
     assert set(_titles(cfs)) == gold
     decisions = cfs["classifier_scores"]
     assert decisions[-1]["accepted"] and not any(d["accepted"] for d in decisions[:-1])
     assert len(decisions) >= 2 and decisions[0]["second"] not in {p["id"] for p in cfs["passages"]}
+    # the default pick scores every candidate and keeps the best accepted one: the same gold here
+    best, _ = _run(corpus, ZONE, judge=ScriptedPairJudge(gold), strategy="cfs", k=2)
+    assert set(_titles(best)) == gold
+    scored = best["classifier_scores"]
+    assert len(scored) >= len(decisions) and sum(d["accepted"] for d in scored) >= 1
     assert len(judge.batches) == 1  # one batched classifier call
     assert cfs["llm_calls"] == 1 and len(llm.prompts) == 1
     assert [t["node"] for t in cfs["trace"]] == ["first_stage", "second_stage", "forward_select", "generate"]

@@ -381,7 +381,7 @@ def make_forward_select(c: Components) -> Callable[[dict, Runtime], dict]:
         pairs = [(i, d) for i, cands in enumerate(second) for d in cands if d["id"] not in first_ids]
         scores = score_triples(judge, [(question, judge_text(first[i]), judge_text(d)) for i, d in pairs])
         score_of = {(first[i]["id"], d["id"]): s for (i, d), s in zip(pairs, scores)}
-        pick = str(ctx.pick or "first")
+        pick = str(ctx.pick or "best")
         added, decisions = forward_walk(first, second, score_of, th, k, pick)
         filled = fill_budget(first + added, state.get("candidates") or [], k) if ctx.fill else []
         have = {p["id"] for p in first + added}
