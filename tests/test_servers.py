@@ -60,6 +60,7 @@ def test_llama_cpp_openai_server_answers_through_langchain_openai(tmp_path, port
         assert r.returncode == 0, r.stderr
         out = json.loads(r.stdout.strip().splitlines()[-1])
         assert out["llm_calls"] == 1 and out["input_tokens"] > 10
+        assert 0 < out["output_tokens"] <= 32  # the server keeps to the run's max_new_tokens
         assert "POST /v1/chat/completions" in (tmp_path / "llama-server.log").read_text()
         # completion route (langchain-openai's OpenAI -> /v1/completions): the few-shot prompt
         # goes verbatim, as in process, and the same model gives the real answer

@@ -130,7 +130,13 @@ def make_llm(spec: str | None = None, *, max_tokens: int = 64, timeout: float | 
             from langchain_openai import ChatOpenAI
         except ImportError as e:  # pragma: no cover
             raise ConfigError("'openai:' models need langchain-openai (pip install langchain-openai)") from e
-        llm = ChatOpenAI(**_openai_kwargs(arg, max_tokens, timeout, retries))
+        kw = _openai_kwargs(arg, max_tokens, timeout, retries)
+        if kw["base_url"] and "api.openai.com" not in kw["base_url"]:
+            # langchain-openai sends the limit as `max_completion_tokens`, which some
+            # OpenAI-compatible servers ignore (llama-cpp-python's generates until its context
+            # is full); they all read the older `max_tokens`, so a local server gets both
+            kw["extra_body"] = {"max_tokens": max_tokens}
+        llm = ChatOpenAI(**kw)
     elif kind in ("openai-completion", "openai-completions"):
         if not arg:
             raise ConfigError("openai-completion spec needs a model name: openai-completion:<model>")
