@@ -87,6 +87,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
             "llm_calls": result.get("llm_calls", 0),
             "web_calls": result.get("web_calls", 0),
             "input_tokens": result.get("input_tokens", 0),
+            "output_tokens": result.get("output_tokens", 0),
             "node_times": {k: round(v, 4) for k, v in result["node_times"].items()},
             "wall_s": round(result["wall_s"], 4),
             "trace": result.get("trace", []),
