@@ -10,21 +10,16 @@ from __future__ import annotations
 
 import json
 import re
-import threading
-from typing import Any
 
 import numpy as np
 import pytest
-from langchain_core.language_models.chat_models import BaseChatModel
-from langchain_core.messages import AIMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
-from pydantic import PrivateAttr
 
 from ragraphs.components import Components
 from ragraphs.datasets import load_dataset, pooled_passages
 from ragraphs.graphs.migres import MIGRESContext, build_migres_graph, recursion_limit_for
-from ragraphs.tools.bm25 import BM25Index
-from ragraphs.tools.llm import FakeAnswerChat, render_messages
+from ragraphs.tools.llm import FakeAnswerChat
+
+from fakes import LexicalRetriever, ScriptedChat
 
 KILLING_PABLO_Q = "Where is the author of Killing Pablo: The Hunt for the World's Greatest Outlaw (2001) born?"
 
@@ -51,34 +46,6 @@ class OverlapJudge:
             frac = len(wa & wb) / len(wa) if wa else 0.0
             out.append(2 * frac - 1 if self.kind == "evaluator" else frac)
         return np.asarray(out, dtype=np.float32)
-
-
-class LexicalRetriever:
-    def __init__(self, passages):
-        self.index = BM25Index(passages)
-
-    def search(self, query: str, k: int, mode: str = "dense"):
-        return self.index.search(query, k)
-
-
-class ScriptedChat(BaseChatModel):
-    """Answers each prompt with ``script(prompt)``; records the prompts."""
-
-    script: Any
-    _lock: Any = PrivateAttr(default_factory=threading.Lock)
-    _prompts: list = PrivateAttr(default_factory=list)
-
-    @property
-    def _llm_type(self) -> str:
-        return "scripted"
-
-    def _generate(self, messages, stop=None, run_manager=None, **kwargs):
-        prompt = render_messages(messages)
-        with self._lock:
-            self._prompts.append(prompt)
-        text = self.script(prompt)
-        msg = AIMessage(content=text, usage_metadata={"input_tokens": len(prompt.split()), "output_tokens": len(text.split()), "total_tokens": 0})
-        return ChatResult(generations=[ChatGeneration(message=msg)])
 
 
 def _tail(prompt: str) -> str:

@@ -11,39 +11,18 @@ from __future__ import annotations
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
-from typing import Any
 
 import numpy as np
 import pytest
-from langchain_core.language_models.chat_models import BaseChatModel
-from langchain_core.messages import AIMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
-from pydantic import PrivateAttr
 
 from ragraphs.components import Components
 from ragraphs.datasets import pooled_passages
 from ragraphs.evaluation.report import summary_table
 from ragraphs.evaluation.runner import RunSpec, run_spec
 from ragraphs.tools import structured as S
-from ragraphs.tools.bm25 import BM25Index
-from ragraphs.tools.llm import FakeAnswerChat, LlamaCppCompletionChat, render_messages
+from ragraphs.tools.llm import FakeAnswerChat, LlamaCppCompletionChat
 
-
-class Scripted(BaseChatModel):
-    """Replies ``script(prompt)``; records the prompts."""
-
-    script: Any
-    _prompts: list = PrivateAttr(default_factory=list)
-
-    @property
-    def _llm_type(self) -> str:
-        return "scripted"
-
-    def _generate(self, messages, stop=None, run_manager=None, **kwargs):
-        prompt = render_messages(messages)
-        self._prompts.append(prompt)
-        text = self.script(prompt)
-        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
+from fakes import LexicalRetriever, ScriptedChat
 
 
 class Const:
@@ -54,14 +33,6 @@ class Const:
 
     def score_batch(self, pairs):
         return np.full(len(pairs), self.value, dtype=np.float32)
-
-
-class Lexical:
-    def __init__(self, passages):
-        self.index = BM25Index(passages)
-
-    def search(self, query, k, mode="dense"):
-        return self.index.search(query, k)
 
 
 def _kind(prompt: str) -> str:
@@ -89,12 +60,12 @@ def never_commits(prompt: str) -> str:
 
 
 def _components(llm, hotpot):
-    return Components(llm=llm, retriever=Lexical(pooled_passages(hotpot)), judges={"evaluator": Const(0.9), "nli": Const(0.9)})
+    return Components(llm=llm, retriever=LexicalRetriever(pooled_passages(hotpot)), judges={"evaluator": Const(0.9), "nli": Const(0.9)})
 
 
 @pytest.mark.parametrize("max_iterations", [2, 4])
 def test_model_that_never_commits_stops_exactly_at_the_guard(hotpot_examples, max_iterations):
-    llm = Scripted(script=never_commits)
+    llm = ScriptedChat(script=never_commits)
     spec = RunSpec("migres", k=2, settings={"max_iterations": max_iterations})
     summary, recs = run_spec(spec, hotpot_examples[:3], _components(llm, hotpot_examples), dataset="hotpotqa", progress=False)
     assert summary["errors"] == 0
@@ -114,7 +85,7 @@ def test_a_committing_model_never_hits_the_guard(hotpot_examples):
             return '{"answer": "1974", "missing_information": ""}'
         return never_commits(prompt)
 
-    summary, recs = run_spec(RunSpec("migres", k=2), hotpot_examples[:2], _components(Scripted(script=script), hotpot_examples),
+    summary, recs = run_spec(RunSpec("migres", k=2), hotpot_examples[:2], _components(ScriptedChat(script=script), hotpot_examples),
                              dataset="hotpotqa", progress=False)
     assert summary["guard_hit_rate"] == 0.0 and summary["iterations_avg"] == 1 and summary["parse_failures"] == 0
     assert [r["prediction"] for r in recs] == ["1974", "1974"]
@@ -159,7 +130,7 @@ def test_malformed_decisions_are_summed_by_eval(hotpot_examples):
             return "The answer is 1974 I think"
         return never_commits(prompt)
 
-    llm = Scripted(script=script)
+    llm = ScriptedChat(script=script)
     summary, recs = run_spec(RunSpec("migres", k=2), hotpot_examples[:3], _components(llm, hotpot_examples),
                              dataset="hotpotqa", progress=False)
     assert [r["parse_failures"] for r in recs] == [1, 1, 1] and summary["parse_failures"] == 3
