@@ -4,6 +4,11 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 # the CPU build of torch; any other torch pulls gigabytes of CUDA packages
 TORCH  ?= torch==2.13.0
+# llama.cpp is compiled here; a native (-march=native) build uses the CPU's AMX tiles where it
+# has them, and those crash (SIGSEGV in ggml_backend_amx_mul_mat) where the kernel does not
+# grant AMX state, as in some containers. The portable build (AVX2/FMA/F16C) runs everywhere.
+LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF
+LLAMA  ?= llama-cpp-python>=0.3.8
 
 .PHONY: demo test install install-test clean
 
@@ -13,6 +18,7 @@ $(BIN)/python:
 
 $(VENV)/.installed: $(BIN)/python pyproject.toml
 	$(BIN)/pip install $(TORCH)
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/pip install --no-cache-dir "$(LLAMA)"
 	$(BIN)/pip install -e .
 	touch $@
 
