@@ -6,6 +6,7 @@ import os
 import socket
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -26,6 +27,36 @@ def data_dir() -> Path:
 def _isolated_home(tmp_path, monkeypatch):
     """Every test gets its own RAGRAPHS_HOME so no test touches ~/.ragraphs."""
     monkeypatch.setenv("RAGRAPHS_HOME", str(tmp_path / "home"))
+
+
+@dataclass
+class CliResult:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+@pytest.fixture
+def cli(capsys, monkeypatch):
+    """Run the real ``ragraphs`` entry point (``ragraphs.cli.main``) in this process, with
+    extra environment variables for the one run: the models it loads stay loaded for the
+    next test. Tests of what only a separate process shows (the exit of a killed child,
+    library output at import, bytes that are not UTF-8 in argv) start ``python -m ragraphs``."""
+    from ragraphs.cli import main
+
+    def run(*args, **env) -> CliResult:
+        capsys.readouterr()
+        with monkeypatch.context() as m:
+            for k, v in env.items():
+                m.setenv(k, str(v))
+            try:
+                code = main([str(a) for a in args])
+            except SystemExit as e:  # argparse's usage errors
+                code = e.code if isinstance(e.code, int) else 2
+        out, err = capsys.readouterr()
+        return CliResult(int(code or 0), out, err)
+
+    return run
 
 
 @pytest.fixture(scope="session")

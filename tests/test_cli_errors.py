@@ -7,30 +7,31 @@ import sys
 import pytest
 
 
-def run(args, tmp_path, **env):
-    e = {**os.environ, "RAGRAPHS_HOME": str(tmp_path / "home"), **env}
-    return subprocess.run([sys.executable, "-m", "ragraphs", *args], env=e, capture_output=True, text=True, timeout=300)
+@pytest.fixture
+def run(cli):
+    """The real entry point in this process ($RAGRAPHS_HOME is the test's own, see conftest)."""
+    return lambda args, tmp_path, **env: cli(*args, **env)
 
 
 @pytest.mark.parametrize("q", ["", "   ", "\n\t"])
-def test_empty_question(tmp_path, q):
+def test_empty_question(run, tmp_path, q):
     r = run(["ask", q], tmp_path)
     assert r.returncode != 0
     assert r.stderr.strip() == "ragraphs: error: the question is empty"
 
 
-def test_unknown_method(tmp_path):
+def test_unknown_method(run, tmp_path):
     r = run(["ask", "who?", "--method", "nope"], tmp_path)
     assert r.returncode != 0 and "unknown method 'nope'" in r.stderr and "Traceback" not in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
 
 
-def test_missing_path(tmp_path):
+def test_missing_path(run, tmp_path):
     r = run(["ingest", str(tmp_path / "missing.txt")], tmp_path)
     assert r.returncode != 0 and "no such file or directory" in r.stderr and "Traceback" not in r.stderr
 
 
-def test_corrupt_jsonl_line_is_reported_and_rest_ingested(tmp_path):
+def test_corrupt_jsonl_line_is_reported_and_rest_ingested(run, tmp_path):
     f = tmp_path / "docs.jsonl"
     f.write_text('{"title": "Alpha", "text": "Alpha is the first letter of the Greek alphabet."}\n{broken\n'
                  '{"title": "Beta", "text": "Beta is the second letter of the Greek alphabet."}\n')
@@ -40,7 +41,7 @@ def test_corrupt_jsonl_line_is_reported_and_rest_ingested(tmp_path):
     assert '"added": 2' in r.stdout
 
 
-def test_unreadable_file_skipped_others_ingested(tmp_path):
+def test_unreadable_file_skipped_others_ingested(run, tmp_path):
     (tmp_path / "d").mkdir()
     (tmp_path / "d" / "good.md").write_text("# Good\n\nThe good file has text in it.\n")
     (tmp_path / "d" / "bin.txt").write_bytes(b"\x00\x01\x02binary")
@@ -50,7 +51,7 @@ def test_unreadable_file_skipped_others_ingested(tmp_path):
     assert "1 new" in r.stdout
 
 
-def test_llm_endpoint_refusing_connections(tmp_path, port):
+def test_llm_endpoint_refusing_connections(run, tmp_path, port):
     r = run(
         ["ask", "What is the capital of France?", "--method", "none", "--llm", "openai:some-model"],
         tmp_path,
@@ -63,14 +64,17 @@ def test_llm_endpoint_refusing_connections(tmp_path, port):
     assert "sk-test" not in r.stderr
 
 
-def test_unknown_llm_spec(tmp_path):
+def test_unknown_llm_spec(run, tmp_path):
     r = run(["ask", "Who?", "--method", "none", "--llm", "gpt9000"], tmp_path)
     assert r.returncode == 2 and "unknown LLM spec" in r.stderr and "Traceback" not in r.stderr
 
 
 @pytest.mark.parametrize("threads", ["zero", "0", "-2"])
 def test_bad_llm_threads_setting(tmp_path, threads):
-    r = run(["ask", "Who wrote Hamlet?", "--method", "none"], tmp_path, RAGRAPHS_LLM_THREADS=threads)
+    # a new process: the setting is read when the model loads, and this one's may be loaded
+    env = {**os.environ, "RAGRAPHS_HOME": str(tmp_path / "home"), "RAGRAPHS_LLM_THREADS": threads}
+    r = subprocess.run([sys.executable, "-m", "ragraphs", "ask", "Who wrote Hamlet?", "--method", "none"],
+                       env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode != 0 and "Traceback" not in r.stderr
     assert r.stderr.startswith("ragraphs: error: RAGRAPHS_LLM_THREADS must be a positive integer")
 
@@ -83,7 +87,7 @@ def test_llm_threads_setting_reaches_llama_cpp(monkeypatch):
     assert chat._load().n_threads == 1
 
 
-def test_bad_llm_retries_setting(tmp_path, port):
+def test_bad_llm_retries_setting(run, tmp_path, port):
     r = run(["ask", "Who wrote Hamlet?", "--method", "none", "--llm", "openai:m"], tmp_path,
             OPENAI_BASE_URL=f"http://127.0.0.1:{port}/v1", RAGRAPHS_LLM_RETRIES="abc")
     assert r.returncode == 2 and "Traceback" not in r.stderr

@@ -212,15 +212,11 @@ def test_web_path_end_to_end_against_local_searxng(searx, popqa, unrelated_corpu
     assert out["answer"].strip()
 
 
-def test_cli_ask_crag_offline(tmp_path, data_dir):
-    env = {**os.environ, "RAGRAPHS_HOME": str(tmp_path / "home"), "RAGRAPHS_WEB": f"offline:{data_dir / 'popqa.web.sample.jsonl'}"}
-    base = [sys.executable, "-m", "ragraphs"]
-    r = subprocess.run(base + ["ingest", str(data_dir / "popqa.sample.jsonl"), "--quiet", "--json"], env=env, capture_output=True, text=True, timeout=600)
+def test_cli_ask_crag_offline(cli, data_dir):
+    web = f"offline:{data_dir / 'popqa.web.sample.jsonl'}"
+    r = cli("ingest", data_dir / "popqa.sample.jsonl", "--quiet", "--json", RAGRAPHS_WEB=web)
     assert r.returncode == 0, r.stderr
-    r = subprocess.run(
-        base + ["ask", "What is Jon Eikemo's occupation?", "--method", "crag", "--json"],
-        env=env, capture_output=True, text=True, timeout=600,
-    )
+    r = cli("ask", "What is Jon Eikemo's occupation?", "--method", "crag", "--json", RAGRAPHS_WEB=web)
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout.strip().splitlines()[-1])
     assert out["answer"].strip()

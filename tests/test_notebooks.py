@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -33,12 +34,16 @@ def test_one_notebook_per_method_and_a_comparison_are_up_to_date():
     assert (NOTEBOOKS / "comparison.ipynb").exists()
 
 
-def _kernel_manager(tmp_path: Path):
-    """A kernel on this interpreter (whatever `python` is on PATH)."""
+@pytest.fixture(scope="module")
+def kernel(tmp_path_factory):
+    """One kernel on this interpreter (whatever `python` is on PATH) for every notebook of the
+    session, as a user's Jupyter keeps one per server: the models load once. Each notebook
+    starts with ``%reset -f``, so no variable of an earlier notebook is left for it to lean on."""
     from jupyter_client.kernelspec import KernelSpecManager
     from jupyter_client.manager import KernelManager
 
-    kdir = tmp_path / "kernels" / "ragraphs-test"
+    base = tmp_path_factory.mktemp("notebooks")
+    kdir = base / "kernels" / "ragraphs-test"
     kdir.mkdir(parents=True)
     (kdir / "kernel.json").write_text(
         json.dumps(
@@ -49,25 +54,29 @@ def _kernel_manager(tmp_path: Path):
             }
         )
     )
-    ksm = KernelSpecManager(kernel_dirs=[str(tmp_path / "kernels")])
-    return KernelManager(kernel_name="ragraphs-test", kernel_spec_manager=ksm)
+    ksm = KernelSpecManager(kernel_dirs=[str(base / "kernels")])
+    km = KernelManager(kernel_name="ragraphs-test", kernel_spec_manager=ksm)
+    env = {**os.environ, "RAGRAPHS_HOME": str(base / "home")}
+    km.start_kernel(cwd=str(base), env=env)
+    try:
+        yield km
+    finally:
+        km.shutdown_kernel(now=True)
 
 
-def _execute(name: str, tmp_path: Path):
+def _execute(name: str, km):
     import nbformat
     from nbclient import NotebookClient
 
     nb = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
-    km = _kernel_manager(tmp_path)
-    client = NotebookClient(
-        nb, km=km, timeout=900, allow_errors=False, resources={"metadata": {"path": str(tmp_path)}}
-    )
+    run = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("%reset -f"), *nb.cells], metadata=nb.metadata)
+    client = NotebookClient(run, km=km, timeout=900, allow_errors=False)
     try:
         client.execute()
     finally:
-        # nbclient leaves a kernel it did not create running: stop it (each holds the models)
-        if km.has_kernel:
-            km.shutdown_kernel(now=True)
+        if client.kc is not None:
+            client.kc.stop_channels()
+    nb.cells = run.cells[1:]
     text = []
     for cell in nb.cells:
         for out in cell.get("outputs", []) if cell.cell_type == "code" else []:
@@ -79,8 +88,8 @@ def _execute(name: str, tmp_path: Path):
 
 
 @pytest.mark.parametrize("name", METHOD_NOTEBOOKS)
-def test_method_notebook_runs(name, tmp_path):
-    nb, text = _execute(name, tmp_path)
+def test_method_notebook_runs(name, kernel):
+    nb, text = _execute(name, kernel)
     assert "questions, " in text and "passages in the corpus" in text
     assert "```mermaid" in text and "graph TD;" in text  # the drawing
     assert " ms  {" in text  # the traced run's node_trace lines
@@ -88,8 +97,8 @@ def test_method_notebook_runs(name, tmp_path):
     assert "answer: " in text
 
 
-def test_comparison_notebook_runs(tmp_path):
-    nb, text = _execute("comparison", tmp_path)
+def test_comparison_notebook_runs(kernel):
+    nb, text = _execute("comparison", kernel)
     assert "| method | EM | F1 | recall | llm_calls | seconds |" in text
     for m in METHOD_NOTEBOOKS:
         assert f"| {m} |" in text

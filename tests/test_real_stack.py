@@ -1,9 +1,6 @@
 """The foundation on the real stack: Gemma GGUF via llama-cpp, MiniLM, Chroma on disk."""
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
@@ -75,17 +72,12 @@ def test_none_graph_makes_one_call_and_no_retrieval(gemma):
     assert "paris" in out["answer"].lower()
 
 
-def test_cli_ingest_and_ask_json(tmp_path, data_dir):
-    env = {**os.environ, "RAGRAPHS_HOME": str(tmp_path / "home")}
-    base = [sys.executable, "-m", "ragraphs"]
-    r = subprocess.run(base + ["ingest", str(data_dir / "hotpotqa.sample.jsonl"), "--quiet", "--json"], env=env, capture_output=True, text=True, timeout=600)
+def test_cli_ingest_and_ask_json(cli, data_dir):
+    r = cli("ingest", data_dir / "hotpotqa.sample.jsonl", "--quiet", "--json")
     assert r.returncode == 0, r.stderr
     summary = json.loads(r.stdout.strip().splitlines()[-1])
     assert summary["added"] == summary["passages"] > 150
-    r = subprocess.run(
-        base + ["ask", "Where is the magazine headquartered that Robert W. McElroy writes for?", "--json", "--trace"],
-        env=env, capture_output=True, text=True, timeout=600,
-    )
+    r = cli("ask", "Where is the magazine headquartered that Robert W. McElroy writes for?", "--json", "--trace")
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout.strip().splitlines()[-1])
     assert out["answer"] and out["llm_calls"] == 1 and len(out["passages"]) == 4

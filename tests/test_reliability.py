@@ -9,6 +9,8 @@ lists every fault tried, with the test that proves what happens.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import re
@@ -86,7 +88,24 @@ def _env(tmp_path: Path, **extra: str) -> dict:
 
 
 def _cli(tmp_path: Path, *args, timeout: float = 240, **env) -> subprocess.CompletedProcess:
-    return subprocess.run([PY, "-m", "ragraphs", *args], env=_env(tmp_path, **env), capture_output=True, timeout=timeout)
+    """The command line with these environment variables: in a new process when an argument
+    is bytes that are not UTF-8 (only a process's argv carries those), else the same entry
+    point in this process (the models it loads stay loaded for the next test)."""
+    if any(isinstance(a, bytes) for a in args):
+        return subprocess.run([PY, "-m", "ragraphs", *args], env=_env(tmp_path, **env), capture_output=True,
+                              timeout=timeout)
+    new_env = _env(tmp_path, **env)
+    saved = dict(os.environ)
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        os.environ.clear()
+        os.environ.update(new_env)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main([str(a) for a in args])
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    return subprocess.CompletedProcess(list(args), code, out.getvalue().encode(), err.getvalue().encode())
 
 
 def _main(capsys, *args) -> tuple[int, str, str]:

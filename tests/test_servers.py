@@ -37,11 +37,7 @@ def _wait_http(url: str, proc: subprocess.Popen, timeout: float = 240.0) -> None
     raise TimeoutError(f"{url} did not answer in {timeout}s")
 
 
-def _cli(args, env):
-    return subprocess.run([sys.executable, "-m", "ragraphs", *args], env=env, capture_output=True, text=True, timeout=600)
-
-
-def test_llama_cpp_openai_server_answers_through_langchain_openai(tmp_path, port):
+def test_llama_cpp_openai_server_answers_through_langchain_openai(tmp_path, port, cli):
     from ragraphs.tools.llm import gemma_gguf_path
 
     proc = _start(
@@ -51,13 +47,12 @@ def test_llama_cpp_openai_server_answers_through_langchain_openai(tmp_path, port
     )
     try:
         _wait_http(f"http://127.0.0.1:{port}/v1/models", proc)
-        env = {**os.environ, "RAGRAPHS_HOME": str(tmp_path / "home"),
-               "OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1", "OPENAI_API_KEY": "sk-local-test"}
+        env = {"OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1", "OPENAI_API_KEY": "sk-local-test"}
         # chat route (ChatOpenAI -> /v1/chat/completions): the server wraps the prompt in the
         # GGUF's chat template, which a *base* model answers poorly, so only the round trip
         # is checked here
-        r = _cli(["ask", "What is the capital city of France?", "--method", "none", "--llm", "openai:gemma-local", "--json",
-                  "--set", "max_new_tokens=2"], env)
+        r = cli("ask", "What is the capital city of France?", "--method", "none", "--llm", "openai:gemma-local", "--json",
+                "--set", "max_new_tokens=2", **env)
         assert r.returncode == 0, r.stderr
         out = json.loads(r.stdout.strip().splitlines()[-1])
         assert out["llm_calls"] == 1 and out["input_tokens"] > 10
@@ -65,7 +60,8 @@ def test_llama_cpp_openai_server_answers_through_langchain_openai(tmp_path, port
         assert "POST /v1/chat/completions" in (tmp_path / "llama-server.log").read_text()
         # completion route (langchain-openai's OpenAI -> /v1/completions): the few-shot prompt
         # goes verbatim, as in process, and the same model gives the real answer
-        r = _cli(["ask", "What is the capital city of France?", "--method", "none", "--llm", "openai-completion:gemma-local", "--json"], env)
+        r = cli("ask", "What is the capital city of France?", "--method", "none", "--llm", "openai-completion:gemma-local",
+                "--json", **env)
         assert r.returncode == 0, r.stderr
         out = json.loads(r.stdout.strip().splitlines()[-1])
         assert out["llm_calls"] == 1 and out["input_tokens"] > 10
@@ -76,7 +72,7 @@ def test_llama_cpp_openai_server_answers_through_langchain_openai(tmp_path, port
         stop_process(proc)
 
 
-def test_chroma_server_ingest_and_ask(tmp_path, port, data_dir):
+def test_chroma_server_ingest_and_ask(tmp_path, port, data_dir, cli):
     chroma = shutil.which("chroma") or os.path.join(os.path.dirname(sys.executable), "chroma")
     proc = _start(
         [chroma, "run", "--path", str(tmp_path / "server-data"), "--host", "127.0.0.1", "--port", str(port)],
@@ -85,17 +81,16 @@ def test_chroma_server_ingest_and_ask(tmp_path, port, data_dir):
     )
     try:
         _wait_http(f"http://127.0.0.1:{port}/api/v2/heartbeat", proc)
-        env = {**os.environ, "RAGRAPHS_HOME": str(tmp_path / "home")}
         url = f"http://127.0.0.1:{port}"
-        r = _cli(["ingest", str(data_dir / "hotpotqa.sample.jsonl"), "--store-url", url, "--collection", "served", "--quiet", "--json"], env)
+        r = cli("ingest", data_dir / "hotpotqa.sample.jsonl", "--store-url", url, "--collection", "served", "--quiet", "--json")
         assert r.returncode == 0, r.stderr
         first = json.loads(r.stdout.strip().splitlines()[-1])
         assert first["added"] == first["passages"] > 150
-        r = _cli(["ingest", str(data_dir / "hotpotqa.sample.jsonl"), "--store-url", url, "--collection", "served", "--quiet", "--json"], env)
+        r = cli("ingest", data_dir / "hotpotqa.sample.jsonl", "--store-url", url, "--collection", "served", "--quiet", "--json")
         again = json.loads(r.stdout.strip().splitlines()[-1])
         assert again["added"] == 0 and again["store_total"] == first["passages"]
-        r = _cli(["ask", "Who replaced the manager of the Aston Villa that began at Leeds United?", "--store-url", url,
-                  "--collection", "served", "--json"], env)
+        r = cli("ask", "Who replaced the manager of the Aston Villa that began at Leeds United?", "--store-url", url,
+                "--collection", "served", "--json")
         assert r.returncode == 0, r.stderr
         out = json.loads(r.stdout.strip().splitlines()[-1])
         assert out["answer"] and len(out["passages"]) == 4
@@ -104,9 +99,8 @@ def test_chroma_server_ingest_and_ask(tmp_path, port, data_dir):
         stop_process(proc)
 
 
-def test_unreachable_chroma_server_is_a_clear_error(tmp_path, port):
-    env = {**os.environ, "RAGRAPHS_HOME": str(tmp_path / "home")}
+def test_unreachable_chroma_server_is_a_clear_error(tmp_path, port, cli):
     (tmp_path / "a.txt").write_text("Some text to ingest.")
-    r = _cli(["ingest", str(tmp_path / "a.txt"), "--store-url", f"http://127.0.0.1:{port}"], env)
+    r = cli("ingest", tmp_path / "a.txt", "--store-url", f"http://127.0.0.1:{port}")
     assert r.returncode != 0 and "Traceback" not in r.stderr
     assert r.stderr.startswith("ragraphs: error:") and len(r.stderr.strip().splitlines()) == 1

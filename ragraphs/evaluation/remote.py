@@ -40,6 +40,13 @@ def _server_error(out: Any) -> str | None:
 
 
 async def _assistant_id(client, url: str, graph_id: str) -> str:
+    import httpx
+
+    try:  # one quick look first: the SDK's client retries a refused connection for seconds
+        async with httpx.AsyncClient(timeout=10) as probe:
+            await probe.get(url.rstrip("/") + "/ok")
+    except httpx.TransportError as e:
+        raise ConfigError(f"cannot reach the LangGraph server at {url}: {type(e).__name__}: {e}") from e
     try:
         found = await client.assistants.search(graph_id=graph_id, limit=10)
     except Exception as e:
