@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import socket
 import subprocess
@@ -36,27 +38,37 @@ class CliResult:
     stderr: str
 
 
-@pytest.fixture
-def cli(capsys, monkeypatch):
-    """Run the real ``ragraphs`` entry point (``ragraphs.cli.main``) in this process, with
-    extra environment variables for the one run: the models it loads stay loaded for the
-    next test. Tests of what only a separate process shows (the exit of a killed child,
-    library output at import, bytes that are not UTF-8 in argv) start ``python -m ragraphs``."""
+def run_cli(args, env: dict[str, str | None]) -> CliResult:
+    """Run the real ``ragraphs`` entry point (``ragraphs.cli.main``) in this process with
+    ``env`` set for the one run (``None`` unsets a variable); the environment is restored
+    after it and the models it loads stay loaded for the next test. Tests of what only a
+    separate process shows (the exit of a killed child, library output at import, bytes that
+    are not UTF-8 in argv) start ``python -m ragraphs`` instead."""
     from ragraphs.cli import main
 
-    def run(*args, **env) -> CliResult:
-        capsys.readouterr()
-        with monkeypatch.context() as m:
-            for k, v in env.items():
-                m.setenv(k, str(v))
+    saved = dict(os.environ)
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        for k, v in env.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = str(v)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             try:
                 code = main([str(a) for a in args])
             except SystemExit as e:  # argparse's usage errors
                 code = e.code if isinstance(e.code, int) else 2
-        out, err = capsys.readouterr()
-        return CliResult(int(code or 0), out, err)
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    return CliResult(int(code or 0), out.getvalue(), err.getvalue())
 
-    return run
+
+@pytest.fixture
+def cli():
+    """``cli(*args, **env)``: :func:`run_cli` with keyword environment variables."""
+    return lambda *args, **env: run_cli(args, env)
 
 
 @pytest.fixture(scope="session")

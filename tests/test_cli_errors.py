@@ -7,54 +7,47 @@ import sys
 import pytest
 
 
-@pytest.fixture
-def run(cli):
-    """The real entry point in this process ($RAGRAPHS_HOME is the test's own, see conftest)."""
-    return lambda args, tmp_path, **env: cli(*args, **env)
-
-
 @pytest.mark.parametrize("q", ["", "   ", "\n\t"])
-def test_empty_question(run, tmp_path, q):
-    r = run(["ask", q], tmp_path)
+def test_empty_question(cli, q):
+    r = cli("ask", q)
     assert r.returncode != 0
     assert r.stderr.strip() == "ragraphs: error: the question is empty"
 
 
-def test_unknown_method(run, tmp_path):
-    r = run(["ask", "who?", "--method", "nope"], tmp_path)
+def test_unknown_method(cli):
+    r = cli("ask", "who?", "--method", "nope")
     assert r.returncode != 0 and "unknown method 'nope'" in r.stderr and "Traceback" not in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
 
 
-def test_missing_path(run, tmp_path):
-    r = run(["ingest", str(tmp_path / "missing.txt")], tmp_path)
+def test_missing_path(cli, tmp_path):
+    r = cli("ingest", str(tmp_path / "missing.txt"))
     assert r.returncode != 0 and "no such file or directory" in r.stderr and "Traceback" not in r.stderr
 
 
-def test_corrupt_jsonl_line_is_reported_and_rest_ingested(run, tmp_path):
+def test_corrupt_jsonl_line_is_reported_and_rest_ingested(cli, tmp_path):
     f = tmp_path / "docs.jsonl"
     f.write_text('{"title": "Alpha", "text": "Alpha is the first letter of the Greek alphabet."}\n{broken\n'
                  '{"title": "Beta", "text": "Beta is the second letter of the Greek alphabet."}\n')
-    r = run(["ingest", str(f), "--quiet", "--json", "--store", str(tmp_path / "s")], tmp_path)
+    r = cli("ingest", str(f), "--quiet", "--json", "--store", str(tmp_path / "s"))
     assert r.returncode == 0, r.stderr
     assert "docs.jsonl:2: skipped broken line" in r.stderr
     assert '"added": 2' in r.stdout
 
 
-def test_unreadable_file_skipped_others_ingested(run, tmp_path):
+def test_unreadable_file_skipped_others_ingested(cli, tmp_path):
     (tmp_path / "d").mkdir()
     (tmp_path / "d" / "good.md").write_text("# Good\n\nThe good file has text in it.\n")
     (tmp_path / "d" / "bin.txt").write_bytes(b"\x00\x01\x02binary")
-    r = run(["ingest", str(tmp_path / "d"), "--quiet", "--store", str(tmp_path / "s")], tmp_path)
+    r = cli("ingest", str(tmp_path / "d"), "--quiet", "--store", str(tmp_path / "s"))
     assert r.returncode == 0, r.stderr
     assert "skipped:" in r.stderr and "binary file" in r.stderr
     assert "1 new" in r.stdout
 
 
-def test_llm_endpoint_refusing_connections(run, tmp_path, port):
-    r = run(
-        ["ask", "What is the capital of France?", "--method", "none", "--llm", "openai:some-model"],
-        tmp_path,
+def test_llm_endpoint_refusing_connections(cli, port):
+    r = cli(
+        "ask", "What is the capital of France?", "--method", "none", "--llm", "openai:some-model",
         OPENAI_BASE_URL=f"http://127.0.0.1:{port}/v1",
         OPENAI_API_KEY="sk-test",
         RAGRAPHS_LLM_RETRIES="0",
@@ -64,8 +57,8 @@ def test_llm_endpoint_refusing_connections(run, tmp_path, port):
     assert "sk-test" not in r.stderr
 
 
-def test_unknown_llm_spec(run, tmp_path):
-    r = run(["ask", "Who?", "--method", "none", "--llm", "gpt9000"], tmp_path)
+def test_unknown_llm_spec(cli):
+    r = cli("ask", "Who?", "--method", "none", "--llm", "gpt9000")
     assert r.returncode == 2 and "unknown LLM spec" in r.stderr and "Traceback" not in r.stderr
 
 
@@ -87,8 +80,8 @@ def test_llm_threads_setting_reaches_llama_cpp(monkeypatch):
     assert chat._load().n_threads == 1
 
 
-def test_bad_llm_retries_setting(run, tmp_path, port):
-    r = run(["ask", "Who wrote Hamlet?", "--method", "none", "--llm", "openai:m"], tmp_path,
+def test_bad_llm_retries_setting(cli, port):
+    r = cli("ask", "Who wrote Hamlet?", "--method", "none", "--llm", "openai:m",
             OPENAI_BASE_URL=f"http://127.0.0.1:{port}/v1", RAGRAPHS_LLM_RETRIES="abc")
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert r.stderr.startswith("ragraphs: error: RAGRAPHS_LLM_RETRIES must be a whole number")

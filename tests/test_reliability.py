@@ -9,8 +9,6 @@ lists every fault tried, with the test that proves what happens.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 import re
@@ -31,6 +29,7 @@ from langchain_core.messages import AIMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import Field
 
+from conftest import run_cli
 from ragraphs.cli import main
 from ragraphs.components import Components
 from ragraphs.graphs import build_graph
@@ -94,18 +93,8 @@ def _cli(tmp_path: Path, *args, timeout: float = 240, **env) -> subprocess.Compl
     if any(isinstance(a, bytes) for a in args):
         return subprocess.run([PY, "-m", "ragraphs", *args], env=_env(tmp_path, **env), capture_output=True,
                               timeout=timeout)
-    new_env = _env(tmp_path, **env)
-    saved = dict(os.environ)
-    out, err = io.StringIO(), io.StringIO()
-    try:
-        os.environ.clear()
-        os.environ.update(new_env)
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = main([str(a) for a in args])
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
-    return subprocess.CompletedProcess(list(args), code, out.getvalue().encode(), err.getvalue().encode())
+    r = run_cli(args, {**env, "RAGRAPHS_HOME": str(tmp_path / "home"), "RAGRAPHS_DEBUG": None})
+    return subprocess.CompletedProcess(list(args), r.returncode, r.stdout.encode(), r.stderr.encode())
 
 
 def _main(capsys, *args) -> tuple[int, str, str]:
