@@ -5,7 +5,7 @@
 Each method notebook runs top to bottom offline on the embedded defaults (Gemma 3 270M,
 MiniLM) over a few questions of the bundled sample corpus: it draws the graph, streams one
 traced run (every node's custom ``node_trace`` event: scores, routes, queries) and scores a
-small evaluation. ``tests/test_notebooks.py`` executes them all.
+small evaluation. ``tests/notebooks/test_notebooks.py`` executes them all.
 """
 
 from __future__ import annotations

@@ -10,7 +10,6 @@ files (encrypted, empty, corrupt, binary) are reported and skipped; the rest are
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import os
 import re

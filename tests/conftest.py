@@ -92,6 +92,81 @@ def hotpot_examples():
     return load_dataset(str(DATA / "hotpotqa.sample.jsonl"), "hotpotqa")
 
 
+_LAST_USER: dict[str, str] = {}  # fixture -> node id of the last scheduled test that uses it
+_CLOSE: dict[str, contextlib.ExitStack] = {}
+
+
+@pytest.fixture(scope="session")
+def langgraph_server(tmp_path_factory, minilm):
+    """One real ``langgraph dev`` on 127.0.0.1 for the session's Studio and ``eval --server``
+    tests (``tests/servers.py``): it starts once, its models load once, and it stops right
+    after the last test that uses it."""
+    from servers import shared_langgraph_server
+
+    with contextlib.ExitStack() as stack:
+        served = stack.enter_context(shared_langgraph_server(tmp_path_factory, minilm))
+        _CLOSE["langgraph_server"] = stack
+        yield served
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item, nextitem):
+    for name, last in _LAST_USER.items():
+        if item.nodeid == last and name in _CLOSE:
+            _CLOSE.pop(name).close()
+
+
+def _scheduled_notebooks(items) -> list[str]:
+    """The notebooks that the selected notebook tests check, in the order they run."""
+    names = []
+    for item in items:
+        if "notebook_runs" in getattr(item, "fixturenames", ()):
+            name = item.callspec.params.get("name") if hasattr(item, "callspec") else "comparison"
+            if name not in names:
+                names.append(name)
+    return names
+
+
+_NOTEBOOK_RUNS = []
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """The fast tests first, while the notebooks execute in the background (they need one core
+    for a minute or so, and these tests leave it idle); then the real-stack tests (``slow``);
+    the notebook tests last. Within each group, the collection order."""
+    def group(item) -> int:
+        if "notebook_runs" in getattr(item, "fixturenames", ()):
+            return 2
+        return 1 if item.get_closest_marker("slow") else 0
+
+    items.sort(key=group)
+
+
+def pytest_collection_finish(session):
+    """Start the notebooks' kernel and their execution now, in the background (see
+    ``tests/notebook_kernel.py``); the notebook tests wait for their results."""
+    for item in session.items:
+        if "langgraph_server" in getattr(item, "fixturenames", ()):
+            _LAST_USER["langgraph_server"] = item.nodeid
+    names = _scheduled_notebooks(session.items)
+    if names:
+        from notebook_kernel import NotebookRuns
+
+        _NOTEBOOK_RUNS.append(NotebookRuns(names).start())
+
+
+def pytest_sessionfinish(session, exitstatus):
+    while _NOTEBOOK_RUNS:
+        _NOTEBOOK_RUNS.pop().close()
+
+
+@pytest.fixture(scope="session")
+def notebook_runs():
+    if not _NOTEBOOK_RUNS:
+        pytest.fail("the notebooks were not started at collection (pytest_collection_finish)")
+    return _NOTEBOOK_RUNS[0]
+
+
 def stop_process(proc) -> None:
     """Stop a server started by a test: terminate, then kill if it lingers."""
     proc.terminate()

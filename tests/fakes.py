@@ -1,9 +1,17 @@
-"""Test doubles shared by the graph-logic tests (scripted chat model, BM25 retriever)."""
+"""Test doubles shared by the tests: a scripted chat model, a BM25 retriever, a retriever that
+counts its queries, bag-of-words hash embeddings (instant, deterministic, and texts that share
+words are near), and two judges: word overlap and a constant. Child processes import them too:
+see :data:`IMPORT_FAKES`."""
 
 from __future__ import annotations
 
+import hashlib
+import re
 import threading
+from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage
@@ -25,6 +33,11 @@ class ScriptedChat(BaseChatModel):
     def _llm_type(self) -> str:
         return "scripted"
 
+    @property
+    def prompts(self) -> list[str]:
+        """Every prompt it was sent, in order."""
+        return self._prompts
+
     def _generate(self, messages, stop=None, run_manager=None, **kwargs):
         prompt = render_messages(messages)
         with self._lock:
@@ -42,3 +55,88 @@ class LexicalRetriever:
 
     def search(self, query: str, k: int, mode: str = "dense"):
         return self.index.search(query, k)
+
+
+class CountingRetriever:
+    """Wraps a retriever and records every query it is asked."""
+
+    def __init__(self, inner):
+        self.inner, self.queries = inner, []
+
+    def search(self, query, k, mode="dense"):
+        self.queries.append(query)
+        return self.inner.search(query, k, mode=mode)
+
+
+TOKENIZERS = {
+    "split": lambda t: t.lower().split(),
+    "words": lambda t: re.findall(r"\w+", t.lower()),
+    "strip": lambda t: [w.strip(".,?!\"'()") for w in t.lower().split()],
+}
+
+
+class HashEmbeddings:
+    """Each token hashed (MD5) into one of ``dim`` buckets, the counts L2-normalised.
+
+    ``tokens`` picks how text splits: ``split`` (whitespace), ``words`` (``\\w+``) or
+    ``strip`` (whitespace, surrounding punctuation dropped)."""
+
+    def __init__(self, dim: int = 64, tokens: str = "split"):
+        self.dim, self._tokens = dim, TOKENIZERS[tokens]
+        self.name = f"hash-{tokens}-{dim}"
+
+    def _vec(self, text: str) -> list[float]:
+        v = np.zeros(self.dim, np.float32)
+        for w in self._tokens(text):
+            v[int(hashlib.md5(w.encode()).hexdigest(), 16) % self.dim] += 1.0
+        return (v / (np.linalg.norm(v) + 1e-9)).tolist()
+
+    def embed_documents(self, texts):
+        return [self._vec(t) for t in texts]
+
+    def embed_query(self, text):
+        return self._vec(text)
+
+
+class OverlapJudge:
+    """Word-overlap stand-in for a cross-encoder judge: the share of the first text's words
+    (less ``stop``) found in the second. ``evaluator`` maps it to [-1, 1] like the relevance
+    judge; ``nli`` reads (premise, hypothesis) and scores the hypothesis' words found in the
+    premise, in [0, 1]. Records the size of every batch it scores."""
+
+    def __init__(self, kind: str = "evaluator", *, stop=(), pattern: str = r"\w+", name: str | None = None):
+        self.kind, self.stop, self._pattern = kind, frozenset(stop), re.compile(pattern)
+        self.name = name or f"overlap-{kind}"
+        self.batches: list[int] = []
+
+    def _words(self, text: str) -> set[str]:
+        return {w for w in self._pattern.findall(text.lower()) if w not in self.stop}
+
+    def score_batch(self, pairs):
+        self.batches.append(len(pairs))
+        out = []
+        for a, b in pairs:
+            if self.kind == "nli":
+                a, b = b, a
+            wa, wb = self._words(a), self._words(b)
+            frac = len(wa & wb) / max(1, len(wa))
+            out.append(2 * frac - 1 if self.kind == "evaluator" else frac)
+        return np.asarray(out, dtype=np.float32)
+
+
+class ConstJudge:
+    """Scores every input the same: as a pair judge (``score_batch``) and as the pair
+    classifier (``score_pairs``)."""
+
+    def __init__(self, score: float, name: str = "const"):
+        self.score, self.name = score, name
+
+    def score_batch(self, pairs):
+        return np.full(len(pairs), self.score, dtype=np.float32)
+
+    def score_pairs(self, triples):
+        return np.full(len(triples), self.score, dtype=np.float32)
+
+
+IMPORT_FAKES = f"import sys\nsys.path.insert(0, {str(Path(__file__).resolve().parent)!r})\nfrom fakes import HashEmbeddings\n"
+"""Source that a ``python -c`` child process runs first to use these doubles."""

@@ -188,7 +188,7 @@ def chroma_server(tmp_path, minilm):
     """A Chroma server on 127.0.0.1 holding a slice of the bundled sample corpus."""
     import urllib.request
 
-    from test_studio_server import ingest_sample_slice
+    from servers import ingest_sample_slice
 
     chroma = shutil.which("chroma") or os.path.join(os.path.dirname(sys.executable), "chroma")
     port = free_port()
@@ -225,7 +225,7 @@ def test_server_with_postgres_checkpoints_and_chroma_server_and_the_cli_debugs_i
     and ``ragraphs history/replay`` (another process's view) list and re-run it."""
     from langgraph_sdk import get_sync_client
 
-    from test_studio_server import langgraph_dev
+    from servers import langgraph_dev
 
     chroma_url, n_passages = chroma_server
     assert n_passages >= 25

@@ -24,12 +24,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from langchain_core.language_models.chat_models import BaseChatModel
-from langchain_core.messages import AIMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
-from pydantic import Field
 
 from conftest import run_cli
+from fakes import ScriptedChat
 from ragraphs.cli import main
 from ragraphs.components import Components
 from ragraphs.graphs import build_graph
@@ -39,7 +36,7 @@ from ragraphs.ingest import ingest, read_file
 from ragraphs.nodes.crag import decide_action
 from ragraphs.prompts import ANSWER_INSTRUCTIONS
 from ragraphs.settings import RAGContext
-from ragraphs.tools.llm import FakeAnswerChat, render_messages
+from ragraphs.tools.llm import FakeAnswerChat
 from ragraphs.tools.reservoir import Reservoir
 from ragraphs.tools.vectorstore import ChromaCorpus
 
@@ -50,29 +47,21 @@ SECRET = "sk-ragraphs-TEST-SECRET-7f3a9c0e5b1d"
 # ---------------------------------------------------------------- helpers
 
 
-class EchoChat(BaseChatModel):
-    """A scripted chat model whose reply is a function of its prompt, so that a run's answer
-    shows which question and which passages reached the model: ``"<first passage title> |
-    <question>"``; ERM4's rewriter gets ``"<question>**<question>"``. Records every prompt."""
+def echo_reply(prompt: str) -> str:
+    """A reply that shows which question and which passages reached the model: ``"<first
+    passage title> | <question>"``; ERM4's rewriter gets ``"<question>**<question>"``."""
+    orig = re.findall(r"^\[Original Question\]: (.*)$", prompt, re.M)
+    if orig:
+        return f"{orig[-1]}**{orig[-1]}"
+    questions = re.findall(r"^Question: (.*)$", prompt, re.M)
+    last_block = re.split(r"^(?:Passages|Contexts):$", prompt, flags=re.M)[-1]
+    first = re.search(r"^(?:\[1\]|Document 1:) (.*?): ", last_block, re.M)
+    return f"{first.group(1) if first else '-'} | {questions[-1] if questions else '?'}"
 
-    prompts: list = Field(default_factory=list)
 
-    @property
-    def _llm_type(self) -> str:
-        return "echo"
-
-    def _generate(self, messages, stop=None, run_manager=None, **kwargs) -> ChatResult:
-        prompt = render_messages(messages)
-        self.prompts.append(prompt)
-        orig = re.findall(r"^\[Original Question\]: (.*)$", prompt, re.M)
-        if orig:
-            text = f"{orig[-1]}**{orig[-1]}"
-        else:
-            questions = re.findall(r"^Question: (.*)$", prompt, re.M)
-            last_block = re.split(r"^(?:Passages|Contexts):$", prompt, flags=re.M)[-1]
-            first = re.search(r"^(?:\[1\]|Document 1:) (.*?): ", last_block, re.M)
-            text = f"{first.group(1) if first else '-'} | {questions[-1] if questions else '?'}"
-        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
+def EchoChat() -> ScriptedChat:
+    """The scripted chat model (``tests/fakes.py``) answering with :func:`echo_reply`."""
+    return ScriptedChat(script=echo_reply)
 
 
 def _entry(out: dict, node: str) -> dict:

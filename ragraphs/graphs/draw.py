@@ -3,7 +3,7 @@
 ``python -m ragraphs.graphs.draw`` rewrites the README's diagram blocks, each one between
 ``<!-- graph:METHOD -->`` and ``<!-- /graph:METHOD -->``, with
 ``build_graph(METHOD).get_graph().draw_mermaid()``; ``--check`` only reports whether they
-are current (exit 1 when not). ``tests/test_graph_pictures.py`` fails when a graph changed
+are current (exit 1 when not). ``tests/graphs/test_graph_pictures.py`` fails when a graph changed
 and its picture was not redrawn.
 """
 

@@ -104,10 +104,12 @@ class LlamaCppCompletionChat(BaseChatModel):
         from ..quiet import is_verbose, route_llama_cpp_logs
 
         route_llama_cpp_logs()
+        threads = self.n_threads or _env_threads() or max(1, os.cpu_count() or 1)
         return llama_class()(
             model_path=self.model_path,
             n_ctx=self.n_ctx,
-            n_threads=self.n_threads or _env_threads() or max(1, os.cpu_count() or 1),
+            n_threads=threads,  # generation
+            n_threads_batch=threads,  # prompt processing (llama-cpp-python's default: every core)
             seed=self.seed,
             swa_full=True,
             verbose=is_verbose(),
@@ -222,7 +224,8 @@ def close_all() -> None:
 
 
 def _env_threads() -> int | None:
-    """``RAGRAPHS_LLM_THREADS``: llama.cpp threads of the embedded model (default: all cores).
+    """``RAGRAPHS_LLM_THREADS``: llama.cpp threads of the embedded model, for generation and
+    for prompt processing alike (default: all cores).
     On a small CPU shared by several runs, 1 thread each is faster than all of them."""
     v = os.environ.get("RAGRAPHS_LLM_THREADS", "").strip()
     if not v:

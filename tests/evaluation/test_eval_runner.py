@@ -2,16 +2,16 @@
 
 These tests are fast: the LLM is the deterministic ``FakeAnswerChat`` and the embeddings a
 word-hashing stand-in, so they check the harness itself (scores, recall, timing, resume,
-errors, report); tests/test_eval_e2e.py runs the real stack.
+errors, report); tests/evaluation/test_eval_e2e.py runs the real stack.
 """
 
-import hashlib
 import json
 import os
 
 import numpy as np
 import pytest
 
+from fakes import HashEmbeddings
 from ragraphs.cli import main
 from ragraphs.components import Components
 from ragraphs.datasets import load_dataset, pooled_passages
@@ -21,24 +21,6 @@ from ragraphs.tools.llm import FakeAnswerChat
 from ragraphs.tools.vectorstore import InMemoryCorpus
 
 
-class HashEmbeddings:
-    """Bag of hashed words, 256-d, normalised: deterministic and instant."""
-
-    name = "hash-256"
-
-    def _vec(self, text):
-        v = np.zeros(256, np.float32)
-        for w in text.lower().split():
-            v[int(hashlib.md5(w.strip(".,?!\"'()").encode()).hexdigest(), 16) % 256] += 1.0
-        return v / (np.linalg.norm(v) + 1e-9)
-
-    def embed_documents(self, texts):
-        return [self._vec(t).tolist() for t in texts]
-
-    def embed_query(self, text):
-        return self._vec(text).tolist()
-
-
 @pytest.fixture(scope="module")
 def hotpot(data_dir):
     return load_dataset(str(data_dir / "hotpotqa.sample.jsonl"), "hotpotqa")
@@ -46,7 +28,7 @@ def hotpot(data_dir):
 
 @pytest.fixture(scope="module")
 def corpus(hotpot):
-    return InMemoryCorpus(pooled_passages(hotpot), embeddings=HashEmbeddings())
+    return InMemoryCorpus(pooled_passages(hotpot), embeddings=HashEmbeddings(256, 'strip'))
 
 
 def test_vanilla_run_scores_times_and_recall(hotpot, corpus):
@@ -141,7 +123,7 @@ def test_summary_counts_subsets_and_errors():
 
 
 def test_pooled_corpus_is_cached_on_disk(hotpot):
-    emb = HashEmbeddings()
+    emb = HashEmbeddings(256, 'strip')
     passages = pooled_passages(hotpot[:5])
     a = PooledCorpus(passages, emb, quiet=True)
     assert not a.cached and os.path.exists(a.cache_path)

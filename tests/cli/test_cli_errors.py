@@ -62,14 +62,18 @@ def test_unknown_llm_spec(cli):
     assert r.returncode == 2 and "unknown LLM spec" in r.stderr and "Traceback" not in r.stderr
 
 
-@pytest.mark.parametrize("threads", ["zero", "0", "-2"])
-def test_bad_llm_threads_setting(tmp_path, threads):
-    # a new process: the setting is read when the model loads, and this one's may be loaded
-    env = {**os.environ, "RAGRAPHS_HOME": str(tmp_path / "home"), "RAGRAPHS_LLM_THREADS": threads}
-    r = subprocess.run([sys.executable, "-m", "ragraphs", "ask", "Who wrote Hamlet?", "--method", "none"],
-                       env=env, capture_output=True, text=True, timeout=300)
-    assert r.returncode != 0 and "Traceback" not in r.stderr
-    assert r.stderr.startswith("ragraphs: error: RAGRAPHS_LLM_THREADS must be a positive integer")
+def test_bad_llm_threads_setting(tmp_path):
+    # new processes (all at once): the setting is read when the model loads, and this one's
+    # may be loaded
+    procs = {}
+    for threads in ("zero", "0", "-2"):
+        env = {**os.environ, "RAGRAPHS_HOME": str(tmp_path / "home"), "RAGRAPHS_LLM_THREADS": threads}
+        procs[threads] = subprocess.Popen([sys.executable, "-m", "ragraphs", "ask", "Who wrote Hamlet?", "--method", "none"],
+                                          env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for threads, p in procs.items():
+        _, stderr = p.communicate(timeout=300)
+        assert p.returncode != 0 and "Traceback" not in stderr, threads
+        assert stderr.startswith("ragraphs: error: RAGRAPHS_LLM_THREADS must be a positive integer"), (threads, stderr)
 
 
 def test_llm_threads_setting_reaches_llama_cpp(monkeypatch):
@@ -77,7 +81,8 @@ def test_llm_threads_setting_reaches_llama_cpp(monkeypatch):
 
     monkeypatch.setenv("RAGRAPHS_LLM_THREADS", "1")
     chat = L.LlamaCppCompletionChat(model_path=L.gemma_gguf_path(), max_tokens=4)
-    assert chat._load().n_threads == 1
+    llama = chat._load()
+    assert llama.n_threads == 1 and llama.n_threads_batch == 1  # prompts too, not only generation
 
 
 def test_bad_llm_retries_setting(cli, port):

@@ -1,15 +1,14 @@
 """DR-RAG graph: each strategy on the real 2Wiki/MuSiQue test slices (BM25 retrieval, so no
 model is loaded), with scripted pair judges and a fake chat model; the real stack is in
-tests/test_dr_rag_real.py."""
+tests/graphs/test_dr_rag_real.py."""
 
 from __future__ import annotations
 
-import hashlib
-import re
 
 import numpy as np
 import pytest
 
+from fakes import HashEmbeddings, OverlapJudge
 from ragraphs.components import Components
 from ragraphs.datasets import load_dataset, pooled_passages
 from ragraphs.errors import ConfigError, InputError
@@ -29,25 +28,6 @@ from ragraphs.tools.vectorstore import InMemoryCorpus
 ZONE = "What is the place of birth of the director of film The Zone (2017 Film)?"
 GULNUS = "Where was the place of death of Gülnuş Sultan's husband?"
 NORTH_STAR = "Who married the publisher of abolitionist newspaper The North Star?"
-
-
-class HashEmbeddings:
-    """Tiny deterministic bag-of-words embeddings, so that corpora build without a model."""
-
-    name = "hash-bow-64"
-
-    def _vec(self, text: str) -> list[float]:
-        v = np.zeros(64, dtype=np.float32)
-        for tok in re.findall(r"\w+", text.lower()):
-            v[int(hashlib.md5(tok.encode()).hexdigest(), 16) % 64] += 1.0
-        n = float(np.linalg.norm(v)) or 1.0
-        return (v / n).tolist()
-
-    def embed_documents(self, texts):
-        return [self._vec(t) for t in texts]
-
-    def embed_query(self, text):
-        return self._vec(text)
 
 
 class ScriptedPairJudge:
@@ -79,7 +59,7 @@ def slices(data_dir):
     out = {}
     for ds in ("2wikimultihopqa", "musique"):
         exs = load_dataset(str(data_dir / f"{ds}.sample.jsonl"), ds)
-        out[ds] = (exs, InMemoryCorpus(pooled_passages(exs), embeddings=HashEmbeddings()))
+        out[ds] = (exs, InMemoryCorpus(pooled_passages(exs), embeddings=HashEmbeddings(64, 'words')))
     return out
 
 
@@ -287,26 +267,8 @@ def test_helpers():
 
 
 # ---------------------------------------------------------------- the re-ranking cascade
-class OverlapEvaluator:
-    """A fake cross-encoder evaluator: the share of the query's words found in the passage."""
-
-    name = "overlap-evaluator"
-
-    def __init__(self):
-        self.batches: list[int] = []
-
-    def score_batch(self, pairs):
-        self.batches.append(len(pairs))
-        out = []
-        for q, text in pairs:
-            qw = set(re.findall(r"\w+", q.lower()))
-            tw = set(re.findall(r"\w+", text.lower()))
-            out.append(2.0 * len(qw & tw) / max(1, len(qw)) - 1.0)
-        return np.asarray(out, dtype=np.float32)
-
-
 def _run_rr(corpus, question, judge=None, evaluator=None, **ctx):
-    ev = evaluator or OverlapEvaluator()
+    ev = evaluator or OverlapJudge(name="overlap-evaluator")
     c = Components(llm=FakeAnswerChat(responses=["x"]), retriever=corpus, embeddings=corpus.embeddings,
                    judges={"pair": judge or ScriptedPairJudge(), "evaluator": ev})
     ctx.setdefault("retrieval", "bm25")

@@ -18,7 +18,7 @@ from ragraphs.state.types import make_passage
 from ragraphs.tools.llm import FakeAnswerChat
 from ragraphs.tools.reservoir import Reservoir, open_reservoir
 from ragraphs.tools.trigger import trigger_lookup
-from tests.test_erm4 import HASH_EMBEDDINGS, HashEmbeddings
+from fakes import IMPORT_FAKES, CountingRetriever, HashEmbeddings
 
 
 def _p(title: str, text: str = "") -> dict:
@@ -90,7 +90,7 @@ def test_bound_across_processes_and_old_files(tmp_path):
         "content TEXT NOT NULL, source TEXT NOT NULL DEFAULT '', vec BLOB NOT NULL, seq INTEGER NOT NULL, "
         "updated_at REAL NOT NULL, PRIMARY KEY (collection, title_key));"
         "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
-        "INSERT INTO meta VALUES ('embedding:default', 'hash-64'), ('seq', '1');"
+        f"INSERT INTO meta VALUES ('embedding:default', '{HashEmbeddings().name}'), ('seq', '1');"
     )
     con.execute("INSERT INTO entries VALUES ('default', 'old', 'old', 'an old entry', '', ?, 1, 0)",
                 (np.ones(64, np.float32).tobytes(),))
@@ -100,7 +100,7 @@ def test_bound_across_processes_and_old_files(tmp_path):
     assert r.get("old") is not None
     keys, _ = r.title_similarities(["old"])  # this process has the title matrix loaded
     code = (
-        HASH_EMBEDDINGS
+        IMPORT_FAKES
         + "from ragraphs.tools.reservoir import Reservoir\nfrom ragraphs.state.types import make_passage\n"
         + f"r = Reservoir({str(path)!r}, embeddings=HashEmbeddings(), max_entries=2)\n"
         + "print(r.add([make_passage('a', 'x', 'web'), make_passage('b', 'y', 'web')])['evicted'])\n"
@@ -146,7 +146,6 @@ def test_evaluator_trigger_reads_content_of_the_closest_titles(tmp_path):
 
 
 def test_graph_settings_pick_trigger_and_filter_role(tmp_path, minilm):
-    from tests.test_erm4 import CountingRetriever
     from ragraphs.tools.vectorstore import InMemoryCorpus
 
     passages = [_p("Danube", "The Danube flows through Vienna and Budapest."), _p("Seine", "The Seine flows through Paris.")]

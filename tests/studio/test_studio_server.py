@@ -8,116 +8,23 @@ bundled sample corpus).
 
 from __future__ import annotations
 
-import contextlib
-import json
-import os
-import signal
-import subprocess
-import sys
 import threading
 import time
-import urllib.request
-from importlib import resources
-from pathlib import Path
 
 import pytest
 
-from conftest import free_port
+from servers import get
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parent.parent
-CONFIG = ROOT / "langgraph.json"
 METHOD_GRAPHS = ["vanilla", "none", "crag", "dr-rag", "erm4", "migres"]
 QUESTION = "What was the Danish chemist S. P. L. Sørensen famous for?"
 
 
-def offline_env(home: Path) -> dict[str, str]:
-    """Environment for a server that must not reach the network."""
-    env = {
-        **os.environ,
-        "RAGRAPHS_HOME": str(home),
-        "RAGRAPHS_WEB": "none",
-        "LANGGRAPH_CLI_NO_ANALYTICS": "1",
-        "LANGGRAPH_NO_VERSION_CHECK": "true",
-        "LANGSMITH_TRACING": "false",
-        "LANGCHAIN_TRACING_V2": "false",
-        "LANGSMITH_API_KEY": "",
-        "HF_HUB_OFFLINE": "1",
-        "TRANSFORMERS_OFFLINE": "1",
-        "ANONYMIZED_TELEMETRY": "False",
-        "PYTHONUNBUFFERED": "1",
-    }
-    return env
-
-
-def ingest_sample_slice(home: Path, embeddings, n_questions: int = 3, *, store_url: str | None = None,
-                        collection: str = "ragraphs") -> int:
-    """Ingest the first questions' paragraphs of the bundled sample into $home/chroma (or into
-    the Chroma server at ``store_url``)."""
-    from ragraphs.ingest import ingest
-    from ragraphs.tools.vectorstore import ChromaCorpus
-
-    sample = resources.files("ragraphs") / "data" / "sample" / "hotpotqa_sample.jsonl"
-    lines = sample.read_text(encoding="utf-8").splitlines()[:n_questions]
-    src = home / "sample_slice" / "hotpotqa_sample.jsonl"
-    src.parent.mkdir(parents=True, exist_ok=True)
-    src.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    corpus = ChromaCorpus(None if store_url else str(home / "chroma"), url=store_url, collection=collection,
-                          embeddings=embeddings)
-    ingest([str(src)], corpus, progress=False)
-    return corpus.count()
-
-
-def _get(url: str, timeout: float = 2.0) -> bytes:
-    with urllib.request.urlopen(url, timeout=timeout) as r:
-        return r.read()
-
-
-@contextlib.contextmanager
-def langgraph_dev(config: Path, home: Path, cwd: Path, extra_env: dict | None = None, timeout: float = 180):
-    """Run ``langgraph dev`` on a free port of 127.0.0.1; yields its URL; always stops it."""
-    port = free_port()
-    logpath = cwd / "server.log"
-    exe = Path(sys.executable).parent / "langgraph"
-    cmd = [str(exe), "dev", "--config", str(config), "--host", "127.0.0.1", "--port", str(port), "--no-browser", "--no-reload"]
-    env = {**offline_env(home), **(extra_env or {})}
-    with open(logpath, "w") as log:
-        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + timeout
-        while True:
-            if proc.poll() is not None:
-                pytest.fail("langgraph dev exited early:\n" + logpath.read_text()[-4000:])
-            try:
-                if json.loads(_get(url + "/ok")).get("ok"):
-                    break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"langgraph dev did not start in {timeout:.0f} s:\n" + logpath.read_text()[-4000:])
-            time.sleep(0.5)
-        yield url
-    finally:
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)
-            proc.wait(timeout=20)
-        except ProcessLookupError:
-            pass
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=10)
-
-
 @pytest.fixture(scope="module")
-def server(tmp_path_factory, minilm):
-    home = tmp_path_factory.mktemp("studio_home")
-    n = ingest_sample_slice(home, minilm)
-    assert n >= 25
-    cwd = tmp_path_factory.mktemp("studio_cwd")
-    with langgraph_dev(CONFIG, home, cwd) as url:
-        yield {"url": url, "home": home, "log": cwd / "server.log"}
+def server(langgraph_server):
+    """The session's ``langgraph dev`` (shared with the ``eval --server`` tests)."""
+    return langgraph_server
 
 
 @pytest.fixture(scope="module")
@@ -189,7 +96,7 @@ def test_stream_updates_of_one_run_and_event_loop_stays_free(client, server):
         while not stop.is_set():
             t0 = time.perf_counter()
             try:
-                _get(server["url"] + "/ok", timeout=10)
+                get(server["url"] + "/ok", timeout=10)
                 latencies.append(time.perf_counter() - t0)
             except OSError:
                 latencies.append(99.0)

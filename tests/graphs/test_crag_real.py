@@ -9,9 +9,6 @@ from __future__ import annotations
 
 import html
 import json
-import os
-import subprocess
-import sys
 import threading
 import warnings
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer

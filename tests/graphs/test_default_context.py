@@ -10,11 +10,11 @@ in for Gemma and MiniLM; the corpus is an in-memory one (numpy dense + real BM25
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 from langchain_core.embeddings import DeterministicFakeEmbedding
 from langchain_core.language_models import FakeListChatModel
 
+from fakes import ConstJudge
 from ragraphs.components import Components
 from ragraphs.graphs import build_graph
 from ragraphs.nodes.dr_rag import first_stage_size
@@ -35,19 +35,6 @@ DOCS = [
     ("Rhine", "The Rhine flows from the Swiss Alps to the North Sea."),
     ("Elbe", "The Elbe flows through Dresden and Hamburg."),
 ]
-
-
-class ConstJudge:
-    """Scores every input the same: evaluator (score_batch), pair classifier (score_pairs)."""
-
-    def __init__(self, score: float, name: str = "const"):
-        self.score, self.name = score, name
-
-    def score_batch(self, pairs):
-        return np.full(len(pairs), self.score, dtype=np.float32)
-
-    def score_pairs(self, triples):
-        return np.full(len(triples), self.score, dtype=np.float32)
 
 
 @pytest.fixture(scope="module")

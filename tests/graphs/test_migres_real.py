@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from conftest import DATA
 from ragraphs.components import Components
 from ragraphs.datasets import load_dataset, pooled_passages
 from ragraphs.errors import ConfigError
@@ -20,7 +21,7 @@ LLM_NODES = {"leaf_extract", "main_judge", "generate_queries", "knowledge_prompt
 
 @pytest.fixture(scope="module")
 def stack(minilm):
-    exs = load_dataset("tests/data/hotpotqa.sample.jsonl", "hotpotqa")
+    exs = load_dataset(str(DATA / "hotpotqa.sample.jsonl"), "hotpotqa")
     # the paragraphs of four questions (40 real passages, distractors included)
     chosen = [e for e in exs if e.answers[0] in ("St. Louis, Missouri", "1974", "Manhattan", "Victoria")]
     corpus = InMemoryCorpus(pooled_passages(chosen), embeddings=minilm)

@@ -12,7 +12,6 @@ import json
 import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
-import numpy as np
 import pytest
 
 from ragraphs.components import Components
@@ -22,17 +21,7 @@ from ragraphs.evaluation.runner import RunSpec, run_spec
 from ragraphs.tools import structured as S
 from ragraphs.tools.llm import FakeAnswerChat, LlamaCppCompletionChat
 
-from fakes import LexicalRetriever, ScriptedChat
-
-
-class Const:
-    """A judge that scores every pair the same."""
-
-    def __init__(self, value: float):
-        self.value = value
-
-    def score_batch(self, pairs):
-        return np.full(len(pairs), self.value, dtype=np.float32)
+from fakes import ConstJudge, LexicalRetriever, ScriptedChat
 
 
 def _kind(prompt: str) -> str:
@@ -60,7 +49,7 @@ def never_commits(prompt: str) -> str:
 
 
 def _components(llm, hotpot):
-    return Components(llm=llm, retriever=LexicalRetriever(pooled_passages(hotpot)), judges={"evaluator": Const(0.9), "nli": Const(0.9)})
+    return Components(llm=llm, retriever=LexicalRetriever(pooled_passages(hotpot)), judges={"evaluator": ConstJudge(0.9), "nli": ConstJudge(0.9)})
 
 
 @pytest.mark.parametrize("max_iterations", [2, 4])
@@ -76,7 +65,7 @@ def test_model_that_never_commits_stops_exactly_at_the_guard(hotpot_examples, ma
     for r in recs:
         nodes = [t["node"] for t in r["trace"]]
         assert nodes.count("main_judge") == max_iterations and nodes[-1] == "final_answer"
-    assert sum(r["llm_calls"] for r in recs) == len(llm._prompts)
+    assert sum(r["llm_calls"] for r in recs) == len(llm.prompts)
 
 
 def test_a_committing_model_never_hits_the_guard(hotpot_examples):

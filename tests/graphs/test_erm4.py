@@ -9,9 +9,9 @@ import sys
 import textwrap
 import threading
 
-import numpy as np
 import pytest
 
+from fakes import IMPORT_FAKES, ConstJudge, CountingRetriever, HashEmbeddings
 from ragraphs.components import Components
 from ragraphs.datasets import load_dataset, pooled_passages
 from ragraphs.graphs.erm4 import ERM4Context, build_erm4_graph
@@ -21,59 +21,12 @@ from ragraphs.tools.llm import FakeAnswerChat
 from ragraphs.tools.reservoir import Reservoir, title_key
 from ragraphs.tools.vectorstore import InMemoryCorpus
 
-# a tiny deterministic embedding for the subprocess tests (no model load per process)
-HASH_EMBEDDINGS = textwrap.dedent(
-    """
-    import hashlib, numpy as np
-    class HashEmbeddings:
-        name = "hash-64"
-        def embed_documents(self, texts):
-            out = []
-            for t in texts:
-                v = np.zeros(64, np.float32)
-                for w in t.lower().split():
-                    v[int(hashlib.md5(w.encode()).hexdigest(), 16) % 64] += 1.0
-                out.append((v / (np.linalg.norm(v) + 1e-9)).tolist())
-            return out
-        def embed_query(self, t):
-            return self.embed_documents([t])[0]
-    """
-)
-_ns: dict = {}
-exec(HASH_EMBEDDINGS, _ns)
-HashEmbeddings = _ns["HashEmbeddings"]
-
-
 # the paper's Retrieval Trigger (title cosine) and an NLI filter: what the fakes below stand in for
 PAPER = {"trigger": "title", "tau": 0.6, "theta": 3, "filter_judge": "nli", "filter_threshold": 0.5}
 
 
 def paper_ctx(**kw) -> ERM4Context:
     return ERM4Context(**{**PAPER, **kw})
-
-
-class ZeroNLI:
-    """An NLI judge that finds no entailment anywhere."""
-
-    def score_batch(self, pairs):
-        return np.zeros(len(pairs), dtype=np.float32)
-
-
-class ConstNLI:
-    def __init__(self, value: float):
-        self.value = value
-
-    def score_batch(self, pairs):
-        return np.full(len(pairs), self.value, dtype=np.float32)
-
-
-class CountingRetriever:
-    def __init__(self, inner):
-        self.inner, self.queries = inner, []
-
-    def search(self, query, k, mode="dense"):
-        self.queries.append(query)
-        return self.inner.search(query, k, mode=mode)
 
 
 @pytest.fixture(scope="module")
@@ -189,7 +142,7 @@ def test_reservoir_threads_write_concurrently(tmp_path):
 
 
 def _run(code: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", HASH_EMBEDDINGS + textwrap.dedent(code)],
+    return subprocess.run([sys.executable, "-c", IMPORT_FAKES + textwrap.dedent(code)],
                           capture_output=True, text=True, timeout=timeout)
 
 
@@ -213,7 +166,7 @@ def test_reservoir_persists_and_is_shared_by_processes(tmp_path):
             res.add([make_passage("p{w} entry %d" % i, "text %d" % i), make_passage("Danube", "from {w} %d" % i)])
         print("done")
     """
-    procs = [subprocess.Popen([sys.executable, "-c", HASH_EMBEDDINGS + textwrap.dedent(writer.format(path=path, w=w))],
+    procs = [subprocess.Popen([sys.executable, "-c", IMPORT_FAKES + textwrap.dedent(writer.format(path=path, w=w))],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for w in ("A", "B")]
     for p in procs:
         out, err = p.communicate(timeout=180)
@@ -263,7 +216,7 @@ def test_trigger_boundary_on_real_reservoir(real_reservoir):
 def test_graph_routes_inside_to_memory_and_outside_to_retrieval(real_reservoir, wiki_corpus, minilm):
     llm = FakeAnswerChat(responses=["Was Henrik Selberg born before Catherine of Henneberg?**Henrik Selberg**Catherine of Henneberg", "no"])
     retr = CountingRetriever(wiki_corpus)
-    c = Components(llm=llm, retriever=retr, embeddings=minilm, judges={"nli": ConstNLI(0.9)},
+    c = Components(llm=llm, retriever=retr, embeddings=minilm, judges={"nli": ConstJudge(0.9)},
                    extra={"reservoir": real_reservoir})
     g = build_erm4_graph(c)
     before = real_reservoir.count()
@@ -283,7 +236,7 @@ def test_graph_routes_inside_to_memory_and_outside_to_retrieval(real_reservoir, 
     # every query inside: no retrieval node at all
     retr.queries.clear()
     llm2 = FakeAnswerChat(responses=["Where was Henrik Selberg born?**Henrik Selberg**Sigmund Selberg", "Flora"])
-    c2 = Components(llm=llm2, retriever=retr, embeddings=minilm, judges={"nli": ConstNLI(0.9)}, extra={"reservoir": real_reservoir})
+    c2 = Components(llm=llm2, retriever=retr, embeddings=minilm, judges={"nli": ConstJudge(0.9)}, extra={"reservoir": real_reservoir})
     out = build_erm4_graph(c2).invoke({"question": "Where was Henrik Selberg born?"}, context=paper_ctx(update_memory=False, theta=2))
     assert retr.queries == [] and not out["outside"] and "retrieve" not in [t["node"] for t in out["trace"]]
 
@@ -294,7 +247,7 @@ def test_graph_routes_inside_to_memory_and_outside_to_retrieval(real_reservoir, 
 def test_filter_drops_everything_backs_off(tmp_path, wiki_corpus, minilm):
     res = Reservoir(tmp_path / "r.sqlite3", embeddings=minilm)
     llm = FakeAnswerChat(responses=["Where was Henrik Selberg born?**Henrik Selberg birthplace", "Oslo"])
-    c = Components(llm=llm, retriever=wiki_corpus, embeddings=minilm, judges={"nli": ZeroNLI()}, extra={"reservoir": res})
+    c = Components(llm=llm, retriever=wiki_corpus, embeddings=minilm, judges={"nli": ConstJudge(0.0)}, extra={"reservoir": res})
     out = build_erm4_graph(c).invoke({"question": "Where was Henrik Selberg born?"}, context=paper_ctx(k=4))
     assert out["backoff"] is True and out["passages"] == [] and out["filtered_out"] == 4
     assert [t["node"] for t in out["trace"]][-2:] == ["backoff", "memory_update"]
@@ -305,7 +258,7 @@ def test_filter_drops_everything_backs_off(tmp_path, wiki_corpus, minilm):
 def test_kept_knowledge_is_stored_and_reused(tmp_path, wiki_corpus, minilm):
     res = Reservoir(tmp_path / "r.sqlite3", embeddings=minilm)
     llm = FakeAnswerChat(responses=["Where was Henrik Selberg born?**Henrik Selberg", "Oslo"])
-    c = Components(llm=llm, retriever=wiki_corpus, embeddings=minilm, judges={"nli": ConstNLI(0.8)}, extra={"reservoir": res})
+    c = Components(llm=llm, retriever=wiki_corpus, embeddings=minilm, judges={"nli": ConstJudge(0.8)}, extra={"reservoir": res})
     g = build_erm4_graph(c)
     ctx = paper_ctx(k=5, theta=2)
     out = g.invoke({"question": "Where was Henrik Selberg born?"}, context=ctx)
@@ -343,7 +296,7 @@ def test_unusable_rewrite_falls_back_to_the_question(tmp_path, wiki_corpus, mini
     res = Reservoir(tmp_path / "r.sqlite3", embeddings=minilm)
     llm = FakeAnswerChat(responses=["***", "yes"])
     retr = CountingRetriever(wiki_corpus)
-    c = Components(llm=llm, retriever=retr, embeddings=minilm, judges={"nli": ConstNLI(1.0)}, extra={"reservoir": res})
+    c = Components(llm=llm, retriever=retr, embeddings=minilm, judges={"nli": ConstJudge(1.0)}, extra={"reservoir": res})
     q = "Who directed What Will You Do When You Catch Me?"
     out = build_erm4_graph(c).invoke({"question": q}, context=paper_ctx(use_memory=False))
     assert out["rewritten_question"] == q and out["queries"] == [q] and retr.queries == [q]

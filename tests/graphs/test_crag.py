@@ -7,12 +7,12 @@ PopQA slice in tests/data. The real stack is exercised in test_crag_real.py.
 
 from __future__ import annotations
 
-import re
 import time
 
 import numpy as np
 import pytest
 
+from fakes import OverlapJudge
 from ragraphs.components import Components
 from ragraphs.datasets import load_dataset
 from ragraphs.graphs.crag import PAPER_LOWER, PAPER_UPPER, CRAGContext, build_crag_graph
@@ -23,23 +23,7 @@ from ragraphs.state.types import make_passage
 from ragraphs.tools.llm import FakeAnswerChat
 from ragraphs.tools.websearch import OfflineCorpusSearch
 
-_TOK = re.compile(r"\w+")
 _STOP = {"in", "what", "city", "was", "is", "the", "a", "of", "born", "s"}
-
-
-class LexicalJudge:
-    """Deterministic stand-in for the evaluator: share of the question's content words in
-    the text, mapped to [-1, 1]."""
-
-    name = "lexical"
-
-    def score_batch(self, pairs):
-        out = []
-        for q, t in pairs:
-            qt = {w for w in _TOK.findall(q.lower()) if w not in _STOP}
-            tt = set(_TOK.findall(t.lower()))
-            out.append(2 * (len(qt & tt) / max(1, len(qt))) - 1)
-        return np.asarray(out, dtype=np.float32)
 
 
 class ListRetriever:
@@ -63,7 +47,7 @@ def _strip_meta(p):
 
 def _components(docs, replies, web=None):
     llm = FakeAnswerChat(responses=replies)
-    return Components(llm=llm, retriever=ListRetriever(docs), web_search=web, judges={"evaluator": LexicalJudge()}), llm
+    return Components(llm=llm, retriever=ListRetriever(docs), web_search=web, judges={"evaluator": OverlapJudge(stop=_STOP, name="lexical")}), llm
 
 
 def _nodes(out):
@@ -99,7 +83,7 @@ def test_decompose_keeps_short_documents_whole_and_cuts_long_ones():
 def test_refinement_keeps_top_strips_above_threshold_in_original_order(popqa):
     ex = popqa[1]  # Juha Jokela, born in Tampere
     docs = [_strip_meta(p) for p in ex.paragraphs]
-    judge = LexicalJudge()
+    judge = OverlapJudge(stop=_STOP, name="lexical")
     r = refine_knowledge(judge, ex.question, docs, top_k=2, threshold=-0.5, sentences_per_strip=3)
     assert r.n_strips > 2 and len(r.kept) == 2
     assert "Tampere" in r.knowledge

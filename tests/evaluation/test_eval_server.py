@@ -5,8 +5,6 @@ over the same store; a run that fails on the server is recorded and run again on
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -14,72 +12,17 @@ import pytest
 from conftest import free_port
 from ragraphs.cli import main
 from ragraphs.evaluation.runner import read_results
-from test_studio_server import CONFIG, ingest_sample_slice, langgraph_dev
+from servers import N_QUESTIONS
 
 pytestmark = pytest.mark.slow
 
-N_QUESTIONS = 12
-
-
-class FlakyLLM:
-    """An OpenAI-compatible ``/v1/chat/completions`` on 127.0.0.1 that answers "Sørensen",
-    except with HTTP 500 for prompts containing :attr:`poison` while :attr:`failing` is set."""
-
-    def __init__(self):
-        self.poison: str | None = None
-        self.failing = True
-        self.prompts: list[str] = []
-        outer = self
-
-        class H(BaseHTTPRequestHandler):
-            def log_message(self, *a):
-                pass
-
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
-                prompt = "\n".join(m["content"] for m in body["messages"] if isinstance(m.get("content"), str))
-                outer.prompts.append(prompt)
-                if outer.failing and outer.poison and outer.poison in prompt:
-                    status, out = 500, {"error": {"message": "model crashed", "type": "server_error"}}
-                else:
-                    status, out = 200, {
-                        "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": body.get("model"),
-                        "choices": [{"index": 0, "message": {"role": "assistant", "content": "Sørensen"},
-                                     "finish_reason": "stop"}],
-                        "usage": {"prompt_tokens": 50, "completion_tokens": 2, "total_tokens": 52},
-                    }
-                data = json.dumps(out).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.srv = ThreadingHTTPServer(("127.0.0.1", 0), H)
-        self.srv.daemon_threads = True
-        threading.Thread(target=self.srv.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.srv.server_address[1]}/v1"
-
-    def close(self):
-        self.srv.shutdown()
-        self.srv.server_close()
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory, minilm):
-    """A store holding the paragraphs of the first 12 sample questions, and a ``langgraph dev``
-    whose graphs search it and whose ``openai:`` LLM is :class:`FlakyLLM`."""
-    home = tmp_path_factory.mktemp("eval_server_home")
-    assert ingest_sample_slice(home, minilm, N_QUESTIONS) >= 100
-    llm = FlakyLLM()
-    env = {"OPENAI_BASE_URL": llm.url, "OPENAI_API_KEY": "sk-test", "RAGRAPHS_LLM_RETRIES": "0"}
-    cwd = tmp_path_factory.mktemp("eval_server_cwd")
-    try:
-        with langgraph_dev(CONFIG, home, cwd, extra_env=env) as url:
-            yield {"url": url, "home": home, "data": home / "sample_slice" / "hotpotqa_sample.jsonl", "llm": llm,
-                   "log": cwd / "server.log"}
-    finally:
-        llm.close()
+def served(langgraph_server):
+    """The session's ``langgraph dev`` (see ``tests/servers.py``): its store holds the
+    paragraphs of the first 12 sample questions, and its ``openai:`` LLM is a FlakyLLM."""
+    return langgraph_server
 
 
 def _eval(capsys, argv: list[str]) -> tuple[int, dict]:

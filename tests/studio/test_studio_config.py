@@ -6,7 +6,7 @@ import importlib
 import json
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_langgraph_json_lists_every_method_with_descriptions():

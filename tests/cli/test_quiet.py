@@ -16,37 +16,56 @@ from ragraphs.quiet import QUIET_ENV
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 QUESTION = "What is the capital of France?"
 
 
-def run(args, tmp_path, **env):
+def _env(tmp_path, env):
     e = {**os.environ, "RAGRAPHS_HOME": str(tmp_path / "home"), "RAGRAPHS_LLM_THREADS": "1", **env}
     for k in ("RAGRAPHS_DEBUG", "RAGRAPHS_VERBOSE", *QUIET_ENV):
         if k not in env:
             e.pop(k, None)
-    return subprocess.run([sys.executable, *args], cwd=ROOT, env=e, capture_output=True, text=True, timeout=600)
+    return e
+
+
+def run(args, tmp_path, **env):
+    return subprocess.run([sys.executable, *args], cwd=ROOT, env=_env(tmp_path, env), capture_output=True, text=True,
+                          timeout=600)
+
+
+def run_together(*runs, tmp_path):
+    """Each ``(args, env)`` in its own process, all at once (they are independent)."""
+    procs = [subprocess.Popen([sys.executable, *args], cwd=ROOT, env=_env(tmp_path, env), stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for args, env in runs]
+    out = []
+    for p in procs:
+        stdout, stderr = p.communicate(timeout=600)
+        out.append(subprocess.CompletedProcess(p.args, p.returncode, stdout, stderr))
+    return out
 
 
 def test_ingest_shows_no_library_output_unless_verbose(tmp_path):
     doc = tmp_path / "paris.md"
     doc.write_text("# Paris\n\nParis is the capital and largest city of France, on the Seine.\n", encoding="utf-8")
-    r = run(["-m", "ragraphs", "ingest", str(doc), "--store", str(tmp_path / "a"), "--quiet"], tmp_path)
-    assert r.returncode == 0, r.stderr
-    assert r.stderr == "" and r.stdout.startswith("ingested 1 file(s): 1 passages, 1 new")
     # the same with --verbose: transformers' "Loading weights" bar of MiniLM is back
-    r = run(["-m", "ragraphs", "ingest", str(doc), "--store", str(tmp_path / "b"), "--quiet", "--verbose"], tmp_path)
-    assert r.returncode == 0, r.stderr
-    assert "Loading weights" in r.stderr
+    quiet, verbose = run_together(
+        (["-m", "ragraphs", "ingest", str(doc), "--store", str(tmp_path / "a"), "--quiet"], {}),
+        (["-m", "ragraphs", "ingest", str(doc), "--store", str(tmp_path / "b"), "--quiet", "--verbose"], {}),
+        tmp_path=tmp_path,
+    )
+    assert quiet.returncode == 0, quiet.stderr
+    assert quiet.stderr == "" and quiet.stdout.startswith("ingested 1 file(s): 1 passages, 1 new")
+    assert verbose.returncode == 0, verbose.stderr
+    assert "Loading weights" in verbose.stderr
 
 
 def test_ask_shows_the_answer_only_and_debug_brings_llama_cpp_logs_back(tmp_path):
-    r = run(["-m", "ragraphs", "ask", QUESTION, "--method", "none", "--quiet"], tmp_path)
-    assert r.returncode == 0, r.stderr
-    assert r.stderr == "" and r.stdout.strip()  # no llama.cpp lines, no warnings, nothing at exit
-    r = run(["-m", "ragraphs", "ask", QUESTION, "--method", "none", "--quiet"], tmp_path, RAGRAPHS_DEBUG="1")
-    assert r.returncode == 0, r.stderr
-    assert "llama_" in r.stderr and "Exception ignored" not in r.stderr
+    ask = ["-m", "ragraphs", "ask", QUESTION, "--method", "none", "--quiet"]
+    quiet, debug = run_together((ask, {}), (ask, {"RAGRAPHS_DEBUG": "1"}), tmp_path=tmp_path)
+    assert quiet.returncode == 0, quiet.stderr
+    assert quiet.stderr == "" and quiet.stdout.strip()  # no llama.cpp lines, no warnings, nothing at exit
+    assert debug.returncode == 0, debug.stderr
+    assert "llama_" in debug.stderr and "Exception ignored" not in debug.stderr
 
 
 SCRIPT = """
