@@ -51,9 +51,12 @@ class NotebookRuns:
         return value
 
     def close(self) -> None:
+        """Stop at once, also mid-notebook (a session stopped by ``-x`` or Ctrl-C)."""
         self._stop.set()
-        self._thread.join(timeout=self.timeout)
-        if self._km is not None:
+        if self._thread.is_alive() and self._km is not None:
+            self._km.shutdown_kernel(now=True)  # a running notebook fails at once
+        self._thread.join(timeout=60)
+        if self._km is not None and self._km.has_kernel:
             self._km.shutdown_kernel(now=True)
         shutil.rmtree(self.base, ignore_errors=True)
 
