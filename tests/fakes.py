@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from langchain_core.embeddings import Embeddings
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
@@ -75,7 +76,7 @@ TOKENIZERS = {
 }
 
 
-class HashEmbeddings:
+class HashEmbeddings(Embeddings):
     """Each token hashed (MD5) into one of ``dim`` buckets, the counts L2-normalised.
 
     ``tokens`` picks how text splits: ``split`` (whitespace), ``words`` (``\\w+``) or
