@@ -65,6 +65,16 @@ def run_cli(args, env: dict[str, str | None]) -> CliResult:
     return CliResult(int(code or 0), out.getvalue(), err.getvalue())
 
 
+def main_captured(capsys, *argv) -> tuple[int, str, str]:
+    """``ragraphs.cli.main(argv)`` in this process under pytest's ``capsys``: (exit code,
+    stdout, stderr) of this one call."""
+    from ragraphs.cli import main
+
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
 @pytest.fixture
 def cli():
     """``cli(*args, **env)``: :func:`run_cli` with keyword environment variables."""

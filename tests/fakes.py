@@ -1,6 +1,7 @@
 """Test doubles shared by the tests: a scripted chat model, a BM25 retriever, a retriever that
 counts its queries, bag-of-words hash embeddings (instant, deterministic, and texts that share
-words are near), and two judges: word overlap and a constant. Child processes import them too:
+words are near), two judges (word overlap and a constant), two failing web backends, and a
+helper that runs a function in several threads. Child processes import them too:
 see :data:`IMPORT_FAKES`."""
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -137,6 +139,46 @@ class ConstJudge:
 
     def score_pairs(self, triples):
         return np.full(len(triples), self.score, dtype=np.float32)
+
+
+class RaisingWeb:
+    """A web search backend whose network is down."""
+
+    name = "raising"
+
+    def search(self, query, k=5):
+        raise ConnectionError("network is unreachable")
+
+
+class SleepingWeb:
+    """A web search backend that answers ``results`` after ``seconds``."""
+
+    name = "sleeping"
+
+    def __init__(self, seconds: float = 3.0, results=()):
+        self.seconds, self.results = seconds, list(results)
+
+    def search(self, query, k=5):
+        time.sleep(self.seconds)
+        return [dict(r) for r in self.results]
+
+
+def run_in_threads(target, n: int) -> list[BaseException]:
+    """``target(i)`` in ``n`` threads at once; returns what they raised."""
+    errors: list[BaseException] = []
+
+    def run(i):
+        try:
+            target(i)
+        except Exception as e:  # reported to the caller
+            errors.append(e)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return errors
 
 
 IMPORT_FAKES = f"import sys\nsys.path.insert(0, {str(Path(__file__).resolve().parent)!r})\nfrom fakes import HashEmbeddings\n"

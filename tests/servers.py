@@ -1,7 +1,8 @@
 """Helpers for the tests that start real servers: ``langgraph dev`` on 127.0.0.1 with the
 repository's ``langgraph.json``, offline, over a store ingested from the bundled sample, and
 an OpenAI-compatible chat endpoint that fails on demand. The Studio and ``eval --server``
-tests share one such server (the ``langgraph_server`` fixture of ``conftest.py``)."""
+tests share one such server (the ``langgraph_server`` fixture of ``conftest.py``). Every
+test's OpenAI-compatible chat endpoint is a :class:`ChatEndpoint`."""
 
 from __future__ import annotations
 
@@ -105,41 +106,50 @@ def langgraph_dev(config: Path, home: Path, cwd: Path, extra_env: dict | None = 
             proc.wait(timeout=10)
 
 
-class FlakyLLM:
-    """An OpenAI-compatible ``/v1/chat/completions`` on 127.0.0.1 that answers "Sørensen",
-    except with HTTP 500 for prompts containing :attr:`poison` while :attr:`failing` is set."""
+def chat_completion(content: str, model: str = "stub", prompt_tokens: int = 0, completion_tokens: int = 0,
+                    id: str = "chatcmpl-1") -> dict:
+    """An OpenAI ``chat.completion`` response body with one assistant message."""
+    return {
+        "id": id, "object": "chat.completion", "created": 0, "model": model,
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                  "total_tokens": prompt_tokens + completion_tokens},
+    }
 
-    def __init__(self):
-        self.poison: str | None = None
-        self.failing = True
-        self.prompts: list[str] = []
+
+def prompt_of(body: dict, sep: str = "\n") -> str:
+    """The text of a chat request's messages."""
+    return sep.join(m["content"] for m in body["messages"] if isinstance(m.get("content"), str))
+
+
+class ChatEndpoint:
+    """An OpenAI-compatible ``/v1/chat/completions`` on 127.0.0.1 (a real HTTP server in a
+    thread): ``respond(body, headers)`` returns ``(status, response body)`` for each request.
+    Every request body is kept in :attr:`bodies`."""
+
+    def __init__(self, respond):
+        self.bodies: list[dict] = []
         outer = self
 
-        class H(BaseHTTPRequestHandler):
+        class Handler(BaseHTTPRequestHandler):
             def log_message(self, *a):
                 pass
 
             def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
-                prompt = "\n".join(m["content"] for m in body["messages"] if isinstance(m.get("content"), str))
-                outer.prompts.append(prompt)
-                if outer.failing and outer.poison and outer.poison in prompt:
-                    status, out = 500, {"error": {"message": "model crashed", "type": "server_error"}}
-                else:
-                    status, out = 200, {
-                        "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": body.get("model"),
-                        "choices": [{"index": 0, "message": {"role": "assistant", "content": "Sørensen"},
-                                     "finish_reason": "stop"}],
-                        "usage": {"prompt_tokens": 50, "completion_tokens": 2, "total_tokens": 52},
-                    }
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+                outer.bodies.append(body)
+                status, out = respond(body, self.headers)
                 data = json.dumps(out).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except OSError:  # the client went away
+                    pass
 
-        self.srv = ThreadingHTTPServer(("127.0.0.1", 0), H)
+        self.srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.srv.daemon_threads = True
         threading.Thread(target=self.srv.serve_forever, daemon=True).start()
         self.url = f"http://127.0.0.1:{self.srv.server_address[1]}/v1"
@@ -147,6 +157,24 @@ class FlakyLLM:
     def close(self):
         self.srv.shutdown()
         self.srv.server_close()
+
+
+class FlakyLLM(ChatEndpoint):
+    """Answers "Sørensen", except with HTTP 500 for prompts containing :attr:`poison` while
+    :attr:`failing` is set."""
+
+    def __init__(self):
+        self.poison: str | None = None
+        self.failing = True
+        self.prompts: list[str] = []
+        super().__init__(self._respond)
+
+    def _respond(self, body, headers):
+        prompt = prompt_of(body)
+        self.prompts.append(prompt)
+        if self.failing and self.poison and self.poison in prompt:
+            return 500, {"error": {"message": "model crashed", "type": "server_error"}}
+        return 200, chat_completion("Sørensen", body.get("model"), 50, 2)
 
 
 @contextlib.contextmanager

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import free_port, stop_process
+from conftest import free_port, main_captured, stop_process
 
 
 def _pg_bin(name: str) -> str | None:
@@ -105,37 +105,29 @@ def _rows(url: str, thread: str) -> int:
         return conn.execute("SELECT count(*) FROM checkpoints WHERE thread_id = %s", (thread,)).fetchone()[0]
 
 
-def _cli(capsys, *argv) -> tuple[int, str, str]:
-    from ragraphs.cli import main
-
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def test_ask_history_replay_with_a_postgres_url(pg_url, capsys):
-    code, out, err = _cli(capsys, "ask", "Who wrote Hamlet?", "--method", "none", "--llm", "fake:Shakespeare",
+    code, out, err = main_captured(capsys, "ask", "Who wrote Hamlet?", "--method", "none", "--llm", "fake:Shakespeare",
                           "--thread", "pg-1", "--checkpointer", pg_url, "--quiet")
     assert code == 0 and out.strip() == "Shakespeare"
     assert _rows(pg_url, "pg-1") == 3  # input, __start__, generate
 
-    code, out, err = _cli(capsys, "history", "pg-1", "--checkpointer", pg_url, "--json")
+    code, out, err = main_captured(capsys, "history", "pg-1", "--checkpointer", pg_url, "--json")
     hist = json.loads(out)
     assert hist["method"] == "none" and hist["context"]["llm"] == "fake:Shakespeare"
     assert [c["step"] for c in hist["checkpoints"]] == [-1, 0, 1]
     assert [e["node"] for c in hist["checkpoints"] for e in c["ran"]] == ["generate"]
     assert hist["checkpoints"][-1]["answer"] == "Shakespeare"
 
-    code, out, err = _cli(capsys, "replay", "pg-1", "--from", "0", "--set", "llm=fake:Marlowe",
+    code, out, err = main_captured(capsys, "replay", "pg-1", "--from", "0", "--set", "llm=fake:Marlowe",
                           "--checkpointer", pg_url, "--json")
     rep = json.loads(out)
     assert code == 0 and rep["answer"] == "Marlowe" and [e["node"] for e in rep["ran"]] == ["generate"]
     assert rep["from_step"] == 0
     # the replay is a new branch of the same thread; the first answer stays in the history
-    code, out, err = _cli(capsys, "history", "pg-1", "--checkpointer", pg_url)
+    code, out, err = main_captured(capsys, "history", "pg-1", "--checkpointer", pg_url)
     assert "branch from checkpoint" in out and "answer: Shakespeare" in out and "answer: Marlowe" in out
     # the password never shows
-    code, out, err = _cli(capsys, "history", "nope", "--checkpointer", pg_url.replace("postgres@", "postgres:secret@"))
+    code, out, err = main_captured(capsys, "history", "nope", "--checkpointer", pg_url.replace("postgres@", "postgres:secret@"))
     assert code != 0 and "no checkpoints for thread 'nope'" in err
 
 
@@ -147,7 +139,7 @@ def test_threads_are_shared_between_processes(pg_url, capsys, tmp_path):
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=180)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "Lima"
-    code, out, err = _cli(capsys, "history", "pg-shared", "--checkpointer", pg_url, "--json")
+    code, out, err = main_captured(capsys, "history", "pg-shared", "--checkpointer", pg_url, "--json")
     assert json.loads(out)["checkpoints"][-1]["answer"] == "Lima"
 
 
@@ -176,7 +168,7 @@ def test_async_postgres_checkpointer_serves_concurrent_runs(pg_url):
 
 def test_bad_postgres_url_is_one_clear_error(capsys):
     port = free_port()  # nothing listens there
-    code, out, err = _cli(capsys, "ask", "Q?", "--method", "none", "--llm", "fake:x", "--thread", "t",
+    code, out, err = main_captured(capsys, "ask", "Q?", "--method", "none", "--llm", "fake:x", "--thread", "t",
                           "--checkpointer", f"postgresql://u:pw@127.0.0.1:{port}/db")
     assert code != 0
     assert err.startswith("ragraphs: error: cannot use the PostgreSQL checkpointer at postgresql://u:***@127.0.0.1")
@@ -245,12 +237,12 @@ def test_server_with_postgres_checkpoints_and_chroma_server_and_the_cli_debugs_i
         assert "S. P. L. Sørensen" in [p["title"] for p in out["passages"]]  # from the Chroma server
     tid = thread["thread_id"]
     assert _rows(pg_url, tid) == 4  # input, __start__, retrieve, generate: in PostgreSQL
-    code, out, err = _cli(capsys, "history", tid, "--checkpointer", pg_url, "--json")
+    code, out, err = main_captured(capsys, "history", tid, "--checkpointer", pg_url, "--json")
     hist = json.loads(out)
     assert code == 0 and hist["method"] == "vanilla" and hist["context"] == {"llm": "fake:Sørensen", "k": 3}
     assert [e["node"] for c in hist["checkpoints"] for e in c["ran"]] == ["retrieve", "generate"]
     # replay the generator only, from the checkpoint after retrieve, with another answer model;
     # the passages are the ones the server retrieved (no store is needed for that step)
-    code, out, err = _cli(capsys, "replay", tid, "--from", "1", "--set", "llm=fake:Bohr", "--checkpointer", pg_url, "--json")
+    code, out, err = main_captured(capsys, "replay", tid, "--from", "1", "--set", "llm=fake:Bohr", "--checkpointer", pg_url, "--json")
     rep = json.loads(out)
     assert code == 0 and rep["answer"] == "Bohr" and [e["node"] for e in rep["ran"]] == ["generate"]

@@ -18,85 +18,46 @@ import subprocess
 import sys
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
 from pathlib import Path
 
 import pytest
+
+from servers import ChatEndpoint, chat_completion, prompt_of
 
 pytestmark = pytest.mark.slow
 
 QUESTION = "Which Danish chemist introduced the concept of pH?"
 
 
-class GatedOpenAIServer:
-    """A minimal OpenAI-compatible ``/v1/chat/completions`` over a LangChain chat model, whose
-    replies wait until :attr:`gate` is set. Requests pending when :meth:`drop_pending` is called
-    are answered with an error instead (their client was killed)."""
+class GatedOpenAIServer(ChatEndpoint):
+    """A chat endpoint over a LangChain chat model, whose replies wait until :attr:`gate` is
+    set. Requests pending when :meth:`drop_pending` is called are answered with an error
+    instead (their client was killed)."""
 
     def __init__(self, llm):
         self.llm = llm
         self.gate = threading.Event()
         self.arrived = threading.Event()
-        self.requests: list[dict] = []
         self.served = 0
         self._generation = 0
-        outer = self
+        super().__init__(self._respond)
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *a):  # quiet
-                pass
+    def _respond(self, body, headers):
+        from langchain_core.messages import HumanMessage
 
-            def do_POST(self):
-                from langchain_core.messages import HumanMessage
-
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
-                gen = outer._generation
-                outer.requests.append(body)
-                outer.arrived.set()
-                outer.gate.wait(timeout=300)
-                if gen != outer._generation:
-                    return self._send(503, {"error": {"message": "client gone"}})
-                prompt = "\n\n".join(m["content"] for m in body["messages"] if isinstance(m.get("content"), str))
-                max_tokens = body.get("max_completion_tokens") or body.get("max_tokens") or 32
-                stop = body.get("stop") or None
-                msg = outer.llm.invoke([HumanMessage(content=prompt)], stop=stop, max_tokens=max_tokens)
-                usage = msg.usage_metadata or {}
-                outer.served += 1
-                self._send(
-                    200,
-                    {
-                        "id": f"cmpl-{outer.served}",
-                        "object": "chat.completion",
-                        "created": int(time.time()),
-                        "model": body.get("model", "gemma"),
-                        "choices": [
-                            {"index": 0, "message": {"role": "assistant", "content": msg.content}, "finish_reason": "stop"}
-                        ],
-                        "usage": {
-                            "prompt_tokens": usage.get("input_tokens", 0),
-                            "completion_tokens": usage.get("output_tokens", 0),
-                            "total_tokens": usage.get("total_tokens", 0),
-                        },
-                    },
-                )
-
-            def _send(self, code, obj):
-                data = json.dumps(obj).encode()
-                try:
-                    self.send_response(code)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(data)))
-                    self.end_headers()
-                    self.wfile.write(data)
-                except OSError:
-                    pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self._thread.start()
+        gen = self._generation
+        self.arrived.set()
+        self.gate.wait(timeout=300)
+        if gen != self._generation:
+            return 503, {"error": {"message": "client gone"}}
+        max_tokens = body.get("max_completion_tokens") or body.get("max_tokens") or 32
+        msg = self.llm.invoke([HumanMessage(content=prompt_of(body, "\n\n"))], stop=body.get("stop") or None,
+                              max_tokens=max_tokens)
+        usage = msg.usage_metadata or {}
+        self.served += 1
+        return 200, chat_completion(msg.content, body.get("model", "gemma"), usage.get("input_tokens", 0),
+                                    usage.get("output_tokens", 0), id=f"cmpl-{self.served}")
 
     def drop_pending(self):
         self._generation += 1
@@ -104,8 +65,7 @@ class GatedOpenAIServer:
 
     def close(self):
         self.gate.set()
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        super().close()
 
 
 @pytest.fixture

@@ -20,14 +20,13 @@ import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
-from conftest import run_cli
-from fakes import ScriptedChat
-from ragraphs.cli import main
+from conftest import main_captured, run_cli
+from fakes import RaisingWeb, ScriptedChat, SleepingWeb
+from servers import ChatEndpoint, chat_completion
 from ragraphs.components import Components
 from ragraphs.graphs import build_graph
 from ragraphs.graphs.crag import CRAGContext, build_crag_graph
@@ -86,12 +85,6 @@ def _cli(tmp_path: Path, *args, timeout: float = 240, **env) -> subprocess.Compl
     return subprocess.CompletedProcess(list(args), r.returncode, r.stdout.encode(), r.stderr.encode())
 
 
-def _main(capsys, *args) -> tuple[int, str, str]:
-    code = main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def _one_error_line(err: str) -> str:
     lines = [ln for ln in err.splitlines() if ln.strip() and not ln.startswith(("Loading weights", "\r"))]
     assert "Traceback" not in err, err
@@ -109,48 +102,23 @@ def hotpot_store(tmp_path_factory, data_dir, minilm):
     return path, corpus
 
 
-class OpenAIStub:
-    """An OpenAI-compatible ``/v1/chat/completions`` on 127.0.0.1. ``mode="ok"`` answers
-    "Paris"; ``mode="echo401"`` refuses with HTTP 401 and echoes the key it was sent, as a
-    careless server might. Every Authorization header received is kept in :attr:`auth`."""
+class OpenAIStub(ChatEndpoint):
+    """``mode="ok"`` answers "Paris"; ``mode="echo401"`` refuses with HTTP 401 and echoes the
+    key it was sent, as a careless server might. Every Authorization header received is kept
+    in :attr:`auth`."""
 
     def __init__(self, mode: str = "ok"):
         self.mode = mode
         self.auth: list[str] = []
-        stub = self
+        super().__init__(self._respond)
 
-        class H(BaseHTTPRequestHandler):
-            def log_message(self, *a):
-                pass
-
-            def do_POST(self):
-                self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                auth = self.headers.get("Authorization", "")
-                stub.auth.append(auth)
-                if stub.mode == "echo401":
-                    status = 401
-                    body = {"error": {"message": f"Incorrect API key provided: {auth.split()[-1]}",
-                                      "type": "invalid_request_error", "code": "invalid_api_key"}}
-                else:
-                    status = 200
-                    body = {"id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": "stub",
-                            "choices": [{"index": 0, "message": {"role": "assistant", "content": "Paris"},
-                                         "finish_reason": "stop"}],
-                            "usage": {"prompt_tokens": 12, "completion_tokens": 1, "total_tokens": 13}}
-                data = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.srv = ThreadingHTTPServer(("127.0.0.1", 0), H)
-        threading.Thread(target=self.srv.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.srv.server_address[1]}/v1"
-
-    def close(self):
-        self.srv.shutdown()
-        self.srv.server_close()
+    def _respond(self, body, headers):
+        auth = headers.get("Authorization", "")
+        self.auth.append(auth)
+        if self.mode == "echo401":
+            return 401, {"error": {"message": f"Incorrect API key provided: {auth.split()[-1]}",
+                                   "type": "invalid_request_error", "code": "invalid_api_key"}}
+        return 200, chat_completion("Paris", "stub", 12, 1)
 
 
 @pytest.fixture
@@ -180,7 +148,7 @@ def openai_stub():
     ],
 )
 def test_blank_and_nul_questions_are_one_clear_error(tmp_path, capsys, question, message):
-    code, out, err = _main(capsys, "ask", question, "--store", tmp_path / "s", "--llm", "fake:x")
+    code, out, err = main_captured(capsys, "ask", question, "--store", tmp_path / "s", "--llm", "fake:x")
     assert code == 2 and out == ""
     assert _one_error_line(err) == f"ragraphs: error: {message}"
 
@@ -192,7 +160,7 @@ def test_huge_and_control_character_questions_are_answered(hotpot_store, capsys)
     fake = make_llm("fake:Paris", max_tokens=32)  # the model `--llm fake:Paris` gets (cached per process)
     for q in ("Who was Carsten Olsen? " * 4400)[:100_000], "Who\x01\x02\x1b[31m is \x7f the\x08 Danish plant ecologist?\x1b[0m":
         t0 = time.monotonic()
-        code, out, err = _main(capsys, "ask", q, "--store", path, "--llm", "fake:Paris", "--json")
+        code, out, err = main_captured(capsys, "ask", q, "--store", path, "--llm", "fake:Paris", "--json")
         assert code == 0 and "Traceback" not in err, err
         res = json.loads(out)
         assert res["answer"] == "Paris" and res["question"] == q.strip()
@@ -288,21 +256,6 @@ VALID_WEB = {
 JUNK = [None, "a string", {"id": "x", "title": "no text"}]
 
 
-class RaisingWeb:
-    name = "raising"
-
-    def search(self, query, k=5):
-        raise ConnectionError("network is unreachable")
-
-
-class SleepingWeb:
-    name = "sleeping"
-
-    def search(self, query, k=5):
-        time.sleep(3)
-        return [dict(VALID_WEB)]
-
-
 class LazySleepingWeb:
     """Returns at once, but a generator that blocks when read."""
 
@@ -328,7 +281,7 @@ class JunkWeb:
 
 WEB_FAULTS = [
     pytest.param(RaisingWeb(), "network is unreachable", 0, id="raises"),
-    pytest.param(SleepingWeb(), "timed out", 0, id="sleeps"),
+    pytest.param(SleepingWeb(results=[VALID_WEB]), "timed out", 0, id="sleeps"),
     pytest.param(LazySleepingWeb(), "timed out", 0, id="lazy-generator-sleeps"),
     pytest.param(JunkWeb(42), "not a list of results", 0, id="junk-scalar"),
     pytest.param(JunkWeb({"title": "a dict"}), "not a list of results", 0, id="junk-mapping"),
@@ -391,7 +344,7 @@ def test_erm4_answers_when_the_web_fails(tmp_path, hotpot_store, minilm, backend
 def test_store_path_under_a_file_is_a_clear_error(tmp_path, capsys):
     (tmp_path / "doc.md").write_text("# Zebra\n\nThe zebra is a striped animal.\n")
     (tmp_path / "plain.txt").write_text("not a directory")
-    code, out, err = _main(capsys, "ingest", tmp_path / "doc.md", "--store", tmp_path / "plain.txt" / "store", "--quiet")
+    code, out, err = main_captured(capsys, "ingest", tmp_path / "doc.md", "--store", tmp_path / "plain.txt" / "store", "--quiet")
     assert code == 4 and out == ""
     assert _one_error_line(err).startswith(f"ragraphs: error: cannot open Chroma store at {tmp_path / 'plain.txt' / 'store'}")
 
@@ -461,7 +414,7 @@ def test_empty_huge_non_utf8_and_scripted_documents(tmp_path, capsys, minilm):
         fh.truncate(201 * 2**20)
     store = tmp_path / "store"
     t0 = time.monotonic()
-    code, out, err = _main(capsys, "ingest", d, "--store", store, "--json", "--quiet")
+    code, out, err = main_captured(capsys, "ingest", d, "--store", store, "--json", "--quiet")
     assert code == 0 and "Traceback" not in err, err
     assert time.monotonic() - t0 < 120
     summary = json.loads(out)

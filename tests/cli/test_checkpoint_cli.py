@@ -10,19 +10,11 @@ import json
 import sqlite3
 from pathlib import Path
 
-from conftest import free_port
-
-
-def _cli(capsys, *argv) -> tuple[int, str, str]:
-    from ragraphs.cli import main
-
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
+from conftest import free_port, main_captured
 
 
 def test_thread_history_and_time_travel_on_the_default_sqlite_file(tmp_path, capsys):
-    code, out, _ = _cli(capsys, "ask", "What is the capital of Peru?", "--method", "none", "--llm", "fake:Lima",
+    code, out, _ = main_captured(capsys, "ask", "What is the capital of Peru?", "--method", "none", "--llm", "fake:Lima",
                         "--set", "max_new_tokens=8", "--thread", "peru", "--quiet")
     assert code == 0 and out.strip() == "Lima"
     db = tmp_path / "home" / "checkpoints.sqlite"  # $RAGRAPHS_HOME/checkpoints.sqlite
@@ -30,7 +22,7 @@ def test_thread_history_and_time_travel_on_the_default_sqlite_file(tmp_path, cap
     with sqlite3.connect(db) as conn:
         assert conn.execute("SELECT count(*) FROM checkpoints WHERE thread_id='peru'").fetchone()[0] == 3
 
-    code, out, _ = _cli(capsys, "history", "peru")
+    code, out, _ = main_captured(capsys, "history", "peru")
     assert code == 0
     lines = out.splitlines()
     assert lines[0].startswith("thread peru: method none; 3 checkpoints in ") and lines[0].endswith(str(db))
@@ -41,11 +33,11 @@ def test_thread_history_and_time_travel_on_the_default_sqlite_file(tmp_path, cap
 
     # time travel: from step 0 (before generate) with another model; the settings kept in
     # the thread (max_new_tokens) still apply, --set overrides the model
-    code, out, err = _cli(capsys, "replay", "peru", "--from", "0", "--set", "llm=fake:Cusco", "--trace")
+    code, out, err = main_captured(capsys, "replay", "peru", "--from", "0", "--set", "llm=fake:Cusco", "--trace")
     assert code == 0 and out.splitlines()[0] == "Cusco"
     assert "replaying thread peru (none) from step 0" in err
     assert "--- [" in err and "] generate (" in err and '"raw": "Cusco"' in err
-    code, out, _ = _cli(capsys, "history", "peru", "--json")
+    code, out, _ = main_captured(capsys, "history", "peru", "--json")
     hist = json.loads(out)
     assert hist["context"] == {"llm": "fake:Cusco", "max_new_tokens": 8}
     answers = [c["answer"] for c in hist["checkpoints"] if not c["next"]]
@@ -55,13 +47,13 @@ def test_thread_history_and_time_travel_on_the_default_sqlite_file(tmp_path, cap
 
     # replay from a checkpoint id prefix works too
     first_done = next(c for c in hist["checkpoints"] if c["answer"] == "Lima" and not c["next"])
-    code, out, err = _cli(capsys, "replay", "peru", "--from", hist["checkpoints"][1]["checkpoint_id"][:30], "--json")
+    code, out, err = main_captured(capsys, "replay", "peru", "--from", hist["checkpoints"][1]["checkpoint_id"][:30], "--json")
     rep = json.loads(out)
     assert code == 0 and rep["answer"] == "Cusco" and rep["from_step"] == 0
     assert first_done["checkpoint_id"] != rep["checkpoint_id"]
 
     # a complete thread has nothing to continue
-    code, out, err = _cli(capsys, "replay", "peru")
+    code, out, err = main_captured(capsys, "replay", "peru")
     assert code == 0 and "is complete" in err
 
 
@@ -71,14 +63,14 @@ def test_a_failed_run_continues_from_its_last_checkpoint(tmp_path, capsys, monke
     monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{free_port()}/v1")
     monkeypatch.setenv("RAGRAPHS_LLM_RETRIES", "0")
     db = tmp_path / "cp" / "runs.sqlite"
-    code, out, err = _cli(capsys, "ask", "Who wrote Hamlet?", "--method", "none", "--llm", "openai:down",
+    code, out, err = main_captured(capsys, "ask", "Who wrote Hamlet?", "--method", "none", "--llm", "openai:down",
                           "--thread", "t1", "--checkpointer", str(db))
     assert code != 0 and err.startswith("ragraphs: error: LLM call failed")
-    code, out, _ = _cli(capsys, "history", "t1", "--checkpointer", str(db), "--json")
+    code, out, _ = main_captured(capsys, "history", "t1", "--checkpointer", str(db), "--json")
     last = json.loads(out)["checkpoints"][-1]
     assert last["next"] == ["generate"] and last["answer"] is None
 
-    code, out, err = _cli(capsys, "replay", "t1", "--checkpointer", str(db), "--set", "llm=fake:Shakespeare", "--json")
+    code, out, err = main_captured(capsys, "replay", "t1", "--checkpointer", str(db), "--set", "llm=fake:Shakespeare", "--json")
     rep = json.loads(out)
     assert code == 0 and rep["answer"] == "Shakespeare" and [e["node"] for e in rep["ran"]] == ["generate"]
     assert rep["from_checkpoint"] == last["checkpoint_id"]
@@ -86,18 +78,18 @@ def test_a_failed_run_continues_from_its_last_checkpoint(tmp_path, capsys, monke
 
 
 def test_clear_errors(tmp_path, capsys):
-    code, out, err = _cli(capsys, "history", "nothing-here")
+    code, out, err = main_captured(capsys, "history", "nothing-here")
     assert code != 0 and err.strip() == "ragraphs: error: no checkpoints for thread 'nothing-here'"
-    _cli(capsys, "ask", "Q?", "--method", "none", "--llm", "fake:A", "--thread", "t")
-    code, out, err = _cli(capsys, "replay", "t", "--from", "7")
+    main_captured(capsys, "ask", "Q?", "--method", "none", "--llm", "fake:A", "--thread", "t")
+    code, out, err = main_captured(capsys, "replay", "t", "--from", "7")
     assert code != 0 and err.strip() == "ragraphs: error: no checkpoint at step 7; steps: -1, 0, 1"
-    code, out, err = _cli(capsys, "replay", "t", "--from", "zz-not-an-id")
+    code, out, err = main_captured(capsys, "replay", "t", "--from", "zz-not-an-id")
     assert code != 0 and "matches 0 checkpoints" in err
     bad = tmp_path / "not-a-db.sqlite"
     bad.write_bytes(b"this is not a database" * 100)
-    code, out, err = _cli(capsys, "history", "t", "--checkpointer", str(bad))
+    code, out, err = main_captured(capsys, "history", "t", "--checkpointer", str(bad))
     assert code != 0 and err.startswith(f"ragraphs: error: cannot use {bad} as a SQLite checkpointer")
-    code, out, err = _cli(capsys, "history", "t", "--checkpointer", str(tmp_path))
+    code, out, err = main_captured(capsys, "history", "t", "--checkpointer", str(tmp_path))
     assert code != 0 and "is a directory" in err
 
 

@@ -12,7 +12,7 @@ import time
 import numpy as np
 import pytest
 
-from fakes import OverlapJudge
+from fakes import OverlapJudge, RaisingWeb, SleepingWeb
 from ragraphs.components import Components
 from ragraphs.datasets import load_dataset
 from ragraphs.graphs.crag import PAPER_LOWER, PAPER_UPPER, CRAGContext, build_crag_graph
@@ -181,22 +181,7 @@ def test_ambiguous_route_combines_internal_and_external(popqa, data_dir):
     assert sources == {"corpus", "web"}
 
 
-class _Failing:
-    name = "failing"
-
-    def search(self, query, k=5):
-        raise ConnectionError("network is unreachable")
-
-
-class _Slow:
-    name = "slow"
-
-    def search(self, query, k=5):
-        time.sleep(3)
-        return []
-
-
-@pytest.mark.parametrize("backend,needle", [(_Failing(), "network is unreachable"), (_Slow(), "timed out"), (None, "no web search configured")])
+@pytest.mark.parametrize("backend,needle", [(RaisingWeb(), "network is unreachable"), (SleepingWeb(), "timed out"), (None, "no web search configured")])
 def test_web_failure_still_answers_and_says_why(popqa, backend, needle, monkeypatch):
     monkeypatch.delenv("RAGRAPHS_WEB", raising=False)
     ex = popqa[7]
@@ -212,7 +197,7 @@ def test_web_failure_still_answers_and_says_why(popqa, backend, needle, monkeypa
 
 def test_ambiguous_with_failed_web_keeps_internal_knowledge(popqa):
     ex = popqa[1]
-    c, _ = _components([_strip_meta(p) for p in ex.paragraphs], ["Juha Jokela", "Tampere"], web=_Failing())
+    c, _ = _components([_strip_meta(p) for p in ex.paragraphs], ["Juha Jokela", "Tampere"], web=RaisingWeb())
     out = build_crag_graph(c).invoke({"question": ex.question}, context=CRAGContext(upper=1.0, lower=-1.0))
     assert _entry(out, "refine_web")["fallback"].endswith("answering from the internal knowledge only")
     assert out["passages"] and all(p["source"] == "corpus" for p in out["passages"])

@@ -7,11 +7,10 @@ import json
 import subprocess
 import sys
 import textwrap
-import threading
 
 import pytest
 
-from fakes import IMPORT_FAKES, ConstJudge, CountingRetriever, HashEmbeddings
+from fakes import IMPORT_FAKES, ConstJudge, CountingRetriever, HashEmbeddings, run_in_threads
 from ragraphs.components import Components
 from ragraphs.datasets import load_dataset, pooled_passages
 from ragraphs.graphs.erm4 import ERM4Context, build_erm4_graph
@@ -121,22 +120,13 @@ def test_reservoir_refuses_other_embeddings(tmp_path, minilm):
 
 def test_reservoir_threads_write_concurrently(tmp_path):
     r = Reservoir(tmp_path / "r.sqlite3", embeddings=HashEmbeddings())
-    errors = []
 
     def writer(t):
-        try:
-            for i in range(20):
-                r.add([make_passage(f"title {t} {i}", f"text {t} {i}"), make_passage("shared title", f"from {t} {i}")])
-                r.popularity([f"title {t}"], 0.5)
-        except Exception as e:  # pragma: no cover - reported below
-            errors.append(e)
+        for i in range(20):
+            r.add([make_passage(f"title {t} {i}", f"text {t} {i}"), make_passage("shared title", f"from {t} {i}")])
+            r.popularity([f"title {t}"], 0.5)
 
-    threads = [threading.Thread(target=writer, args=(t,)) for t in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
+    assert not run_in_threads(writer, 4)
     assert r.count() == 4 * 20 + 1
     assert r.get("shared title")["text"].startswith("from ")
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import sqlite3
 import subprocess
 import sys
-import threading
 
 import numpy as np
 import pytest
@@ -18,7 +17,7 @@ from ragraphs.state.types import make_passage
 from ragraphs.tools.llm import FakeAnswerChat
 from ragraphs.tools.reservoir import Reservoir, open_reservoir
 from ragraphs.tools.trigger import trigger_lookup
-from fakes import IMPORT_FAKES, CountingRetriever, HashEmbeddings
+from fakes import IMPORT_FAKES, CountingRetriever, HashEmbeddings, run_in_threads
 
 
 def _p(title: str, text: str = "") -> dict:
@@ -56,22 +55,13 @@ def test_bound_holds_under_concurrent_writers(tmp_path):
     path = tmp_path / "r.sqlite3"
     emb = HashEmbeddings()
     Reservoir(path, embeddings=emb)
-    errors = []
 
     def writer(w):
-        try:
-            r = Reservoir(path, embeddings=emb, max_entries=20)
-            for i in range(15):
-                r.add([_p(f"w{w}-{i}"), _p(f"w{w}-{i}b")])
-        except Exception as e:  # pragma: no cover - reported below
-            errors.append(e)
+        r = Reservoir(path, embeddings=emb, max_entries=20)
+        for i in range(15):
+            r.add([_p(f"w{w}-{i}"), _p(f"w{w}-{i}b")])
 
-    ts = [threading.Thread(target=writer, args=(w,)) for w in range(4)]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join()
-    assert not errors
+    assert not run_in_threads(writer, 4)
     r = Reservoir(path, embeddings=emb)
     assert r.count() == 20
     # least recently used go first: what survives of each writer is a suffix of its writes

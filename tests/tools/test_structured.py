@@ -9,11 +9,10 @@ the grammar path returns schema-valid objects (slow).
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
 
+from servers import ChatEndpoint, chat_completion
 from ragraphs.components import Components
 from ragraphs.datasets import pooled_passages
 from ragraphs.evaluation.report import summary_table
@@ -165,44 +164,19 @@ def test_constraint_modes_and_grammars():
         assert text.count('"type": "array"') == text.count('"maxItems"')
 
 
-class _ChatServer(BaseHTTPRequestHandler):
-    bodies: list = []
-
-    def do_POST(self):  # noqa: N802
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        type(self).bodies.append(body)
-        content = '{"answer": "Paris", "missing_information": ""}'
-        reply = {
-            "id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
-            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
-            "usage": {"prompt_tokens": 11, "completion_tokens": 9, "total_tokens": 20},
-        }
-        data = json.dumps(reply).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args):
-        pass
-
-
 def test_openai_compatible_server_gets_the_json_schema():
     from langchain_openai import ChatOpenAI
 
-    server = HTTPServer(("127.0.0.1", 0), _ChatServer)
-    t = threading.Thread(target=server.serve_forever, daemon=True)
-    t.start()
+    content = '{"answer": "Paris", "missing_information": ""}'
+    server = ChatEndpoint(lambda body, headers: (200, chat_completion(content, body["model"], 11, 9)))
     try:
-        llm = ChatOpenAI(model="m", api_key="x", base_url=f"http://127.0.0.1:{server.server_port}/v1", max_retries=0)
+        llm = ChatOpenAI(model="m", api_key="x", base_url=server.url, max_retries=0)
         d = S.decide(llm, "Question: capital of France?\nYour response:", S.MainVerdict)
     finally:
-        server.shutdown()
-        server.server_close()
+        server.close()
     assert d.mode == "json_schema" and d.how == "strict" and d.value.answer == "Paris"
     assert (d.input_tokens, d.output_tokens) == (11, 9)
-    sent = _ChatServer.bodies[-1]["response_format"]
+    sent = server.bodies[-1]["response_format"]
     assert sent["type"] == "json_schema" and sent["json_schema"]["schema"] == S.json_schema(S.MainVerdict)
 
 
