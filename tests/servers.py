@@ -71,12 +71,15 @@ def get(url: str, timeout: float = 2.0) -> bytes:
 
 
 @contextlib.contextmanager
-def langgraph_dev(config: Path, home: Path, cwd: Path, extra_env: dict | None = None, timeout: float = 180):
-    """Run ``langgraph dev`` on a free port of 127.0.0.1; yields its URL; always stops it."""
+def langgraph_dev(config: Path, home: Path, cwd: Path, extra_env: dict | None = None, timeout: float = 180,
+                  jobs: int = 8):
+    """Run ``langgraph dev`` on a free port of 127.0.0.1 with ``jobs`` runs at once (its own
+    default is one: concurrent runs would wait in its queue); yields its URL; always stops it."""
     port = free_port()
     logpath = cwd / "server.log"
     exe = Path(sys.executable).parent / "langgraph"
-    cmd = [str(exe), "dev", "--config", str(config), "--host", "127.0.0.1", "--port", str(port), "--no-browser", "--no-reload"]
+    cmd = [str(exe), "dev", "--config", str(config), "--host", "127.0.0.1", "--port", str(port), "--no-browser", "--no-reload",
+           "--n-jobs-per-worker", str(jobs)]
     env = {**offline_env(home), **(extra_env or {})}
     with open(logpath, "w") as log:
         proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)

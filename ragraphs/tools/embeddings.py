@@ -58,6 +58,54 @@ def load_sentence_transformer(fast: bool = False):
         return _MODEL_CACHE[key]
 
 
+class _VectorCache:
+    """The vectors of texts this process embedded before, least recently used dropped
+    beyond ``size`` entries (0: no cache). Shared by every :class:`MiniLMEmbeddings` of the
+    process, as the model is; keyed by (variant, text)."""
+
+    def __init__(self, size: int):
+        from collections import OrderedDict
+
+        self.size = size
+        self._d: "OrderedDict[tuple, np.ndarray]" = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple) -> np.ndarray | None:
+        with self._lock:
+            v = self._d.get(key)
+            if v is not None:
+                self._d.move_to_end(key)
+            return v
+
+    def put(self, key: tuple, vec: np.ndarray) -> None:
+        if self.size <= 0:
+            return
+        with self._lock:
+            self._d[key] = vec
+            self._d.move_to_end(key)
+            while len(self._d) > self.size:
+                self._d.popitem(last=False)
+
+
+def _cache_size() -> int:
+    raw = os.environ.get("RAGRAPHS_EMBED_CACHE", "50000").strip()
+    try:
+        return max(0, int(raw))
+    except ValueError:
+        raise ConfigError(f"RAGRAPHS_EMBED_CACHE must be a whole number of vectors, got {raw!r}") from None
+
+
+_VECTORS: _VectorCache | None = None
+
+
+def _vectors() -> _VectorCache:
+    global _VECTORS
+    with _LOCK:
+        if _VECTORS is None:
+            _VECTORS = _VectorCache(_cache_size())
+        return _VECTORS
+
+
 def _dim(model) -> int:
     get = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
     return int(get())
@@ -80,19 +128,34 @@ class MiniLMEmbeddings(Embeddings):
         texts: Sequence[str],
         progress: Callable[[int], None] | None = None,
     ) -> np.ndarray:
-        """Embed texts; ``progress(n)`` is called after each batch with its size."""
+        """Embed texts; ``progress(n)`` is called after each batch with its size.
+
+        A text this process embedded before (same variant) is not embedded again: its vector
+        comes from an in-process cache (``RAGRAPHS_EMBED_CACHE`` vectors, default 50,000, about
+        80 MB; 0 turns it off). Within a batch, dynamic int8 quantisation makes a vector depend
+        slightly on its batch companions, so a cached vector is the one of its first batch."""
         import torch
 
         texts = [t if (t and t.strip()) else " " for t in texts]
         if not texts:
             return np.zeros((0, 384), dtype=np.float32)
         model = self.model
-        order = np.argsort([-len(t) for t in texts], kind="stable")
         out = np.zeros((len(texts), _dim(model)), dtype=np.float32)
+        cache = _vectors()
+        todo: dict[str, list[int]] = {}  # text -> its rows, for the texts not cached
+        for i, t in enumerate(texts):
+            hit = cache.get((self.fast, t)) if t not in todo else None
+            if hit is not None:
+                out[i] = hit
+            else:
+                todo.setdefault(t, []).append(i)
+        if progress and len(texts) > sum(map(len, todo.values())):
+            progress(len(texts) - sum(map(len, todo.values())))
+        unique = list(todo)
+        order = np.argsort([-len(t) for t in unique], kind="stable")
         with torch.inference_mode():
-            for s in range(0, len(texts), self.batch_size):
-                idx = order[s : s + self.batch_size]
-                batch = [texts[i] for i in idx]
+            for s in range(0, len(unique), self.batch_size):
+                batch = [unique[i] for i in order[s : s + self.batch_size]]
                 emb = model.encode(
                     batch,
                     batch_size=len(batch),
@@ -100,9 +163,11 @@ class MiniLMEmbeddings(Embeddings):
                     normalize_embeddings=True,
                     show_progress_bar=False,
                 )
-                out[idx] = emb
+                for t, v in zip(batch, emb):
+                    out[todo[t]] = v
+                    cache.put((self.fast, t), v.copy())
                 if progress:
-                    progress(len(batch))
+                    progress(sum(len(todo[t]) for t in batch))
         return out
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:

@@ -40,6 +40,14 @@ def _normalise(text: str) -> str:
     return _FENCE.sub("", text)
 
 
+def _readings(text: str) -> list[str]:
+    """The text as written, then normalised (smart quotes made straight, code fences dropped):
+    a valid JSON value whose strings hold a fence or a smart quote is read unchanged."""
+    raw = text or ""
+    norm = _normalise(raw)
+    return [raw] if norm == raw else [raw, norm]
+
+
 def close_json(text: str) -> str:
     """Close what a cut-off JSON text left open: an open string, then open brackets.
 
@@ -142,11 +150,11 @@ def _try_load(s: str) -> Any:
 def parse_json_value(text: str) -> Any:
     """The first JSON object or array that can be read from ``text`` (repaired), else None."""
     try:
-        text = _normalise(text)
-        for cand in _candidates(text):
-            val = _try_load(cand)
-            if isinstance(val, (dict, list)):
-                return val
+        for reading in _readings(text):
+            for cand in _candidates(reading):
+                val = _try_load(cand)
+                if isinstance(val, (dict, list)):
+                    return val
     except Exception:  # a parser of model output must never crash a run
         return None
     return None
@@ -155,13 +163,13 @@ def parse_json_value(text: str) -> Any:
 def parse_json_object(text: str) -> dict | None:
     """The first JSON object readable from ``text``, else None (arrays are skipped)."""
     try:
-        text = _normalise(text)
-        for cand in _candidates(text):
-            if not cand.startswith("{"):
-                continue
-            val = _try_load(cand)
-            if isinstance(val, dict):
-                return val
+        for reading in _readings(text):
+            for cand in _candidates(reading):
+                if not cand.startswith("{"):
+                    continue
+                val = _try_load(cand)
+                if isinstance(val, dict):
+                    return val
     except Exception:
         return None
     return None

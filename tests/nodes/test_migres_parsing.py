@@ -16,7 +16,7 @@ from ragraphs.tools.parsing import (
 )
 
 hypothesis = pytest.importorskip("hypothesis")
-from hypothesis import given, settings  # noqa: E402
+from hypothesis import example, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 
@@ -107,6 +107,8 @@ def test_parsers_never_raise(text):
 
 @settings(max_examples=100, deadline=None)
 @given(st.dictionaries(st.text(max_size=8), _json, min_size=1, max_size=5), st.text(max_size=30), st.text(max_size=30))
+@example({"": "```"}, "", "")  # a code fence inside a string value (found by hypothesis)
+@example({"q": "\u201cquoted\u201d"}, "", "")  # smart quotes inside a string value
 def test_valid_json_round_trips_inside_noise(obj, before, after):
     before = before.replace("{", "").replace("[", "")
     assert parse_json_object(before + json.dumps(obj) + after) == obj

@@ -70,11 +70,16 @@ def test_every_graph_runs_to_completion(client):
         "erm4": {"llm": "fake:pH", "k": 3},
         "migres": {"llm": "fake:pH", "k": 3},
     }
+    # the six runs are in flight at once (the server has job slots for them), then each is joined
+    started = {}
     for name in METHOD_GRAPHS:
         thread = client.threads.create()
-        out = client.runs.wait(
+        run = client.runs.create(
             thread["thread_id"], found[name]["assistant_id"], input={"question": QUESTION}, context=contexts[name]
         )
+        started[name] = (thread, run)
+    for name, (thread, run) in started.items():
+        out = client.runs.join(thread["thread_id"], run["run_id"])
         assert isinstance(out, dict) and "__error__" not in out, (name, out)
         assert isinstance(out.get("answer"), str), (name, out)
         assert out["trace"] and all("node" in e for e in out["trace"]), name

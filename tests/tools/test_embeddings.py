@@ -1,0 +1,45 @@
+"""The packaged MiniLM embeddings' in-process vector cache (``RAGRAPHS_EMBED_CACHE``)."""
+
+import numpy as np
+import pytest
+
+from ragraphs.errors import ConfigError
+from ragraphs.tools import embeddings as E
+
+pytestmark = pytest.mark.slow
+
+
+def test_a_text_embedded_before_is_served_from_the_cache(minilm):
+    first = minilm.encode(["Marie Curie won two Nobel Prizes.", "The Seine flows through Paris."])
+    seen: list[int] = []
+    again = minilm.encode(
+        ["The Seine flows through Paris.", "Kyoto was the capital of Japan.", "The Seine flows through Paris."],
+        progress=seen.append,
+    )
+    assert sum(seen) == 3  # every row is reported, cached or not
+    assert np.array_equal(again[0], first[1]) and np.array_equal(again[2], first[1])
+    # the new text is a real MiniLM vector, not a neighbour's
+    assert abs(float(again[1] @ again[1]) - 1.0) < 1e-3 and float(again[1] @ first[1]) < 0.5
+    # a cached vector handed out is a copy: changing it changes nothing for the next caller
+    again[0][:] = 0.0
+    assert np.array_equal(minilm.encode(["The Seine flows through Paris."])[0], first[1])
+    # the float variant has its own entries
+    exact = E.MiniLMEmbeddings(fast=False).encode(["The Seine flows through Paris."])[0]
+    assert not np.array_equal(exact, first[1]) and float(exact @ first[1]) > 0.95
+
+
+def test_cache_is_bounded_and_can_be_turned_off(monkeypatch):
+    c = E._VectorCache(2)
+    for k in "abc":
+        c.put((True, k), np.full(3, ord(k), dtype=np.float32))
+    assert c.get((True, "a")) is None and c.get((True, "b")) is not None  # least recently used out
+    c.put((True, "d"), np.zeros(3, dtype=np.float32))
+    assert c.get((True, "c")) is None and c.get((True, "b")) is not None  # "b" was used, "c" was not
+    off = E._VectorCache(0)
+    off.put((True, "a"), np.zeros(3, dtype=np.float32))
+    assert off.get((True, "a")) is None
+    monkeypatch.setenv("RAGRAPHS_EMBED_CACHE", "0")
+    assert E._cache_size() == 0
+    monkeypatch.setenv("RAGRAPHS_EMBED_CACHE", "lots")
+    with pytest.raises(ConfigError, match="RAGRAPHS_EMBED_CACHE"):
+        E._cache_size()
