@@ -13,7 +13,8 @@ left out of the averages (18 of the 100 2Wiki dev rows carry no paragraphs).
 Rows: ``bm25`` is SM with BM25 retrieval (the paper's BM25 row); ``sm``, ``qdc``, ``cis``,
 ``cfs`` use ``--retrieval`` (default: DRRAGContext's). The pair classifier is
 ``c.judge("pair")`` (the shipped default); ``--judge cosine`` forces the cosine baseline.
-Embeddings are cached per text inside the process, and the pooled corpus vectors on disk
+Embeddings are cached per text inside the process (MiniLMEmbeddings' own cache; raise
+``RAGRAPHS_EMBED_CACHE`` above its 50,000 default for the larger sweeps), and the pooled corpus vectors on disk
 (``ragraphs.evaluation.corpus.PooledCorpus`` when present), so sweeps are cheap. Queries
 are embedded exactly as the graph sends them (one question per call): the int8 MiniLM's
 vectors depend slightly on the batch they are computed in (cosine ~0.97 between a query
@@ -28,7 +29,6 @@ import json
 import os
 import sys
 import time
-from collections import OrderedDict
 from pathlib import Path
 
 import numpy as np
@@ -57,28 +57,6 @@ PAPER = {
     ("hotpotqa", 6): {"bm25": (79.93, 6.00), "sm": (92.59, 6.00), "qdc": (94.00, 6.00), "cis": (93.24, 4.72), "cfs": (96.27, 5.35)},
     ("2wikimultihopqa", 6): {"bm25": (73.95, 6.00), "sm": (88.83, 6.00), "qdc": (95.04, 6.00), "cis": (94.79, 3.72), "cfs": (98.04, 4.63)},
 }
-
-
-class CachedEmbeddings(MiniLMEmbeddings):
-    """MiniLM with an in-process cache per text (queries and judge inputs repeat across runs)."""
-
-    def __init__(self, size: int = 200_000):
-        super().__init__()
-        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._size = size
-
-    def encode(self, texts, progress=None):
-        texts = list(texts)
-        missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
-        if missing:
-            vecs = super().encode(missing, progress=progress)
-            for t, v in zip(missing, vecs):
-                self._cache[t] = v
-            while len(self._cache) > self._size:
-                self._cache.popitem(last=False)
-        if not texts:
-            return np.zeros((0, 384), dtype=np.float32)
-        return np.stack([self._cache[t] for t in texts]).astype(np.float32)
 
 
 def make_corpus(passages, emb):
@@ -164,7 +142,7 @@ def main(argv=None) -> int:
         # ~25x slower (measured: 2.8 s vs 0.11 s per query on 2 busy cores)
         torch.set_num_threads(args.threads)
 
-    emb = CachedEmbeddings()
+    emb = MiniLMEmbeddings()  # caches each text's vector in the process (RAGRAPHS_EMBED_CACHE)
     judge = pair_judge(args.judge, emb)
     judge_name = getattr(judge, "name", type(judge).__name__)
     thresholds = [None] if args.threshold is None else [float(t) for t in args.threshold.split(",")]

@@ -58,10 +58,10 @@ def load_sentence_transformer(fast: bool = False):
         return _MODEL_CACHE[key]
 
 
-class _VectorCache:
-    """The vectors of texts this process embedded before, least recently used dropped
-    beyond ``size`` entries (0: no cache). Shared by every :class:`MiniLMEmbeddings` of the
-    process, as the model is; keyed by (variant, text)."""
+class VectorCache:
+    """Vectors by key, least recently used dropped beyond ``size`` entries (0: keeps none);
+    thread-safe. The process-wide one behind :class:`MiniLMEmbeddings` is keyed by (variant,
+    text) and shared by every instance, as the model is."""
 
     def __init__(self, size: int):
         from collections import OrderedDict
@@ -86,6 +86,10 @@ class _VectorCache:
             while len(self._d) > self.size:
                 self._d.popitem(last=False)
 
+    def clear(self) -> None:
+        with self._lock:
+            self._d.clear()
+
 
 def _cache_size() -> int:
     raw = os.environ.get("RAGRAPHS_EMBED_CACHE", "50000").strip()
@@ -95,14 +99,14 @@ def _cache_size() -> int:
         raise ConfigError(f"RAGRAPHS_EMBED_CACHE must be a whole number of vectors, got {raw!r}") from None
 
 
-_VECTORS: _VectorCache | None = None
+_VECTORS: VectorCache | None = None
 
 
-def _vectors() -> _VectorCache:
+def _vectors() -> VectorCache:
     global _VECTORS
     with _LOCK:
         if _VECTORS is None:
-            _VECTORS = _VectorCache(_cache_size())
+            _VECTORS = VectorCache(_cache_size())
         return _VECTORS
 
 

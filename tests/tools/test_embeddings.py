@@ -29,13 +29,13 @@ def test_a_text_embedded_before_is_served_from_the_cache(minilm):
 
 
 def test_cache_is_bounded_and_can_be_turned_off(monkeypatch):
-    c = E._VectorCache(2)
+    c = E.VectorCache(2)
     for k in "abc":
         c.put((True, k), np.full(3, ord(k), dtype=np.float32))
     assert c.get((True, "a")) is None and c.get((True, "b")) is not None  # least recently used out
     c.put((True, "d"), np.zeros(3, dtype=np.float32))
     assert c.get((True, "c")) is None and c.get((True, "b")) is not None  # "b" was used, "c" was not
-    off = E._VectorCache(0)
+    off = E.VectorCache(0)
     off.put((True, "a"), np.zeros(3, dtype=np.float32))
     assert off.get((True, "a")) is None
     monkeypatch.setenv("RAGRAPHS_EMBED_CACHE", "0")

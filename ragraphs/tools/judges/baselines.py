@@ -5,15 +5,13 @@ from __future__ import annotations
 
 import hashlib
 import os
-import threading
-from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 
 from ...errors import ConfigError
-from ..embeddings import MiniLMEmbeddings, embed_texts
+from ..embeddings import MiniLMEmbeddings, VectorCache, embed_texts
 from .core import JUDGES, MAX_CHARS
 
 _clean = lambda t: "" if t is None else (t if isinstance(t, str) else str(t)).replace("\x00", " ")  # noqa: E731
@@ -21,13 +19,11 @@ _clean = lambda t: "" if t is None else (t if isinstance(t, str) else str(t)).re
 
 # ---------------------------------------------------------------- embedding cache
 class _EmbeddingCache:
-    """Embeds texts through LangChain embeddings, caching by content (LRU)."""
+    """Embeds texts through any LangChain embeddings, normalised, caching by content (LRU)."""
 
     def __init__(self, embeddings: Any, size: int = 8192):
         self.embeddings = embeddings
-        self.size = size
-        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._lock = threading.Lock()
+        self._cache = VectorCache(size)
 
     @staticmethod
     def _key(t: str) -> str:
@@ -36,27 +32,15 @@ class _EmbeddingCache:
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         texts = [(t or " ")[:MAX_CHARS] for t in texts]
         keys = [self._key(t) for t in texts]
-        out: list[np.ndarray | None] = [None] * len(texts)
-        missing: dict[str, int] = {}
-        with self._lock:
-            for i, k in enumerate(keys):
-                v = self._cache.get(k)
-                if v is not None:
-                    self._cache.move_to_end(k)
-                    out[i] = v
-                elif k not in missing:
-                    missing[k] = i
+        out: list[np.ndarray | None] = [self._cache.get(k) for k in keys]
+        missing = {k: i for i, k in reversed(list(enumerate(keys))) if out[i] is None}
         if missing:
-            idx = list(missing.values())
-            emb = embed_texts(self.embeddings, [texts[i] for i in idx])
-            emb = np.asarray(emb, dtype=np.float32)
+            idx = sorted(missing.values())
+            emb = np.asarray(embed_texts(self.embeddings, [texts[i] for i in idx]), dtype=np.float32)
             emb = emb / (np.linalg.norm(emb, axis=1, keepdims=True) + 1e-9)
-            with self._lock:
-                for j, i in enumerate(idx):
-                    self._cache[keys[i]] = emb[j]
-                    if len(self._cache) > self.size:
-                        self._cache.popitem(last=False)
             fresh = {keys[i]: emb[j] for j, i in enumerate(idx)}
+            for k, v in fresh.items():
+                self._cache.put(k, v)
             for i, k in enumerate(keys):
                 if out[i] is None:
                     out[i] = fresh[k]
@@ -65,8 +49,7 @@ class _EmbeddingCache:
         return np.stack(out).astype(np.float32)  # type: ignore[arg-type]
 
     def clear(self) -> None:
-        with self._lock:
-            self._cache.clear()
+        self._cache.clear()
 
 
 class CachedMiniLM(MiniLMEmbeddings):
