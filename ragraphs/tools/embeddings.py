@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections import OrderedDict
 from typing import Callable, Iterable, Sequence
 
 import numpy as np
@@ -64,8 +65,6 @@ class VectorCache:
     text) and shared by every instance, as the model is."""
 
     def __init__(self, size: int):
-        from collections import OrderedDict
-
         self.size = size
         self._d: "OrderedDict[tuple, np.ndarray]" = OrderedDict()
         self._lock = threading.Lock()
@@ -153,8 +152,9 @@ class MiniLMEmbeddings(Embeddings):
                 out[i] = hit
             else:
                 todo.setdefault(t, []).append(i)
-        if progress and len(texts) > sum(map(len, todo.values())):
-            progress(len(texts) - sum(map(len, todo.values())))
+        hits = len(texts) - sum(map(len, todo.values()))
+        if progress and hits:
+            progress(hits)
         unique = list(todo)
         order = np.argsort([-len(t) for t in unique], kind="stable")
         with torch.inference_mode():
