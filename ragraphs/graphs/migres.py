@@ -6,7 +6,8 @@ One iteration::
                                  \\-empty-----> knowledge_prompt -> leaf_extract
                                  \\-empty (knowledge prompting off) -> memory
 
-    main_judge --answered-----> END
+    main_judge --reread-------> reader_answer -> END   (answer_with="reader", the default)
+               --answered-----> END                    (answer_with="main": the Main Module's answer)
                --unanswerable-> generate_queries -> retrieve (next iteration)
                --guard--------> final_answer -> END
 
@@ -73,6 +74,7 @@ def build_migres_graph(components: Components | None = None, *, checkpointer=Non
     g.add_node("main_judge", timed("main_judge", make_main_judge(c)))
     g.add_node("generate_queries", timed("generate_queries", make_generate_queries(c)))
     g.add_node("final_answer", timed("final_answer", make_final_answer(c)))
+    g.add_node("reader_answer", timed("reader_answer", make_final_answer(c)))  # the same reader, after "answerable"
 
     def after_filter(state: MIGRESState, runtime: Runtime[MIGRESContext]) -> str:
         if state.get("candidates"):
@@ -81,7 +83,7 @@ def build_migres_graph(components: Components | None = None, *, checkpointer=Non
 
     def after_judge(state: MIGRESState, runtime: Runtime[MIGRESContext]) -> str:
         if state.get("answered"):
-            return "answered"
+            return "reread" if (runtime.context or MIGRESContext()).answer_with == "reader" else "answered"
         if int(state.get("iterations") or 0) >= iteration_limit(runtime.context, cap):
             return "guard"
         return "unanswerable"
@@ -93,10 +95,11 @@ def build_migres_graph(components: Components | None = None, *, checkpointer=Non
     g.add_edge("knowledge_prompt", "leaf_extract")
     g.add_edge("leaf_extract", "memory")
     g.add_edge("memory", "main_judge")
-    judged = {"answered": END, "unanswerable": "generate_queries", "guard": "final_answer"}
+    judged = {"answered": END, "reread": "reader_answer", "unanswerable": "generate_queries", "guard": "final_answer"}
     g.add_conditional_edges("main_judge", routed("main_judge", after_judge, judged), judged)
     g.add_edge("generate_queries", "retrieve")
     g.add_edge("final_answer", END)
+    g.add_edge("reader_answer", END)
     compiled = g.compile(checkpointer=checkpointer, name="migres")
     return compiled.with_config(recursion_limit=recursion_limit_for(cap))
 

@@ -372,8 +372,10 @@ def make_generate_queries(c: Components) -> Callable[[dict, Runtime], dict]:
 
 
 def make_final_answer(c: Components) -> Callable[[dict, Runtime], dict]:
-    """Best-effort answer when the iteration guard stops the loop: answer the question from
-    the useful information and the passages read so far (one LLM call)."""
+    """Answer the question with the reader prompt from the useful information and the
+    passages read so far (one LLM call): the best effort when the iteration guard stops the
+    loop, and the answer itself after an "answerable" verdict with ``answer_with="reader"``
+    (``final`` keeps saying how the loop ended)."""
 
     def final_answer(state: MIGRESState, runtime: Runtime[MIGRESContext]) -> dict:
         ctx = runtime.context or MIGRESContext()
@@ -383,15 +385,17 @@ def make_final_answer(c: Components) -> Callable[[dict, Runtime], dict]:
             evidence.append(make_passage("Known information", " ".join(statements), "memory"))
         evidence += list(state.get("passages") or [])[: int(ctx.max_passages)]
         evidence += list(state.get("generated_knowledge") or [])[:1]
+        final = "answered" if state.get("answered") else "guard"
         if ctx.skip_generation:
-            return {"answer": "", "final": "guard", "_trace": {"skipped": "skip_generation"}}
+            return {"answer": "", "final": final, "_trace": {"skipped": "skip_generation"}}
         prompt = rag_answer_prompt(state["question"], evidence, max_chars=int(ctx.max_passage_chars))
         out = complete(_llm(c, ctx), prompt, stop=STOP_ANSWER, max_tokens=int(ctx.max_new_tokens))
         return {
             "answer": clean_answer(out.text),
-            "final": "guard",
+            "final": final,
             **llm_usage(out),
-            "_trace": {"n_evidence": len(evidence), "raw": out.text[:500], "iterations": state.get("iterations")},
+            "_trace": {"n_evidence": len(evidence), "raw": out.text[:500], "iterations": state.get("iterations"),
+                       "main_module_answer": state.get("answer") if state.get("answered") else None},
         }
 
     return final_answer

@@ -89,7 +89,8 @@ def test_two_hop_loop_finds_the_second_hop(corpus):
 
     llm = ScriptedChat(script=script)
     g = build_migres_graph(_components(llm, corpus))
-    out = g.invoke({"question": KILLING_PABLO_Q}, context=MIGRESContext(**CTX))
+    # the paper's loop exactly: the Main Module's verdict carries the answer (no reader call)
+    out = g.invoke({"question": KILLING_PABLO_Q}, context=MIGRESContext(answer_with="main", **CTX))
 
     assert out["answer"] == "St. Louis, Missouri" and out["answered"] and out["final"] == "answered"
     assert out["iterations"] == 2
@@ -116,6 +117,36 @@ def test_two_hop_loop_finds_the_second_hop(corpus):
     assert all(p["id"] in out["hard_negative_ids"] for p in out["passages"] if p["id"] not in supporting)
     assert out["input_tokens"] > 0 and out["output_tokens"] > 0
     assert [t["node"] for t in out["trace"]][:5] == ["retrieve", "filter_knowledge", "leaf_extract", "memory", "main_judge"]
+
+
+def test_reader_writes_the_answer_after_an_answerable_verdict(corpus):
+    """``answer_with="reader"``: the Main Module's verdict ends the loop as before, and the
+    reader prompt over the known statements and the passages read writes the answer."""
+
+    def script(prompt: str) -> str:
+        tail = _tail(prompt)
+        if _is_leaf(tail):
+            i = _passage_index(prompt, "Killing Pablo")
+            return '{"useful_information": [{"info": "Killing Pablo is a book by Mark Bowden.", "support_passages": [%d]}]}' % i
+        if _is_main(tail):
+            return '{"answer": "a long and loose answer by the main module", "missing_information": ""}'
+        assert "Killing Pablo is a book by Mark Bowden." in prompt and "Killing Pablo" in tail  # the reader's evidence
+        return "Mark Bowden"
+
+    llm = ScriptedChat(script=script)
+    g = build_migres_graph(_components(llm, corpus))
+    out = g.invoke({"question": KILLING_PABLO_Q}, context=MIGRESContext(**CTX))  # answer_with="reader", the default
+    nodes = [t["node"] for t in out["trace"]]
+    assert nodes == ["retrieve", "filter_knowledge", "leaf_extract", "memory", "main_judge", "reader_answer"]
+    assert out["answer"] == "Mark Bowden" and out["answered"] and out["final"] == "answered"
+    assert out["iterations"] == 1 and out["llm_calls"] == 3 == len(llm.prompts)
+    reader = next(t for t in out["trace"] if t["node"] == "reader_answer")
+    assert reader["main_module_answer"] == "a long and loose answer by the main module"
+    # the paper's way keeps the Main Module's answer and makes no reader call
+    llm2 = ScriptedChat(script=script)
+    out2 = build_migres_graph(_components(llm2, corpus)).invoke({"question": KILLING_PABLO_Q},
+                                                                 context=MIGRESContext(answer_with="main", **CTX))
+    assert out2["answer"] == "a long and loose answer by the main module" and out2["llm_calls"] == 2
 
 
 UNANSWERABLE = '{"answer": "unanswerable", "missing_information": "everything"}'
@@ -178,7 +209,7 @@ def test_malformed_judge_output_still_answers(corpus):
         '{"answer": "Mark Bowden" "missing_information": "the author',  # no comma, no closing brace
     ]
     g = build_migres_graph(_components(FakeAnswerChat(responses=responses), corpus))
-    out = g.invoke({"question": "Who wrote Killing Pablo?"}, context=MIGRESContext(**CTX))
+    out = g.invoke({"question": "Who wrote Killing Pablo?"}, context=MIGRESContext(answer_with="main", **CTX))
     assert out["answer"] == "Mark Bowden" and out["iterations"] == 1 and out["final"] == "answered"
     assert [u["info"] for u in out["useful_info"]] == ["Killing Pablo is a book by Mark Bowden."]
     assert out["llm_calls"] == 2 and out["parse_failures"] == 2

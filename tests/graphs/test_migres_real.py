@@ -70,7 +70,8 @@ def test_real_nli_judge_drops_an_unsupported_statement(stack, minilm):
         '{"useful_information": [{"info": "Killing Pablo is a book by Mark Bowden.", "support_passages": [0]}, '
         '{"info": "The Eiffel Tower was painted green by Napoleon in 1620.", "support_passages": [0]}]}'
     )
-    llm = FakeAnswerChat(responses=[leaf, '{"answer": "Mark Bowden", "missing_information": ""}'])
+    # leaf, main verdict, then the reader's answer (answer_with="reader", the default)
+    llm = FakeAnswerChat(responses=[leaf, '{"answer": "Mark Bowden", "missing_information": ""}', "Mark Bowden"])
     g = build_migres_graph(Components(llm=llm, retriever=corpus, embeddings=minilm, judges=judges))
     out = g.invoke({"question": "Who wrote the book Killing Pablo?"}, context=MIGRESContext(max_passages=1))
     assert out["passages"][0]["title"] == "Killing Pablo"
@@ -78,4 +79,5 @@ def test_real_nli_judge_drops_an_unsupported_statement(stack, minilm):
     assert infos == ["Killing Pablo is a book by Mark Bowden."]
     leaf_trace = next(t for t in out["trace"] if t["node"] == "leaf_extract")
     assert [d[0] for d in leaf_trace["dropped_by_nli"]] == ["The Eiffel Tower was painted green by Napoleon in 1620."]
-    assert out["answer"] == "Mark Bowden" and out["llm_calls"] == 2
+    assert out["answer"] == "Mark Bowden" and out["llm_calls"] == 3 and out["final"] == "answered"
+    assert [t["node"] for t in out["trace"]][-2:] == ["main_judge", "reader_answer"]

@@ -73,7 +73,8 @@ def test_a_committing_model_never_hits_the_guard(hotpot_examples):
             return '{"answer": "1974", "missing_information": ""}'
         return never_commits(prompt)
 
-    summary, recs = run_spec(RunSpec("migres", k=2), hotpot_examples[:2], _components(ScriptedChat(script=script), hotpot_examples),
+    # the Main Module's own answer is the prediction (answer_with="main"; the reader route: tests/graphs/test_migres.py)
+    summary, recs = run_spec(RunSpec("migres", k=2, settings={"answer_with": "main"}), hotpot_examples[:2], _components(ScriptedChat(script=script), hotpot_examples),
                              dataset="hotpotqa", progress=False)
     assert summary["guard_hit_rate"] == 0.0 and summary["iterations_avg"] == 1 and summary["parse_failures"] == 0
     assert [r["prediction"] for r in recs] == ["1974", "1974"]
@@ -119,7 +120,7 @@ def test_malformed_decisions_are_summed_by_eval(hotpot_examples):
         return never_commits(prompt)
 
     llm = ScriptedChat(script=script)
-    summary, recs = run_spec(RunSpec("migres", k=2), hotpot_examples[:3], _components(llm, hotpot_examples),
+    summary, recs = run_spec(RunSpec("migres", k=2, settings={"answer_with": "main"}), hotpot_examples[:3], _components(llm, hotpot_examples),
                              dataset="hotpotqa", progress=False)
     assert [r["parse_failures"] for r in recs] == [1, 1, 1] and summary["parse_failures"] == 3
     assert [r["prediction"] for r in recs] == ["1974"] * 3 and summary["guard_hit_rate"] == 0.0
