@@ -18,9 +18,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
+import tempfile
 import time
 import traceback
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Callable, Iterable
 
 from ..errors import ConfigError, redact
@@ -352,20 +354,54 @@ def run_spec(
     ctx = build_context(spec)
     graph = build_graph(spec.graph_method, components)
     results_path, done = open_results(spec, out_dir, resume=resume, dataset=dataset, data=data)
-    with Recorder(spec, examples, done, results_path, progress=progress, on_record=on_record) as rec:
-        if rec.todo:
-            warm_up(components, ctx)
-        for ex in rec.todo:
-            t0 = time.perf_counter()
-            try:
-                final = graph.invoke({"question": ex.question}, context=ctx)
-                r = score_example(ex, final, time.perf_counter() - t0, retrieval_only=spec.retrieval_only)
-            except KeyboardInterrupt:
-                raise
-            except Exception as e:  # recorded, and the run goes on
-                r = error_record(ex, e, time.perf_counter() - t0, retrieval_only=spec.retrieval_only)
-            rec.add(r)
+    ctx, scratch = run_memory(ctx, results_path, resume=resume)
+    try:
+        with Recorder(spec, examples, done, results_path, progress=progress, on_record=on_record) as rec:
+            if rec.todo:
+                warm_up(components, ctx)
+            for ex in rec.todo:
+                t0 = time.perf_counter()
+                try:
+                    final = graph.invoke({"question": ex.question}, context=ctx)
+                    r = score_example(ex, final, time.perf_counter() - t0, retrieval_only=spec.retrieval_only)
+                except KeyboardInterrupt:
+                    raise
+                except Exception as e:  # recorded, and the run goes on
+                    r = error_record(ex, e, time.perf_counter() - t0, retrieval_only=spec.retrieval_only)
+                rec.add(r)
+    finally:
+        if scratch is not None:
+            from ..tools.reservoir import close_reservoir
+
+            close_reservoir(ctx.reservoir_path)
+            shutil.rmtree(scratch, ignore_errors=True)
     return finish_run(spec, examples, rec.records, done, out_dir=out_dir, dataset=dataset, data=data)
+
+
+RUN_RESERVOIR = "reservoir.sqlite3"
+
+
+def run_memory(ctx: Any, results_path: str | None, *, resume: bool) -> tuple[Any, str | None]:
+    """A method that remembers across questions (ERM4's reservoir) gets a memory of its own
+    for each evaluation run, so a score never depends on earlier runs or on the user's
+    reservoir: ``reservoir.sqlite3`` beside the run's results (kept, so a resumed run goes on
+    with what its finished questions stored; emptied by ``--fresh``), or, without ``--out``, a
+    temporary file removed after the run (the second value: that directory). A
+    ``reservoir_path`` given in the settings is used as it is."""
+    if "reservoir_path" not in {f.name for f in fields(ctx)} or ctx.reservoir_path:
+        return ctx, None
+    if results_path:
+        path = os.path.join(os.path.dirname(results_path), RUN_RESERVOIR)
+        if not resume:
+            from ..tools.reservoir import close_reservoir
+
+            close_reservoir(path)
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                if os.path.exists(path + suffix):
+                    os.remove(path + suffix)
+        return replace(ctx, reservoir_path=path), None
+    scratch = tempfile.mkdtemp(prefix="ragraphs-eval-memory-")
+    return replace(ctx, reservoir_path=os.path.join(scratch, RUN_RESERVOIR)), scratch
 
 
 def iter_specs(methods: Iterable[str], ks: list[int | None], strategies: list[str | None], **common) -> list[RunSpec]:

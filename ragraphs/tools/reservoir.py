@@ -421,3 +421,14 @@ def open_reservoir(
         else:
             r.max_entries = None if max_entries is None else max(1, int(max_entries))
         return r
+
+
+def close_reservoir(path: str) -> int:
+    """Close and forget every cached :class:`Reservoir` on the file ``path`` (all collections
+    and embeddings): the file can then be removed. Returns how many were closed."""
+    full = str(Path(path).expanduser().resolve())
+    with _OPEN_LOCK:
+        keys = [k for k in _OPEN if k[0] == full]
+        for k in keys:
+            _OPEN.pop(k).close()
+    return len(keys)

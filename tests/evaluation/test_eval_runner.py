@@ -198,3 +198,37 @@ def test_cli_eval_missing_data_file(tmp_path, capsys):
     rc = main(["eval", "--method", "none", "--data", str(tmp_path / "nope.jsonl")])
     err = capsys.readouterr().err
     assert rc == 2 and "no such file" in err
+
+
+def test_erm4_runs_get_a_memory_of_their_own(tmp_path, hotpot, corpus, monkeypatch):
+    """ERM4 remembers across questions: each evaluation run gets its own reservoir (beside its
+    results, or a temporary one), so no score depends on earlier runs or the user's reservoir."""
+    import tempfile
+
+    from fakes import ConstJudge
+    from ragraphs.tools.reservoir import default_reservoir_path, open_reservoir
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    emb = HashEmbeddings(256, "strip")
+    comps = Components(llm=FakeAnswerChat(responses=["1974"]), retriever=corpus, embeddings=emb,
+                       judges={"evaluator": ConstJudge(0.9), "nli": ConstJudge(0.9)})
+    spec = RunSpec("erm4", k=2)
+    out = tmp_path / "out"
+    summary, _ = run_spec(spec, hotpot[:3], comps, dataset="hotpotqa", out_dir=str(out), progress=False)
+    assert summary["n"] == 3 and summary["errors"] == 0
+    three = open_reservoir(str(out / "reservoir.sqlite3"), embeddings=emb).count()
+    assert three > 0  # what the run stored lies beside its results
+    assert not os.path.exists(default_reservoir_path())  # the user's reservoir was never opened
+    # --fresh starts from an empty memory: one question stores less than three did
+    run_spec(spec, hotpot[:1], comps, dataset="hotpotqa", out_dir=str(out), resume=False, progress=False)
+    one = open_reservoir(str(out / "reservoir.sqlite3"), embeddings=emb).count()
+    assert 0 < one < three
+    # without an output directory: a temporary reservoir, removed after the run
+    summary, _ = run_spec(spec, hotpot[:2], comps, dataset="hotpotqa", progress=False)
+    assert summary["errors"] == 0 and os.listdir(tmp_path / "tmp") == []
+    assert not os.path.exists(default_reservoir_path())
+    # a reservoir named in the settings is the one used
+    mine = tmp_path / "mine.sqlite3"
+    run_spec(RunSpec("erm4", k=2, settings={"reservoir_path": str(mine)}), hotpot[:1], comps, progress=False)
+    assert open_reservoir(str(mine), embeddings=emb).count() == one
