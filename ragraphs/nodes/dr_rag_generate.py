@@ -7,7 +7,7 @@ from typing import Callable, Sequence
 from langgraph.runtime import Runtime
 
 from ..components import Components
-from ..prompts import clean_answer, one_line
+from ..prompts import STOP_ANSWER, clean_answer, one_line, rag_answer_prompt
 from ..state.types import Passage
 from ..settings import DRRAGContext
 from ..tools.llm import complete, llm_usage
@@ -84,8 +84,11 @@ def make_dr_generate(c: Components) -> Callable[[dict, Runtime], dict]:
         if ctx.skip_generation:
             return {"answer": "", "_trace": {"skipped": "skip_generation", "n_passages": len(passages)}}
         max_new = int(ctx.max_new_tokens)
-        prompt = dr_rag_answer_prompt(state["question"], passages, int(ctx.max_passage_chars))
-        out = complete(c.llm(ctx.llm, max_tokens=max_new), prompt, stop=STOP_DR, max_tokens=max_new)
+        if ctx.answer_prompt == "reader":
+            prompt, stop = rag_answer_prompt(state["question"], passages, max_chars=int(ctx.max_passage_chars)), STOP_ANSWER
+        else:
+            prompt, stop = dr_rag_answer_prompt(state["question"], passages, int(ctx.max_passage_chars)), STOP_DR
+        out = complete(c.llm(ctx.llm, max_tokens=max_new), prompt, stop=stop, max_tokens=max_new)
         answer = clean_answer(out.text)
         return {
             "answer": answer,

@@ -214,7 +214,7 @@ def test_skip_generation_makes_no_llm_call(slices):
 
 def test_prompt_follows_the_papers_shape(slices):
     exs, corpus = slices["2wikimultihopqa"]
-    out, llm = _run(corpus, ZONE, judge=ScriptedPairJudge(accept_all=True), strategy="cfs", k=3)
+    out, llm = _run(corpus, ZONE, judge=ScriptedPairJudge(accept_all=True), strategy="cfs", k=3, answer_prompt="paper")
     prompt = llm.prompts[0]
     assert prompt.rstrip().endswith("Answer:")
     assert f"Question: {ZONE}" in prompt
@@ -222,6 +222,16 @@ def test_prompt_follows_the_papers_shape(slices):
         assert f"Document {i}: {p['title']}: " in prompt
     assert out["input_tokens"] > 0 and out["output_tokens"] >= 1
     assert "Document 1:" in dr_rag_answer_prompt("q?", [], 100) and "(none)" in dr_rag_answer_prompt("q?", [], 100)
+
+
+def test_reader_prompt_is_vanillas_over_the_selected_documents(slices):
+    from ragraphs.prompts import rag_answer_prompt
+
+    exs, corpus = slices["2wikimultihopqa"]
+    out, llm = _run(corpus, ZONE, judge=ScriptedPairJudge(accept_all=True), strategy="cfs", k=3, answer_prompt="reader")
+    assert len(out["passages"]) == 3 and out["llm_calls"] == 1
+    assert llm.prompts == [rag_answer_prompt(ZONE, out["passages"], max_chars=1200)]
+    assert "Document 1:" not in llm.prompts[0]
 
 
 def test_modes_reach_the_retriever(slices):
