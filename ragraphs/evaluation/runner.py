@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any, Callable, Iterable
 
 from ..errors import ConfigError, redact
+from ..tools.reservoir import close_reservoir
 from .metrics import answer_scores, gold_found, mean, passage_matches
 from .records import Recorder, open_results, read_results  # noqa: F401  (read_results: used by bench and tests)
 
@@ -371,8 +372,6 @@ def run_spec(
                 rec.add(r)
     finally:
         if scratch is not None:
-            from ..tools.reservoir import close_reservoir
-
             close_reservoir(ctx.reservoir_path)
             shutil.rmtree(scratch, ignore_errors=True)
     return finish_run(spec, examples, rec.records, done, out_dir=out_dir, dataset=dataset, data=data)
@@ -393,8 +392,6 @@ def run_memory(ctx: Any, results_path: str | None, *, resume: bool) -> tuple[Any
     if results_path:
         path = os.path.join(os.path.dirname(results_path), RUN_RESERVOIR)
         if not resume:
-            from ..tools.reservoir import close_reservoir
-
             close_reservoir(path)
             for suffix in ("", "-wal", "-shm", "-journal"):
                 if os.path.exists(path + suffix):

@@ -147,32 +147,30 @@ def _try_load(s: str) -> Any:
     return None
 
 
-def parse_json_value(text: str) -> Any:
-    """The first JSON object or array that can be read from ``text`` (repaired), else None."""
+def _first(text: str, accept, objects_only: bool = False) -> Any:
+    """The first candidate of any reading of ``text`` that loads (repaired) to a value
+    ``accept`` takes, else None; a parser of model output must never crash a run."""
     try:
         for reading in _readings(text):
             for cand in _candidates(reading):
-                val = _try_load(cand)
-                if isinstance(val, (dict, list)):
-                    return val
-    except Exception:  # a parser of model output must never crash a run
-        return None
-    return None
-
-
-def parse_json_object(text: str) -> dict | None:
-    """The first JSON object readable from ``text``, else None (arrays are skipped)."""
-    try:
-        for reading in _readings(text):
-            for cand in _candidates(reading):
-                if not cand.startswith("{"):
+                if objects_only and not cand.startswith("{"):
                     continue
                 val = _try_load(cand)
-                if isinstance(val, dict):
+                if accept(val):
                     return val
     except Exception:
         return None
     return None
+
+
+def parse_json_value(text: str) -> Any:
+    """The first JSON object or array that can be read from ``text`` (repaired), else None."""
+    return _first(text, lambda v: isinstance(v, (dict, list)))
+
+
+def parse_json_object(text: str) -> dict | None:
+    """The first JSON object readable from ``text``, else None (arrays are skipped)."""
+    return _first(text, lambda v: isinstance(v, dict), objects_only=True)
 
 
 def extract_string_field(text: str, key: str) -> str | None:

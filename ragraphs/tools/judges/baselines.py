@@ -33,7 +33,10 @@ class _EmbeddingCache:
         texts = [(t or " ")[:MAX_CHARS] for t in texts]
         keys = [self._key(t) for t in texts]
         out: list[np.ndarray | None] = [self._cache.get(k) for k in keys]
-        missing = {k: i for i, k in reversed(list(enumerate(keys))) if out[i] is None}
+        missing: dict[str, int] = {}  # key -> the first row that needs it
+        for i, k in enumerate(keys):
+            if out[i] is None:
+                missing.setdefault(k, i)
         if missing:
             idx = sorted(missing.values())
             emb = np.asarray(embed_texts(self.embeddings, [texts[i] for i in idx]), dtype=np.float32)
