@@ -60,7 +60,13 @@ def row(dataset: str, migres_dir: str, vanilla_dir: str) -> dict:
     sm, sv = summarize(ms, dataset=dataset), summarize(vs, dataset=dataset)
     kp = [sum(1 for e in r.get("trace") or [] if e.get("node") == "knowledge_prompt") for r in ms]
     read = [passages_read(r) for r in ms]
-    guard = [r for r in ms if any(e.get("node") == "final_answer" for e in r.get("trace") or [])]
+    def ended(r: dict) -> str:  # records before the "ended" field: final_answer ran only at the guard
+        if r.get("ended"):
+            return r["ended"]
+        return "guard" if any(e.get("node") == "final_answer" for e in r.get("trace") or []) else "answered"
+
+    guard = [r for r in ms if ended(r) == "guard"]
+    exhausted = [r for r in ms if ended(r) == "exhausted"]
     paper = PAPER_TABLE4.get(dataset)
     return {
         "dataset": dataset,
@@ -71,7 +77,7 @@ def row(dataset: str, migres_dir: str, vanilla_dir: str) -> dict:
             "llm_calls": sm["llm_calls_avg"], "iterations": sm["iterations_avg"],
             "passages_read": round(sum(read) / len(read), 3) if read else None, "docs": sm["docs_avg"],
             "knowledge_prompts": round(sum(kp) / len(kp), 3) if kp else None,
-            "stopped_by_guard": len(guard),
+            "stopped_by_guard": len(guard), "stopped_exhausted": len(exhausted),
             "guard_hit_rate": sm["guard_hit_rate"], "parse_failures": sm["parse_failures"],
             "input_tokens": sm["input_tokens_avg"], "latency_s": sm["latency_s_avg"],
         },
@@ -87,15 +93,15 @@ def _f(x, nd=2):
 
 def markdown(rows: list[dict]) -> str:
     lines = [
-        "| dataset | n | MIGRES calls | paper | MIGRES iter | paper | passages read | paper | docs | guard stops | parse failures | EM MIGRES | EM vanilla | Acc MIGRES | Acc vanilla | F1 MIGRES | F1 vanilla | recall MIGRES | recall vanilla |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| dataset | n | MIGRES calls | paper | MIGRES iter | paper | passages read | paper | docs | guard stops | exhausted | parse failures | EM MIGRES | EM vanilla | Acc MIGRES | Acc vanilla | F1 MIGRES | F1 vanilla | recall MIGRES | recall vanilla |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         m, v, p = r["migres"], r["vanilla"], r["paper_table4"] or {}
         lines.append(
             f"| {r['dataset']} | {r['n']} | {_f(m['llm_calls'])} | {_f(p.get('llm_calls'), 1)} | {_f(m['iterations'])} | "
             f"{_f(p.get('iterations'), 1)} | {_f(m['passages_read'])} | {_f(p.get('passages'), 1)} | {_f(m['docs'])} | "
-            f"{m['stopped_by_guard']} | {m.get('parse_failures', '-')} | {_f(m['em'], 3)} | {_f(v['em'], 3)} | {_f(m['acc'], 3)} | {_f(v['acc'], 3)} | "
+            f"{m['stopped_by_guard']} | {m.get('stopped_exhausted', 0)} | {m.get('parse_failures', '-')} | {_f(m['em'], 3)} | {_f(v['em'], 3)} | {_f(m['acc'], 3)} | {_f(v['acc'], 3)} | "
             f"{_f(m['f1'], 3)} | {_f(v['f1'], 3)} | {_f(m['recall'], 3)} | {_f(v['recall'], 3)} |"
         )
     return "\n".join(lines)

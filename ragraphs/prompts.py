@@ -77,6 +77,49 @@ def closed_book_prompt(question: str) -> str:
     return "\n".join(parts)
 
 
+SHORTEN_INSTRUCTIONS = (
+    "Shorten the answer to the question to a short phrase (a name, date, number, place, or yes/no) taken from it."
+)
+
+_SHORTEN_SHOTS = [
+    (
+        "In what year was the designer of the Eiffel Tower born?",
+        "Gustave Eiffel, the engineer whose company designed the Eiffel Tower, was born in 1832.",
+        "1832",
+    ),
+    (
+        "Which film came out first, Metropolis or Casablanca?",
+        "Metropolis is a 1927 German silent film, so it came out before Casablanca (1942).",
+        "Metropolis",
+    ),
+    (
+        "Who founded the company that makes the Model T?",
+        "The Model T was made by the Ford Motor Company, which was founded by Henry Ford in 1903.",
+        "Henry Ford",
+    ),
+    ("Are the Nile and the Amazon both rivers?", "Yes, the Nile and the Amazon are both rivers.", "yes"),
+]
+
+# a finite verb of the kind a sentence-long answer carries ("X was born in Y", "X is a 1958 film")
+_SENTENCE_VERB = re.compile(r"\b(is|was|are|were|has|had|died|born)\b")
+
+
+def reads_as_sentence(answer: str, max_words: int = 3) -> bool:
+    """Whether an answer is a sentence rather than a short phrase: more than ``max_words``
+    words and a finite verb such as "is", "was" or "born". A long title ("Mcdull: Rise Of
+    The Rice Cooker") has no such verb and is left alone."""
+    return len((answer or "").split()) > max_words and bool(_SENTENCE_VERB.search(answer))
+
+
+def shorten_answer_prompt(question: str, answer: str) -> str:
+    """Few-shot prompt that cuts a sentence-long answer down to the short phrase it names."""
+    parts = [SHORTEN_INSTRUCTIONS, ""]
+    for q, long, short in _SHORTEN_SHOTS:
+        parts += [f"Question: {q}", f"Answer: {long}", f"Short answer: {short}", ""]
+    parts += [f"Question: {one_line(question)}", f"Answer: {one_line(answer, 400)}", "Short answer:"]
+    return "\n".join(parts)
+
+
 def one_line(text: str, max_chars: int = 2000) -> str:
     """Collapse whitespace; cap length (keeps prompts bounded for 100k-character input)."""
     t = " ".join((text or "").split())

@@ -112,7 +112,7 @@ def _trace_summary(trace: list[dict]) -> list[dict]:
     out = []
     for e in trace or []:
         item = {"node": e.get("node"), "elapsed_s": e.get("elapsed_s")}
-        for key in ("route", "decision", "n_passages", "skipped", "k", "mode", "strategy"):
+        for key in ("route", "decision", "n_passages", "skipped", "k", "mode", "strategy", "answered", "fallback"):
             if key in e and isinstance(e[key], (str, int, float, bool)):
                 item[key] = e[key]
         out.append(item)
@@ -171,6 +171,7 @@ def score_example(ex, final: dict, wall_s: float, *, retrieval_only: bool) -> di
         "parse_failures": int(final.get("parse_failures") or 0),
         # looping methods (MIGRES) say how the run ended: "guard" = stopped by max_iterations
         "guard_hit": (final.get("final") == "guard") if "final" in final else None,
+        "ended": final.get("final"),
         "wall_s": round(wall_s, 6),
         "node_s": {k: round(v, 6) for k, v in node_s.items()},
         "overhead_s": round(max(0.0, wall_s - inside), 6),
@@ -206,6 +207,7 @@ def error_record(ex, err: BaseException, wall_s: float, *, retrieval_only: bool)
         "iterations": None,
         "parse_failures": None,
         "guard_hit": None,
+        "ended": None,
         "wall_s": round(wall_s, 6),
         "node_s": {},
         "overhead_s": None,
@@ -217,6 +219,15 @@ def error_record(ex, err: BaseException, wall_s: float, *, retrieval_only: bool)
 
 def _r(x: float | None, nd: int = 4) -> float | None:
     return None if x is None else round(x, nd)
+
+
+def _ended(records: list[dict]) -> dict[str, int] | None:
+    """How the runs of a looping method ended (MIGRES: answered / exhausted / guard), counted."""
+    counts: dict[str, int] = {}
+    for r in records:
+        if r.get("ended"):
+            counts[r["ended"]] = counts.get(r["ended"], 0) + 1
+    return dict(sorted(counts.items())) or None
 
 
 def summarize(records: list[dict], *, spec: RunSpec | None = None, dataset: str = "", data: str = "") -> dict:
@@ -251,6 +262,7 @@ def summarize(records: list[dict], *, spec: RunSpec | None = None, dataset: str 
         "iterations_avg": _r(mean(r.get("iterations") for r in ok), 3),
         "parse_failures": sum(int(r.get("parse_failures") or 0) for r in ok),
         "guard_hit_rate": _r(mean(float(r["guard_hit"]) for r in ok if r.get("guard_hit") is not None), 3),
+        "ended": _ended(ok),
         "latency_s_avg": _r(mean(walls), 4),
         "latency_s_max": _r(max(walls), 4) if walls else None,
         "node_s_avg": {k: round(v / len(ok), 5) for k, v in nodes.items()} if ok else {},

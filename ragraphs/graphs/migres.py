@@ -8,14 +8,17 @@ One iteration::
 
     main_judge --reread-------> reader_answer -> END   (answer_with="reader", the default)
                --answered-----> END                    (answer_with="main": the Main Module's answer)
-               --unanswerable-> generate_queries -> retrieve (next iteration)
+               --unanswerable-> generate_queries --new queries--> retrieve (next iteration)
+                                                 \\-exhausted----> final_answer -> END
                --guard--------> final_answer -> END
 
 The first iteration retrieves with the question itself. ``main_judge`` ends every
 iteration and counts it; the routing function sends the run to ``final_answer`` (a
 best-effort answer from what was gathered) once ``max_iterations`` verdicts were
-"unanswerable". The guard reads the run's context (Table 12: 5 for multi-hop and
-commonsense QA, 3 for open-domain QA) and is capped at the graph's ``iteration_cap``;
+"unanswerable", or as soon as the Query Generator has nothing new to ask
+(``stop_when_exhausted``: the same query would only bring back what was read). The
+guard reads the run's context (Table 12: 5 for multi-hop and commonsense QA, 3 for
+open-domain QA) and is capped at the graph's ``iteration_cap``;
 the compiled graph also carries a recursion limit derived from that cap, so no run can
 loop unbounded whatever the LLM writes.
 """
@@ -97,7 +100,11 @@ def build_migres_graph(components: Components | None = None, *, checkpointer=Non
     g.add_edge("memory", "main_judge")
     judged = {"answered": END, "reread": "reader_answer", "unanswerable": "generate_queries", "guard": "final_answer"}
     g.add_conditional_edges("main_judge", routed("main_judge", after_judge, judged), judged)
-    g.add_edge("generate_queries", "retrieve")
+    def after_queries(state: MIGRESState) -> str:
+        return "exhausted" if state.get("exhausted") else "new queries"
+
+    asked = {"new queries": "retrieve", "exhausted": "final_answer"}
+    g.add_conditional_edges("generate_queries", routed("generate_queries", after_queries, asked), asked)
     g.add_edge("final_answer", END)
     g.add_edge("reader_answer", END)
     compiled = g.compile(checkpointer=checkpointer, name="migres")

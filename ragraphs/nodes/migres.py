@@ -20,7 +20,7 @@ from langgraph.runtime import Runtime
 
 from ..components import Components
 from ..errors import InputError
-from ..prompts import STOP_ANSWER, clean_answer, one_line, rag_answer_prompt
+from ..prompts import STOP_ANSWER, clean_answer, one_line, rag_answer_prompt, reads_as_sentence, shorten_answer_prompt
 from ..settings import MIGRESContext
 from ..state.migres import MIGRESState
 from ..state.types import Passage, make_passage
@@ -332,7 +332,9 @@ def make_main_judge(c: Components) -> Callable[[dict, Runtime], dict]:
 def make_generate_queries(c: Components) -> Callable[[dict, Runtime], dict]:
     """Query Generator: at most ``max_queries`` new simple queries for the missing
     information, none like a query already in memory. When the model gives none, the
-    missing information itself is the query (or the question joined to it)."""
+    missing information itself is the query (or the question joined to it). When that too
+    was asked before, the repeated query can only bring back what was read: with
+    ``stop_when_exhausted`` the run is marked ``exhausted`` and the graph goes to the answer."""
 
     def generate_queries(state: MIGRESState, runtime: Runtime[MIGRESContext]) -> dict:
         ctx = runtime.context or MIGRESContext()
@@ -364,6 +366,7 @@ def make_generate_queries(c: Components) -> Callable[[dict, Runtime], dict]:
                 new, fallback = [one_line(missing, 300)], "repeat"
         return {
             "queries": new,
+            "exhausted": fallback == "repeat" and bool(ctx.stop_when_exhausted),
             **out.usage(),
             "_trace": {"queries": new, "rejected_as_seen": rejected, "fallback": fallback, **out.trace()},
         }
@@ -374,8 +377,8 @@ def make_generate_queries(c: Components) -> Callable[[dict, Runtime], dict]:
 def make_final_answer(c: Components) -> Callable[[dict, Runtime], dict]:
     """Answer the question with the reader prompt from the useful information and the
     passages read so far (one LLM call): the best effort when the iteration guard stops the
-    loop, and the answer itself after an "answerable" verdict with ``answer_with="reader"``
-    (``final`` keeps saying how the loop ended)."""
+    loop or no new query is left, and the answer itself after an "answerable" verdict with
+    ``answer_with="reader"`` (``final`` keeps saying how the loop ended)."""
 
     def final_answer(state: MIGRESState, runtime: Runtime[MIGRESContext]) -> dict:
         ctx = runtime.context or MIGRESContext()
@@ -385,16 +388,27 @@ def make_final_answer(c: Components) -> Callable[[dict, Runtime], dict]:
             evidence.append(make_passage("Known information", " ".join(statements), "memory"))
         evidence += list(state.get("passages") or [])[: int(ctx.max_passages)]
         evidence += list(state.get("generated_knowledge") or [])[:1]
-        final = "answered" if state.get("answered") else "guard"
+        final = "answered" if state.get("answered") else ("exhausted" if state.get("exhausted") else "guard")
         if ctx.skip_generation:
             return {"answer": "", "final": final, "_trace": {"skipped": "skip_generation"}}
         prompt = rag_answer_prompt(state["question"], evidence, max_chars=int(ctx.max_passage_chars))
         out = complete(_llm(c, ctx), prompt, stop=STOP_ANSWER, max_tokens=int(ctx.max_new_tokens))
+        answer = clean_answer(out.text)
+        usage = llm_usage(out)
+        shortened = None
+        if ctx.shorten_answers and reads_as_sentence(answer):
+            # the known statements are sentences and the small reader tends to copy one whole
+            short = complete(_llm(c, ctx), shorten_answer_prompt(state["question"], answer), stop=STOP_ANSWER,
+                             max_tokens=int(ctx.max_new_tokens))
+            usage = {k: v + llm_usage(short)[k] for k, v in usage.items()}
+            shortened, answer = answer, clean_answer(short.text) or answer
         return {
-            "answer": clean_answer(out.text),
+            "answer": answer,
             "final": final,
-            **llm_usage(out),
-            "_trace": {"n_evidence": len(evidence), "raw": out.text[:500], "iterations": state.get("iterations"),
+            **usage,
+            "_trace": {"n_evidence": len(evidence), "raw": out.text[:500], "shortened_from": shortened,
+                       "calls": usage["llm_calls"],
+                       "iterations": state.get("iterations"),
                        "main_module_answer": state.get("answer") if state.get("answered") else None},
         }
 

@@ -4,7 +4,8 @@ Besides :class:`~ragraphs.state.base.RAGState` (question, passages, answer, coun
 trace), MIGRES keeps:
 
 - the loop's position: ``iterations`` (one per Main Module verdict), ``answered``,
-  ``final`` (how the run ended: "answered" | "guard");
+  ``exhausted`` (the Query Generator found no query not asked before), ``final`` (how the
+  run ended: "answered" | "exhausted" | "guard");
 - the Main Module's output: ``useful_info`` (statements with the passages that support
   them), ``missing_info``;
 - the Retrieval Module's work of this iteration: ``queries``, ``candidates`` (filtered
@@ -57,6 +58,7 @@ def add_unique(left: list | None, right: list | None) -> list:
 class MIGRESState(RAGState):
     iterations: NotRequired[Annotated[int, operator.add]]
     answered: NotRequired[bool]
+    exhausted: NotRequired[bool]
     final: NotRequired[str]
     useful_info: NotRequired[Annotated[list[UsefulInfo], add_list]]
     missing_info: NotRequired[str]

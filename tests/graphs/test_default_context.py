@@ -134,8 +134,13 @@ def test_migres_guard_stops_at_the_context_max_iterations(corpus):
     d = MIGRESContext()
     # a model that never answers: every verdict is "unanswerable", so only the guard ends the run
     c = _components(corpus, ['unanswerable", "missing_information": "the river"}'], evaluator=ConstJudge(0.5), nli=ConstJudge(0.9))
+    # the default loop stops earlier, once the model has nothing new to ask ("the river" again)
     out = build_graph("migres", c).invoke({"question": QUESTION})
-    assert len(_entries(out, "main_judge")) == d.max_iterations
+    assert d.stop_when_exhausted and out["final"] == "exhausted"
+    assert len(_entries(out, "main_judge")) < d.max_iterations
+    # the paper's loop, other settings left at their defaults, runs to the guard
+    out = build_graph("migres", c).invoke({"question": QUESTION}, context=MIGRESContext(stop_when_exhausted=False))
+    assert len(_entries(out, "main_judge")) == d.max_iterations and out["final"] == "guard"
     assert _entry(out, "final_answer")
     r = _entries(out, "retrieve")[0]
     assert (r["mode"], r["k"]) == (d.retrieval, d.k)

@@ -156,13 +156,53 @@ UNANSWERABLE = '{"answer": "unanswerable", "missing_information": "everything"}'
 def test_always_unanswerable_stops_exactly_at_the_guard(corpus, max_iterations):
     llm = FakeAnswerChat(responses=[UNANSWERABLE])
     g = build_migres_graph(_components(llm, corpus))
-    out = g.invoke({"question": KILLING_PABLO_Q}, context=MIGRESContext(max_iterations=max_iterations, **CTX))
+    # the paper's loop: no stop when the Query Generator has nothing new (this model repeats itself)
+    ctx = MIGRESContext(max_iterations=max_iterations, stop_when_exhausted=False, **CTX)
+    out = g.invoke({"question": KILLING_PABLO_Q}, context=ctx)
     nodes = [t["node"] for t in out["trace"]]
     assert out["iterations"] == max_iterations == nodes.count("main_judge")
     assert nodes.count("generate_queries") == max_iterations - 1
     assert nodes[-1] == "final_answer" and nodes.count("final_answer") == 1
     assert out["final"] == "guard" and out["answered"] is False
     assert out["llm_calls"] == len(llm.prompts)
+
+
+def test_a_model_with_nothing_new_to_ask_ends_before_the_guard(corpus):
+    """``stop_when_exhausted`` (the default): once the missing information, the Query
+    Generator's fallback, was asked before, the run answers instead of iterating on the
+    same query to the guard; the reader's sentence-long answer is cut to its short phrase."""
+    prompts: list[str] = []
+
+    def script(prompt: str) -> str:
+        prompts.append(prompt)
+        tail = _tail(prompt)
+        if _is_main(tail):
+            return UNANSWERABLE
+        if _is_queries(tail):
+            return '{"queries": []}'  # nothing: the fallback is the missing information itself
+        if _is_leaf(tail):
+            return '{"useful_information": []}'
+        if tail.rstrip().endswith("Short answer:"):
+            assert "Answer: Mark Bowden was born in St. Louis, Missouri\nShort answer:" in tail
+            return "St. Louis, Missouri"
+        if "LLM knowledge" not in tail and tail.rstrip().endswith("Answer:"):
+            return "Mark Bowden was born in St. Louis, Missouri."
+        return "Nothing is known."  # knowledge prompting
+
+    llm = ScriptedChat(script=script)
+    g = build_migres_graph(_components(llm, corpus))
+    out = g.invoke({"question": KILLING_PABLO_Q}, context=MIGRESContext(max_iterations=5, **CTX))
+    nodes = [t["node"] for t in out["trace"]]
+    # iteration 1 asks the question; iteration 2 asks "everything" (the missing information);
+    # the third query would be "everything" again: exhausted after two iterations of five
+    assert out["iterations"] == 2 == nodes.count("main_judge") and nodes.count("generate_queries") == 2
+    assert nodes[-1] == "final_answer" and out["final"] == "exhausted" and out["answered"] is False
+    fallbacks = [t["fallback"] for t in out["trace"] if t["node"] == "generate_queries"]
+    assert fallbacks == ["missing_information", "repeat"]
+    final = out["trace"][-1]
+    assert out["answer"] == "St. Louis, Missouri"
+    assert final["shortened_from"] == "Mark Bowden was born in St. Louis, Missouri"
+    assert out["llm_calls"] == len(prompts)  # the shortening call is counted
 
 
 def test_guard_is_capped_and_recursion_limit_is_set(corpus):
@@ -172,7 +212,7 @@ def test_guard_is_capped_and_recursion_limit_is_set(corpus):
     llm = FakeAnswerChat(responses=[UNANSWERABLE])
     g = build_migres_graph(_components(llm, corpus), iteration_cap=4)
     assert g.config["recursion_limit"] == recursion_limit_for(4)
-    ctx = MIGRESContext(max_iterations=1000, **{**CTX, "passage_threshold": 1.5})  # nothing survives
+    ctx = MIGRESContext(max_iterations=1000, stop_when_exhausted=False, **{**CTX, "passage_threshold": 1.5})  # nothing survives
     out = g.invoke({"question": KILLING_PABLO_Q}, context=ctx)
     nodes = [t["node"] for t in out["trace"]]
     assert out["iterations"] == 4 and nodes.count("knowledge_prompt") == 4
@@ -244,7 +284,7 @@ def test_hard_negatives_are_not_fed_again(corpus):
     """Passages read without yielding anything are never read again, whatever the query."""
     llm = FakeAnswerChat(responses=['{"useful_information": []}', UNANSWERABLE, json.dumps({"queries": [f"{KILLING_PABLO_Q} again"]})])
     g = build_migres_graph(_components(llm, corpus))
-    out = g.invoke({"question": KILLING_PABLO_Q}, context=MIGRESContext(max_iterations=3, knowledge_prompting=False, **CTX))
+    out = g.invoke({"question": KILLING_PABLO_Q}, context=MIGRESContext(max_iterations=3, knowledge_prompting=False, stop_when_exhausted=False, **CTX))
     fed = [k["id"] for t in out["trace"] if t["node"] == "filter_knowledge" for k in t["kept"]]
     assert fed and len(fed) == len(set(fed))  # nothing read twice
     assert set(fed) == set(out["hard_negative_ids"])

@@ -54,12 +54,14 @@ def _components(llm, hotpot):
 @pytest.mark.parametrize("max_iterations", [2, 4])
 def test_model_that_never_commits_stops_exactly_at_the_guard(hotpot_examples, max_iterations):
     llm = ScriptedChat(script=never_commits)
-    spec = RunSpec("migres", k=2, settings={"max_iterations": max_iterations})
+    # the same query comes back every iteration: the paper's loop (no stop when exhausted) runs to the guard
+    spec = RunSpec("migres", k=2, settings={"max_iterations": max_iterations, "stop_when_exhausted": False})
     summary, recs = run_spec(spec, hotpot_examples[:3], _components(llm, hotpot_examples), dataset="hotpotqa", progress=False)
     assert summary["errors"] == 0
     assert [r["iterations"] for r in recs] == [max_iterations] * 3
     assert [r["guard_hit"] for r in recs] == [True] * 3
     assert summary["guard_hit_rate"] == 1.0 and summary["iterations_avg"] == max_iterations
+    assert [r["ended"] for r in recs] == ["guard"] * 3 and summary["ended"] == {"guard": 3}
     assert summary["parse_failures"] == 0  # every output was valid JSON of its schema
     for r in recs:
         nodes = [t["node"] for t in r["trace"]]
@@ -77,11 +79,11 @@ def test_a_committing_model_never_hits_the_guard(hotpot_examples):
     summary, recs = run_spec(RunSpec("migres", k=2, settings={"answer_with": "main"}), hotpot_examples[:2], _components(ScriptedChat(script=script), hotpot_examples),
                              dataset="hotpotqa", progress=False)
     assert summary["guard_hit_rate"] == 0.0 and summary["iterations_avg"] == 1 and summary["parse_failures"] == 0
-    assert [r["prediction"] for r in recs] == ["1974", "1974"]
+    assert [r["prediction"] for r in recs] == ["1974", "1974"] and summary["ended"] == {"answered": 2}
     # methods that do not loop have no guard: no rate at all
     vanilla, _ = run_spec(RunSpec("vanilla", k=2), hotpot_examples[:1], _components(FakeAnswerChat(), hotpot_examples),
                           dataset="hotpotqa", progress=False)
-    assert vanilla["guard_hit_rate"] is None and vanilla["parse_failures"] == 0
+    assert vanilla["guard_hit_rate"] is None and vanilla["ended"] is None and vanilla["parse_failures"] == 0
 
 
 def test_malformed_output_is_repaired_once_and_counted():
