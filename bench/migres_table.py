@@ -53,6 +53,13 @@ def passages_read(rec: dict) -> int:
     return n
 
 
+def ended(rec: dict) -> str:
+    """How a run ended; records written before the ``ended`` field: final_answer ran only at the guard."""
+    if rec.get("ended"):
+        return rec["ended"]
+    return "guard" if any(e.get("node") == "final_answer" for e in rec.get("trace") or []) else "answered"
+
+
 def row(dataset: str, migres_dir: str, vanilla_dir: str) -> dict:
     m, v = _records(migres_dir), _records(vanilla_dir)
     ids = [i for i in m if i in v and not m[i].get("error") and not v[i].get("error")]
@@ -60,11 +67,6 @@ def row(dataset: str, migres_dir: str, vanilla_dir: str) -> dict:
     sm, sv = summarize(ms, dataset=dataset), summarize(vs, dataset=dataset)
     kp = [sum(1 for e in r.get("trace") or [] if e.get("node") == "knowledge_prompt") for r in ms]
     read = [passages_read(r) for r in ms]
-    def ended(r: dict) -> str:  # records before the "ended" field: final_answer ran only at the guard
-        if r.get("ended"):
-            return r["ended"]
-        return "guard" if any(e.get("node") == "final_answer" for e in r.get("trace") or []) else "answered"
-
     guard = [r for r in ms if ended(r) == "guard"]
     exhausted = [r for r in ms if ended(r) == "exhausted"]
     paper = PAPER_TABLE4.get(dataset)

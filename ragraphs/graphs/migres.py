@@ -100,6 +100,7 @@ def build_migres_graph(components: Components | None = None, *, checkpointer=Non
     g.add_edge("memory", "main_judge")
     judged = {"answered": END, "reread": "reader_answer", "unanswerable": "generate_queries", "guard": "final_answer"}
     g.add_conditional_edges("main_judge", routed("main_judge", after_judge, judged), judged)
+
     def after_queries(state: MIGRESState) -> str:
         return "exhausted" if state.get("exhausted") else "new queries"
 

@@ -400,7 +400,8 @@ def make_final_answer(c: Components) -> Callable[[dict, Runtime], dict]:
             # the known statements are sentences and the small reader tends to copy one whole
             short = complete(_llm(c, ctx), shorten_answer_prompt(state["question"], answer), stop=STOP_ANSWER,
                              max_tokens=int(ctx.max_new_tokens))
-            usage = {k: v + llm_usage(short)[k] for k, v in usage.items()}
+            extra = llm_usage(short)
+            usage = {k: v + extra[k] for k, v in usage.items()}
             shortened, answer = answer, clean_answer(short.text) or answer
         return {
             "answer": answer,
