@@ -17,6 +17,7 @@ import argparse
 import itertools
 import json
 import os
+import pickle
 import sys
 import time
 from pathlib import Path
@@ -63,6 +64,22 @@ def collect(corpus, ev, pj, question, depths, k1max, k2max, concat: bool, second
     return out
 
 
+def pool_pick(first, second, score_of, th, k):
+    """An alternative to Algorithm 1 (not in the graph): pool every d_i's candidates, score
+    each by its best pair score with any d_i, and add the best accepted ones up to the budget
+    (so one d_i may bring two partners and a d_i with none brings nothing)."""
+    have = {p["id"] for p in first}
+    best: dict = {}
+    for p, lst in zip(first, second):
+        for x in lst:
+            if x["id"] not in have:
+                s = score_of[(p["id"], x["id"])]
+                if x["id"] not in best or s > best[x["id"]][1]:
+                    best[x["id"]] = (x, s)
+    ranked = sorted(best.values(), key=lambda xs: -xs[1])
+    return [x for x, s in ranked if s >= th][: max(0, k - len(first))]
+
+
 def select(data, cfg, k):
     """The documents a configuration hands the LLM (replaying the graph's selection)."""
     cands = data["first"][cfg["depth"]]
@@ -84,7 +101,10 @@ def select(data, cfg, k):
     if cfg["strategy"] == "qdc":
         return first + qdc_select(first, second, k)
     score_of = {(p["id"], x["id"]): data["second"][p["id"]]["pair"][x["id"]] for p, lst in zip(first, second) for x in lst}
-    added, _ = forward_walk(first, second, score_of, cfg["th"], k, cfg["pick"])
+    if cfg["pick"] == "pool":
+        added = pool_pick(first, second, score_of, cfg["th"], k)
+    else:
+        added, _ = forward_walk(first, second, score_of, cfg["th"], k, cfg["pick"])
     filled = fill_budget(first + added, cands, k) if cfg["fill"] else []
     return first + added + filled
 
@@ -102,28 +122,44 @@ def main(argv=None) -> int:
     ap.add_argument("--plain-second", action="store_true", help="also the two-stage rows without a re-ranker")
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--json", default=None)
+    ap.add_argument("--scores", default=None,
+                    help="pickle of the scored questions: read when it exists (no model call), else written")
+    ap.add_argument("--print-all", action="store_true", help="every configuration, not only the best 25")
     args = ap.parse_args(argv)
     import torch
 
     torch.set_num_threads(1)
-    emb = MiniLMEmbeddings(fast=True)
-    ev, pj = load_default_judge("evaluator"), load_default_judge("pair")
     depths = [int(x) for x in args.depths.split(",")]
     k1s, k2s = [int(x) for x in args.k1.split(",")], [int(x) for x in args.k2.split(",")]
     ths = [float(x) for x in args.thresholds.split(",")]
+    key = {"depths": depths, "k1": max(k1s), "k2": max(k2s), "concat": not args.no_concat,
+           "plain_second": args.plain_second, "limit": args.limit}
     per_ds: dict = {}
-    for ds in args.datasets.split(","):
-        exs = [e for e in load_dataset(os.path.join(args.data_dir, f"{ds}.dev.jsonl"), ds, limit=args.limit) if e.supporting]
-        corpus = PooledCorpus(pooled_passages(load_dataset(os.path.join(args.data_dir, f"{ds}.dev.jsonl"), ds)), emb, quiet=True)
-        t0 = time.perf_counter()
-        rows = []
-        for i, ex in enumerate(exs):
-            rows.append((ex, collect(corpus, ev, pj, ex.question, depths, max(k1s), max(k2s), not args.no_concat,
+    if args.scores and os.path.exists(args.scores):
+        with open(args.scores, "rb") as fh:
+            saved = pickle.load(fh)
+        if saved["key"] != key:
+            raise SystemExit(f"--scores {args.scores} was collected with {saved['key']}, not {key}")
+        per_ds = saved["rows"]
+    else:
+        emb = MiniLMEmbeddings(fast=True)
+        ev, pj = load_default_judge("evaluator"), load_default_judge("pair")
+        for ds in args.datasets.split(","):
+            exs = [e for e in load_dataset(os.path.join(args.data_dir, f"{ds}.dev.jsonl"), ds, limit=args.limit) if e.supporting]
+            corpus = PooledCorpus(pooled_passages(load_dataset(os.path.join(args.data_dir, f"{ds}.dev.jsonl"), ds)), emb, quiet=True)
+            t0 = time.perf_counter()
+            rows = []
+            for i, ex in enumerate(exs):
+                rows.append(([g["id"] for g in ex.supporting],
+                             collect(corpus, ev, pj, ex.question, depths, max(k1s), max(k2s), not args.no_concat,
                                      args.plain_second)))
-            if i % 10 == 9:
-                print(f"  {ds}: {i + 1}/{len(exs)} ({time.perf_counter() - t0:.0f}s)", file=sys.stderr, flush=True)
-        print(f"{ds}: {len(rows)} questions scored in {time.perf_counter() - t0:.0f}s", file=sys.stderr, flush=True)
-        per_ds[ds] = rows
+                if i % 10 == 9:
+                    print(f"  {ds}: {i + 1}/{len(exs)} ({time.perf_counter() - t0:.0f}s)", file=sys.stderr, flush=True)
+            print(f"{ds}: {len(rows)} questions scored in {time.perf_counter() - t0:.0f}s", file=sys.stderr, flush=True)
+            per_ds[ds] = rows
+        if args.scores:
+            with open(args.scores, "wb") as fh:
+                pickle.dump({"key": key, "rows": per_ds}, fh)
     grid = []
     for rr, d in itertools.product((True, False), depths):
         grid.append({"strategy": "sm", "rerank": rr, "depth": d})
@@ -134,16 +170,16 @@ def main(argv=None) -> int:
                 continue
             base = {"rerank": rr, "depth": d, "k1": k1, "k2": k2, "second_rerank": sr}
             grid.append({"strategy": "qdc", **base})
-            for th, pick, fill in itertools.product(ths, ("first", "best"), (True, False)):
+            for th, pick, fill in itertools.product(ths, ("first", "best", "pool"), (True, False)):
                 grid.append({"strategy": "cfs", **base, "th": th, "pick": pick, "fill": fill})
     results = []
     for cfg in grid:
         rec = {}
         for ds, rows in per_ds.items():
             r, n = [], []
-            for ex, data in rows:
+            for gold_ids, data in rows:
                 ids = {p["id"] for p in select(data, cfg, args.k)}
-                gold = {g["id"] for g in ex.supporting}
+                gold = set(gold_ids)
                 r.append(len(gold & ids) / len(gold))
                 n.append(len(ids))
             rec[ds] = (100 * float(np.mean(r)), float(np.mean(n)))
@@ -153,7 +189,7 @@ def main(argv=None) -> int:
         cells = "  ".join(f"{ds[:8]} {v[0]:5.1f} ({v[1]:.2f})" for ds, v in x["recall"].items())
         return f"{x['mean']:5.1f}  {cells}  {json.dumps(x['cfg'])}"
     print("best 25:")
-    for x in results[:25]:
+    for x in results if args.print_all else results[:25]:
         print(show(x))
     print("SM rows:")
     for x in results:

@@ -159,20 +159,25 @@ def gbnf(schema: type[BaseModel]) -> str:
 
 
 def token_budget(schema: type[BaseModel]) -> int:
-    """Tokens that any object the grammar allows fits in (a token is at least 2 characters of
-    a bounded string, keys and punctuation about 1 token per 2 characters)."""
+    """Tokens that any object the grammar allows fits in: its longest JSON text in characters,
+    every string at its ``maxLength`` and every list at its ``maxItems``, since a token covers
+    at least one character (digits and rare words are one token per character or close; a
+    budget of two characters per token once cut a Main Module verdict before it closed).
+    The budget costs nothing when the object closes early: generation stops at the grammar's end."""
 
     def size(node: dict) -> int:
         t = node.get("type")
-        if t == "string":
-            return int(node.get("maxLength", 200)) // 2 + 2
-        if t == "array":
-            return 2 + int(node.get("maxItems", 8)) * (size(node["items"]) + 1)
-        if t == "object":
-            return 2 + sum(len(k) // 2 + 3 + size(v) for k, v in node.get("properties", {}).items())
         if "enum" in node:
-            return 4
-        return 4  # numbers, booleans
+            return 2 + max(len(json.dumps(x)) for x in node["enum"])
+        if t == "string":
+            return int(node.get("maxLength", 200)) + 2  # the quotes
+        if t == "array":
+            return 2 + int(node.get("maxItems", 8)) * (size(node["items"]) + 2)  # ", "
+        if t == "object":
+            return 2 + sum(len(k) + 6 + size(v) for k, v in node.get("properties", {}).items())  # "k": v,
+        if t == "integer" and "maximum" in node:
+            return len(str(int(node["maximum"]))) + 1
+        return 8  # other numbers, booleans
 
     return size(json_schema(schema)) + 4
 

@@ -167,6 +167,43 @@ def test_constraint_modes_and_grammars():
         assert text.count('"type": "array"') == text.count('"maxItems"')
 
 
+def _longest(node: dict, char: str) -> object:
+    """The longest object a decision's JSON schema admits, built of one repeated character."""
+    if "enum" in node:
+        return max(node["enum"], key=lambda x: len(json.dumps(x)))
+    t = node.get("type")
+    if t == "string":
+        return char * int(node["maxLength"])
+    if t == "array":
+        return [_longest(node["items"], char) for _ in range(int(node["maxItems"]))]
+    if t == "object":
+        return {k: _longest(v, char) for k, v in node["properties"].items()}
+    if t == "integer":
+        return int(node["maximum"])
+    raise AssertionError(f"no longest value for {node}")
+
+
+SCHEMAS = (S.MainVerdict, S.QueryList, S.LeafExtraction, S.RewritePlus, S.Keywords, S.Entailment)
+
+
+@pytest.mark.parametrize("schema", SCHEMAS, ids=lambda s: s.__name__)
+def test_the_token_budget_holds_the_longest_object_the_grammar_admits(schema):
+    """A grammar-constrained decision is never cut by max_tokens: even written one character
+    per token (digits are), the longest admissible object fits the budget."""
+    for char in "7x":
+        obj = _longest(S.json_schema(schema), char)
+        assert isinstance(schema.model_validate(obj), schema)  # it is admissible
+        assert len(" " + json.dumps(obj)) <= S.token_budget(schema)
+
+
+@pytest.mark.slow
+def test_the_token_budget_holds_the_longest_object_in_gemma_tokens(gemma):
+    for schema in SCHEMAS:
+        for char in "7x.":
+            text = " " + json.dumps(_longest(S.json_schema(schema), char))
+            assert gemma.count_tokens(text) <= S.token_budget(schema), (schema.__name__, char)
+
+
 def test_openai_compatible_server_gets_the_json_schema():
     from langchain_openai import ChatOpenAI
 
