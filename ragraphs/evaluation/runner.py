@@ -113,7 +113,7 @@ def _trace_summary(trace: list[dict]) -> list[dict]:
     for e in trace or []:
         item = {"node": e.get("node"), "elapsed_s": e.get("elapsed_s")}
         for key in ("route", "decision", "n_passages", "skipped", "k", "mode", "strategy", "answered", "fallback",
-                    "parsed"):
+                    "parsed", "cut_by_max_tokens"):
             if key in e and isinstance(e[key], (str, int, float, bool)):
                 item[key] = e[key]
         out.append(item)

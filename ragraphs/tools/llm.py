@@ -160,6 +160,7 @@ class Completion:
     text: str
     input_tokens: int
     output_tokens: int
+    finish_reason: str | None = None  # "length" when max_tokens cut the output (where the model says)
 
 
 def llm_usage(completion: Any, calls: int = 1) -> dict:
@@ -206,10 +207,12 @@ def complete(
             text = res.generations[0][0].text
             tu = (res.llm_output or {}).get("token_usage") or {}
             usage = {"input_tokens": tu.get("prompt_tokens"), "output_tokens": tu.get("completion_tokens")}
+            finish = (res.generations[0][0].generation_info or {}).get("finish_reason")
         else:
             msg = llm.invoke([HumanMessage(content=prompt)], **kwargs)
             text = msg.content if isinstance(msg.content, str) else str(msg.content)
             usage = getattr(msg, "usage_metadata", None) or {}
+            finish = (getattr(msg, "response_metadata", None) or {}).get("finish_reason")
     except ConfigError:
         raise
     except Exception as e:  # network errors, server errors, ...
@@ -218,7 +221,8 @@ def complete(
         raise LLMError(redact(f"LLM call failed: {type(e).__name__}: {first}")) from e
     n_in = int(usage.get("input_tokens") or 0) or max(1, len(prompt) // 4)
     n_out = int(usage.get("output_tokens") or 0)
-    return Completion(text=text, input_tokens=n_in, output_tokens=n_out)
+    return Completion(text=text, input_tokens=n_in, output_tokens=n_out,
+                      finish_reason=finish if isinstance(finish, str) else None)
 
 
 def iter_specs_help() -> Iterator[str]:

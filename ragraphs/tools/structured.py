@@ -232,6 +232,7 @@ class Decision(Generic[M]):
     calls: int
     input_tokens: int
     output_tokens: int
+    finish_reason: str | None = None  # of the last output, where the model reports it
 
     @property
     def parse_failure(self) -> int:
@@ -247,7 +248,10 @@ class Decision(Generic[M]):
         }
 
     def trace(self) -> dict:
-        return {"decision_mode": self.mode, "parsed": self.how, "calls": self.calls, "raw": self.text[:500]}
+        out = {"decision_mode": self.mode, "parsed": self.how, "calls": self.calls, "raw": self.text[:500]}
+        if self.finish_reason == "length":  # the output ran out of tokens (a cut object does not parse)
+            out["cut_by_max_tokens"] = True
+        return out
 
 
 def constraint_mode(llm: BaseChatModel) -> str:
@@ -300,7 +304,7 @@ def decide(
     def result(value: M | None, how: str) -> Decision[M]:
         return Decision(
             value, outs[-1].text, mode, how, len(outs),
-            sum(o.input_tokens for o in outs), sum(o.output_tokens for o in outs),
+            sum(o.input_tokens for o in outs), sum(o.output_tokens for o in outs), outs[-1].finish_reason,
         )
 
     text = outs[0].text

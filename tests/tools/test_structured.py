@@ -204,6 +204,23 @@ def test_the_token_budget_holds_the_longest_object_in_gemma_tokens(gemma):
             assert gemma.count_tokens(text) <= S.token_budget(schema), (schema.__name__, char)
 
 
+def test_a_decision_cut_by_max_tokens_says_so_in_its_trace():
+    cut = S.Decision(None, '{"answer": "1, 1, 1', "grammar", "failed", 2, 10, 20, "length")
+    assert cut.trace()["cut_by_max_tokens"] is True and cut.parse_failure == 1
+    whole = S.Decision(S.Keywords(keywords=["a"]), '{"keywords": ["a"]}', "grammar", "strict", 1, 10, 5, "stop")
+    assert "cut_by_max_tokens" not in whole.trace()
+
+
+@pytest.mark.slow
+def test_the_real_gemma_reports_a_cut_output(gemma):
+    from ragraphs.tools.llm import complete
+
+    out = complete(gemma, "Count from one to twenty: one, two,", max_tokens=3)
+    assert out.finish_reason == "length" and out.output_tokens == 3
+    out = complete(gemma, "Question: What is the capital of France?\nAnswer:", max_tokens=32, stop=["\n"])
+    assert out.finish_reason == "stop"
+
+
 def test_openai_compatible_server_gets_the_json_schema():
     from langchain_openai import ChatOpenAI
 
