@@ -158,6 +158,7 @@ def main(argv=None) -> int:
             print(f"{ds}: {len(rows)} questions scored in {time.perf_counter() - t0:.0f}s", file=sys.stderr, flush=True)
             per_ds[ds] = rows
         if args.scores:
+            Path(args.scores).parent.mkdir(parents=True, exist_ok=True)
             with open(args.scores, "wb") as fh:
                 pickle.dump({"key": key, "rows": per_ds}, fh)
     grid = []
