@@ -26,6 +26,7 @@ sys.path.insert(0, str(ROOT))
 
 from ragraphs.datasets import load_dataset, pooled_passages  # noqa: E402
 from ragraphs.evaluation.corpus import PooledCorpus  # noqa: E402
+from ragraphs.nodes.migres import filter_doc, kept_text  # noqa: E402
 from ragraphs.nodes.retrieve import search_many  # noqa: E402
 from ragraphs.tools.embeddings import MiniLMEmbeddings  # noqa: E402
 from ragraphs.tools.judges import load_default_judge  # noqa: E402
@@ -38,7 +39,7 @@ def kept_passages(cands, p_scores, sentences, s_scores, th, max_passages):
     for p, sc, sl, scs in zip(cands, p_scores, sentences, s_scores):
         if sc < th:
             continue
-        text = p["text"] if not scs or sc > max(scs) else " ".join(s for s, x in zip(sl, scs) if x >= th)
+        text, _ = kept_text(p["text"], sc, sl, scs, th)
         if text.strip():
             kept.append((p["id"], sc, len(text)))
     return sorted(kept, key=lambda x: -x[1])[:max_passages]
@@ -65,8 +66,7 @@ def main(argv=None) -> int:
             gold = {g["id"] for g in ex.supporting}
             for mode in ("dense", "hybrid"):
                 cands = search_many(corpus, [ex.question], args.k, mode, 60)[0][: args.k]
-                docs = [f"{p['title']}. {p['text']}" if p.get("title") else p["text"] for p in cands]
-                p_scores = [float(x) for x in ev.score_batch([(ex.question, d) for d in docs])]
+                p_scores = [float(x) for x in ev.score_batch([(ex.question, filter_doc(p)) for p in cands])]
                 sentences = [split_sentences(p["text"]) for p in cands]
                 s_scores = [[float(x) for x in ev.score_batch([(ex.question, s) for s in sl])] if sl else []
                             for sl in sentences]

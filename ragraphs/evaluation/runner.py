@@ -22,6 +22,7 @@ import shutil
 import tempfile
 import time
 import traceback
+from collections import Counter
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Callable, Iterable
 
@@ -224,10 +225,7 @@ def _r(x: float | None, nd: int = 4) -> float | None:
 
 def _ended(records: list[dict]) -> dict[str, int] | None:
     """How the runs of a looping method ended (MIGRES: answered / exhausted / guard), counted."""
-    counts: dict[str, int] = {}
-    for r in records:
-        if r.get("ended"):
-            counts[r["ended"]] = counts.get(r["ended"], 0) + 1
+    counts = Counter(r["ended"] for r in records if r.get("ended"))
     return dict(sorted(counts.items())) or None
 
 

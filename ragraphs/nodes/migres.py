@@ -111,6 +111,21 @@ def make_retrieve(c: Components) -> Callable[[dict, Runtime], dict]:
     return retrieve
 
 
+def filter_doc(p: Passage) -> str:
+    """A passage as the Knowledge Filter scores it: ``"Title. text"``."""
+    return f"{p['title']}. {p['text']}" if p.get("title") else p["text"]
+
+
+def kept_text(text: str, passage_score: float, sentences: list[str], scores: list[float],
+              threshold: float) -> tuple[str, str]:
+    """What the Knowledge Filter keeps of a surviving passage, and how: the whole passage when
+    it outscores every one of its sentences, else its sentences at or over ``threshold``."""
+    if not scores or passage_score > max(scores):
+        return text, "passage"
+    kept = [s for s, sc in zip(sentences, scores) if sc >= threshold]
+    return " ".join(kept), f"{len(kept)}/{len(sentences)} sentences"
+
+
 def make_filter_knowledge(c: Components) -> Callable[[dict, Runtime], dict]:
     """Knowledge Filter: passage-level re-rank with a threshold, then sentence-level filtering.
 
@@ -135,10 +150,7 @@ def make_filter_knowledge(c: Components) -> Callable[[dict, Runtime], dict]:
         if not raw:
             return {"candidates": [], "_trace": {"kept": [], "skipped_hard_negatives": skipped_hard, "route": "empty"}}
 
-        def doc(p: Passage) -> str:
-            return f"{p['title']}. {p['text']}" if p.get("title") else p["text"]
-
-        p_scores = judge.score_batch([(p["meta"]["query"], doc(p)) for p in raw])
+        p_scores = judge.score_batch([(p["meta"]["query"], filter_doc(p)) for p in raw])
         survivors = [(p, float(s)) for p, s in zip(raw, p_scores) if float(s) >= p_thr]
         # sentence level, one batch for all survivors
         sent_pairs, owners = [], []
@@ -156,12 +168,7 @@ def make_filter_knowledge(c: Components) -> Callable[[dict, Runtime], dict]:
         best: dict[str, Passage] = {}
         details = []
         for j, (p, ps) in enumerate(survivors):
-            sents, scores = split[j], per[j]
-            if not scores or ps > max(scores):
-                text, kept_how = p["text"], "passage"
-            else:
-                kept = [s for s, sc in zip(sents, scores) if sc >= s_thr]
-                text, kept_how = " ".join(kept), f"{len(kept)}/{len(sents)} sentences"
+            text, kept_how = kept_text(p["text"], ps, split[j], per[j], s_thr)
             if not text.strip():
                 continue
             q = {**p, "text": text, "score": ps, "meta": {**p["meta"], "passage_score": ps, "kept": kept_how}}
