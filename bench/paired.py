@@ -6,8 +6,10 @@ Reads the per-question records (DIR/**/runs/<dataset>/<label>/results.jsonl, the
 of a question wins) of every run under the given directories, pairs each run with the
 reference run of the same dataset on the questions both answered, and prints the mean
 per-question difference of each metric with a 95% percentile bootstrap interval
-(scipy.stats.bootstrap, seeded). An interval that holds 0 means the sample does not settle
-the sign of the difference.
+(``ragraphs.evaluation.paired``: scipy.stats.bootstrap, seeded). An interval that holds 0
+means the sample does not settle the sign of the difference. `ragraphs eval --compare ...
+--out DIR` puts the same table in its report; this script pairs runs made by separate
+commands.
 """
 
 from __future__ import annotations
@@ -16,9 +18,7 @@ import argparse
 import glob
 import os
 
-import numpy as np
-from scipy.stats import bootstrap
-
+from ragraphs.evaluation.paired import format_difference, paired_differences
 from ragraphs.evaluation.records import read_results
 
 
@@ -29,18 +29,10 @@ def runs(dirs: list[str]) -> dict[tuple[str, str], dict[str, dict]]:
         for path in sorted(glob.glob(os.path.join(d, "**", "runs", "*", "*", "results.jsonl"), recursive=True)):
             label_dir = os.path.dirname(path)
             key = (os.path.basename(os.path.dirname(label_dir)), os.path.basename(label_dir))
-            recs = {i: r for i, r in read_results(path).items() if not r.get("error")}
+            recs = read_results(path)
             if recs:
                 out[key] = recs
     return out
-
-
-def interval(diffs: np.ndarray, seed: int, n_resamples: int) -> tuple[float, float]:
-    if np.all(diffs == diffs[0]):
-        return float(diffs[0]), float(diffs[0])
-    res = bootstrap((diffs,), np.mean, confidence_level=0.95, n_resamples=n_resamples, method="percentile",
-                    random_state=np.random.default_rng(seed))
-    return float(res.confidence_interval.low), float(res.confidence_interval.high)
 
 
 def main() -> None:
@@ -62,14 +54,11 @@ def main() -> None:
         ref = found.get((ds, a.ref))
         if ref is None or label == a.ref:
             continue
-        ids = sorted(set(ref) & set(recs))
-        cells = []
-        for m in metrics:
-            d = np.array([float(recs[i].get(m) or 0.0) - float(ref[i].get(m) or 0.0) for i in ids])
-            lo, hi = interval(d, a.seed, a.n_resamples)
-            mark = "" if lo <= 0 <= hi else " *"
-            cells.append(f"{100 * d.mean():+.1f} [{100 * lo:+.1f}, {100 * hi:+.1f}]{mark}")
-        print(f"| {ds} | {label} | {len(ids)} | " + " | ".join(cells) + " |")
+        diffs = {p.metric: p for p in paired_differences(recs, ref, metrics=metrics, seed=a.seed,
+                                                         n_resamples=a.n_resamples)}
+        n = max((p.n for p in diffs.values()), default=0)
+        cells = [format_difference(diffs[m]) if m in diffs else "-" for m in metrics]
+        print(f"| {ds} | {label} | {n} | " + " | ".join(cells) + " |")
     print(f"\n* the interval excludes 0. Reference: {a.ref}; percent points; paired by question id.")
 
 

@@ -135,6 +135,36 @@ def plot_node_times(summaries: list[dict], path: str) -> bool:
     return True
 
 
+PAIRED = ("em", "f1", "acc", "recall")
+
+
+def paired_section(summaries: list[dict], records: dict[str, list[dict]]) -> list[str]:
+    """Report lines comparing every run with the reference (vanilla if run, else the first run)
+    question by question; nothing when fewer than two runs have records."""
+    from .paired import format_difference, paired_differences
+
+    labels = [s["label"] for s in summaries if records.get(s["label"])]
+    if len(labels) < 2:
+        return []
+    by_method = {s.get("method"): s["label"] for s in summaries if s["label"] in labels}
+    ref = by_method.get("vanilla", labels[0])
+    lines = [f"## Against {ref}, question by question", "",
+             ("Mean per-question difference (percent points) with its 95% paired bootstrap interval; "
+              "`*` marks an interval that excludes 0. A difference whose interval holds 0 is not settled "
+              "by this sample; recall pairs only the questions that have gold paragraphs."), "",
+             "| run | n (paired) | EM | F1 | acc | recall |", "| --- | --- | --- | --- | --- | --- |"]
+    for label in labels:
+        if label == ref:
+            continue
+        diffs = {p.metric: p for p in paired_differences(records[label], records[ref], metrics=PAIRED)}
+        if not diffs:
+            continue
+        n = max(p.n for p in diffs.values())
+        cells = [format_difference(diffs[m]) if m in diffs else "-" for m in PAIRED]
+        lines.append(f"| {label} | {n} | " + " | ".join(cells) + " |")
+    return lines + [""]
+
+
 def write_report(
     out: str,
     summaries: list[dict],
@@ -162,6 +192,7 @@ def write_report(
         summary_table(summaries),
         "",
     ]
+    lines += paired_section(summaries, records)
     plots = [
         ("answers.png", plot_answer_metrics, "Answer quality per method"),
         ("recall.png", plot_recall, "Recall of gold supporting paragraphs"),

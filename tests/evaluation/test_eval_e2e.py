@@ -46,3 +46,8 @@ def test_eval_two_methods_on_real_questions(tmp_path, data_dir, capsys):
     cache = os.path.join(os.environ["RAGRAPHS_HOME"], "eval-cache")
     assert any(f.endswith(".npy") for f in os.listdir(cache))
     assert (out / "report.md").exists() and (out / "plots" / "node_times.png").exists()
+    # the report compares each run with vanilla question by question
+    report = (out / "report.md").read_text()
+    assert "## Against vanilla-k2, question by question" in report
+    row = next(line for line in report.splitlines() if line.startswith("| none | 2 | "))
+    assert row.count("[") == 4  # EM, F1, acc and recall, each with its interval

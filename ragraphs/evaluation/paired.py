@@ -1,0 +1,66 @@
+"""Does a run differ from a reference run by more than its sample? A paired bootstrap.
+
+Two runs over the same questions are compared question by question: for each metric, the
+mean of the per-question differences (run minus reference) and its 95% percentile
+bootstrap interval (``scipy.stats.bootstrap``, seeded). An interval that holds 0 means the
+sample does not settle the sign of the difference. Failed questions and questions missing
+from either run are left out of the pairing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+METRICS = ("em", "f1", "acc")
+
+
+@dataclass(frozen=True)
+class PairedDifference:
+    metric: str
+    n: int
+    mean: float
+    low: float
+    high: float
+
+    @property
+    def settled(self) -> bool:
+        """True when the interval excludes 0."""
+        return self.low > 0 or self.high < 0
+
+
+def _by_id(records: Iterable[Mapping] | Mapping[str, Mapping]) -> dict[str, Mapping]:
+    items = records.values() if isinstance(records, Mapping) else records
+    return {str(r["id"]): r for r in items if "id" in r and not r.get("error")}
+
+
+def paired_differences(records: Iterable[Mapping] | Mapping[str, Mapping],
+                       reference: Iterable[Mapping] | Mapping[str, Mapping], *,
+                       metrics: Sequence[str] = METRICS, seed: int = 0,
+                       n_resamples: int = 9999) -> list[PairedDifference]:
+    """One :class:`PairedDifference` per metric that both runs scored on some common question."""
+    from scipy.stats import bootstrap
+
+    run, ref = _by_id(records), _by_id(reference)
+    ids = sorted(set(run) & set(ref))
+    out = []
+    for m in metrics:
+        pairs = [(run[i].get(m), ref[i].get(m)) for i in ids]
+        d = np.array([float(a) - float(b) for a, b in pairs if a is not None and b is not None])
+        if d.size == 0:
+            continue
+        if np.all(d == d[0]):  # no spread to resample (one question, or the same difference on each)
+            low = high = float(d[0])
+        else:
+            ci = bootstrap((d,), np.mean, confidence_level=0.95, n_resamples=n_resamples, method="percentile",
+                           random_state=np.random.default_rng(seed)).confidence_interval
+            low, high = float(ci.low), float(ci.high)
+        out.append(PairedDifference(m, int(d.size), float(d.mean()), low, high))
+    return out
+
+
+def format_difference(p: PairedDifference) -> str:
+    """``+6.0 [-2.0, +15.0]`` in percent points, ``*`` when the interval excludes 0."""
+    return f"{100 * p.mean:+.1f} [{100 * p.low:+.1f}, {100 * p.high:+.1f}]{' *' if p.settled else ''}"

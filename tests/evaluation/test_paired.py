@@ -1,0 +1,65 @@
+"""The paired bootstrap that tells a run's difference from a reference apart from its sample's noise."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragraphs.evaluation.paired import format_difference, paired_differences
+from ragraphs.evaluation.report import paired_section
+
+
+def _recs(values: list[float], start: int = 0, **extra) -> list[dict]:
+    return [{"id": f"q{start + i}", "em": v, "f1": v, "acc": v, **extra} for i, v in enumerate(values)]
+
+
+def test_identical_runs_differ_by_exactly_nothing():
+    run = _recs([1, 0, 1, 1, 0] * 8)
+    for p in paired_differences(run, run):
+        assert (p.n, p.mean, p.low, p.high, p.settled) == (40, 0.0, 0.0, 0.0, False)
+
+
+def test_a_run_right_where_the_reference_is_wrong_is_settled():
+    ref = _recs([0] * 40)
+    run = _recs([1] * 30 + [0] * 10)
+    em = paired_differences(run, ref, metrics=["em"])[0]
+    assert em.n == 40 and em.mean == pytest.approx(0.75)
+    assert 0 < em.low < 0.75 < em.high <= 1 and em.settled
+    assert format_difference(em).startswith("+75.0 [+") and format_difference(em).endswith(" *")
+
+
+def test_wins_and_losses_that_cancel_are_not_settled():
+    ref = _recs([0] * 10 + [1] * 10 + [1] * 20)
+    run = _recs([1] * 10 + [0] * 10 + [1] * 20)  # 10 questions won, 10 lost
+    em = paired_differences(run, ref, metrics=["em"])[0]
+    assert em.mean == 0.0 and em.low < 0 < em.high and not em.settled
+    assert not format_difference(em).endswith("*")
+
+
+def test_the_bootstrap_is_seeded():
+    ref, run = _recs([0, 1, 0, 1, 1, 0] * 5), _recs([1, 1, 0, 0, 1, 1] * 5)
+    assert paired_differences(run, ref, seed=3) == paired_differences(run, ref, seed=3)
+
+
+def test_only_questions_both_runs_answered_are_paired():
+    ref = _recs([0] * 10)
+    run = _recs([1] * 8)  # q0..q7
+    run[0]["error"] = "LLMError: timeout"  # a failed question is not a loss or a win
+    run.append({"id": "elsewhere", "em": 1.0, "f1": 1.0, "acc": 1.0})
+    ps = paired_differences(run, ref)
+    assert [p.metric for p in ps] == ["em", "f1", "acc"] and all(p.n == 7 and p.mean == 1.0 for p in ps)
+    # a metric a run does not score (retrieval-only: no answer) is left out
+    only_f1 = paired_differences(_recs([1] * 4, em=None), _recs([0] * 4), metrics=["em", "f1", "recall"])
+    assert [(p.metric, p.n, p.mean) for p in only_f1] == [("f1", 4, 1.0)]
+
+
+def test_the_report_compares_every_run_with_vanilla():
+    summaries = [{"label": "none", "method": "none"}, {"label": "vanilla-k2", "method": "vanilla"},
+                 {"label": "crag", "method": "crag"}]
+    records = {"none": _recs([0] * 20), "vanilla-k2": _recs([0] * 10 + [1] * 10), "crag": _recs([1] * 20)}
+    lines = paired_section(summaries, records)
+    assert lines[0] == "## Against vanilla-k2, question by question"
+    rows = [line for line in lines if line.startswith(("| none", "| crag"))]
+    assert rows[0].startswith("| none | 20 | -50.0 [") and rows[1].startswith("| crag | 20 | +50.0 [")
+    assert not any(line.startswith("| vanilla-k2") for line in lines)
+    # one run: nothing to compare
+    assert paired_section(summaries[:1], records) == []
