@@ -3,8 +3,10 @@
 Two runs over the same questions are compared question by question: for each metric, the
 mean of the per-question differences (run minus reference) and its 95% percentile
 bootstrap interval (``scipy.stats.bootstrap``, seeded). An interval that holds 0 means the
-sample does not settle the sign of the difference. Failed questions and questions missing
-from either run are left out of the pairing.
+sample does not settle the sign of the difference; so does a sample of fewer than
+``MIN_N`` questions, whatever its interval (with all differences equal, the bootstrap
+interval has no width). Failed questions and questions missing from either run are left out
+of the pairing.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 METRICS = ("em", "f1", "acc")
+MIN_N = 10  # fewer paired questions than this settle nothing
 
 
 @dataclass(frozen=True)
@@ -27,8 +30,8 @@ class PairedDifference:
 
     @property
     def settled(self) -> bool:
-        """True when the interval excludes 0."""
-        return self.low > 0 or self.high < 0
+        """True when the interval excludes 0 and at least ``MIN_N`` questions were paired."""
+        return self.n >= MIN_N and (self.low > 0 or self.high < 0)
 
 
 def _by_id(records: Iterable[Mapping] | Mapping[str, Mapping]) -> dict[str, Mapping]:
@@ -62,5 +65,5 @@ def paired_differences(records: Iterable[Mapping] | Mapping[str, Mapping],
 
 
 def format_difference(p: PairedDifference) -> str:
-    """``+6.0 [-2.0, +15.0]`` in percent points, ``*`` when the interval excludes 0."""
+    """``+6.0 [-2.0, +15.0]`` in percent points, ``*`` when settled (see :attr:`PairedDifference.settled`)."""
     return f"{100 * p.mean:+.1f} [{100 * p.low:+.1f}, {100 * p.high:+.1f}]{' *' if p.settled else ''}"

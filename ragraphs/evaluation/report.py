@@ -150,8 +150,9 @@ def paired_section(summaries: list[dict], records: dict[str, list[dict]]) -> lis
     ref = by_method.get("vanilla", labels[0])
     lines = [f"## Against {ref}, question by question", "",
              ("Mean per-question difference (percent points) with its 95% paired bootstrap interval; "
-              "`*` marks an interval that excludes 0. A difference whose interval holds 0 is not settled "
-              "by this sample; recall pairs only the questions that have gold paragraphs."), "",
+              "`*` marks an interval that excludes 0 (on 10 paired questions or more). A difference whose "
+              "interval holds 0 is not settled by this sample; recall pairs only the questions that have gold "
+              "paragraphs."), "",
              "| run | n (paired) | EM | F1 | acc | recall |", "| --- | --- | --- | --- | --- | --- |"]
     for label in labels:
         if label == ref:

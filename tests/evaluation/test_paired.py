@@ -35,6 +35,12 @@ def test_wins_and_losses_that_cancel_are_not_settled():
     assert not format_difference(em).endswith("*")
 
 
+def test_a_handful_of_questions_settles_nothing():
+    em = paired_differences(_recs([1] * 9), _recs([0] * 9), metrics=["em"])[0]
+    assert (em.n, em.mean, em.low, em.high) == (9, 1.0, 1.0, 1.0) and not em.settled
+    assert paired_differences(_recs([1] * 10), _recs([0] * 10), metrics=["em"])[0].settled
+
+
 def test_the_bootstrap_is_seeded():
     ref, run = _recs([0, 1, 0, 1, 1, 0] * 5), _recs([1, 1, 0, 0, 1, 1] * 5)
     assert paired_differences(run, ref, seed=3) == paired_differences(run, ref, seed=3)
