@@ -101,6 +101,17 @@ def stop(proc: subprocess.Popen) -> None:
         proc.wait(timeout=10)
 
 
+def portable(text: str) -> str:
+    """What the JSON records of a path or a command: paths under the repository relative to it,
+    other absolute paths by their file name (a result must not carry one machine's layout)."""
+    def one(tok: str) -> str:
+        if not os.path.isabs(tok):
+            return tok
+        p = Path(tok)
+        return str(p.relative_to(ROOT)) if p.is_relative_to(ROOT) else p.name
+    return " ".join(one(t) for t in text.split(" "))
+
+
 def schedule(levels: list[int], repeats: int) -> list[int]:
     """Every level once per repeat, the order reversed on every other repeat."""
     out: list[int] = []
@@ -177,8 +188,8 @@ def main() -> None:
               f"{r['questions_per_s']:.3f} | {r['speedup'] if ref else '-'} | {100 * r['em']:.1f} | {100 * r['f1']:.1f} |")
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    meta = {"llm_cmd": args.llm_cmd, "llm_url": args.llm_url, "llm": args.llm, "method": args.method, "k": args.k,
-            "data": args.data, "jobs": args.jobs}
+    meta = {"llm_cmd": portable(args.llm_cmd) if args.llm_cmd else None, "llm_url": args.llm_url, "llm": args.llm,
+            "method": args.method, "k": args.k, "data": portable(str(Path(args.data).resolve())), "jobs": args.jobs}
     out.write_text(json.dumps({**meta, "rounds": rows}, indent=1) + "\n")
     print(f"written: {out}  (logs: {work})", file=sys.stderr)
 
