@@ -7,6 +7,8 @@ import os
 import shlex
 from typing import Any
 
+from .paired import format_difference, paired_differences
+
 _PCT = ("em", "f1", "acc", "recall")
 
 
@@ -135,14 +137,9 @@ def plot_node_times(summaries: list[dict], path: str) -> bool:
     return True
 
 
-PAIRED = ("em", "f1", "acc", "recall")
-
-
 def paired_section(summaries: list[dict], records: dict[str, list[dict]]) -> list[str]:
     """Report lines comparing every run with the reference (vanilla if run, else the first run)
     question by question; nothing when fewer than two runs have records."""
-    from .paired import format_difference, paired_differences
-
     labels = [s["label"] for s in summaries if records.get(s["label"])]
     if len(labels) < 2:
         return []
@@ -157,11 +154,11 @@ def paired_section(summaries: list[dict], records: dict[str, list[dict]]) -> lis
     for label in labels:
         if label == ref:
             continue
-        diffs = {p.metric: p for p in paired_differences(records[label], records[ref], metrics=PAIRED)}
+        diffs = {p.metric: p for p in paired_differences(records[label], records[ref], metrics=_PCT)}
         if not diffs:
             continue
         n = max(p.n for p in diffs.values())
-        cells = [format_difference(diffs[m]) if m in diffs else "-" for m in PAIRED]
+        cells = [format_difference(diffs[m]) if m in diffs else "-" for m in _PCT]
         lines.append(f"| {label} | {n} | " + " | ".join(cells) + " |")
     return lines + [""]
 
