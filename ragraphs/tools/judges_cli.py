@@ -112,7 +112,7 @@ def register(subparsers) -> None:
     p.add_argument("--limit", type=int, default=None, help="at most this many questions per file")
     p.add_argument("--keep-torch", action="store_true", help="keep the fp32 weights beside the ONNX int8 model")
     p.add_argument("--init", metavar="DIR", default=None,
-                   help="start from this model (saved with --keep-torch) instead of the packaged MiniLM")
+                   help="start from this model instead of the packaged MiniLM: a transformers directory, or judges that ship only the int8 ONNX file (their weights are dequantized)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_train_judge)
 

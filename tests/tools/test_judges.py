@@ -172,6 +172,36 @@ def test_train_tiny_model_end_to_end(tmp_path, data_dir):
     assert rc == 0
 
 
+def test_shipped_int8_weights_restore_to_a_trainable_model(tmp_path):
+    """Only the int8 file ships; dequantized, it is a transformers model that scores as it does
+    (within int8's error), so `train-judge --init` can continue from the shipped judges."""
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    from ragraphs.tools.judges.onnx import OnnxCrossEncoder, int8_state_dict, restore_fp32
+
+    src = J.weights_dir()
+    state = int8_state_dict(src / "onnx" / "model_qint8.onnx")
+    assert state["bert.encoder.layer.5.attention.self.query.weight"].shape == (384, 384)
+    assert state["bert.encoder.layer.0.intermediate.dense.weight"].shape == (1536, 384)
+    assert state["classifier.weight"].shape == (1, 384)
+    out = restore_fp32(src, tmp_path / "fp32")
+    model = AutoModelForSequenceClassification.from_pretrained(str(out), local_files_only=True).eval()
+    tok = AutoTokenizer.from_pretrained(str(out), local_files_only=True)
+    pairs = [("relevance: who wrote Hamlet?", "Hamlet is a tragedy written by William Shakespeare around 1600."),
+             ("relevance: who wrote Hamlet?", "Paris is the capital and largest city of France."),
+             ("entailment: Paris is in France.", "Paris is the capital and largest city of France."),
+             ("entailment: Paris is in Spain.", "Paris is the capital and largest city of France.")]
+    with torch.no_grad():
+        fp32 = torch.sigmoid(model(**tok([a for a, _ in pairs], [b for _, b in pairs], padding=True,
+                                         return_tensors="pt")).logits.reshape(-1)).numpy()
+    int8 = OnnxCrossEncoder(src).predict(pairs)
+    assert np.abs(fp32 - int8).max() < 0.15
+    assert fp32[0] > fp32[1] and fp32[2] > fp32[3]
+    with pytest.raises(FileNotFoundError, match="model_qint8.onnx"):
+        restore_fp32(tmp_path / "nothing", tmp_path / "x")
+
+
 def test_cli_eval_shipped_judge_against_cosine(data_dir, capsys):
     from ragraphs.cli import main
 

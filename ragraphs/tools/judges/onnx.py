@@ -83,3 +83,71 @@ def export_int8(model_dir: str | os.PathLike, max_length: int = 256) -> str:
                      extra_options={"DefaultTensorType": TensorProto.FLOAT})
     fused.unlink(missing_ok=True)
     return INT8_FILE
+
+
+def _dequantized(init: dict, base: str) -> np.ndarray:
+    from onnx import numpy_helper
+
+    q = numpy_helper.to_array(init[base + "_quantized"]).astype(np.float32)
+    scale = numpy_helper.to_array(init[base + "_scale"]).astype(np.float32)
+    zero = numpy_helper.to_array(init[base + "_zero_point"]).astype(np.float32)
+    return (q - zero) * scale  # per-tensor (embeddings) or per output column (MatMul weights)
+
+
+def int8_state_dict(onnx_file: str | os.PathLike) -> dict[str, np.ndarray]:
+    """The weights of an int8 file written by :func:`export_int8`, dequantized, under the
+    names of the transformers model it was exported from.
+
+    The int8 file is all that ships, so this is how training can continue from the shipped
+    judges: every matrix comes back within half a quantization step of the fp32 weights."""
+    import onnx
+    from onnx import numpy_helper
+
+    model = onnx.load(str(onnx_file))
+    init = {i.name: i for i in model.graph.initializer}
+    state: dict[str, np.ndarray] = {}
+    for name, t in init.items():  # biases and layer norms stay fp32 under their own names
+        if name.startswith(("bert.", "classifier.")) and not name.endswith(("_quantized", "_scale", "_zero_point")):
+            state[name] = numpy_helper.to_array(t).astype(np.float32)
+    for name in init:
+        if name.startswith("bert.embeddings.") and name.endswith(".weight_quantized"):
+            base = name[: -len("_quantized")]
+            state[base] = _dequantized(init, base)
+    for node in model.graph.node:
+        if node.op_type != "MatMulInteger":
+            continue
+        base = node.input[1][: -len("_quantized")]
+        if base.endswith(".weight_Transposed"):  # pooler and classifier keep their names
+            key = base[: -len("_Transposed")]
+        else:  # encoder matrices: the module's path is in the node's output name
+            out = node.output[0]
+            path = out[: out.index("/MatMul_output_0")].strip("/")
+            key = path.replace("/", ".") + ".weight"
+        state[key] = _dequantized(init, base).T.copy()  # MatMul (in, out) -> Linear (out, in)
+    return state
+
+
+def restore_fp32(model_dir: str | os.PathLike, out_dir: str | os.PathLike, file_name: str = INT8_FILE) -> Path:
+    """Write a transformers model to ``out_dir`` from the int8 ONNX file in ``model_dir``
+    (its config and tokenizer copied, its weights dequantized): a start for more training."""
+    import shutil
+
+    import torch
+    from transformers import AutoConfig, AutoModelForSequenceClassification
+
+    src, out = Path(model_dir), Path(out_dir)
+    onnx_file = src / file_name
+    if not onnx_file.is_file():
+        raise FileNotFoundError(f"no ONNX judge model at {onnx_file}")
+    out.mkdir(parents=True, exist_ok=True)
+    for f in src.iterdir():
+        if f.is_file() and f.suffix in (".json", ".txt"):
+            shutil.copy2(f, out / f.name)
+    model = AutoModelForSequenceClassification.from_config(AutoConfig.from_pretrained(str(src), local_files_only=True))
+    state = {k: torch.from_numpy(v) for k, v in int8_state_dict(onnx_file).items()}
+    missing, unexpected = model.load_state_dict(state, strict=False)
+    missing = [k for k in missing if not k.endswith("position_ids")]
+    if missing or unexpected:
+        raise ValueError(f"{onnx_file}: weights do not match the config (missing {missing[:3]}, unexpected {unexpected[:3]})")
+    model.save_pretrained(str(out))
+    return out

@@ -165,11 +165,16 @@ def train_judges(files: Sequence[str], out_dir: str | os.PathLike, cfg: TrainCon
 
     from ...quiet import quiet_loading
 
-    with quiet_loading():
-        model = CrossEncoder(cfg.init or minilm_path(), num_labels=1, max_length=cfg.max_length, device=device,
-                             local_files_only=True)
     out = Path(out_dir)
     work = out / "_train"
+    start = cfg.init or minilm_path()
+    if cfg.init and not any((Path(cfg.init) / f).is_file() for f in ("model.safetensors", "pytorch_model.bin")):
+        from .onnx import restore_fp32  # only the int8 file ships: continue from its weights
+
+        start = str(restore_fp32(cfg.init, work / "_init"))
+        log(f"continuing from the int8 weights of {cfg.init}, dequantized")
+    with quiet_loading():
+        model = CrossEncoder(start, num_labels=1, max_length=cfg.max_length, device=device, local_files_only=True)
     steps = max(1, int(-(-len(ds) // cfg.batch_size) * cfg.epochs))
     args = CrossEncoderTrainingArguments(
         output_dir=str(work), num_train_epochs=cfg.epochs, per_device_train_batch_size=cfg.batch_size,

@@ -1,0 +1,128 @@
+"""Replay MIGRES's last step (the reader's answer) over recorded runs with other evidence.
+
+MIGRES's reader answers from the statements the Leaf Module kept and the passages read,
+whose text the Knowledge Filter has cut to the sentences it scored relevant. This script
+takes the per-question records of a finished ``ragraphs eval --method migres --out DIR``
+run and calls the real ``final_answer`` node once per question with the evidence built
+another way, so that a change to the reader's evidence can be measured on whole dev files
+for one LLM call per question instead of a whole MIGRES run:
+
+- ``recorded``: the passages as recorded (the filtered text): reproduces the run;
+- ``whole``: the same passages with their whole text from the data file;
+- ``whole+top``: ``whole``, then the question's own top retrieved passages (from a vanilla
+  run's records over the same corpus) until ``max_passages`` are read;
+- ``top``: only the vanilla run's passages, with the statements;
+- ``VARIANT:nostatements``, ``VARIANT:noknowledge``, ``VARIANT:nostatements+noknowledge``: the
+  same passages without the Leaf Module's statements, without the LLM knowledge that knowledge
+  prompting generated (its first 500 characters, as the trace recorded them), or without both.
+
+A variant that wins here still has to win in a whole MIGRES run: the replay keeps every
+earlier decision of the recorded run fixed.
+
+Usage:
+  python bench/migres_reader_replay.py --migres RUN/results.jsonl --vanilla RUN/results.jsonl \
+      --data ../shared/data/hotpotqa.dev.jsonl [--variants recorded,whole,whole+top] [--out FILE.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from types import SimpleNamespace
+
+from ragraphs.components import default_components
+from ragraphs.datasets import load_dataset
+from ragraphs.evaluation.metrics import answer_scores, mean
+from ragraphs.nodes.migres import _UNANSWERABLE, make_final_answer
+from ragraphs.settings import MIGRESContext
+
+
+def _records(path: str) -> dict[str, dict]:
+    with open(path, encoding="utf-8") as f:
+        return {r["id"]: r for r in map(json.loads, f) if not r.get("error")}
+
+
+def statements(rec: dict) -> list[dict]:
+    out = []
+    for t in rec.get("trace") or []:
+        if t.get("node") == "leaf_extract":
+            out += [{"info": k[0], "support_ids": [], "nli": k[1]} for k in t.get("kept") or []]
+    return out
+
+
+def knowledge(rec: dict) -> list[dict]:
+    """The first LLM knowledge the run generated, as its trace recorded it (first 500 characters)."""
+    for t in rec.get("trace") or []:
+        text = (t.get("knowledge") or "").strip() if t.get("node") == "knowledge_prompt" else ""
+        if text and not _UNANSWERABLE.search(text[:40]):
+            return [{"id": "llm", "title": "LLM knowledge", "text": text, "source": "llm", "score": None, "meta": {}}]
+    return []
+
+
+def evidence(variant: str, rec: dict, whole: dict[str, dict], top: list[dict], k: int) -> list[dict]:
+    read = list(rec.get("passages") or [])
+    if variant == "recorded":
+        return read
+    if variant == "top":
+        return top[:k]
+    full = [{**p, "text": whole[p["id"]]["text"]} if p["id"] in whole else p for p in read]
+    if variant == "whole":
+        return full
+    if variant == "whole+top":
+        ids = {p["id"] for p in full}
+        return (full + [p for p in top if p["id"] not in ids])[: max(k, len(full))]
+    raise SystemExit(f"unknown variant {variant!r}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--migres", required=True, help="results.jsonl of a MIGRES eval run")
+    ap.add_argument("--vanilla", required=True, help="results.jsonl of a vanilla eval run over the same corpus")
+    ap.add_argument("--data", required=True, help="the data file of both runs")
+    ap.add_argument("--variants", default="recorded,whole,whole+top")
+    ap.add_argument("--out", default=None)
+    ap.add_argument("--limit", type=int, default=None, help="the first N questions only")
+    a = ap.parse_args(argv)
+    m, v = _records(a.migres), _records(a.vanilla)
+    whole = {p["id"]: p for ex in load_dataset(a.data) for p in ex.paragraphs}
+    ctx = MIGRESContext()
+    node = make_final_answer(default_components())
+    runtime = SimpleNamespace(context=ctx)
+    ids = [i for i in m if i in v][: a.limit]
+    res: dict = {"n": len(ids), "data": a.data.rsplit("/", 1)[-1], "variants": {}}
+    baseline = {i: answer_scores(v[i]["prediction"], v[i]["gold"]) for i in ids}
+    res["vanilla"] = {k: round(100 * mean(s[k] for s in baseline.values()), 1) for k in ("em", "f1", "acc")}
+    res["migres_recorded"] = {k: round(100 * mean(m[i][k] for i in ids), 1) for k in ("em", "f1", "acc")}
+    for variant in a.variants.split(","):
+        t0 = time.perf_counter()
+        scores, same = [], 0
+        per = {}
+        for i in ids:
+            rec = m[i]
+            base, _, mod = variant.partition(":")
+            state = {"question": rec["question"], "useful_info": [] if "nostatements" in mod else statements(rec), "answered": rec["ended"] == "answered",
+                     "exhausted": rec["ended"] == "exhausted",
+                     "generated_knowledge": [] if "noknowledge" in mod else knowledge(rec),
+                     "passages": evidence(base, rec, whole, list(v[i].get("passages") or []), int(ctx.max_passages))}
+            out = node(state, runtime)
+            s = answer_scores(out["answer"], rec["gold"])
+            scores.append(s)
+            same += out["answer"].strip() == (rec["prediction"] or "").strip()
+            per[i] = {"answer": out["answer"], **s}
+        row = {k: round(100 * mean(s[k] for s in scores), 1) for k in ("em", "f1", "acc")}
+        row["same_answer_as_run"] = same
+        row["seconds"] = round(time.perf_counter() - t0, 1)
+        res["variants"][variant] = row
+        res.setdefault("per_question", {})[variant] = per
+        print(variant, json.dumps(row), file=sys.stderr)
+    print(json.dumps({k: x for k, x in res.items() if k != "per_question"}, indent=1))
+    if a.out:
+        with open(a.out, "w", encoding="utf-8") as f:
+            json.dump(res, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
