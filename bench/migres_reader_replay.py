@@ -96,12 +96,12 @@ def main(argv: list[str] | None = None) -> int:
     res["vanilla"] = {k: round(100 * mean(s[k] for s in baseline.values()), 1) for k in ("em", "f1", "acc")}
     res["migres_recorded"] = {k: round(100 * mean(m[i][k] for i in ids), 1) for k in ("em", "f1", "acc")}
     for variant in a.variants.split(","):
+        base, _, mod = variant.partition(":")
         t0 = time.perf_counter()
         scores, same = [], 0
         per = {}
         for i in ids:
             rec = m[i]
-            base, _, mod = variant.partition(":")
             state = {"question": rec["question"], "useful_info": [] if "nostatements" in mod else statements(rec), "answered": rec["ended"] == "answered",
                      "exhausted": rec["ended"] == "exhausted",
                      "generated_knowledge": [] if "noknowledge" in mod else knowledge(rec),

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -57,8 +57,6 @@ def export_int8(model_dir: str | os.PathLike, max_length: int = 256) -> str:
     Writes ``onnx/model.onnx`` (fp32) and ``onnx/model_qint8.onnx``; returns the latter's
     path relative to ``model_dir``."""
     import torch
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-    from onnxruntime.transformers.optimizer import optimize_model
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
     d = Path(model_dir)
@@ -74,15 +72,30 @@ def export_int8(model_dir: str | os.PathLike, max_length: int = 256) -> str:
         torch.onnx.export(model, tuple(dummy[n] for n in names), str(fp32), input_names=names, output_names=["logits"],
                           dynamic_axes=axes, opset_version=17, dynamo=False)
     cfg = model.config
-    fused = d / "onnx" / "model_fused.onnx"
-    opt = optimize_model(str(fp32), model_type="bert", num_heads=cfg.num_attention_heads, hidden_size=cfg.hidden_size)
-    opt.save_model_to_file(str(fused))
-    from onnx import TensorProto
+    quantize_int8(fp32, d / INT8_FILE, num_heads=cfg.num_attention_heads, hidden_size=cfg.hidden_size)
+    return INT8_FILE
 
-    quantize_dynamic(str(fused), str(d / INT8_FILE), weight_type=QuantType.QInt8, per_channel=True,
+
+def quantize_int8(fp32_file: str | os.PathLike, target: str | os.PathLike, *, num_heads: int = 12,
+                  hidden_size: int = 384, keep_fp32: Callable[[str], bool] | None = None) -> Path:
+    """Fuse the BERT graph of ``fp32_file`` (onnxruntime's optimizer), then quantize it to
+    dynamic int8 (per-channel weights) into ``target``; the matrix products whose node name
+    ``keep_fp32`` accepts stay fp32 (default: none)."""
+    import onnx
+    from onnx import TensorProto
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+    from onnxruntime.transformers.optimizer import optimize_model
+
+    target = Path(target)
+    fused = target.with_name(target.stem + "_fused.onnx")
+    optimize_model(str(fp32_file), model_type="bert", num_heads=num_heads, hidden_size=hidden_size).save_model_to_file(str(fused))
+    exclude = []
+    if keep_fp32 is not None:
+        exclude = [n.name for n in onnx.load(str(fused)).graph.node if n.op_type in ("MatMul", "Gather") and keep_fp32(n.name)]
+    quantize_dynamic(str(fused), str(target), weight_type=QuantType.QInt8, per_channel=True, nodes_to_exclude=exclude,
                      extra_options={"DefaultTensorType": TensorProto.FLOAT})
     fused.unlink(missing_ok=True)
-    return INT8_FILE
+    return target
 
 
 def _dequantized(init: dict, base: str) -> np.ndarray:
