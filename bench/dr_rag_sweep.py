@@ -80,8 +80,9 @@ def pool_pick(first, second, score_of, th, k):
     return [x for x, s in ranked if s >= th][: max(0, k - len(first))]
 
 
-def select(data, cfg, k):
-    """The documents a configuration hands the LLM (replaying the graph's selection)."""
+def select(data, cfg, k, gold=frozenset()):
+    """The documents a configuration hands the LLM (replaying the graph's selection); ``gold``
+    is read by the ``oracle`` pick only."""
     cands = data["first"][cfg["depth"]]
     q = data["q"]
     if cfg["rerank"]:
@@ -100,11 +101,15 @@ def select(data, cfg, k):
         second.append(lst)
     if cfg["strategy"] == "qdc":
         return first + qdc_select(first, second, k)
-    score_of = {(p["id"], x["id"]): data["second"][p["id"]]["pair"][x["id"]] for p, lst in zip(first, second) for x in lst}
+    w = cfg.get("mix", 0.0)  # weight of the evaluator's (q, d') probability mixed into the pair score
+    score_of = {(p["id"], x["id"]): (1 - w) * data["second"][p["id"]]["pair"][x["id"]] + w * (q[x["id"]] + 1) / 2
+                for p, lst in zip(first, second) for x in lst}
+    if cfg["pick"] == "oracle":  # the gold candidate when the lists hold one: the ceiling of any pick
+        score_of = {key: float(key[1] in gold) for key in score_of}
     if cfg["pick"] == "pool":
         added = pool_pick(first, second, score_of, cfg["th"], k)
     else:
-        added, _ = forward_walk(first, second, score_of, cfg["th"], k, cfg["pick"])
+        added, _ = forward_walk(first, second, score_of, cfg["th"], k, "best" if cfg["pick"] == "oracle" else cfg["pick"])
     filled = fill_budget(first + added, cands, k) if cfg["fill"] else []
     return first + added + filled
 
@@ -118,6 +123,8 @@ def main(argv=None) -> int:
     ap.add_argument("--k1", default="1,2,3")
     ap.add_argument("--k2", default="5,10")
     ap.add_argument("--thresholds", default="0.05,0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8")
+    ap.add_argument("--mix", default="0", help="weights of the evaluator's score mixed into CFS's pair score")
+    ap.add_argument("--oracle", action="store_true", help="also the rows whose pick knows the gold (a ceiling)")
     ap.add_argument("--no-concat", action="store_true", help="skip the q + d_i re-ranking (saves model calls)")
     ap.add_argument("--plain-second", action="store_true", help="also the two-stage rows without a re-ranker")
     ap.add_argument("--limit", type=int, default=None)
@@ -132,6 +139,7 @@ def main(argv=None) -> int:
     depths = [int(x) for x in args.depths.split(",")]
     k1s, k2s = [int(x) for x in args.k1.split(",")], [int(x) for x in args.k2.split(",")]
     ths = [float(x) for x in args.thresholds.split(",")]
+    mixes = [float(x) for x in args.mix.split(",")]
     key = {"depths": depths, "k1": max(k1s), "k2": max(k2s), "concat": not args.no_concat,
            "plain_second": args.plain_second, "limit": args.limit}
     per_ds: dict = {}
@@ -172,15 +180,19 @@ def main(argv=None) -> int:
             base = {"rerank": rr, "depth": d, "k1": k1, "k2": k2, "second_rerank": sr}
             grid.append({"strategy": "qdc", **base})
             for th, pick, fill in itertools.product(ths, ("first", "best", "pool"), (True, False)):
-                grid.append({"strategy": "cfs", **base, "th": th, "pick": pick, "fill": fill})
+                for w in mixes:
+                    grid.append({"strategy": "cfs", **base, "th": th, "pick": pick, "fill": fill,
+                                 **({"mix": w} if w else {})})
+            if args.oracle:
+                grid.append({"strategy": "cfs", **base, "th": 0.5, "pick": "oracle", "fill": True})
     results = []
     for cfg in grid:
         rec = {}
         for ds, rows in per_ds.items():
             r, n = [], []
             for gold_ids, data in rows:
-                ids = {p["id"] for p in select(data, cfg, args.k)}
                 gold = set(gold_ids)
+                ids = {p["id"] for p in select(data, cfg, args.k, gold)}
                 r.append(len(gold & ids) / len(gold))
                 n.append(len(ids))
             rec[ds] = (100 * float(np.mean(r)), float(np.mean(n)))

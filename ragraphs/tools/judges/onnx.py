@@ -76,6 +76,15 @@ def export_int8(model_dir: str | os.PathLike, max_length: int = 256) -> str:
     return INT8_FILE
 
 
+def fuse_bert(fp32_file: str | os.PathLike, target: str | os.PathLike, *, num_heads: int = 12,
+              hidden_size: int = 384) -> Path:
+    """onnxruntime's BERT graph fusion of ``fp32_file`` (attention, layer norm, GELU), written to ``target``."""
+    from onnxruntime.transformers.optimizer import optimize_model
+
+    optimize_model(str(fp32_file), model_type="bert", num_heads=num_heads, hidden_size=hidden_size).save_model_to_file(str(target))
+    return Path(target)
+
+
 def quantize_int8(fp32_file: str | os.PathLike, target: str | os.PathLike, *, num_heads: int = 12,
                   hidden_size: int = 384, keep_fp32: Callable[[str], bool] | None = None) -> Path:
     """Fuse the BERT graph of ``fp32_file`` (onnxruntime's optimizer), then quantize it to
@@ -84,11 +93,9 @@ def quantize_int8(fp32_file: str | os.PathLike, target: str | os.PathLike, *, nu
     import onnx
     from onnx import TensorProto
     from onnxruntime.quantization import QuantType, quantize_dynamic
-    from onnxruntime.transformers.optimizer import optimize_model
 
     target = Path(target)
-    fused = target.with_name(target.stem + "_fused.onnx")
-    optimize_model(str(fp32_file), model_type="bert", num_heads=num_heads, hidden_size=hidden_size).save_model_to_file(str(fused))
+    fused = fuse_bert(fp32_file, target.with_name(target.stem + "_fused.onnx"), num_heads=num_heads, hidden_size=hidden_size)
     exclude = []
     if keep_fp32 is not None:
         exclude = [n.name for n in onnx.load(str(fused)).graph.node if n.op_type in ("MatMul", "Gather") and keep_fp32(n.name)]
