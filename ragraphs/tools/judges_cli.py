@@ -35,7 +35,7 @@ def cmd_train_judge(args: argparse.Namespace) -> int:
         raise ConfigError("--val-fraction must be between 0 and 1")
     roles = tuple(args.judge or JUDGE_CHOICES)
     cfg = TrainConfig(roles=roles, epochs=args.epochs, lr=args.lr, warmup_ratio=args.warmup, batch_size=args.batch_size,
-                      max_length=args.max_length, mine_k=args.mine_k, val_fraction=args.val_fraction, seed=args.seed,
+                      max_length=args.max_length, mine_k=args.mine_k, pair_mine_k=args.pair_mine_k, val_fraction=args.val_fraction, seed=args.seed,
                       threads=args.threads, limit=args.limit, init=args.init, neg_ratio=args.neg_ratio,
                       **({"max_per_file": {}} if args.no_cap else {}))
     log = (lambda m: None) if args.json else (lambda m: print(m, file=sys.stderr, flush=True))
@@ -101,6 +101,9 @@ def register(subparsers) -> None:
     p.add_argument("--batch-size", type=int, default=16)
     p.add_argument("--max-length", type=int, default=320, help="tokens per (first, second) text pair")
     p.add_argument("--mine-k", type=int, default=1, help="evaluator: nearest paragraphs of other questions added as negatives")
+    p.add_argument("--pair-mine-k", type=int, default=0,
+                   help="pair: for each supporting paragraph d*, the K non-supporting paragraphs nearest to question + d* "
+                        "added as negatives (the candidates DR-RAG's second stage brings)")
     p.add_argument("--neg-ratio", type=int, default=1,
                    help="evaluator and pair: negatives per positive in the training items (validation stays 1:1)")
     p.add_argument("--no-cap", action="store_true",

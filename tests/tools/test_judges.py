@@ -140,6 +140,38 @@ def test_more_negatives_per_positive_on_request(data_dir):
     assert all((x.texts in sup) == bool(x.label) for x in J.evaluator_items(rows, random.Random(0), neg_ratio=3))
 
 
+def test_pair_negatives_mined_from_the_second_stage(data_dir):
+    """``--pair-mine-k``: each supporting paragraph brings the non-supporting paragraphs nearest
+    to question + it (real MiniLM), paired with it as negatives; positives are untouched."""
+    import random
+
+    from ragraphs.tools.embeddings import MiniLMEmbeddings
+    from ragraphs.tools.judges.baselines import _EmbeddingCache
+
+    embed = _EmbeddingCache(MiniLMEmbeddings(fast=True)).encode
+    rows = J._row_examples(str(data_dir / "hotpotqa.sample.jsonl"))
+    exs = [ex for _r, ex in rows]
+    mine = J.data._pair_miner(exs, embed, 3)
+    for ex in exs[:5]:
+        for d in ex.supporting:
+            got = mine(ex, d)
+            assert len(got) == 3 and not {p["id"] for p in got} & ex.supporting_ids
+            qe = embed([f"{ex.question} {J.passage_text(d)[:1000]}"])[0]
+            sims = [float(embed([J.passage_text(p)])[0] @ qe) for p in got]
+            assert sims == sorted(sims, reverse=True)
+    plain = J.pair_items(rows, random.Random(0), neg_ratio=2)
+    mined = J.pair_items(rows, random.Random(0), neg_ratio=2, mine=mine)
+    assert sum(x.label for x in mined) == sum(x.label for x in plain) > 0
+    assert len(mined) == len(plain)  # still neg_ratio negatives per positive
+    assert any(x.source.endswith("-mined") for x in mined)
+    sup = {(ex.question, J.passage_text(p)) for ex in exs for p in ex.supporting}
+    for x in mined:
+        q, a, b = x.texts
+        assert ((q, a) in sup and (q, b) in sup) == bool(x.label)
+    assert J.build_items("pair", [str(data_dir / "hotpotqa.sample.jsonl")], embed=embed, mine_k=0) == \
+        J.build_items("pair", [str(data_dir / "hotpotqa.sample.jsonl")])
+
+
 def test_auc_and_metrics():
     y = np.array([1, 1, 0, 0])
     assert J.auc_score(y, np.array([0.9, 0.8, 0.1, 0.2])) == 1.0

@@ -146,15 +146,23 @@ def evaluator_items(examples, rng: random.Random, title_prob: float = 1.0, mine:
     return _balance(items, rng, neg_ratio)
 
 
-def pair_items(examples, rng: random.Random, title_prob: float = 1.0, neg_ratio: int = 1) -> list[Item]:
+def pair_items(examples, rng: random.Random, title_prob: float = 1.0, neg_ratio: int = 1,
+               mine: Callable | None = None) -> list[Item]:
     """DR-RAG eq. 2: C(q, d*, d*) positive; C(q, d*, dΔ) and C(q, dΔ, dΔ) negative;
-    ``neg_ratio`` negatives per positive (1: balanced)."""
+    ``neg_ratio`` negatives per positive (1: balanced). ``mine(example, d*)`` adds the
+    negatives CFS meets: C(q, d*, dΔ) for the paragraphs a search for q + d* ranks first."""
     items: list[Item] = []
     for _row, ex in examples:
         sup = [p for p in ex.paragraphs if (p.get("meta") or {}).get("supporting")]
         dis = [p for p in ex.paragraphs if not (p.get("meta") or {}).get("supporting")]
         if len(sup) < 2 or not dis:
             continue
+        if mine is not None:
+            for a in sup:
+                for x in mine(ex, a):
+                    d1, d2 = (a, x) if rng.random() < 0.5 else (x, a)
+                    items.append(Item((ex.question, _ptext(d1, rng, title_prob), _ptext(d2, rng, title_prob)), 0, ex.id,
+                                      ex.dataset + "-mined"))
         pos = [(a, b) for i, a in enumerate(sup) for b in sup[i + 1 :]]
         for a, b in pos:
             if rng.random() < 0.5:
@@ -263,7 +271,10 @@ def nli_items(examples, rng: random.Random, title_prob: float = 1.0) -> list[Ite
 def build_items(judge: str, files: Sequence[str], seed: int = 0, limit: int | None = None, embed: Any = None,
                 mine_k: int = 2, title_prob: float = 1.0, neg_ratio: int = 1) -> list[Item]:
     """Labelled items for ``judge`` from benchmark files, each file sampled on its own with
-    ``neg_ratio`` negatives per positive (1: balanced; NLI items are always 1:1)."""
+    ``neg_ratio`` negatives per positive (1: balanced; NLI items are always 1:1). With
+    ``embed``, ``mine_k`` mined negatives are added: for the evaluator, the nearest paragraphs
+    of other questions (only where a file lacks distractors); for the pair classifier, the
+    nearest non-supporting paragraphs of the file to q + d* (the second stage's candidates)."""
     if judge not in JUDGES:
         raise ConfigError(f"unknown judge {judge!r}; choose evaluator, pair or nli")
     items: list[Item] = []
@@ -280,7 +291,8 @@ def build_items(judge: str, files: Sequence[str], seed: int = 0, limit: int | No
                 mine = _miner([ex for _r, ex in rows], embed, mine_k)
             got = evaluator_items(rows, rng, title_prob, mine, neg_ratio)
         elif judge == "pair":
-            got = pair_items(rows, rng, title_prob, neg_ratio)
+            mine = _pair_miner([ex for _r, ex in rows], embed, mine_k) if embed is not None and mine_k else None
+            got = pair_items(rows, rng, title_prob, neg_ratio, mine)
         else:
             got = nli_items(rows, rng, title_prob)
         items += got
@@ -310,6 +322,27 @@ def _miner(examples, embed: Callable[[list[str]], np.ndarray], k: int) -> Callab
         own = {p["id"] for p in ex.paragraphs}
         top = [pool[i] for i in np.argsort(-s)[: k + 4] if pool[i]["id"] not in own]
         return top[:k]
+
+    return mine
+
+
+def _pair_miner(examples, embed: Callable[[list[str]], np.ndarray], k: int) -> Callable:
+    """The ``k`` paragraphs of the file nearest (MiniLM cosine) to ``question + d*`` that do
+    not support the question: what DR-RAG's second stage hands the pair classifier."""
+    pool: list[dict] = []
+    seen = set()
+    for ex in examples:
+        for p in ex.paragraphs:
+            if p["id"] not in seen:
+                seen.add(p["id"])
+                pool.append(p)
+    pe = embed([passage_text(p) for p in pool])
+
+    def mine(ex, d: dict) -> list[dict]:
+        qe = embed([f"{' '.join(ex.question.split())} {passage_text(d)[:1000]}"])[0]
+        gold = {p["id"] for p in ex.supporting} | {d["id"]}
+        order = np.argsort(-(pe @ qe))[: k + len(gold)]
+        return [pool[i] for i in order if pool[i]["id"] not in gold][:k]
 
     return mine
 

@@ -38,6 +38,7 @@ class TrainConfig:
     max_length: int = 320
     weight_decay: float = 0.01
     mine_k: int = 1  # evaluator: nearest paragraphs of other questions added as negatives
+    pair_mine_k: int = 0  # pair: nearest non-supporting paragraphs to q + d* added as negatives
     neg_ratio: int = 1  # evaluator and pair: negatives per positive in training (validation stays 1:1)
     val_fraction: float = 0.1
     seed: int = 0
@@ -71,7 +72,8 @@ def build_training_items(files: Sequence[str], cfg: TrainConfig, embed: Callable
         for f in files:
             try:
                 got = build_items(role, [f], seed=cfg.seed, limit=cfg.limit, embed=embed,
-                                  mine_k=cfg.mine_k if role == "evaluator" else 0, neg_ratio=cfg.neg_ratio)
+                                  mine_k={"evaluator": cfg.mine_k, "pair": cfg.pair_mine_k}.get(role, 0),
+                                  neg_ratio=cfg.neg_ratio)
             except InputError:
                 got = []
             cap = (cfg.max_per_file or {}).get(role)
