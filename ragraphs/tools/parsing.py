@@ -31,7 +31,6 @@ __all__ = [
 ]
 
 _SMART = str.maketrans({"\u201c": '"', "\u201d": '"', "\u201e": '"', "\u2018": "'", "\u2019": "'", "\u00ab": '"', "\u00bb": '"'})
-_TRAILING_COMMA = re.compile(r",\s*([}\]])")
 _FENCE = re.compile(r"```(?:json|JSON)?")
 
 
@@ -92,6 +91,30 @@ def close_json(text: str) -> str:
     return out + "".join(reversed(stack))
 
 
+_CLOSES = re.compile(r"\s*[}\]]")
+
+
+def drop_trailing_commas(text: str) -> str:
+    """``[1, 2,]`` -> ``[1, 2]``: drop each comma that only whitespace separates from a closing
+    bracket, outside strings (a ``",}"`` inside a string value stays as written)."""
+    out: list[str] = []
+    in_str = esc = False
+    for i, ch in enumerate(text):
+        if in_str:
+            if esc:
+                esc = False
+            elif ch == "\\":
+                esc = True
+            elif ch == '"':
+                in_str = False
+        elif ch == '"':
+            in_str = True
+        elif ch == "," and _CLOSES.match(text, i + 1):
+            continue
+        out.append(ch)
+    return "".join(out)
+
+
 def _candidates(text: str) -> list[str]:
     """Substrings that may be one JSON value: from each opening bracket to its match or to the end."""
     out = []
@@ -128,14 +151,14 @@ def _try_load(s: str) -> Any:
     s = s.strip()
     if not s:
         return None
-    for attempt in (s, _TRAILING_COMMA.sub(r"\1", s)):
+    for attempt in (s, drop_trailing_commas(s)):
         try:
             return json.loads(attempt)
         except (ValueError, RecursionError):
             pass
-    closed = close_json(_TRAILING_COMMA.sub(r"\1", s))
+    closed = close_json(drop_trailing_commas(s))
     try:
-        return json.loads(_TRAILING_COMMA.sub(r"\1", closed))
+        return json.loads(drop_trailing_commas(closed))
     except (ValueError, RecursionError):
         pass
     # Python-literal style: single quotes, True/False/None

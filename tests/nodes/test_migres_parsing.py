@@ -116,6 +116,8 @@ def test_valid_json_round_trips_inside_noise(obj, before, after):
 
 @settings(max_examples=100, deadline=None)
 @given(st.text(alphabet=st.characters(blacklist_characters='"\\', blacklist_categories=("Cs", "Cc")), min_size=1, max_size=40), st.integers(0, 60))
+@example(",}", 0)  # a trailing-comma pattern inside the string value (found by hypothesis)
+@example("a, ]", 5)
 def test_truncated_object_keeps_the_complete_fields(answer, cut):
     full = json.dumps({"answer": answer, "missing_information": "something else entirely", "explanation": "because"})
     head = json.dumps({"answer": answer})[:-1]  # '{"answer": "..."'

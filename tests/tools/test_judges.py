@@ -54,6 +54,23 @@ def test_shipped_evaluator_separates_real_pairs(shipped, hotpot_examples):
     assert J.auc_score(y, np.r_[sp, sn]) > 0.8
 
 
+def test_pairs_run_side_by_side_score_as_alone(hotpot_examples):
+    """Several pairs run one core each in parallel; each score equals the pair's score alone
+    (all cores, one run) and with a single core."""
+    from ragraphs.tools.judges.onnx import OnnxCrossEncoder
+
+    pairs = [(ex.question, J.passage_text(p)) for ex in hotpot_examples[:3] for p in ex.paragraphs[:4]]
+    model = OnnxCrossEncoder(J.weights_dir())
+    together = model.predict(pairs)
+    alone = np.array([model.predict([x])[0] for x in pairs])
+    one_core = OnnxCrossEncoder(J.weights_dir(), threads=1).predict(pairs)
+    assert together.shape == (len(pairs),) and together.dtype == np.float32
+    np.testing.assert_allclose(together, alone, atol=1e-6)
+    np.testing.assert_allclose(together, one_core, atol=1e-6)
+    assert 0.0 < together.min() and together.max() < 1.0 and together.std() > 0.05
+    assert model.predict([]).shape == (0,)
+
+
 # ---------------------------------------------------------------- bad input
 @pytest.mark.parametrize(
     "passage",
