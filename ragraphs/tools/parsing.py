@@ -47,6 +47,27 @@ def _readings(text: str) -> list[str]:
     return [raw] if norm == raw else [raw, norm]
 
 
+def _in_strings(text: str) -> tuple[list[bool], bool, bool]:
+    """For each character of a JSON text, whether it belongs to a string literal (its quotes
+    included, backslash escapes honoured); then whether the text ends inside a string, and
+    right after a backslash."""
+    mask: list[bool] = []
+    in_str = esc = False
+    for ch in text:
+        if in_str:
+            mask.append(True)
+            if esc:
+                esc = False
+            elif ch == "\\":
+                esc = True
+            elif ch == '"':
+                in_str = False
+        else:
+            in_str = ch == '"'
+            mask.append(in_str)
+    return mask, in_str, esc
+
+
 def close_json(text: str) -> str:
     """Close what a cut-off JSON text left open: an open string, then open brackets.
 
@@ -54,20 +75,11 @@ def close_json(text: str) -> str:
     at the cut is dropped (a dangling key gets ``null``).
     """
     stack: list[str] = []
-    in_str = False
-    esc = False
-    for ch in text:
-        if in_str:
-            if esc:
-                esc = False
-            elif ch == "\\":
-                esc = True
-            elif ch == '"':
-                in_str = False
+    mask, in_str, esc = _in_strings(text)
+    for ch, inside in zip(text, mask):
+        if inside:
             continue
-        if ch == '"':
-            in_str = True
-        elif ch in "{[":
+        if ch in "{[":
             stack.append("}" if ch == "{" else "]")
         elif ch in "}]":
             if stack and stack[-1] == ch:
@@ -97,22 +109,9 @@ _CLOSES = re.compile(r"\s*[}\]]")
 def drop_trailing_commas(text: str) -> str:
     """``[1, 2,]`` -> ``[1, 2]``: drop each comma that only whitespace separates from a closing
     bracket, outside strings (a ``",}"`` inside a string value stays as written)."""
-    out: list[str] = []
-    in_str = esc = False
-    for i, ch in enumerate(text):
-        if in_str:
-            if esc:
-                esc = False
-            elif ch == "\\":
-                esc = True
-            elif ch == '"':
-                in_str = False
-        elif ch == '"':
-            in_str = True
-        elif ch == "," and _CLOSES.match(text, i + 1):
-            continue
-        out.append(ch)
-    return "".join(out)
+    mask = _in_strings(text)[0]
+    return "".join(ch for i, (ch, inside) in enumerate(zip(text, mask))
+                   if inside or ch != "," or not _CLOSES.match(text, i + 1))
 
 
 def _candidates(text: str) -> list[str]:

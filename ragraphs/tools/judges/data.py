@@ -299,8 +299,8 @@ def build_items(judge: str, files: Sequence[str], seed: int = 0, limit: int | No
     return items
 
 
-def _miner(examples, embed: Callable[[list[str]], np.ndarray], k: int) -> Callable:
-    """Nearest paragraphs of *other* questions of the same file, by MiniLM cosine."""
+def _file_pool(examples) -> tuple[list[dict], list[str]]:
+    """Every paragraph of a file once, with the id of the first question that has it."""
     pool: list[dict] = []
     owner: list[str] = []
     seen = set()
@@ -310,6 +310,12 @@ def _miner(examples, embed: Callable[[list[str]], np.ndarray], k: int) -> Callab
                 seen.add(p["id"])
                 pool.append(p)
                 owner.append(ex.id)
+    return pool, owner
+
+
+def _miner(examples, embed: Callable[[list[str]], np.ndarray], k: int) -> Callable:
+    """Nearest paragraphs of *other* questions of the same file, by MiniLM cosine."""
+    pool, owner = _file_pool(examples)
     pe = embed([passage_text(p) for p in pool])
     qe = embed([ex.question for ex in examples])
     sims = qe @ pe.T
@@ -329,13 +335,7 @@ def _miner(examples, embed: Callable[[list[str]], np.ndarray], k: int) -> Callab
 def _pair_miner(examples, embed: Callable[[list[str]], np.ndarray], k: int) -> Callable:
     """The ``k`` paragraphs of the file nearest (MiniLM cosine) to ``question + d*`` that do
     not support the question: what DR-RAG's second stage hands the pair classifier."""
-    pool: list[dict] = []
-    seen = set()
-    for ex in examples:
-        for p in ex.paragraphs:
-            if p["id"] not in seen:
-                seen.add(p["id"])
-                pool.append(p)
+    pool, _owner = _file_pool(examples)
     pe = embed([passage_text(p) for p in pool])
 
     def mine(ex, d: dict) -> list[dict]:
