@@ -11,6 +11,7 @@ returns ``CrossEncoder.predict``'s sigmoid scores.
 from __future__ import annotations
 
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable, Sequence
@@ -46,16 +47,17 @@ class OnnxCrossEncoder:
 
         self.session = session(cores)  # one pair: every core
         self._solo = session(1) if cores > 1 else None  # several pairs: one core each, side by side
-        self._cores, self._pool, self._pool_pid = cores, None, 0
+        self._cores, self._pool, self._pool_pid, self._pool_lock = cores, None, 0, threading.Lock()
         self.inputs = {i.name for i in self.session.get_inputs()}
         self.max_length = max_length
 
     def _executor(self) -> ThreadPoolExecutor:
         """The worker threads, made in this process (a forked child gets its own)."""
-        if self._pool is None or self._pool_pid != os.getpid():
-            self._pool = ThreadPoolExecutor(self._cores, thread_name_prefix="ragraphs-judge")
-            self._pool_pid = os.getpid()
-        return self._pool
+        with self._pool_lock:
+            if self._pool is None or self._pool_pid != os.getpid():
+                self._pool = ThreadPoolExecutor(self._cores, thread_name_prefix="ragraphs-judge")
+                self._pool_pid = os.getpid()
+            return self._pool
 
     def _logit(self, session, feeds: dict) -> float:
         return float(session.run(None, feeds)[0].reshape(-1)[-1])
