@@ -148,6 +148,24 @@ class DRRAGContext(RAGContext):
     concat_chars: int = field(
         default=1000, metadata={"description": "characters of d_i appended to the query in the second stage"}
     )
+    link_question: bool = field(
+        default=True,
+        metadata={"description": "title links, first stage: candidates whose title the question names (among "
+                  "link_depth hybrid candidates) become the static documents first (not in the paper)"},
+    )
+    link_depth: int = field(
+        default=20, metadata={"description": "title links: first-stage candidates searched for a title the question names"}
+    )
+    link_expand: int = field(
+        default=5,
+        metadata={"description": "title links, second stage: up to this many passages whose title d_i names join d_i's "
+                  "candidates (needs a retriever with a title index: the Chroma store, in-memory corpora; 0 = off)"},
+    )
+    link_bonus: float = field(
+        default=0.3,
+        metadata={"description": "title links, CFS: added to C(q, d_i, d') when d_i names d''s title (0 = the paper's "
+                  "classifier alone)"},
+    )
     answer_prompt: Literal["paper", "reader"] = field(
         default="reader",
         metadata={"description": "the one LLM call's prompt: the reader prompt vanilla RAG uses (reader; EM 10.0 -> "

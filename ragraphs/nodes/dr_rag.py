@@ -34,8 +34,9 @@ from ..components import Components
 from ..errors import ConfigError, InputError
 from ..prompts import one_line
 from ..settings import DRRAGContext
-from ..state.types import Passage, reset
+from ..state.types import Passage, reset, with_meta
 from .dr_rag_generate import dr_rag_answer_prompt, make_dr_generate  # noqa: F401  (re-exported)
+from .dr_rag_links import link_bonus, linked_candidates, question_links, uses_question_links
 from .rerank import brief, judge_scores, rerank_passages, rerank_spec, reranker_of
 from .retrieve import search_many
 
@@ -127,10 +128,6 @@ def score_triples(judge: Any, triples: list[tuple[str, str, str]]) -> list[float
     return [float(judge.score_pair(q, a, b)) for q, a, b in triples]
 
 
-def _stage(p: Passage, **meta: Any) -> Passage:
-    return {**p, "meta": {**(p.get("meta") or {}), **meta}}
-
-
 def qdc_select(first: list[Passage], second: list[list[Passage]], k: int) -> list[Passage]:
     """Eq. 1: add the first second-stage document of each pair not yet in the context.
 
@@ -153,17 +150,19 @@ def qdc_select(first: list[Passage], second: list[list[Passage]], k: int) -> lis
                 d = cands[cursors[i]]
                 cursors[i] += 1
                 have.add(d["id"])
-                added.append(_stage(d, stage=2, via=first[i]["id"]))
+                added.append(with_meta(d, stage=2, via=first[i]["id"]))
                 progress = True
     return added
 
 
 def forward_walk(first: list[Passage], second: list[list[Passage]], score_of: dict, th: float, k: int,
-                 pick: str = "first") -> tuple[list[Passage], list[dict]]:
+                 pick: str = "first", bonus: dict | None = None) -> tuple[list[Passage], list[dict]]:
     """Algorithm 1 within a budget: for each d_i (in order) add one d'_ij not in Cnt that C
     accepts (score >= th): the first in the list (``pick="first"``) or the best scored
-    (``"best"``); stops when Cnt holds ``k`` documents. Returns (added, decisions)."""
+    (``"best"``); stops when Cnt holds ``k`` documents. ``bonus`` ((d_i id, d' id) -> value,
+    the title-link prior) is added to a pair's score before both. Returns (added, decisions)."""
     have = {p["id"] for p in first}
+    bonus = bonus or {}
     added: list[Passage] = []
     decisions: list[dict] = []
     for i, cands in enumerate(second):
@@ -172,18 +171,21 @@ def forward_walk(first: list[Passage], second: list[list[Passage]], score_of: di
         fresh = [d for d in cands if d["id"] not in have]
         chosen = None
         for d in fresh:
-            s = score_of[(first[i]["id"], d["id"])]
-            ok = s >= th
-            decisions.append({"first": first[i]["id"], "second": d["id"], "score": round(s, 6), "accepted": ok})
+            key = (first[i]["id"], d["id"])
+            s = score_of[key]
+            b = bonus.get(key, 0.0)
+            ok = s + b >= th
+            decisions.append({"first": key[0], "second": key[1], "score": round(s, 6), "accepted": ok,
+                              **({"link_bonus": b} if b else {})})
             if ok and pick == "first":
-                chosen = (d, s)
+                chosen = (d, s, b)
                 break
-            if ok and (chosen is None or s > chosen[1]):
-                chosen = (d, s)
+            if ok and (chosen is None or s + b > chosen[1] + chosen[2]):
+                chosen = (d, s, b)
         if chosen is not None:
-            d, s = chosen
+            d, s, b = chosen
             have.add(d["id"])
-            added.append(_stage(d, stage=2, via=first[i]["id"], pair_score=s))
+            added.append(with_meta(d, stage=2, via=first[i]["id"], pair_score=s, **({"link_bonus": b} if b else {})))
     return added, decisions
 
 
@@ -196,7 +198,7 @@ def fill_budget(context: list[Passage], candidates: Sequence[Passage], k: int) -
             break
         if p["id"] not in have:
             have.add(p["id"])
-            out.append(_stage(p, stage=1, fill=True))
+            out.append(with_meta(p, stage=1, fill=True))
     return out
 
 
@@ -218,7 +220,15 @@ def make_first_stage(c: Components) -> Callable[[dict, Runtime], dict]:
         # without a re-ranker, SM's top k (CFS fills its budget from them); with one, a wide list
         depth = k if rerank_spec(ctx) == "none" else max(k, int(ctx.rerank_depth))
         cands = search_many(c.retriever, [question], depth, mode, ctx.fusion_k)[0][:depth]
-        cands = [_stage(d, stage=1) for d in cands]
+        named = 0
+        if uses_question_links(ctx, strategy):
+            wide = int(ctx.link_depth)
+            pool = cands if wide <= depth else search_many(c.retriever, [question], wide, mode, ctx.fusion_k)[0][:wide]
+            found = [d for d in question_links(question, pool) if (d.get("meta") or {}).get("named_by_question")]
+            ids = {d["id"] for d in found}
+            named = len(found)
+            cands = found + [d for d in cands if d["id"] not in ids]
+        cands = [with_meta(d, stage=1) for d in cands]
         docs = cands[:n]
         return {
             "strategy": strategy,
@@ -229,7 +239,7 @@ def make_first_stage(c: Components) -> Callable[[dict, Runtime], dict]:
             "rejected": [],
             "rerank_scores": {},
             "passages": reset(docs),
-            "_trace": {"strategy": strategy, "mode": mode, "k": k, "n": n, "depth": depth,
+            "_trace": {"strategy": strategy, "mode": mode, "k": k, "n": n, "depth": depth, "named_by_question": named,
                        "retrieved": [brief(d) for d in docs], "out_ids": [d["id"] for d in cands]},
         }
 
@@ -248,6 +258,8 @@ def make_rerank_first(c: Components) -> Callable[[dict, Runtime], dict]:
         n = kept_first(ctx, state)
         cache: dict = {}
         ranked = rerank_passages(judge, state["question"], cands, cache)
+        if uses_question_links(ctx, state.get("strategy") or strategy_of(ctx)):
+            ranked = question_links(state["question"], ranked)
         docs = ranked[:n]
         return {
             "candidates": ranked,
@@ -271,10 +283,13 @@ def make_second_stage(c: Components) -> Callable[[dict, Runtime], dict]:
         mode = second_mode(ctx)
         queries = [concat_query(state["question"], d, int(ctx.concat_chars)) for d in first]
         second = search_many(c.retriever, queries, depth, mode, ctx.fusion_k) if queries else []
+        second = linked_candidates(c.retriever, first, second, int(ctx.link_expand or 0))
         pool = list(dict.fromkeys([p["id"] for p in first] + [p["id"] for cands in second for p in cands]))
         return {
             "second_stage": second,
-            "_trace": {"mode": mode, "k2": depth, "candidates": [[brief(p) for p in cands] for cands in second],
+            "_trace": {"mode": mode, "k2": depth, "link_expand": int(ctx.link_expand or 0),
+                       "linked": [sum(1 for p in cands if (p.get("meta") or {}).get("linked_from")) for cands in second],
+                       "candidates": [[brief(p) for p in cands] for cands in second],
                        "out_ids": pool},
         }
 
@@ -345,10 +360,12 @@ def make_inverse_select(c: Components) -> Callable[[dict, Runtime], dict]:
         th = pair_threshold(ctx, judge)
         pairs = [(d, dp) for dp in dynamic for d in first]
         scores = score_triples(judge, [(question, judge_text(d), judge_text(dp)) for d, dp in pairs])
-        decisions = [
-            {"first": d["id"], "second": dp["id"], "score": round(s, 6), "accepted": s >= th}
-            for (d, dp), s in zip(pairs, scores)
-        ]
+        bonus = link_bonus(ctx, pairs)
+        decisions = []
+        for (d, dp), s in zip(pairs, scores):
+            b = bonus.get((d["id"], dp["id"]), 0.0)
+            decisions.append({"first": d["id"], "second": dp["id"], "score": round(s, 6), "accepted": s + b >= th,
+                              **({"link_bonus": b} if b else {})})
         keep_ids = {x["second"] for x in decisions if x["accepted"]}
         kept = [p for p in dynamic if p["id"] in keep_ids]
         dropped = [p["id"] for p in dynamic if p["id"] not in keep_ids]
@@ -382,7 +399,8 @@ def make_forward_select(c: Components) -> Callable[[dict, Runtime], dict]:
         scores = score_triples(judge, [(question, judge_text(first[i]), judge_text(d)) for i, d in pairs])
         score_of = {(first[i]["id"], d["id"]): s for (i, d), s in zip(pairs, scores)}
         pick = str(ctx.pick or "best")
-        added, decisions = forward_walk(first, second, score_of, th, k, pick)
+        bonus = link_bonus(ctx, [(first[i], d) for i, d in pairs])
+        added, decisions = forward_walk(first, second, score_of, th, k, pick, bonus)
         filled = fill_budget(first + added, state.get("candidates") or [], k) if ctx.fill else []
         have = {p["id"] for p in first + added}
         rejected = sorted({x["second"] for x in decisions if not x["accepted"]} - have)
@@ -396,6 +414,7 @@ def make_forward_select(c: Components) -> Callable[[dict, Runtime], dict]:
                 "judge": getattr(judge, "name", type(judge).__name__),
                 "pick": pick,
                 "n_scored": len(pairs),
+                "n_linked": len(bonus),
                 "added": [brief(p) for p in added],
                 "filled": [brief(p) for p in filled],
                 "out_ids": [p["id"] for p in first + added + filled],

@@ -74,6 +74,11 @@ def merge_passages(left: list[Passage] | None, right: list[Passage] | None) -> l
     return left
 
 
+def with_meta(p: Passage, **meta: Any) -> Passage:
+    """A copy of the passage with ``meta`` merged into its ``meta``."""
+    return {**p, "meta": {**(p.get("meta") or {}), **meta}}
+
+
 def reset(value: Iterable[Passage] = ()) -> Any:
     """An update for a :func:`merge_passages` field that replaces the list."""
     return {"__reset__": True, "value": list(value)}

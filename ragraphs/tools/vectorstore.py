@@ -21,6 +21,7 @@ from ..errors import ConfigError, StoreError
 from ..state.types import Passage, make_passage
 from .bm25 import BM25Index
 from .embeddings import MiniLMEmbeddings, embed_texts
+from .titles import TitleIndex
 
 MODES = ("dense", "bm25", "hybrid")
 
@@ -115,6 +116,7 @@ class ChromaCorpus:
             )
         self._bm25: BM25Index | None = None
         self._bm25_count = -1
+        self._titles: TitleIndex | None = None
         self._lock = threading.RLock()
 
     # ---------------------------------------------------------------- writing
@@ -190,7 +192,16 @@ class ChromaCorpus:
             if self._bm25 is None or self._bm25_count != n:
                 self._bm25 = BM25Index(self.all_passages())
                 self._bm25_count = n
+                self._titles = None
             return self._bm25
+
+    def title_index(self) -> TitleIndex:
+        """The collection's passages by title (built with the BM25 index's passages, rebuilt with it)."""
+        bm25 = self.bm25()
+        with self._lock:
+            if self._titles is None:
+                self._titles = TitleIndex(bm25.passages)
+            return self._titles
 
     def embed_queries(self, queries: Sequence[str]) -> np.ndarray:
         return embed_texts(self.embeddings, list(queries))
@@ -295,6 +306,11 @@ class InMemoryCorpus:
 
     def bm25(self) -> BM25Index:
         return self._bm25
+
+    def title_index(self) -> TitleIndex:
+        if getattr(self, "_titles", None) is None:
+            self._titles = TitleIndex(self.passages)
+        return self._titles
 
     def embed_queries(self, queries: Sequence[str]) -> np.ndarray:
         return embed_texts(self.embeddings, list(queries))

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fakes import HashEmbeddings, OverlapJudge
+from fakes import ConstJudge, HashEmbeddings, OverlapJudge
 from ragraphs.components import Components
 from ragraphs.datasets import load_dataset, pooled_passages
 from ragraphs.errors import ConfigError, InputError
@@ -249,13 +249,17 @@ def test_modes_reach_the_retriever(slices):
     c = Components(llm=FakeAnswerChat(), retriever=Spy(corpus), embeddings=corpus.embeddings, judges={"pair": ScriptedPairJudge()})
     g = build_dr_rag_graph(c)
     ctx = dict(strategy="qdc", k=6, retrieval="hybrid", second_retrieval="bm25", k2=5, rerank="none")
-    g.invoke({"question": ZONE}, context=DRRAGContext(fusion_k=None, **ctx))
+    g.invoke({"question": ZONE}, context=DRRAGContext(fusion_k=None, link_question=False, **ctx))
     # one first-stage search (SM's top k, from which CFS fills), then the three <q, d_i> searches in one batch
     assert seen == [(1, 6, "hybrid"), (3, 5, "bm25")]
     seen.clear()
-    g.invoke({"question": ZONE}, context=DRRAGContext(fusion_k=60, **ctx))
+    g.invoke({"question": ZONE}, context=DRRAGContext(fusion_k=60, link_question=False, **ctx))
     # hybrid fused in the node: a dense and a BM25 list, each as deep as the fused one
     assert seen == [(1, 6, "dense"), (1, 6, "bm25"), (3, 5, "bm25")]
+    seen.clear()
+    # title links (the default): one more, wider first-stage search for the titles the question names
+    g.invoke({"question": ZONE}, context=DRRAGContext(fusion_k=None, **ctx))
+    assert seen == [(1, 6, "hybrid"), (1, 20, "hybrid"), (3, 5, "bm25")]
 
 
 def test_errors(slices):
@@ -288,7 +292,7 @@ def _run_rr(corpus, question, judge=None, evaluator=None, **ctx):
 
 def test_rerank_cascade_nodes_and_order(slices):
     exs, corpus = slices["2wikimultihopqa"]
-    out, ev = _run_rr(corpus, ZONE, strategy="cfs", k=4, rerank_depth=12, skip_generation=True)
+    out, ev = _run_rr(corpus, ZONE, strategy="cfs", k=4, rerank_depth=12, skip_generation=True, link_question=False)
     assert [t["node"] for t in out["trace"]] == [
         "first_stage", "rerank", "second_stage", "rerank_second", "forward_select", "generate"]
     cands = out["candidates"]
@@ -296,6 +300,11 @@ def test_rerank_cascade_nodes_and_order(slices):
     # the candidates are in the evaluator's order, their retrieval scores kept in meta
     scores = [p["score"] for p in cands]
     assert scores == sorted(scores, reverse=True)
+    # with title links, the candidate the question names leads, the rest keep the evaluator's order
+    linked, _ = _run_rr(corpus, ZONE, strategy="cfs", k=4, rerank_depth=12, skip_generation=True)
+    head, rest = linked["candidates"][0], linked["candidates"][1:]
+    assert head["title"] == "The Zone (2017 film)" and head["meta"]["named_by_question"]
+    assert [p["score"] for p in rest] == sorted([p["score"] for p in rest], reverse=True)
     assert all("retrieval_score" in p["meta"] for p in cands)
     assert [p["id"] for p in out["first_stage"]] == [p["id"] for p in cands[:2]]
     # second-stage lists re-ranked against the question; scores shared with the first stage
@@ -358,3 +367,42 @@ def test_forward_walk_first_and_best_and_fill():
     assert [p["id"] for p in added] == ["z"]  # the budget stops the walk
     cands = [{"id": i} for i in "abzqr"]
     assert [p["id"] for p in fill_budget(first + added, cands, 4)] == ["q"]
+
+
+# ---------------------------------------------------------------- title links
+def test_title_links_bring_and_favour_the_page_the_static_document_names(slices):
+    exs, corpus = slices["2wikimultihopqa"]
+    gold = _gold(exs, ZONE)
+    # the classifier scores every pair 0.3, under the cut: only the title link's bonus can accept
+    out, _ = _run(corpus, ZONE, judge=ConstJudge(0.3), strategy="cfs", k=2, k1=1, k2=1, skip_generation=True)
+    d1 = out["first_stage"][0]
+    assert d1["title"] == "The Zone (2017 film)" and d1["meta"]["named_by_question"]  # the question names it
+    # d_1's one retrieved candidate, then the pages its text names: the director's among them
+    linked = [p for p in out["second_stage"][0] if (p.get("meta") or {}).get("linked_from") == d1["id"]]
+    assert "Denys Desjardins" in [p["title"] for p in linked]
+    assert set(_titles(out)) == gold
+    accepted = [d for d in out["classifier_scores"] if d["accepted"]]
+    assert accepted and all(d["link_bonus"] == 0.3 and d["score"] == 0.3 for d in accepted)
+    # the paper's classifier alone (links off) accepts nothing and never sees the linked page
+    off, _ = _run(corpus, ZONE, judge=ConstJudge(0.3), strategy="cfs", k=2, k1=1, k2=1, skip_generation=True,
+                  link_question=False, link_expand=0, link_bonus=0.0)
+    assert not any(d["accepted"] for d in off["classifier_scores"])
+    assert all("link_bonus" not in d for d in off["classifier_scores"])
+    assert not any((p.get("meta") or {}).get("linked_from") for lst in off["second_stage"] for p in lst)
+
+
+def test_title_links_need_no_title_index_and_leave_sm_alone(slices):
+    exs, corpus = slices["2wikimultihopqa"]
+
+    class NoTitles:  # a retriever without a title index (a LangChain store, say)
+        def search_many(self, queries, k, mode="dense"):
+            return corpus.search_many(queries, k, mode=mode)
+
+    c = Components(llm=FakeAnswerChat(), retriever=NoTitles(), embeddings=corpus.embeddings, judges={"pair": ConstJudge(0.3)})
+    out = build_dr_rag_graph(c).invoke({"question": ZONE}, context=DRRAGContext(
+        strategy="cfs", k=2, k1=1, k2=1, retrieval="bm25", rerank="none", skip_generation=True))
+    assert len(out["second_stage"][0]) == 1  # no expansion, no error
+    assert out["first_stage"][0]["title"] == "The Zone (2017 film)"
+    # SM stays top-k by similarity: no title link moves its documents
+    sm, _ = _run(corpus, ZONE, strategy="sm", k=4)
+    assert [p["id"] for p in sm["passages"]] == [p["id"] for p in corpus.search(ZONE, 4, mode="bm25")]

@@ -9,11 +9,13 @@ from ragraphs.components import Components
 from ragraphs.datasets import load_dataset, pooled_passages
 from ragraphs.errors import ConfigError
 from ragraphs.graphs.dr_rag import DRRAGContext, build_dr_rag_graph
-from ragraphs.tools.vectorstore import InMemoryCorpus
+from ragraphs.ingest import ingest
+from ragraphs.tools.vectorstore import ChromaCorpus, InMemoryCorpus
 
 pytestmark = pytest.mark.slow
 
 GULNUS = "Where was the place of death of Gülnuş Sultan's husband?"
+ZONE = "What is the place of birth of the director of film The Zone (2017 Film)?"
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +50,7 @@ def test_cfs_real_stack_one_llm_call(stack):
     assert len(first) <= len(ps) <= 4
     th = out["pair_threshold"]
     for d in out["classifier_scores"]:
-        assert d["accepted"] == (d["score"] >= th) and 0.0 <= d["score"] <= 1.0
+        assert d["accepted"] == (d["score"] + d.get("link_bonus", 0.0) >= th) and 0.0 <= d["score"] <= 1.0
     added = {p["id"] for p in ps[len(first):] if p["meta"].get("stage") == 2}
     assert added <= {d["second"] for d in out["classifier_scores"] if d["accepted"]}
     # the rest of the budget: the next re-ranked first-stage candidates
@@ -85,3 +87,27 @@ def test_rerank_keeps_the_question_s_best_candidates(stack):
     scores = [p["score"] for p in cands]
     assert scores == sorted(scores, reverse=True) and all(-1.0 <= s <= 1.0 for s in scores)
     assert "Gülnuş Sultan" in [p["title"] for p in out["passages"]]
+
+
+def test_title_links_on_a_chroma_store_with_the_defaults(stack, data_dir, tmp_path, minilm):
+    exs, _, c, _ = stack
+    store = ChromaCorpus(str(tmp_path / "chroma"), collection="links", embeddings=minilm)
+    ingest([str(data_dir / "2wikimultihopqa.sample.jsonl")], store, progress=False)
+    g = build_dr_rag_graph(Components(llm=c.llm, retriever=store, embeddings=minilm, judges=c.judges))
+    ex = next(e for e in exs if e.question == ZONE)
+    gold = {p["title"] for p in ex.supporting}
+    out = g.invoke({"question": ZONE}, context=DRRAGContext(skip_generation=True))  # every default
+    film = out["first_stage"][0]
+    assert film["title"] == "The Zone (2017 film)" and film["meta"]["named_by_question"]
+    # the film's paragraph names the director; the store's title index finds his page, which is
+    # among the film's second-stage candidates (retrieved, or added by the link) and gets the bonus
+    assert "Denys Desjardins" in [p["title"] for p in store.title_index().named_in(film["text"])]
+    director = next(p for p in out["second_stage"][0] if p["title"] == "Denys Desjardins")
+    decision = next(d for d in out["classifier_scores"] if (d["first"], d["second"]) == (film["id"], director["id"]))
+    assert decision["link_bonus"] == 0.3 and decision["accepted"]
+    assert gold <= {p["title"] for p in out["passages"]} and len(out["passages"]) == 4
+    # a passage added later is found by title too (the index follows the store)
+    ingest_text = tmp_path / "more.jsonl"
+    ingest_text.write_text('{"title": "Syned Sindrajed", "text": "Syned Sindrajed is a pen name."}\n', encoding="utf-8")
+    ingest([str(ingest_text)], store, progress=False)
+    assert [p["title"] for p in store.title_index().named_in("credited to Syned Sindrajed")] == ["Syned Sindrajed"]

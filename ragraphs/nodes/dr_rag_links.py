@@ -1,0 +1,54 @@
+"""DR-RAG's title links (not in the paper): the pages a text names by title.
+
+A multi-hop question's next document is often the page of an entity the previous one names
+(see :mod:`ragraphs.tools.titles`). DR-RAG follows such links in three places, each a run
+setting (``DRRAGContext.link_*``): the first stage puts the candidates whose title the question
+names first (:func:`question_links`), the second stage adds to each static document's
+candidates the passages whose title it names (:func:`linked_candidates`), and CFS / CIS add a
+bonus to the pair classifier's score of a candidate its static document names
+(:func:`link_bonus`). With the settings at 0 / false the graph is the paper's cascade.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from ..state.types import Passage, with_meta
+from ..tools.titles import names
+
+
+def uses_question_links(ctx: Any, strategy: str) -> bool:
+    """Title links in the first stage: two-stage strategies only (SM stays top-k by similarity)."""
+    return strategy != "sm" and bool(ctx.link_question)
+
+
+def link_bonus(ctx: Any, pairs: Sequence[tuple[Passage, Passage]]) -> dict:
+    """The title-link prior of CFS/CIS: ``ctx.link_bonus`` for each (d_i, d') whose d_i names
+    the title of d' (see :mod:`ragraphs.tools.titles`), keyed by their ids."""
+    b = float(ctx.link_bonus or 0.0)
+    if not b:
+        return {}
+    return {(d["id"], dp["id"]): b for d, dp in pairs if names(dp.get("title") or "", d.get("text") or "")}
+
+
+def question_links(question: str, cands: Sequence[Passage]) -> list[Passage]:
+    """``cands`` with those whose title the question names first (each group in its order)."""
+    named = [d for d in cands if names(d.get("title") or "", question)]
+    ids = {d["id"] for d in named}
+    return [with_meta(d, named_by_question=True) for d in named] + [d for d in cands if d["id"] not in ids]
+
+
+def linked_candidates(retriever: Any, first: Sequence[Passage], second: Sequence[list[Passage]], n: int) -> list[list[Passage]]:
+    """Each d_i's second-stage list followed by up to ``n`` passages of the corpus whose title
+    d_i names (not in the list, not a static document); unchanged where the retriever has no
+    title index."""
+    index = getattr(retriever, "title_index", None)
+    if n <= 0 or index is None:
+        return [list(c) for c in second]
+    index = index()
+    first_ids = [d["id"] for d in first]
+    out = []
+    for d, cands in zip(first, second):
+        extra = index.named_in(d.get("text") or "", n, exclude=first_ids + [p["id"] for p in cands])
+        out.append(list(cands) + [with_meta(p, stage=2, linked_from=d["id"]) for p in extra])
+    return out

@@ -1,0 +1,43 @@
+"""Title links (ragraphs.tools.titles): which passages a text names by their title."""
+
+from __future__ import annotations
+
+from ragraphs.tools.titles import TitleIndex, names, title_key
+
+
+def _p(i, title):
+    return {"id": str(i), "title": title, "text": "", "source": "corpus", "score": None}
+
+
+def test_title_key_drops_the_disambiguation_and_case():
+    assert title_key("The Zone (2017 film)") == ("the", "zone")
+    assert title_key("Stanisław Bareja") == ("stanisław", "bareja")
+    assert title_key("") == ()
+
+
+def test_names_whole_words_in_order():
+    assert names("The Zone (2017 film)", "directed after The Zone was released")
+    assert names("Stanisław Bareja", "a film by STANISŁAW BAREJA.")
+    assert not names("Bareja Stanisław", "a film by Stanisław Bareja")  # order matters
+    assert not names("Zone", "the ozone layer")  # whole words only
+    assert not names("The", "The film")  # stop words alone are never a title
+    assert not names("Abc", "abc")  # too short to be specific
+    # a name is mentioned with a capital letter; in lower case it is the common noun
+    assert not names("Place of birth", "What is the place of birth of the director?")
+    assert names("Place of birth", "Place of birth is a legal term.")
+    assert names("eBay", "sold on eBay") and names("北京大学", "他 在 北京大学 工作")  # uncased titles match as they are
+
+
+def test_index_finds_the_longest_title_at_each_word():
+    ps = [_p(0, "New York"), _p(1, "New York City"), _p(2, "The Zone (2017 film)"), _p(3, "Music"),
+          _p(4, "Denys Desjardins"), _p(5, "The"), _p(6, "Denys Desjardins")]
+    idx = TitleIndex(ps)
+    assert len(idx) == 5  # "The" is not indexed; two passages share one title
+    got = idx.named_in("Denys Desjardins left New York City for The Zone; music, then New York.")
+    # the longest titles first, then by first mention; "New York" inside "New York City" is not a
+    # mention, and "music" in lower case is not the page "Music"
+    assert [p["id"] for p in got] == ["1", "4", "6", "2", "0"]
+    assert [p["id"] for p in idx.named_in("Denys Desjardins in New York City", exclude=["4"])] == ["1", "6"]
+    assert [p["id"] for p in idx.named_in("Denys Desjardins in New York City", limit=1)] == ["1"]
+    assert idx.named_in("") == [] and TitleIndex([]).named_in("New York") == []
+    assert idx.named_in("in new york city, denys desjardins") == []  # names are not mentioned in lower case
