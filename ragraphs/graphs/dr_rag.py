@@ -8,9 +8,11 @@
                                           --cis--> qdc_select -> inverse_select -> generate
                                           --cfs--> forward_select -> generate
 
-``rerank`` / ``rerank_second`` run when the ``rerank`` setting names a re-ranker (default:
-the shipped cross-encoder evaluator). The strategy is a run setting
-(``DRRAGContext.strategy``); see :mod:`ragraphs.nodes.dr_rag`.
+``rerank`` / ``rerank_second`` run when the ``rerank`` setting names a re-ranker (default
+``none``; ``evaluator`` is the shipped cross-encoder). The strategy is a run setting
+(``DRRAGContext.strategy``); see :mod:`ragraphs.nodes.dr_rag`. Title links (``link_*``
+settings, on by default, not in the paper) work inside ``first_stage``, ``second_stage`` and
+the selections; see :mod:`ragraphs.nodes.dr_rag_links`.
 """
 
 from __future__ import annotations

@@ -22,6 +22,10 @@ k1 static documents, adds for each the dynamic document C accepts, and (``fill``
 rest with the next re-ranked first-stage candidates, so that when C accepts nothing CFS hands
 the LLM exactly SM's documents. Every classifier decision of a question is one batched
 ``score_pairs`` call, every retrieval of a stage one batched search.
+
+Title links (not in the paper; :mod:`ragraphs.nodes.dr_rag_links`) follow the pages a text
+names: the first stage puts the candidates the question names first, the second stage adds
+the pages each static document names, and CFS / CIS add a bonus to such a partner's score.
 """
 
 from __future__ import annotations
