@@ -20,8 +20,9 @@ reciprocal rank) re-ranked by a cross-encoder (the ``rerank`` node, shared with 
 ``rerank_second`` for the second stage). Within the budget of ``k`` documents, CFS keeps the
 k1 static documents, adds for each the dynamic document C accepts, and (``fill``) fills the
 rest with the next re-ranked first-stage candidates, so that when C accepts nothing CFS hands
-the LLM exactly SM's documents. Every classifier decision of a question is one batched
-``score_pairs`` call, every retrieval of a stage one batched search.
+the LLM exactly SM's documents (with title links on: unless the question names a page). Every
+classifier decision of a question is one batched ``score_pairs`` call, every retrieval of a
+stage one batched search.
 
 Title links (not in the paper; :mod:`ragraphs.nodes.dr_rag_links`) follow the pages a text
 names: the first stage puts the candidates the question names first, the second stage adds

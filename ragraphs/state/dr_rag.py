@@ -20,7 +20,8 @@ class PairScore(TypedDict):
     first: str  # id of the static-relevant document d_i
     second: str  # id of the candidate dynamic-relevant document d'_ij
     score: float  # the pair classifier's score in [0, 1]
-    accepted: bool  # score >= the run's acceptance threshold
+    accepted: bool  # score (+ link_bonus) >= the run's acceptance threshold
+    link_bonus: NotRequired[float]  # title links: d_i names d''s title (the bonus added before the cut)
 
 
 class DRRAGState(RAGState):
