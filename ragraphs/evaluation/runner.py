@@ -106,6 +106,7 @@ def _passage_record(p: dict, is_gold: bool) -> dict:
         "source": p.get("source"),
         "score": p.get("score"),
         "gold": is_gold,
+        **({"meta": p["meta"]} if p.get("meta") else {}),  # how the method picked it (stage, via, pair score, ...)
     }
 
 

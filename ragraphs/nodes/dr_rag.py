@@ -41,7 +41,7 @@ from ..prompts import one_line
 from ..settings import DRRAGContext
 from ..state.types import Passage, reset, with_meta
 from .dr_rag_generate import dr_rag_answer_prompt, make_dr_generate  # noqa: F401  (re-exported)
-from .dr_rag_links import link_bonus, linked_candidates, question_links, uses_question_links
+from .dr_rag_links import link_bonus, linked_candidates, question_links, title_index_of, uses_question_links
 from .rerank import brief, judge_scores, rerank_passages, rerank_spec, reranker_of
 from .retrieve import search_many
 
@@ -229,7 +229,8 @@ def make_first_stage(c: Components) -> Callable[[dict, Runtime], dict]:
         if uses_question_links(ctx, strategy):
             wide = int(ctx.link_depth)
             pool = cands if wide <= depth else search_many(c.retriever, [question], wide, mode, ctx.fusion_k)[0][:wide]
-            found = [d for d in question_links(question, pool) if (d.get("meta") or {}).get("named_by_question")]
+            found = [d for d in question_links(question, pool, title_index_of(c.retriever))
+                     if (d.get("meta") or {}).get("named_by_question")]
             ids = {d["id"] for d in found}
             named = len(found)
             cands = found + [d for d in cands if d["id"] not in ids]
@@ -264,7 +265,7 @@ def make_rerank_first(c: Components) -> Callable[[dict, Runtime], dict]:
         cache: dict = {}
         ranked = rerank_passages(judge, state["question"], cands, cache)
         if uses_question_links(ctx, state.get("strategy") or strategy_of(ctx)):
-            ranked = question_links(state["question"], ranked)
+            ranked = question_links(state["question"], ranked, title_index_of(c.retriever))
         docs = ranked[:n]
         return {
             "candidates": ranked,
@@ -365,7 +366,7 @@ def make_inverse_select(c: Components) -> Callable[[dict, Runtime], dict]:
         th = pair_threshold(ctx, judge)
         pairs = [(d, dp) for dp in dynamic for d in first]
         scores = score_triples(judge, [(question, judge_text(d), judge_text(dp)) for d, dp in pairs])
-        bonus = link_bonus(ctx, pairs)
+        bonus = link_bonus(ctx, pairs, title_index_of(c.retriever))
         decisions = []
         for (d, dp), s in zip(pairs, scores):
             b = bonus.get((d["id"], dp["id"]), 0.0)
@@ -404,7 +405,7 @@ def make_forward_select(c: Components) -> Callable[[dict, Runtime], dict]:
         scores = score_triples(judge, [(question, judge_text(first[i]), judge_text(d)) for i, d in pairs])
         score_of = {(first[i]["id"], d["id"]): s for (i, d), s in zip(pairs, scores)}
         pick = str(ctx.pick or "best")
-        bonus = link_bonus(ctx, [(first[i], d) for i, d in pairs])
+        bonus = link_bonus(ctx, [(first[i], d) for i, d in pairs], title_index_of(c.retriever))
         added, decisions = forward_walk(first, second, score_of, th, k, pick, bonus)
         filled = fill_budget(first + added, state.get("candidates") or [], k) if ctx.fill else []
         have = {p["id"] for p in first + added}

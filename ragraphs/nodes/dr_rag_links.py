@@ -22,18 +22,30 @@ def uses_question_links(ctx: Any, strategy: str) -> bool:
     return strategy != "sm" and bool(ctx.link_question)
 
 
-def link_bonus(ctx: Any, pairs: Sequence[tuple[Passage, Passage]]) -> dict:
+def title_index_of(retriever: Any) -> Any:
+    """The retriever's :class:`~ragraphs.tools.titles.TitleIndex`, or None where it has none."""
+    index = getattr(retriever, "title_index", None)
+    return index() if callable(index) else None
+
+
+def _names(index: Any, title: str, text: str) -> bool:
+    # with the corpus's index, a title too generic in that corpus is never named
+    return index.names(title, text) if index is not None else names(title, text)
+
+
+def link_bonus(ctx: Any, pairs: Sequence[tuple[Passage, Passage]], index: Any = None) -> dict:
     """The title-link prior of CFS/CIS: ``ctx.link_bonus`` for each (d_i, d') whose d_i names
-    the title of d' (see :mod:`ragraphs.tools.titles`), keyed by their ids."""
+    the title of d' (see :mod:`ragraphs.tools.titles`; ``index``: the corpus's title index),
+    keyed by their ids."""
     b = float(ctx.link_bonus or 0.0)
     if not b:
         return {}
-    return {(d["id"], dp["id"]): b for d, dp in pairs if names(dp.get("title") or "", d.get("text") or "")}
+    return {(d["id"], dp["id"]): b for d, dp in pairs if _names(index, dp.get("title") or "", d.get("text") or "")}
 
 
-def question_links(question: str, cands: Sequence[Passage]) -> list[Passage]:
+def question_links(question: str, cands: Sequence[Passage], index: Any = None) -> list[Passage]:
     """``cands`` with those whose title the question names first (each group in its order)."""
-    named = [d for d in cands if names(d.get("title") or "", question)]
+    named = [d for d in cands if _names(index, d.get("title") or "", question)]
     ids = {d["id"] for d in named}
     return [with_meta(d, named_by_question=True) for d in named] + [d for d in cands if d["id"] not in ids]
 
@@ -42,10 +54,9 @@ def linked_candidates(retriever: Any, first: Sequence[Passage], second: Sequence
     """Each d_i's second-stage list followed by up to ``n`` passages of the corpus whose title
     d_i names (not in the list, not a static document); unchanged where the retriever has no
     title index."""
-    index = getattr(retriever, "title_index", None)
-    if n <= 0 or index is None:
+    index = title_index_of(retriever) if n > 0 else None
+    if index is None:
         return [list(c) for c in second]
-    index = index()
     first_ids = [d["id"] for d in first]
     out = []
     for d, cands in zip(first, second):

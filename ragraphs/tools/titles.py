@@ -7,7 +7,8 @@ by following such a hyperlink. A :class:`TitleIndex` finds those mentions withou
 titles and texts are lower-cased word sequences (a trailing disambiguation such as
 ``"(film)"`` is dropped), and a title is named by a text when its words appear there in
 order, with a capital letter where the title has one (so "the place of birth" does not name
-the page "Place of birth"). Titles shorter than :data:`MIN_CHARS` characters or made of stop
+the page "Place of birth"); a one-word name joined to another capitalised word is part of a
+longer name ("Vice President" does not name the page "President"). Titles shorter than :data:`MIN_CHARS` characters or made of stop
 words alone are not indexed (they would match everywhere).
 
 Lookup is by word n-grams (a dict hit per n-gram of the text, n up to the longest title), so
@@ -24,6 +25,9 @@ from ..state.types import Passage
 from .bm25 import STOPWORDS
 
 MIN_CHARS = 4
+# A one-word title with a disambiguation ("Arizona (song)") is generic in a corpus where more
+# than this share of the passages (and more than GENERIC_MIN of them) name it.
+GENERIC_SHARE, GENERIC_MIN = 0.005, 10
 _WORD = re.compile(r"\w+", re.UNICODE)
 _DISAMBIGUATION = re.compile(r"\s*\([^()]*\)\s*$")
 
@@ -32,10 +36,31 @@ def words(text: str) -> tuple[str, ...]:
     return tuple(_WORD.findall((text or "").lower()))
 
 
-def _cased(text: str) -> tuple[tuple[str, ...], tuple[bool, ...]]:
-    """The lower-cased words of ``text`` and, for each, whether it has a capital letter."""
-    toks = _WORD.findall(text or "")
-    return tuple(t.lower() for t in toks), tuple(t != t.lower() for t in toks)
+def _cased(text: str) -> tuple[tuple[str, ...], tuple[bool, ...], tuple[bool, ...]]:
+    """The lower-cased words of ``text``; for each, whether it has a capital letter; and
+    whether it is joined to the next word by white space alone (no punctuation between)."""
+    text = text or ""
+    found = list(_WORD.finditer(text))
+    toks = tuple(m.group().lower() for m in found)
+    caps = tuple(m.group() != m.group().lower() for m in found)
+    joined = tuple(not text[a.end() : b.start()].strip() for a, b in zip(found, found[1:])) + (False,) * bool(found)
+    return toks, caps, joined
+
+
+def _inside_name(toks: Sequence[str], caps: Sequence[bool], joined: Sequence[bool], i: int, n: int) -> bool:
+    """Whether the one-word mention at ``i`` is part of a longer capitalised name: a capitalised
+    word that is not a stop word ("Are Sutera ..." starts a sentence) joins it without
+    punctuation ("Vice President", "President Bill Clinton"), so the text names that longer
+    thing, not the one-word page."""
+    if n != 1:
+        return False
+
+    def name_word(j: int) -> bool:
+        return caps[j] and toks[j] not in STOPWORDS
+
+    before = i > 0 and joined[i - 1] and name_word(i - 1)
+    after = i + 1 < len(caps) and joined[i] and name_word(i + 1)
+    return bool(before or after)
 
 
 def _proper(title: str) -> bool:
@@ -60,9 +85,12 @@ def names(title: str, text: str) -> bool:
     if not _indexable(key):
         return False
     n = len(key)
-    toks, caps = _cased(text)
+    toks, caps, joined = _cased(text)
     need_cap = _proper(title)
-    return any(toks[i : i + n] == key and (not need_cap or any(caps[i : i + n])) for i in range(len(toks) - n + 1))
+    return any(
+        toks[i : i + n] == key and (not need_cap or (any(caps[i : i + n]) and not _inside_name(toks, caps, joined, i, n)))
+        for i in range(len(toks) - n + 1)
+    )
 
 
 class TitleIndex:
@@ -71,36 +99,70 @@ class TitleIndex:
     def __init__(self, passages: Iterable[Passage]):
         self._by: dict[tuple[str, ...], list[Passage]] = {}
         self._cap: dict[tuple[str, ...], bool] = {}  # a mention needs a capital (every title of the key has one)
-        for p in passages:
+        self._word_pages: set[tuple[str, ...]] = set()  # one-word names with a disambiguation: "Arizona (song)"
+        self._passages = list(passages)
+        for p in self._passages:
             title = p.get("title") or ""
             key = title_key(title)
             if _indexable(key):
                 self._by.setdefault(key, []).append(p)
                 self._cap[key] = self._cap.get(key, True) and _proper(title)
+                if _DISAMBIGUATION.search(title) and sum(w not in STOPWORDS for w in key) == 1:
+                    self._word_pages.add(key)
         self._longest = max((len(k) for k in self._by), default=0)
+        self._generic: frozenset = frozenset()
+        if self._word_pages:  # how many passages name each such title, with the same scan as named_in
+            named: dict[tuple[str, ...], int] = {}
+            for p in self._passages:
+                for key in self._mentions(p.get("text") or ""):
+                    if key in self._word_pages:
+                        named[key] = named.get(key, 0) + 1
+            cut = max(GENERIC_MIN, GENERIC_SHARE * len(self._passages))
+            self._generic = frozenset(k for k, n in named.items() if n > cut)
 
     def __len__(self) -> int:
         return len(self._by)
 
-    def named_in(self, text: str, limit: int | None = None, exclude: Sequence[str] = ()) -> list[Passage]:
-        """The passages whose title ``text`` names, longest (most specific) title first, then
-        in order of first mention; ``exclude`` holds ids to leave out."""
-        toks, caps = _cased(text)
-        skip = set(exclude)
+    def is_generic(self, title: str) -> bool:
+        """Whether ``title`` is a one-word page with a disambiguation that too many passages
+        of the corpus name to be the page they mean ("September (2007 film)", "President
+        (corporate title)"): more than :data:`GENERIC_SHARE` of them, and more than
+        :data:`GENERIC_MIN`. Such a mention means the common word, not the page."""
+        return bool(_DISAMBIGUATION.search(title or "")) and title_key(title) in self._generic
+
+    def names(self, title: str, text: str) -> bool:
+        """:func:`names`, except that a generic title (:meth:`is_generic`) is never named."""
+        return not self.is_generic(title) and names(title, text)
+
+    def _mentions(self, text: str) -> dict[tuple[str, ...], int]:
+        """The titles ``text`` names (keys), each with the word position of its first mention."""
+        toks, caps, joined = _cased(text)
         found: dict[tuple[str, ...], int] = {}
         i = 0
         while i < len(toks):  # the longest title starting at each word; a match is not searched inside
             for n in range(min(self._longest, len(toks) - i), 0, -1):
                 key = toks[i : i + n]
-                if key in self._by and (not self._cap[key] or any(caps[i : i + n])):
+                if key in self._by and (
+                    not self._cap[key] or (any(caps[i : i + n]) and not _inside_name(toks, caps, joined, i, n))
+                ):
                     found.setdefault(key, i)
                     i += n - 1
                     break
             i += 1
+        return found
+
+    def named_in(self, text: str, limit: int | None = None, exclude: Sequence[str] = ()) -> list[Passage]:
+        """The passages whose title ``text`` names, longest (most specific) title first, then
+        in order of first mention; ``exclude`` holds ids to leave out; generic titles
+        (:meth:`is_generic`) are left out."""
+        skip = set(exclude)
+        found = self._mentions(text)
         out: list[Passage] = []
         seen: set[str] = set()
         for key in sorted(found, key=lambda k: (-len(k), found[k])):
             for p in self._by[key]:
+                if key in self._generic and self.is_generic(p.get("title") or ""):
+                    continue  # "Arizona" names the page Arizona, not "Arizona (song)"
                 if p["id"] not in skip and p["id"] not in seen:
                     seen.add(p["id"])
                     out.append(p)

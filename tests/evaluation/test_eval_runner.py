@@ -232,3 +232,17 @@ def test_erm4_runs_get_a_memory_of_their_own(tmp_path, hotpot, corpus, monkeypat
     mine = tmp_path / "mine.sqlite3"
     run_spec(RunSpec("erm4", k=2, settings={"reservoir_path": str(mine)}), hotpot[:1], comps, progress=False)
     assert open_reservoir(str(mine), embeddings=emb).count() == one
+
+
+def test_records_say_how_each_passage_was_picked(hotpot, corpus):
+    from fakes import ConstJudge
+
+    comps = Components(llm=FakeAnswerChat(responses=["x"]), retriever=corpus,
+                       judges={"pair": ConstJudge(0.9), "evaluator": ConstJudge(0.5), "nli": ConstJudge(0.5)})
+    _, recs = run_spec(RunSpec("dr-rag", k=4, strategy="cfs", retrieval_only=True), hotpot[:2], comps, progress=False)
+    for r in recs:
+        metas = [p["meta"] for p in r["passages"]]
+        assert [m["stage"] for m in metas][:2] == [1, 1] and len(metas) == 4
+        added = [m for m in metas if m["stage"] == 2]
+        assert added and all(m["pair_score"] == pytest.approx(0.9) and m["via"] for m in added)
+        json.dumps(r)  # the record stays JSON

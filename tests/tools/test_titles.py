@@ -41,3 +41,30 @@ def test_index_finds_the_longest_title_at_each_word():
     assert [p["id"] for p in idx.named_in("Denys Desjardins in New York City", limit=1)] == ["1"]
     assert idx.named_in("") == [] and TitleIndex([]).named_in("New York") == []
     assert idx.named_in("in new york city, denys desjardins") == []  # names are not mentioned in lower case
+
+
+def test_a_one_word_title_inside_a_longer_name_is_not_named():
+    page = "President (corporate title)"
+    assert not names(page, "Who was the 39th Vice President of the United States?")
+    assert not names(page, "under President Bill Clinton")
+    assert names(page, "He became President, then chairman.")  # punctuation ends the name
+    assert names("Sutera", "Are Sutera and Rhodotypos both shrubs?")  # a capitalised stop word starts the sentence
+    assert not names("Florida", "Florida State University") and names("Florida", "Orlando, Florida")
+    assert names("Leeds United", "Leeds United Football Club")  # longer titles are names already
+    idx = TitleIndex([_p(0, page), _p(1, "Florida"), _p(2, "Orlando, Florida")])
+    assert [p["id"] for p in idx.named_in("The Vice President met President Bill Clinton in Florida State")] == []
+    assert [p["id"] for p in idx.named_in("a President, born in Orlando, Florida.")] == ["2", "0"]
+
+
+def test_a_one_word_page_named_all_over_the_corpus_is_generic():
+    song, state = _p("s", "Arizona (song)"), _p("a", "Arizona")
+    film = _p("f", "Frantic (film)")
+    others = [{**_p(i, f"Person {i}"), "text": f"Person {i} was born in Arizona."} for i in range(12)]
+    idx = TitleIndex([song, state, film] + others)
+    assert idx.is_generic("Arizona (song)") and not idx.is_generic("Arizona")  # the page the word means stays
+    assert not idx.is_generic("Frantic (film)")  # named by no passage here
+    assert [p["id"] for p in idx.named_in("He sang in Arizona; Frantic was filmed there.")] == ["a", "f"]
+    assert not idx.names("Arizona (song)", "born in Arizona") and idx.names("Frantic (film)", "the film Frantic")
+    few = TitleIndex([song, state] + others[:3])  # three mentions are not too many
+    assert not few.is_generic("Arizona (song)")
+    assert [p["id"] for p in few.named_in("in Arizona")] == ["s", "a"]
