@@ -8,14 +8,15 @@ titles and texts are lower-cased word sequences (a trailing disambiguation such 
 ``"(film)"`` is dropped), and a title is named by a text when its words appear there in
 order, with a capital letter where the title has one (so "the place of birth" does not name
 the page "Place of birth"); a one-word name joined to another capitalised word is part of a
-longer name ("Vice President" does not name the page "President"). Titles shorter than :data:`MIN_CHARS` characters or made of stop
-words alone are not indexed (they would match everywhere).
+longer name ("Vice President" does not name the page "President"). Titles shorter than
+:data:`MIN_CHARS` characters or made of stop words alone are not indexed (they would match
+everywhere).
 
 Lookup is by word n-grams (a dict hit per n-gram of the text, n up to the longest title), so
 it costs the same for a thousand titles or a million. Building an index scans every passage's
 text once to find the generic one-word pages (about 0.2 ms per passage on one core: 2.4 s for
-12,000 passages). Like a hyperlink, a mention is the longest
-title that starts at a word: inside "New York City" the title "New York" is not named.
+12,000 passages). Like a hyperlink, a mention is the longest title that starts at a word:
+inside "New York City" the title "New York" is not named.
 """
 
 from __future__ import annotations
@@ -65,6 +66,14 @@ def _inside_name(toks: Sequence[str], caps: Sequence[bool], joined: Sequence[boo
     return bool(before or after)
 
 
+def _cased_mention(
+    toks: Sequence[str], caps: Sequence[bool], joined: Sequence[bool], i: int, n: int, need_cap: bool
+) -> bool:
+    """Whether the words at ``i..i+n`` (which spell a title) are written as its mention: with a
+    capital letter when the title needs one, and not inside a longer name (:func:`_inside_name`)."""
+    return not need_cap or (any(caps[i : i + n]) and not _inside_name(toks, caps, joined, i, n))
+
+
 def _proper(title: str) -> bool:
     """Whether a mention of this title must carry a capital letter: when the title has one
     (a name), a mention in lower case is the common noun ("place of birth"), not the page."""
@@ -90,8 +99,7 @@ def names(title: str, text: str) -> bool:
     toks, caps, joined = _cased(text)
     need_cap = _proper(title)
     return any(
-        toks[i : i + n] == key and (not need_cap or (any(caps[i : i + n]) and not _inside_name(toks, caps, joined, i, n)))
-        for i in range(len(toks) - n + 1)
+        toks[i : i + n] == key and _cased_mention(toks, caps, joined, i, n, need_cap) for i in range(len(toks) - n + 1)
     )
 
 
@@ -101,25 +109,25 @@ class TitleIndex:
     def __init__(self, passages: Iterable[Passage]):
         self._by: dict[tuple[str, ...], list[Passage]] = {}
         self._cap: dict[tuple[str, ...], bool] = {}  # a mention needs a capital (every title of the key has one)
-        self._word_pages: set[tuple[str, ...]] = set()  # one-word names with a disambiguation: "Arizona (song)"
-        self._passages = list(passages)
-        for p in self._passages:
+        word_pages: set[tuple[str, ...]] = set()  # one-word names with a disambiguation: "Arizona (song)"
+        passages = list(passages)
+        for p in passages:
             title = p.get("title") or ""
             key = title_key(title)
             if _indexable(key):
                 self._by.setdefault(key, []).append(p)
                 self._cap[key] = self._cap.get(key, True) and _proper(title)
                 if _DISAMBIGUATION.search(title) and sum(w not in STOPWORDS for w in key) == 1:
-                    self._word_pages.add(key)
+                    word_pages.add(key)
         self._longest = max((len(k) for k in self._by), default=0)
         self._generic: frozenset = frozenset()
-        if self._word_pages:  # how many passages name each such title, with the same scan as named_in
+        if word_pages:  # how many passages name each such title, with the same scan as named_in
             named: dict[tuple[str, ...], int] = {}
-            for p in self._passages:
+            for p in passages:
                 for key in self._mentions(p.get("text") or ""):
-                    if key in self._word_pages:
+                    if key in word_pages:
                         named[key] = named.get(key, 0) + 1
-            cut = max(GENERIC_MIN, GENERIC_SHARE * len(self._passages))
+            cut = max(GENERIC_MIN, GENERIC_SHARE * len(passages))
             self._generic = frozenset(k for k, n in named.items() if n > cut)
 
     def __len__(self) -> int:
@@ -144,9 +152,7 @@ class TitleIndex:
         while i < len(toks):  # the longest title starting at each word; a match is not searched inside
             for n in range(min(self._longest, len(toks) - i), 0, -1):
                 key = toks[i : i + n]
-                if key in self._by and (
-                    not self._cap[key] or (any(caps[i : i + n]) and not _inside_name(toks, caps, joined, i, n))
-                ):
+                if key in self._by and _cased_mention(toks, caps, joined, i, n, self._cap[key]):
                     found.setdefault(key, i)
                     i += n - 1
                     break
