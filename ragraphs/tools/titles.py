@@ -12,6 +12,15 @@ longer name ("Vice President" does not name the page "President"). Titles shorte
 :data:`MIN_CHARS` characters or made of stop words alone are not indexed (they would match
 everywhere).
 
+A page is also named by its **short name** where the corpus leaves no doubt which page it is
+(:func:`short_key`): the part of the title before a comma, Wikipedia's qualifier for places
+and nobles ("Arthurdale, West Virginia" is "Arthurdale" in the text that links it; "Matilda of
+Brabant, Countess of Holland"), and a club name without its "F.C."-style suffix ("Nottingham
+Forest F.C."). A short name is used only when no page has it as its own title, when every
+page with that short name has the same title, and, if it is one word, when it is not generic
+in the corpus (the rule for one-word pages below), so "Cleveland" does not name "Cleveland,
+North Carolina" in a corpus where Cleveland means the city in Ohio.
+
 Lookup is by word n-grams (a dict hit per n-gram of the text, n up to the longest title), so
 it costs the same for a thousand titles or a million. Building an index scans every passage's
 text once to find the generic one-word pages (about 0.2 ms per passage on one core: 2.4 s for
@@ -33,6 +42,8 @@ MIN_CHARS = 4
 GENERIC_SHARE, GENERIC_MIN = 0.005, 10
 _WORD = re.compile(r"\w+", re.UNICODE)
 _DISAMBIGUATION = re.compile(r"\s*\([^()]*\)\s*$")
+_QUALIFIER = re.compile(r",.*$", re.S)  # "Tucson, Arizona" -> "Tucson"
+_CLUB = re.compile(r"\s+(?:A\.?F\.?C|F\.?C|C\.?F|S\.?C)\.?$")  # "Nottingham Forest F.C." -> "Nottingham Forest"
 
 
 def words(text: str) -> tuple[str, ...]:
@@ -85,6 +96,18 @@ def title_key(title: str) -> tuple[str, ...]:
     return words(_DISAMBIGUATION.sub("", title or ""))
 
 
+def short_key(title: str) -> tuple[str, ...] | None:
+    """The words of a title's short name, or None where it has none: the title without its
+    disambiguation, cut at its first comma ("Tucson, Arizona" -> ("tucson",)) or stripped of a
+    club suffix ("Nottingham Forest F.C." -> ("nottingham", "forest"))."""
+    base = _DISAMBIGUATION.sub("", title or "").strip()
+    short = _QUALIFIER.sub("", base).strip()
+    if short == base:
+        short = _CLUB.sub("", base).strip()
+    key = words(short)
+    return key if short != base and _indexable(key) else None
+
+
 def _indexable(key: tuple[str, ...]) -> bool:
     return len(" ".join(key)) >= MIN_CHARS and any(w not in STOPWORDS for w in key)
 
@@ -93,14 +116,19 @@ def names(title: str, text: str) -> bool:
     """Whether ``text`` names ``title``: its words, in order, as whole words, with a capital
     letter somewhere when the title has one."""
     key = title_key(title)
-    if not _indexable(key):
-        return False
+    return _indexable(key) and _named(key, _proper(title), text)
+
+
+def _named(key: tuple[str, ...], need_cap: bool, text: str) -> bool:
     n = len(key)
     toks, caps, joined = _cased(text)
-    need_cap = _proper(title)
     return any(
         toks[i : i + n] == key and _cased_mention(toks, caps, joined, i, n, need_cap) for i in range(len(toks) - n + 1)
     )
+
+
+def _one_word(key: tuple[str, ...]) -> bool:
+    return sum(w not in STOPWORDS for w in key) == 1
 
 
 class TitleIndex:
@@ -111,13 +139,26 @@ class TitleIndex:
         self._cap: dict[tuple[str, ...], bool] = {}  # a mention needs a capital (every title of the key has one)
         word_pages: set[tuple[str, ...]] = set()  # one-word names with a disambiguation: "Arizona (song)"
         passages = list(passages)
+        shorts: dict[tuple[str, ...], list[Passage]] = {}
         for p in passages:
             title = p.get("title") or ""
             key = title_key(title)
             if _indexable(key):
                 self._by.setdefault(key, []).append(p)
                 self._cap[key] = self._cap.get(key, True) and _proper(title)
-                if _DISAMBIGUATION.search(title) and sum(w not in STOPWORDS for w in key) == 1:
+                if _DISAMBIGUATION.search(title) and _one_word(key):
+                    word_pages.add(key)
+            short = short_key(title)
+            if short is not None:
+                shorts.setdefault(short, []).append(p)
+        # short names: not a page's own title, and one title behind each
+        self._short: dict[str, tuple[str, ...]] = {}  # title -> its short name, where it is used
+        for key, ps in shorts.items():
+            if key not in self._by and len({p.get("title") for p in ps}) == 1:
+                self._by[key] = ps
+                self._cap[key] = all(_proper(p.get("title") or "") for p in ps)
+                self._short[ps[0].get("title") or ""] = key
+                if _one_word(key):
                     word_pages.add(key)
         self._longest = max((len(k) for k in self._by), default=0)
         self._generic: frozenset = frozenset()
@@ -129,6 +170,9 @@ class TitleIndex:
                         named[key] = named.get(key, 0) + 1
             cut = max(GENERIC_MIN, GENERIC_SHARE * len(passages))
             self._generic = frozenset(k for k, n in named.items() if n > cut)
+        for title, key in list(self._short.items()):
+            if key in self._generic:  # a generic short name names nothing
+                del self._by[key], self._cap[key], self._short[title]
 
     def __len__(self) -> int:
         return len(self._by)
@@ -141,8 +185,14 @@ class TitleIndex:
         return bool(_DISAMBIGUATION.search(title or "")) and title_key(title) in self._generic
 
     def names(self, title: str, text: str) -> bool:
-        """:func:`names`, except that a generic title (:meth:`is_generic`) is never named."""
-        return not self.is_generic(title) and names(title, text)
+        """:func:`names`, except that a generic title (:meth:`is_generic`) is never named, and
+        that the title's short name, where the index uses it, names it too."""
+        if self.is_generic(title):
+            return False
+        if names(title, text):
+            return True
+        short = self._short.get(title)
+        return short is not None and _named(short, self._cap[short], text)
 
     def _mentions(self, text: str) -> dict[tuple[str, ...], int]:
         """The titles ``text`` names (keys), each with the word position of its first mention."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ragraphs.tools.titles import TitleIndex, names, title_key
+from ragraphs.tools.titles import TitleIndex, names, short_key, title_key
 
 
 def _p(i, title):
@@ -68,3 +68,23 @@ def test_a_one_word_page_named_all_over_the_corpus_is_generic():
     few = TitleIndex([song, state] + others[:3])  # three mentions are not too many
     assert not few.is_generic("Arizona (song)")
     assert [p["id"] for p in few.named_in("in Arizona")] == ["s", "a"]
+
+
+def test_a_page_is_named_by_its_short_name_where_the_corpus_leaves_no_doubt():
+    assert short_key("Arthurdale, West Virginia") == ("arthurdale",)
+    assert short_key("Nottingham Forest F.C.") == ("nottingham", "forest")
+    assert short_key("Paris, Texas (film)") == ("paris",) and short_key("Leeds United") is None
+    town, club = _p("t", "Arthurdale, West Virginia"), _p("c", "Nottingham Forest F.C.")
+    idx = TitleIndex([town, club, _p("p", "Paris"), _p("x", "Paris, Texas"),
+                      _p("c1", "Cleveland, North Carolina"), _p("c2", "Cleveland, Ohio")])
+    text = "The creek begins west of Arthurdale; Nottingham Forest played in Paris and Cleveland."
+    # "Paris" is a page's own title; "Cleveland" is the short name of two pages: neither is a short name
+    assert [p["id"] for p in idx.named_in(text)] == ["c", "t", "p"]
+    assert idx.names("Arthurdale, West Virginia", text) and not idx.names("Paris, Texas", text)
+    assert not idx.names("Cleveland, Ohio", text)
+    assert not names("Arthurdale, West Virginia", text)  # short names need the corpus's index
+    assert idx.named_in("Arthurdale Road") == []  # the one-word rule holds for short names too
+    # a one-word short name most passages of the corpus mention is generic, and names nothing
+    others = [{**_p(i, f"Person {i}"), "text": f"Person {i} moved to Arthurdale."} for i in range(12)]
+    assert TitleIndex([town] + others).named_in("west of Arthurdale") == []
+    assert [p["id"] for p in TitleIndex([town] + others[:3]).named_in("west of Arthurdale")] == ["t"]
