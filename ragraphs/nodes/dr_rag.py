@@ -42,6 +42,7 @@ from ..settings import DRRAGContext
 from ..state.types import Passage, reset, with_meta
 from .dr_rag_generate import dr_rag_answer_prompt, make_dr_generate  # noqa: F401  (re-exported)
 from .dr_rag_links import link_bonus, linked_candidates, question_links, title_index_of, uses_question_links
+from .links import lead_with_named
 from .rerank import brief, judge_scores, rerank_passages, rerank_spec, reranker_of
 from .retrieve import search_many
 
@@ -229,11 +230,8 @@ def make_first_stage(c: Components) -> Callable[[dict, Runtime], dict]:
         if uses_question_links(ctx, strategy):
             wide = int(ctx.link_depth)
             pool = cands if wide <= depth else search_many(c.retriever, [question], wide, mode, ctx.fusion_k)[0][:wide]
-            found = [d for d in question_links(question, pool, title_index_of(c.retriever))
-                     if (d.get("meta") or {}).get("named_by_question")]
-            ids = {d["id"] for d in found}
-            named = len(found)
-            cands = found + [d for d in cands if d["id"] not in ids]
+            cands = lead_with_named(question, cands, pool, title_index_of(c.retriever))
+            named = sum(bool((d.get("meta") or {}).get("named_by_question")) for d in cands)
         cands = [with_meta(d, stage=1) for d in cands]
         docs = cands[:n]
         return {

@@ -3,7 +3,7 @@
 A multi-hop question's next document is often the page of an entity the previous one names
 (see :mod:`ragraphs.tools.titles`). DR-RAG follows such links in three places, each a run
 setting (``DRRAGContext.link_*``): the first stage puts the candidates whose title the question
-names first (:func:`question_links`), the second stage adds to each static document's
+names first (:func:`ragraphs.nodes.links.question_links`), the second stage adds to each static document's
 candidates the passages whose title it names (:func:`linked_candidates`), and CFS / CIS add a
 bonus to the pair classifier's score of a candidate its static document names
 (:func:`link_bonus`). With the settings at 0 / false the graph is the paper's cascade.
@@ -14,23 +14,12 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from ..state.types import Passage, with_meta
-from ..tools.titles import names
+from .links import index_names, question_links, title_index_of
 
 
 def uses_question_links(ctx: Any, strategy: str) -> bool:
     """Title links in the first stage: two-stage strategies only (SM stays top-k by similarity)."""
     return strategy != "sm" and bool(ctx.link_question)
-
-
-def title_index_of(retriever: Any) -> Any:
-    """The retriever's :class:`~ragraphs.tools.titles.TitleIndex`, or None where it has none."""
-    index = getattr(retriever, "title_index", None)
-    return index() if callable(index) else None
-
-
-def _names(index: Any, title: str, text: str) -> bool:
-    # with the corpus's index, a title too generic in that corpus is never named
-    return index.names(title, text) if index is not None else names(title, text)
 
 
 def link_bonus(ctx: Any, pairs: Sequence[tuple[Passage, Passage]], index: Any = None) -> dict:
@@ -40,14 +29,7 @@ def link_bonus(ctx: Any, pairs: Sequence[tuple[Passage, Passage]], index: Any = 
     b = float(ctx.link_bonus or 0.0)
     if not b:
         return {}
-    return {(d["id"], dp["id"]): b for d, dp in pairs if _names(index, dp.get("title") or "", d.get("text") or "")}
-
-
-def question_links(question: str, cands: Sequence[Passage], index: Any = None) -> list[Passage]:
-    """``cands`` with those whose title the question names first (each group in its order)."""
-    named = [d for d in cands if _names(index, d.get("title") or "", question)]
-    ids = {d["id"] for d in named}
-    return [with_meta(d, named_by_question=True) for d in named] + [d for d in cands if d["id"] not in ids]
+    return {(d["id"], dp["id"]): b for d, dp in pairs if index_names(index, dp.get("title") or "", d.get("text") or "")}
 
 
 def linked_candidates(retriever: Any, first: Sequence[Passage], second: Sequence[list[Passage]], n: int) -> list[list[Passage]]:
@@ -63,3 +45,6 @@ def linked_candidates(retriever: Any, first: Sequence[Passage], second: Sequence
         extra = index.named_in(d.get("text") or "", n, exclude=first_ids + [p["id"] for p in cands])
         out.append(list(cands) + [with_meta(p, stage=2, linked_from=d["id"]) for p in extra])
     return out
+
+
+__all__ = ["link_bonus", "linked_candidates", "question_links", "title_index_of", "uses_question_links"]

@@ -23,6 +23,7 @@ from langgraph.runtime import Runtime
 from ..components import Components
 from ..settings import RAGContext
 from ..state.types import Passage, reset
+from .links import question_links, title_index_of
 
 NONE = ("", "none", "off", "false", "no")
 
@@ -109,6 +110,8 @@ def make_rerank(
         n = keep(ctx, state) if keep else max(1, int(ctx.k))
         cache: dict = {}
         ranked = rerank_passages(judge, state.get("question") or "", candidates, cache)
+        if getattr(ctx, "link_question", False):  # the candidates the question names stay first
+            ranked = question_links(state.get("question") or "", ranked, title_index_of(c.retriever))
         kept = ranked[:n]
         update = {
             "passages": reset(kept),

@@ -1,4 +1,6 @@
-"""Retrieval node: the question's top-k passages (or the re-ranker's candidates) from the graph's retriever."""
+"""Retrieval node: the question's top-k passages (or the re-ranker's candidates) from the graph's
+retriever; with ``link_question``, the candidates whose title the question names first
+(:mod:`ragraphs.nodes.links`)."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from ..settings import RAGContext
 from ..state.base import RAGState
 from ..state.types import Passage
 from ..tools.vectorstore import rrf_fuse
+from .links import lead_with_named, title_index_of
 from .rerank import rerank_spec
 
 
@@ -47,13 +50,21 @@ def make_retrieve(c: Components, *, query_key: str = "question") -> Callable[[di
         mode = ctx.retrieval
         k = int(ctx.k)
         n = retrieval_depth(ctx, k)
-        passages = c.retriever.search(query, n, mode=mode)
+        passages = list(c.retriever.search(query, n, mode=mode))
+        named = 0
+        index = title_index_of(c.retriever) if getattr(ctx, "link_question", False) else None
+        if index is not None:
+            wide = int(ctx.link_depth)
+            pool = passages if wide <= n else list(c.retriever.search(query, wide, mode=mode))
+            passages = lead_with_named(query, passages, pool[:wide], index)[:n]
+            named = sum(bool((p.get("meta") or {}).get("named_by_question")) for p in passages)
         return {
             "passages": passages,
             "_trace": {
                 "mode": mode,
                 "k": k,
                 "depth": n,
+                "named_by_question": named,
                 "retrieved": [{"id": p["id"], "title": p["title"], "score": p["score"]} for p in passages],
                 "out_ids": [p["id"] for p in passages],
             },

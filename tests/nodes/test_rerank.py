@@ -13,6 +13,7 @@ from ragraphs.nodes.rerank import judge_scores, rerank_passages, rerank_spec, re
 from ragraphs.evaluation.runner import stage_recall, summarize
 from ragraphs.settings import RAGContext
 from ragraphs.tools.llm import FakeAnswerChat
+from ragraphs.tools.titles import TitleIndex
 
 
 class Ranked:
@@ -36,7 +37,7 @@ class ByNumber:
 
     def score_batch(self, pairs):
         self.seen += len(pairs)
-        return np.asarray([float(t.split("\n")[0][1:]) for _, t in pairs], dtype=np.float32)
+        return np.asarray([float(t.split("\n")[0].split()[-1].lstrip("T")) for _, t in pairs], dtype=np.float32)
 
 
 def test_rerank_passages_orders_and_caches():
@@ -72,6 +73,41 @@ def test_vanilla_with_and_without_rerank():
     assert [t["node"] for t in out["trace"]] == ["retrieve", "rerank", "generate"] and r.asked[-1] == (6, "dense")
     assert [p["id"] for p in out["passages"]] == ["5", "4"]
     assert out["llm_calls"] == 1
+
+
+class Titled(Ranked):
+    """:class:`Ranked` with passages titled "Page i" and a title index, as the Chroma store has."""
+
+    def search(self, q, k, mode="dense"):
+        return [{**p, "title": f"Page {p['id']}"} for p in super().search(q, k, mode)]
+
+    def title_index(self):
+        return TitleIndex({"id": str(i), "title": f"Page {i}", "text": ""} for i in range(30))
+
+
+def test_vanilla_puts_the_pages_the_question_names_first():
+    r = Titled()
+    c = Components(llm=FakeAnswerChat(responses=["x"]), retriever=r, judges={"evaluator": ByNumber()})
+    g = build_vanilla_graph(c)
+    q = "Who founded the company of Page 7, and when was page 1 written?"  # "page 1" names nothing
+    out = g.invoke({"question": q}, context=RAGContext(k=2))
+    assert [p["id"] for p in out["passages"]] == ["0", "1"]  # off: the retrieval order
+    out = g.invoke({"question": q}, context=RAGContext(k=2, link_question=True, link_depth=10))
+    assert r.asked[-2:] == [(2, "dense"), (10, "dense")]  # a wider search for the named pages
+    assert [p["id"] for p in out["passages"]] == ["7", "0"] and out["passages"][0]["meta"]["named_by_question"]
+    assert out["trace"][0]["named_by_question"] == 1
+    # past the link depth, a named page is not searched for
+    out = g.invoke({"question": q}, context=RAGContext(k=2, link_question=True, link_depth=5))
+    assert [p["id"] for p in out["passages"]] == ["0", "1"]
+    # after the re-ranker, the named page still leads
+    out = g.invoke({"question": "Page 1?"}, context=RAGContext(k=2, rerank="evaluator", rerank_depth=6, link_question=True))
+    assert [p["id"] for p in out["passages"]] == ["1", "5"]
+    out = g.invoke({"question": "Page 1?"}, context=RAGContext(k=2, rerank="evaluator", rerank_depth=6))
+    assert [p["id"] for p in out["passages"]] == ["5", "4"]
+    # a retriever without a title index keeps its order
+    plain = build_vanilla_graph(Components(llm=FakeAnswerChat(responses=["x"]), retriever=Ranked()))
+    out = plain.invoke({"question": "T7?"}, context=RAGContext(k=2, link_question=True))
+    assert [p["id"] for p in out["passages"]] == ["0", "1"]
 
 
 def test_stage_report():
