@@ -15,7 +15,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from ragraphs.datasets import load_dataset, pooled_passages  # noqa: E402
-from ragraphs.tools.titles import TitleIndex, names  # noqa: E402
+from ragraphs.tools.titles import TitleIndex  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -34,8 +34,8 @@ def main(argv=None) -> int:
             n_q += 1
             for g in gold:
                 n_gold += 1
-                a = names(g["title"], ex.question)
-                b = any(names(g["title"], o["text"]) for o in gold if o["id"] != g["id"])
+                a = index.names(g["title"], ex.question)
+                b = any(index.names(g["title"], o["text"]) for o in gold if o["id"] != g["id"])
                 in_q, in_gold, either = in_q + a, in_gold + b, either + (a or b)
         fan = statistics.mean(len(index.named_in(p["text"], exclude=[p["id"]])) for p in corpus)
         pct = lambda x: f"{100 * x / n_gold:.1f}%"  # noqa: E731
