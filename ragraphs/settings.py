@@ -277,6 +277,12 @@ class MIGRESContext(RAGContext):
         metadata={"description": "answer as soon as the Query Generator has no query that was not asked before (a "
                   "repeated query only brings back what was read) instead of iterating to the guard (False: the paper)"},
     )
+    stop_after_fallbacks: int = field(
+        default=2,
+        metadata={"description": "with stop_when_exhausted: also answer when the Query Generator has proposed no new "
+                  "query of its own this many iterations in a row (each time the loop fell back to the missing "
+                  "information as its query); 0 = never"},
+    )
     nli_threshold: float | None = field(
         default=None, metadata={"description": "entailment probability a statement needs; None: the NLI judge's own"}
     )

@@ -341,7 +341,9 @@ def make_generate_queries(c: Components) -> Callable[[dict, Runtime], dict]:
     information, none like a query already in memory. When the model gives none, the
     missing information itself is the query (or the question joined to it). When that too
     was asked before, the repeated query can only bring back what was read: with
-    ``stop_when_exhausted`` the run is marked ``exhausted`` and the graph goes to the answer."""
+    ``stop_when_exhausted`` the run is marked ``exhausted`` and the graph goes to the answer.
+    So it is when the model has proposed no new query of its own ``stop_after_fallbacks``
+    iterations in a row (the loop would go on asking the Main Module's own words)."""
 
     def generate_queries(state: MIGRESState, runtime: Runtime[MIGRESContext]) -> dict:
         ctx = runtime.context or MIGRESContext()
@@ -371,11 +373,16 @@ def make_generate_queries(c: Components) -> Callable[[dict, Runtime], dict]:
                     break
             else:
                 new, fallback = [one_line(missing, 300)], "repeat"
+        streak = int(state.get("fallbacks_in_a_row") or 0) + 1 if fallback else 0
+        limit = int(ctx.stop_after_fallbacks or 0)
+        stalled = fallback == "missing_information" and limit > 0 and streak >= limit
         return {
             "queries": new,
-            "exhausted": fallback == "repeat" and bool(ctx.stop_when_exhausted),
+            "exhausted": (fallback == "repeat" or stalled) and bool(ctx.stop_when_exhausted),
+            "fallbacks_in_a_row": streak,
             **out.usage(),
-            "_trace": {"queries": new, "rejected_as_seen": rejected, "fallback": fallback, **out.trace()},
+            "_trace": {"queries": new, "rejected_as_seen": rejected, "fallback": fallback, "fallbacks_in_a_row": streak,
+                       **out.trace()},
         }
 
     return generate_queries

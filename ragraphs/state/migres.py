@@ -4,7 +4,8 @@ Besides :class:`~ragraphs.state.base.RAGState` (question, passages, answer, coun
 trace), MIGRES keeps:
 
 - the loop's position: ``iterations`` (one per Main Module verdict), ``answered``,
-  ``exhausted`` (the Query Generator found no query not asked before), ``final`` (how the
+  ``exhausted`` (the Query Generator found no query not asked before, or proposed none of
+  its own ``stop_after_fallbacks`` times in a row: ``fallbacks_in_a_row``), ``final`` (how the
   run ended: "answered" | "exhausted" | "guard");
 - the Main Module's output: ``useful_info`` (statements with the passages that support
   them), ``missing_info``;
@@ -59,6 +60,7 @@ class MIGRESState(RAGState):
     iterations: NotRequired[Annotated[int, operator.add]]
     answered: NotRequired[bool]
     exhausted: NotRequired[bool]
+    fallbacks_in_a_row: NotRequired[int]  # iterations in a row whose Query Generator proposed no new query
     final: NotRequired[str]
     useful_info: NotRequired[Annotated[list[UsefulInfo], add_list]]
     missing_info: NotRequired[str]

@@ -205,6 +205,38 @@ def test_a_model_with_nothing_new_to_ask_ends_before_the_guard(corpus):
     assert out["llm_calls"] == len(prompts)  # the shortening call is counted
 
 
+@pytest.mark.parametrize("own_queries, limit, iterations, final", [
+    ({}, 2, 2, "exhausted"),            # two fallbacks in a row: the default stops after the second
+    ({}, 3, 3, "exhausted"),
+    ({}, 0, 5, "guard"),                # 0: never; each missing information is new, so the guard stops it
+    ({2: "Killing Pablo author"}, 2, 4, "exhausted"),  # a query of its own resets the count
+])
+def test_a_query_generator_that_proposes_nothing_stops_after_its_fallbacks(corpus, own_queries, limit, iterations, final):
+    """``stop_after_fallbacks``: when the model proposes no new query of its own that many
+    iterations in a row, the loop would only go on asking the Main Module's words: it answers."""
+    judged = []
+
+    def script(prompt: str) -> str:
+        tail = _tail(prompt)
+        if _is_main(tail):
+            judged.append(1)
+            return json.dumps({"answer": "unanswerable", "missing_information": f"the birthplace, try {len(judged)}"})
+        if _is_queries(tail):
+            q = own_queries.get(len(judged))
+            return json.dumps({"queries": [q] if q else []})
+        if _is_leaf(tail):
+            return '{"useful_information": []}'
+        return "Nothing is known."
+
+    g = build_migres_graph(_components(ScriptedChat(script=script), corpus))
+    ctx = MIGRESContext(max_iterations=5, stop_after_fallbacks=limit, **CTX)
+    out = g.invoke({"question": KILLING_PABLO_Q}, context=ctx)
+    steps = [t for t in out["trace"] if t["node"] == "generate_queries"]
+    assert out["iterations"] == iterations and out["final"] == final
+    assert [t["fallback"] for t in steps] == [None if i + 1 in own_queries else "missing_information" for i in range(len(steps))]
+    assert steps[-1]["fallbacks_in_a_row"] == (limit if final == "exhausted" else 4)
+
+
 def test_guard_is_capped_and_recursion_limit_is_set(corpus):
     """A context asking for 1000 iterations is held to the graph's cap; the compiled graph
     carries a recursion limit that the longest run fits in (knowledge prompting on every
