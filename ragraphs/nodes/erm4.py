@@ -50,6 +50,7 @@ from .erm4_prompts import (  # noqa: F401
     rewrite_prompt,
     nli_prompt,
 )
+from .links import linked_search
 
 # prompts: nodes/erm4_prompts.py; output reading: nodes/erm4_parsing.py
 
@@ -207,7 +208,7 @@ def make_external_retrieve(c: Components) -> Callable[[dict, Runtime], dict]:
                 continue
             got: list[Passage] = []
             if source in ("corpus", "both"):
-                got += c.retriever.search(q, k, mode=mode)
+                got += linked_search(c.retriever, q, k, mode, ctx)[0]
             if source in ("web", "both"):
                 web_calls += 1
                 # a failed, slow or garbled web search costs its knowledge, not the run

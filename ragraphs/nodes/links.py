@@ -3,8 +3,9 @@
 A question very often names the page it is about ("Who directed *The Ninth Gate*?"), and a
 Wikipedia-style corpus gives every passage its page title, so a candidate whose title the
 question names is put first (see :mod:`ragraphs.tools.titles` for what counts as naming).
-DR-RAG's static documents, vanilla retrieval and the shared ``rerank`` node use it, each
-behind the run's ``link_question`` setting; a retriever without a title index (a LangChain
+DR-RAG's static documents, the shared ``retrieve`` node (vanilla, CRAG, MIGRES), ERM4's
+retrieval for each rewritten query and the shared ``rerank`` node use it, each behind the
+run's ``link_question`` setting; a retriever without a title index (a LangChain
 store) leaves the order as it is.
 """
 
@@ -44,4 +45,18 @@ def lead_with_named(question: str, cands: Sequence[Passage], pool: Sequence[Pass
     return found + [d for d in cands if d["id"] not in ids]
 
 
-__all__ = ["index_names", "lead_with_named", "question_links", "title_index_of"]
+def linked_search(retriever: Any, query: str, k: int, mode: str, ctx: Any) -> tuple[list[Passage], int]:
+    """``retriever.search(query, k, mode)``, led (with ``ctx.link_question`` and a retriever
+    with a title index) by the passages among the first ``ctx.link_depth`` whose title the
+    query names; with how many were named."""
+    got = list(retriever.search(query, k, mode=mode))
+    index = title_index_of(retriever) if getattr(ctx, "link_question", False) else None
+    if index is None:
+        return got, 0
+    wide = int(ctx.link_depth)
+    pool = got if wide <= k else list(retriever.search(query, wide, mode=mode))
+    got = lead_with_named(query, got, pool[:wide], index)[:k]
+    return got, sum(bool((p.get("meta") or {}).get("named_by_question")) for p in got)
+
+
+__all__ = ["index_names", "lead_with_named", "linked_search", "question_links", "title_index_of"]

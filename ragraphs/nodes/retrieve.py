@@ -14,7 +14,7 @@ from ..settings import RAGContext
 from ..state.base import RAGState
 from ..state.types import Passage
 from ..tools.vectorstore import rrf_fuse
-from .links import lead_with_named, title_index_of
+from .links import linked_search
 from .rerank import rerank_spec
 
 
@@ -50,14 +50,7 @@ def make_retrieve(c: Components, *, query_key: str = "question") -> Callable[[di
         mode = ctx.retrieval
         k = int(ctx.k)
         n = retrieval_depth(ctx, k)
-        passages = list(c.retriever.search(query, n, mode=mode))
-        named = 0
-        index = title_index_of(c.retriever) if getattr(ctx, "link_question", False) else None
-        if index is not None:
-            wide = int(ctx.link_depth)
-            pool = passages if wide <= n else list(c.retriever.search(query, wide, mode=mode))
-            passages = lead_with_named(query, passages, pool[:wide], index)[:n]
-            named = sum(bool((p.get("meta") or {}).get("named_by_question")) for p in passages)
+        passages, named = linked_search(c.retriever, query, n, mode, ctx)
         return {
             "passages": passages,
             "_trace": {

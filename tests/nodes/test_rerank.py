@@ -3,6 +3,8 @@ evaluation harness's per-stage report."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
@@ -14,6 +16,9 @@ from ragraphs.evaluation.runner import stage_recall, summarize
 from ragraphs.settings import RAGContext
 from ragraphs.tools.llm import FakeAnswerChat
 from ragraphs.tools.titles import TitleIndex
+from ragraphs.nodes.erm4 import make_external_retrieve
+from ragraphs.nodes.links import linked_search
+from ragraphs.settings import ERM4Context
 
 
 class Ranked:
@@ -108,6 +113,20 @@ def test_vanilla_puts_the_pages_the_question_names_first():
     plain = build_vanilla_graph(Components(llm=FakeAnswerChat(responses=["x"]), retriever=Ranked()))
     out = plain.invoke({"question": "T7?"}, context=RAGContext(k=2, link_question=True))
     assert [p["id"] for p in out["passages"]] == ["0", "1"]
+
+
+def test_linked_search_and_erm4_retrieval_for_each_query():
+    r = Titled()
+    got, named = linked_search(r, "Where is Page 12?", 3, "dense", RAGContext(link_question=True))
+    assert [p["id"] for p in got] == ["12", "0", "1"] and named == 1
+    assert linked_search(r, "Where is Page 12?", 3, "dense", RAGContext())[0] == r.search("q", 3)  # off: as retrieved
+    # ERM4's external retrieval: each outside query leads with the pages it names
+    node = make_external_retrieve(Components(retriever=r))
+    state = {"queries": ["Page 4 founder", "Page 9 birthplace"], "outside": [{"query": "Page 9 birthplace"}]}
+    out = node(state, SimpleNamespace(context=ERM4Context(k=2, link_question=True)))
+    assert [p["id"] for p in out["external_knowledge"]] == ["9", "0"]
+    out = node(state, SimpleNamespace(context=ERM4Context(k=2)))
+    assert [p["id"] for p in out["external_knowledge"]] == ["0", "1"]
 
 
 def test_stage_report():
