@@ -162,9 +162,6 @@ class DRRAGContext(RAGContext):
         metadata={"description": "title links, first stage: candidates whose title the question names (among "
                   "link_depth hybrid candidates) become the static documents first (not in the paper)"},
     )
-    link_depth: int = field(
-        default=20, metadata={"description": "title links: first-stage candidates searched for a title the question names"}
-    )
     link_expand: int = field(
         default=5,
         metadata={"description": "title links, second stage: up to this many passages whose title d_i names join d_i's "

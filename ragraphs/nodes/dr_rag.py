@@ -41,8 +41,8 @@ from ..prompts import one_line
 from ..settings import DRRAGContext
 from ..state.types import Passage, reset, with_meta
 from .dr_rag_generate import dr_rag_answer_prompt, make_dr_generate  # noqa: F401  (re-exported)
-from .dr_rag_links import link_bonus, linked_candidates, question_links, title_index_of, uses_question_links
-from .links import lead_with_named
+from .dr_rag_links import link_bonus, linked_candidates, uses_question_links
+from .links import lead_with_named, named_count, question_links, title_index_of
 from .rerank import brief, judge_scores, rerank_passages, rerank_spec, reranker_of
 from .retrieve import search_many
 
@@ -231,7 +231,7 @@ def make_first_stage(c: Components) -> Callable[[dict, Runtime], dict]:
             wide = int(ctx.link_depth)
             pool = cands if wide <= depth else search_many(c.retriever, [question], wide, mode, ctx.fusion_k)[0][:wide]
             cands = lead_with_named(question, cands, pool, title_index_of(c.retriever))
-            named = sum(bool((d.get("meta") or {}).get("named_by_question")) for d in cands)
+            named = named_count(cands)
         cands = [with_meta(d, stage=1) for d in cands]
         docs = cands[:n]
         return {

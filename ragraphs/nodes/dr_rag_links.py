@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from ..state.types import Passage, with_meta
-from .links import index_names, question_links, title_index_of
+from .links import index_names, title_index_of
 
 
 def uses_question_links(ctx: Any, strategy: str) -> bool:
@@ -47,4 +47,4 @@ def linked_candidates(retriever: Any, first: Sequence[Passage], second: Sequence
     return out
 
 
-__all__ = ["link_bonus", "linked_candidates", "question_links", "title_index_of", "uses_question_links"]
+__all__ = ["link_bonus", "linked_candidates", "uses_question_links"]

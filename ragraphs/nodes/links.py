@@ -45,6 +45,11 @@ def lead_with_named(question: str, cands: Sequence[Passage], pool: Sequence[Pass
     return found + [d for d in cands if d["id"] not in ids]
 
 
+def named_count(passages: Sequence[Passage]) -> int:
+    """How many of ``passages`` are marked ``named_by_question``."""
+    return sum(bool((p.get("meta") or {}).get("named_by_question")) for p in passages)
+
+
 def linked_search(retriever: Any, query: str, k: int, mode: str, ctx: Any) -> tuple[list[Passage], int]:
     """``retriever.search(query, k, mode)``, led (with ``ctx.link_question`` and a retriever
     with a title index) by the passages among the first ``ctx.link_depth`` whose title the
@@ -56,7 +61,7 @@ def linked_search(retriever: Any, query: str, k: int, mode: str, ctx: Any) -> tu
     wide = int(ctx.link_depth)
     pool = got if wide <= k else list(retriever.search(query, wide, mode=mode))
     got = lead_with_named(query, got, pool[:wide], index)[:k]
-    return got, sum(bool((p.get("meta") or {}).get("named_by_question")) for p in got)
+    return got, named_count(got)
 
 
-__all__ = ["index_names", "lead_with_named", "linked_search", "question_links", "title_index_of"]
+__all__ = ["index_names", "lead_with_named", "linked_search", "named_count", "question_links", "title_index_of"]
