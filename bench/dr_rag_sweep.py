@@ -33,7 +33,8 @@ from ragraphs.nodes.dr_rag import concat_query, fill_budget, forward_walk, judge
 from ragraphs.nodes.rerank import judge_scores  # noqa: E402
 from ragraphs.nodes.retrieve import search_many  # noqa: E402
 from ragraphs.tools.embeddings import MiniLMEmbeddings  # noqa: E402
-from ragraphs.tools.judges import load_default_judge  # noqa: E402
+from ragraphs.settings import DRRAGContext  # noqa: E402
+from ragraphs.tools.judges import load_default_judge, score_triples  # noqa: E402
 
 DATASETS = ("hotpotqa", "2wikimultihopqa", "musique")
 
@@ -55,7 +56,7 @@ def collect(corpus, ev, pj, question, depths, k1max, k2max, concat: bool, second
                     continue
                 lst = search_many(corpus, [concat_query(question, p)], k2max, "hybrid", 60)[0]
                 judge_scores(ev, question, lst, qcache)
-                pair = pj.score_pairs([(question, judge_text(p), judge_text(x)) for x in lst]) if lst else []
+                pair = score_triples(pj, [(question, judge_text(p), judge_text(x)) for x in lst], DRRAGContext().pair_tokens)
                 cat = {}
                 if concat:
                     judge_scores(ev, concat_query(question, p), lst, cat)

@@ -145,6 +145,12 @@ class DRRAGContext(RAGContext):
         default=None,
         metadata={"description": "pair cut: the classifier accepts C(q, d_i, d') >= this, in [0, 1] (default: calibrated on the dev files)"},
     )
+    pair_tokens: int = field(
+        default=112,
+        metadata={"description": "tokens the pair classifier reads per (q, d1, d2), the room shared by d1 and d2, each "
+                  "cut at its end (112: recall@4 within a point of the whole 256 at half the time, "
+                  "bench/results/dr_rag_pair_tokens_balanced/); 0 = the model's 256, d2 cut first"},
+    )
     pick: Literal["first", "best"] = field(
         default="best",
         metadata={"description": "CFS: per d_i, the best scored accepted candidate (default: +2 recall points on the dev "

@@ -40,6 +40,7 @@ from ..errors import ConfigError, InputError
 from ..prompts import one_line
 from ..settings import DRRAGContext
 from ..state.types import Passage, reset, with_meta
+from ..tools.judges import score_triples
 from .dr_rag_generate import dr_rag_answer_prompt, make_dr_generate  # noqa: F401  (re-exported)
 from .dr_rag_links import link_bonus, linked_candidates, uses_question_links
 from .links import lead_with_named, named_count, question_links, title_index_of
@@ -124,14 +125,6 @@ def concat_query(question: str, doc: Passage, max_chars: int = 1000) -> str:
     if max_chars and len(d) > max_chars:
         d = d[:max_chars]
     return f"{one_line(question)} {d}"
-
-
-def score_triples(judge: Any, triples: list[tuple[str, str, str]]) -> list[float]:
-    if not triples:
-        return []
-    if hasattr(judge, "score_pairs"):
-        return [float(s) for s in judge.score_pairs(triples)]
-    return [float(judge.score_pair(q, a, b)) for q, a, b in triples]
 
 
 def qdc_select(first: list[Passage], second: list[list[Passage]], k: int) -> list[Passage]:
@@ -363,7 +356,7 @@ def make_inverse_select(c: Components) -> Callable[[dict, Runtime], dict]:
         judge = c.judge("pair")
         th = pair_threshold(ctx, judge)
         pairs = [(d, dp) for dp in dynamic for d in first]
-        scores = score_triples(judge, [(question, judge_text(d), judge_text(dp)) for d, dp in pairs])
+        scores = score_triples(judge, [(question, judge_text(d), judge_text(dp)) for d, dp in pairs], ctx.pair_tokens)
         bonus = link_bonus(ctx, pairs, title_index_of(c.retriever))
         decisions = []
         for (d, dp), s in zip(pairs, scores):
@@ -400,7 +393,7 @@ def make_forward_select(c: Components) -> Callable[[dict, Runtime], dict]:
         th = pair_threshold(ctx, judge)
         # every candidate the walk may look at, scored in one batch
         pairs = [(i, d) for i, cands in enumerate(second) for d in cands if d["id"] not in first_ids]
-        scores = score_triples(judge, [(question, judge_text(first[i]), judge_text(d)) for i, d in pairs])
+        scores = score_triples(judge, [(question, judge_text(first[i]), judge_text(d)) for i, d in pairs], ctx.pair_tokens)
         score_of = {(first[i]["id"], d["id"]): s for (i, d), s in zip(pairs, scores)}
         pick = str(ctx.pick or "best")
         bonus = link_bonus(ctx, [(first[i], d) for i, d in pairs], title_index_of(c.retriever))

@@ -68,7 +68,7 @@ def cmd_judge_eval(args: argparse.Namespace) -> int:
     base = baseline_judge(args.judge, enc) if args.baseline and args.model != "cosine" else None
     timing = not args.no_timing
     res = evaluate_judge(args.judge, judge, args.data, threshold=args.threshold, seed=args.seed, limit=args.limit,
-                         batch=args.batch, timing=timing, baseline=base)
+                         batch=args.batch, timing=timing, baseline=base, pair_tokens=args.pair_tokens)
     if args.json:
         print(json.dumps(res))
         return 0
@@ -131,6 +131,9 @@ def register(subparsers) -> None:
     p.add_argument("--batch", type=int, default=10, help="items per scoring call (default 10, like k retrieved passages)")
     p.add_argument("--limit", type=int, default=None, help="at most this many questions per file")
     p.add_argument("--seed", type=int, default=0, help="seed of the 1:1 balancing")
+    p.add_argument("--pair-tokens", type=int, default=None, metavar="N",
+                   help="pair judge: read each (q, d1, d2) within N tokens shared by d1 and d2, as DR-RAG's "
+                        "pair_tokens setting does (default: the model's max_length, d2 cut first)")
     p.add_argument("--no-timing", action="store_true", help="skip the speed measurement")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_judge_eval)

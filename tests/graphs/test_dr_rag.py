@@ -406,3 +406,32 @@ def test_title_links_need_no_title_index_and_leave_sm_alone(slices):
     # SM stays top-k by similarity: no title link moves its documents
     sm, _ = _run(corpus, ZONE, strategy="sm", k=4)
     assert [p["id"] for p in sm["passages"]] == [p["id"] for p in corpus.search(ZONE, 4, mode="bm25")]
+
+
+def test_pair_tokens_reach_the_cross_encoder(slices):
+    """``pair_tokens`` is the budget the cross-encoder reads each (q, d_i, d') in (the real
+    tokenizer; a recording model in place of the ONNX one); 0 hands it the texts whole."""
+    from transformers import AutoTokenizer
+
+    from ragraphs.tools.judges import CrossEncoderJudge, weights_dir
+
+    class Recording:
+        tokenizer = AutoTokenizer.from_pretrained(str(weights_dir()), local_files_only=True)
+
+        def __init__(self):
+            self.seen: list[tuple[str, str]] = []
+
+        def predict(self, pairs, **kw):
+            self.seen += list(pairs)
+            return np.full(len(pairs), 0.9, dtype=np.float32)
+
+    exs, corpus = slices["musique"]
+    lengths = {}
+    for budget in (0, 64):
+        model = Recording()
+        out, _ = _run(corpus, NORTH_STAR, judge=CrossEncoderJudge("pair", model), strategy="cfs", k=4, pair_tokens=budget)
+        assert model.seen and len(out["passages"]) == 4
+        lengths[budget] = [len(model.tokenizer(a, b)["input_ids"]) for a, b in model.seen]
+        assert all("\n[SEP]\n" in b for _, b in model.seen)
+    assert max(lengths[64]) <= 64 < max(lengths[0])
+    assert DRRAGContext().pair_tokens == 112

@@ -71,6 +71,36 @@ def test_pairs_run_side_by_side_score_as_alone(hotpot_examples):
     assert model.predict([]).shape == (0,)
 
 
+def test_pair_texts_share_the_token_budget(shipped):
+    """With a long d1, the model's 256 tokens end before d2 begins, so d2 cannot change the
+    score; with ``max_tokens`` d1 and d2 share the room and each keeps its opening (title)."""
+    from ragraphs.tools.judges.core import balanced_pair
+
+    pair = shipped["pair"]
+    tok = pair.model.tokenizer
+    q = "Where was the director of The Zone born?"
+    d1 = "The Zone (2017 film)\nThe Zone is a film directed by Jane Doe. " + "It was shot in a small town over a long summer. " * 40
+    good = "Jane Doe\nJane Doe is a film director born in Montreal, Quebec."
+    bad = "Danube\nThe Danube is the second-longest river in Europe."
+    whole = pair.score_pairs([(q, d1, good), (q, d1, bad)])
+    assert abs(float(whole[0]) - float(whole[1])) < 1e-6  # d2 was cut away entirely
+    fitted = pair.score_pairs([(q, d1, good), (q, d1, bad)], max_tokens=112)
+    assert abs(float(fitted[0]) - float(fitted[1])) > 1e-3
+    first, second = balanced_pair(tok, pair.prefix + q, d1, good, 112)
+    assert len(tok(first, second)["input_ids"]) <= 112
+    assert second.startswith("The Zone (2017 film)") and "Jane Doe\nJane Doe is a film director" in second
+    assert d1.startswith(second.split("\n[SEP]\n")[0])  # original characters, cut at a token's end
+    # a short d1 leaves its share to d2; texts within the budget are read unchanged
+    short = "Lyon\nLyon is a city in France."
+    _, kept = balanced_pair(tok, q, short, d1, 112)
+    assert kept.startswith(short + "\n[SEP]\n")
+    assert balanced_pair(tok, q, short, good, 112) == (q, short + "\n[SEP]\n" + good)
+    np.testing.assert_allclose(pair.score_pairs([(q, short, good)], max_tokens=112), pair.score_pairs([(q, short, good)]))
+    # other judges read their texts their own way; 0 and None mean the model's max_length
+    assert J.score_triples(pair, [(q, d1, good)], 0) == J.score_triples(pair, [(q, d1, good)], None)
+    assert J.score_triples(pair, []) == []
+
+
 # ---------------------------------------------------------------- bad input
 @pytest.mark.parametrize(
     "passage",

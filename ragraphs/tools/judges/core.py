@@ -127,6 +127,26 @@ def load_cross_encoder(path: str | os.PathLike, backend: str | None = None, max_
         return _MODELS[key]
 
 
+def _cut(tok: Any, text: str, n: int) -> str:
+    """``text`` up to the end of its ``n``-th token (the original characters, not decoded ones)."""
+    enc = tok(text, add_special_tokens=False, return_offsets_mapping=True)
+    offsets = enc["offset_mapping"]
+    return text if len(offsets) <= n else text[: offsets[n - 1][1]]
+
+
+def balanced_pair(tok: Any, first: str, d1: str, d2: str, budget: int) -> tuple[str, str]:
+    """(first, d1 [SEP] d2) within ``budget`` tokens, the room shared fairly by d1 and d2 (a
+    short one leaves the rest to the other) instead of cutting d2 from its end."""
+    n_first = len(tok(first, add_special_tokens=False)["input_ids"])
+    room = max(16, budget - n_first - 4)  # [CLS] first [SEP] d1 [SEP] d2 [SEP]
+    n1 = len(tok(d1, add_special_tokens=False)["input_ids"])
+    n2 = len(tok(d2, add_special_tokens=False)["input_ids"])
+    half = room // 2
+    c1 = n1 if n1 <= half else max(half, room - n2)
+    c2 = room - min(n1, c1)
+    return first, _cut(tok, d1, c1) + PAIR_SEP + _cut(tok, d2, max(1, c2))
+
+
 class CrossEncoderJudge:
     """One role of a cross-encoder. ``prefix`` marks the task for the multi-task model (empty
     for a plain re-ranker); ``threshold`` is the cut validated when the judge was trained."""
@@ -169,15 +189,34 @@ class CrossEncoderJudge:
         return float(self.score_batch([(a, b)])[0])
 
     # pair: (question, d1, d2) triples
-    def score_pairs(self, triples: Sequence[tuple[str, str, str]]) -> np.ndarray:
+    def score_pairs(self, triples: Sequence[tuple[str, str, str]], max_tokens: int | None = None) -> np.ndarray:
+        """C(q, d1, d2) in [0, 1]. ``max_tokens``: read each triple within this many tokens, the
+        room shared by d1 and d2 (:func:`balanced_pair`); None or 0: the model's ``max_length``,
+        which the tokenizer reaches by cutting d2 from its end."""
         if self.role != "pair":
             raise ConfigError(f"the {self.role} judge scores pairs: use score_batch")
         half = MAX_CHARS // 2
         texts = [(self.prefix + clean(q, 600), clean(d1, half) + PAIR_SEP + clean(d2, half)) for q, d1, d2 in triples]
+        tok = getattr(self.model, "tokenizer", None)
+        if tok is not None and max_tokens is not None and int(max_tokens) > 0:
+            texts = [balanced_pair(tok, a, clean(d1, half), clean(d2, half), int(max_tokens))
+                     for (a, _), (_, d1, d2) in zip(texts, triples)]
         return self._probs(texts)
 
     def score_pair(self, question: str, d1: str, d2: str) -> float:
         return float(self.score_pairs([(question, d1, d2)])[0])
+
+
+def score_triples(judge: Any, triples: Sequence[tuple[str, str, str]], max_tokens: int | None = None) -> list[float]:
+    """Any pair judge's C(q, d1, d2) for ``triples``; ``max_tokens`` reaches a cross-encoder
+    (see :meth:`CrossEncoderJudge.score_pairs`), other judges read their texts their own way."""
+    if not triples:
+        return []
+    if isinstance(judge, CrossEncoderJudge):
+        return [float(s) for s in judge.score_pairs(triples, max_tokens=max_tokens)]
+    if hasattr(judge, "score_pairs"):
+        return [float(s) for s in judge.score_pairs(triples)]
+    return [float(judge.score_pair(q, a, b)) for q, a, b in triples]
 
 
 def load_judge(name: str, path: str | os.PathLike | None = None, embeddings: Any = None, backend: str | None = None):

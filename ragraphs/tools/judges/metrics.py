@@ -10,6 +10,7 @@ from sklearn.metrics import accuracy_score, precision_recall_fscore_support, roc
 
 from ...errors import InputError
 from .baselines import _EmbeddingCache
+from .core import score_triples
 from .data import Item, build_items, spec_name
 
 
@@ -50,13 +51,14 @@ def best_threshold(y: Sequence[int], s: Sequence[float]) -> float:
     return float(min(thr[i], s.max()))  # roc_curve's first threshold is +inf
 
 
-def judge_scores(judge_name: str, judge_obj, items: list[Item], batch: int = 10) -> np.ndarray:
-    """Scores of items (pair: triples; nli: items hold (hypothesis, premise))."""
+def judge_scores(judge_name: str, judge_obj, items: list[Item], batch: int = 10, pair_tokens: int | None = None) -> np.ndarray:
+    """Scores of items (pair: triples, read within ``pair_tokens`` by a cross-encoder when
+    given; nli: items hold (hypothesis, premise))."""
     out = []
     for s in range(0, len(items), batch):
         chunk = [x.texts for x in items[s : s + batch]]
         if judge_name == "pair":
-            out.append(np.asarray(judge_obj.score_pairs(chunk)))
+            out.append(np.asarray(score_triples(judge_obj, chunk, pair_tokens)))
         elif judge_name == "nli":
             out.append(np.asarray(judge_obj.score_batch([(p, h) for h, p in chunk])))
         else:
@@ -77,6 +79,7 @@ def evaluate_judge(
     baseline: Any = None,
     baseline_threshold: float | None = None,
     embed: Any = None,
+    pair_tokens: int | None = None,
 ) -> dict:
     """Accuracy, AUC, precision/recall at the threshold, and ms per item on this CPU.
 
@@ -94,8 +97,10 @@ def evaluate_judge(
     thr = float(threshold if threshold is not None else getattr(judge_obj, "threshold", 0.5))
     res: dict[str, Any] = {"judge": judge_name, "model": getattr(judge_obj, "name", type(judge_obj).__name__),
                            "files": [spec_name(f) for f in files], "batch": batch}
+    if judge_name == "pair" and pair_tokens:
+        res["pair_tokens"] = int(pair_tokens)
     t = time.perf_counter()
-    s = judge_scores(judge_name, judge_obj, items, batch)
+    s = judge_scores(judge_name, judge_obj, items, batch, pair_tokens)
     elapsed = time.perf_counter() - t
     res.update(metrics_at(y, s, thr))
     res["best_threshold"] = best_threshold(y, s)
@@ -109,7 +114,7 @@ def evaluate_judge(
     if getattr(judge_obj, "n_params", 0):
         res["params"] = int(judge_obj.n_params)
     if baseline is not None:
-        sb = judge_scores(judge_name, baseline, items, batch)
+        sb = judge_scores(judge_name, baseline, items, batch, pair_tokens)
         bthr = float(baseline_threshold if baseline_threshold is not None else best_threshold(y, sb))
         mb = metrics_at(y, sb, bthr)
         mb["best_threshold_accuracy"] = float(((sb >= best_threshold(y, sb)) == y).mean())
