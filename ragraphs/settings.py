@@ -48,7 +48,7 @@ class RAGContext:
     link_question: bool = field(
         default=False,
         metadata={"description": "title links: among link_depth candidates, those whose title the query (the question; "
-                  "ERM4: each rewritten query) names come first (needs a retriever with a title index: the Chroma "
+                  "ERM4, MIGRES: each query) names come first (needs a retriever with a title index: the Chroma "
                   "store, in-memory corpora; not in the papers)"},
     )
     link_depth: int = field(

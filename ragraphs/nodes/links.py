@@ -3,8 +3,8 @@
 A question very often names the page it is about ("Who directed *The Ninth Gate*?"), and a
 Wikipedia-style corpus gives every passage its page title, so a candidate whose title the
 question names is put first (see :mod:`ragraphs.tools.titles` for what counts as naming).
-DR-RAG's static documents, the shared ``retrieve`` node (vanilla, CRAG, MIGRES), ERM4's
-retrieval for each rewritten query and the shared ``rerank`` node use it, each behind the
+DR-RAG's static documents, the shared ``retrieve`` node (vanilla, CRAG), MIGRES's and ERM4's
+retrieval for each query and the shared ``rerank`` node use it, each behind the
 run's ``link_question`` setting; a retriever without a title index (a LangChain
 store) leaves the order as it is.
 """

@@ -27,6 +27,7 @@ from ..state.types import Passage, make_passage
 from ..tools.llm import complete, llm_usage
 from ..tools.structured import LeafExtraction, MainVerdict, QueryList, decide
 from ..tools.text import split_sentences
+from .links import linked_search
 from .migres_parsing import (  # noqa: F401  (re-exported: the paper's modules, one file each)
     _UNANSWERABLE,
     parse_main,
@@ -94,7 +95,14 @@ def make_retrieve(c: Components) -> Callable[[dict, Runtime], dict]:
         k = int(ctx.k)
         mode = ctx.retrieval
         r = c.retriever
-        if hasattr(r, "search_many"):
+        named = 0
+        if getattr(ctx, "link_question", False):  # each query's named pages first (nodes/links.py)
+            hits = []
+            for q in queries:
+                got, n = linked_search(r, q, k, mode, ctx)
+                hits.append(got)
+                named += n
+        elif hasattr(r, "search_many"):
             hits = r.search_many(queries, k, mode=mode)
         else:
             hits = [r.search(q, k, mode=mode) for q in queries]
@@ -105,7 +113,8 @@ def make_retrieve(c: Components) -> Callable[[dict, Runtime], dict]:
         return {
             "queries": queries,
             "candidates": candidates,
-            "_trace": {"queries": queries, "k": k, "mode": mode, "retrieved": len(candidates)},
+            "_trace": {"queries": queries, "k": k, "mode": mode, "retrieved": len(candidates),
+                       **({"named_by_question": named} if getattr(ctx, "link_question", False) else {})},
         }
 
     return retrieve

@@ -129,6 +129,24 @@ def test_linked_search_and_erm4_retrieval_for_each_query():
     assert [p["id"] for p in out["external_knowledge"]] == ["0", "1"]
 
 
+def test_migres_retrieves_the_pages_each_query_names_first():
+    """MIGRES's own retrieve node (one search per query of the iteration) honours
+    ``link_question`` as the shared node does: each query leads with the pages it names."""
+    from ragraphs.nodes.migres import make_retrieve as migres_retrieve
+    from ragraphs.settings import MIGRESContext
+
+    node = migres_retrieve(Components(retriever=Titled()))
+    state = {"question": "Who wrote Page 4?", "queries": ["Page 9 birthplace", "founder of Page 11"]}
+    on = node(state, SimpleNamespace(context=MIGRESContext(k=2, link_question=True)))
+    assert [p["id"] for p in on["candidates"]] == ["9", "0", "11", "0"]
+    assert on["candidates"][0]["meta"]["named_by_question"] and on["candidates"][0]["meta"]["query"] == "Page 9 birthplace"
+    assert on["_trace"]["named_by_question"] == 2
+    off = node(state, SimpleNamespace(context=MIGRESContext(k=2)))
+    assert [p["id"] for p in off["candidates"]] == ["0", "1", "0", "1"] and "named_by_question" not in off["_trace"]
+    first = node({"question": "Who wrote Page 4?"}, SimpleNamespace(context=MIGRESContext(k=2, link_question=True)))
+    assert [p["id"] for p in first["candidates"]] == ["4", "0"]  # the first iteration asks the question
+
+
 def test_stage_report():
     trace = [{"node": "first_stage", "out_ids": ["a", "b", "c"]}, {"node": "rerank", "out_ids": ["c"]}, {"node": "generate"}]
     st = stage_recall(trace, {"a", "c"})
