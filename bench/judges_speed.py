@@ -2,7 +2,9 @@
 
 Measures what the methods do: the evaluator on (question, passage) pairs padded to about 256
 tokens (real HotpotQA paragraphs, repeated to length), the evaluator on 200-character strips
-(CRAG's refinement, MIGRES's sentences), the pair classifier on (q, d1, d2) triples.
+(CRAG's refinement, MIGRES's sentences), the pair classifier on (q, d1, d2) triples (a
+paragraph and a strip; and two whole paragraphs, as DR-RAG's CFS reads them, in its
+``pair_tokens`` budget and in the whole 256 tokens).
 
     python bench/judges_speed.py [--batch 32] [--n 256] [--repeat 3]
 
@@ -17,6 +19,7 @@ import statistics
 import time
 from pathlib import Path
 
+from ragraphs.settings import DRRAGContext
 from ragraphs.tools.judges import load_default_judge, passage_text
 from ragraphs.tools.judges.core import load_cross_encoder, weights_dir
 
@@ -57,6 +60,7 @@ def main() -> None:
         strips.append((q, p[:200]))
     long_pairs, strips = long_pairs[: a.n], strips[: a.n]
     ntok = sum(min(256, len(tok(q, t, truncation=True, max_length=256)["input_ids"])) for q, t in long_pairs) / len(long_pairs)
+    whole_triples = [(q, p, paras[i - 1][1]) for i, (q, p) in enumerate(paras)][: a.n]
     ev, pair = load_default_judge("evaluator"), load_default_judge("pair")
     ev.batch_size = pair.batch_size = a.batch
     res = {
@@ -65,6 +69,12 @@ def main() -> None:
         "ms_per_200_char_strip": round(_timed(ev.score_batch, strips, a.batch, a.repeat), 2),
         "ms_per_triple": round(_timed(pair.score_pairs, [(q, p, strips[i - 1][1]) for i, (q, p) in enumerate(strips)], a.batch,
                                         a.repeat), 2),
+        # what DR-RAG's CFS reads: (q, d_i, d') of two whole paragraphs, in its pair_tokens
+        # budget shared by both, and in the model's whole 256 tokens
+        "ms_per_dr_rag_triple": round(_timed(lambda t: pair.score_pairs(t, max_tokens=DRRAGContext().pair_tokens),
+                                             whole_triples, a.batch, a.repeat), 2),
+        "ms_per_dr_rag_triple_256": round(_timed(pair.score_pairs, whole_triples, a.batch, a.repeat), 2),
+        "dr_rag_pair_tokens": DRRAGContext().pair_tokens,
         "batch": a.batch, "n": len(long_pairs), "repeat": a.repeat,
     }
     print(json.dumps(res))
