@@ -95,13 +95,10 @@ def make_retrieve(c: Components) -> Callable[[dict, Runtime], dict]:
         k = int(ctx.k)
         mode = ctx.retrieval
         r = c.retriever
-        named = 0
-        if getattr(ctx, "link_question", False):  # each query's named pages first (nodes/links.py)
-            hits = []
-            for q in queries:
-                got, n = linked_search(r, q, k, mode, ctx)
-                hits.append(got)
-                named += n
+        named = None
+        if ctx.link_question:  # each query's named pages first (nodes/links.py)
+            found = [linked_search(r, q, k, mode, ctx) for q in queries]
+            hits, named = [got for got, _ in found], sum(n for _, n in found)
         elif hasattr(r, "search_many"):
             hits = r.search_many(queries, k, mode=mode)
         else:
@@ -114,7 +111,7 @@ def make_retrieve(c: Components) -> Callable[[dict, Runtime], dict]:
             "queries": queries,
             "candidates": candidates,
             "_trace": {"queries": queries, "k": k, "mode": mode, "retrieved": len(candidates),
-                       **({"named_by_question": named} if getattr(ctx, "link_question", False) else {})},
+                       **({"named_by_question": named} if named is not None else {})},
         }
 
     return retrieve

@@ -127,10 +127,12 @@ def load_cross_encoder(path: str | os.PathLike, backend: str | None = None, max_
         return _MODELS[key]
 
 
-def _cut(tok: Any, text: str, n: int) -> str:
+def _offsets(tok: Any, text: str) -> list:
+    return tok(text, add_special_tokens=False, return_offsets_mapping=True)["offset_mapping"]
+
+
+def _upto(text: str, offsets: list, n: int) -> str:
     """``text`` up to the end of its ``n``-th token (the original characters, not decoded ones)."""
-    enc = tok(text, add_special_tokens=False, return_offsets_mapping=True)
-    offsets = enc["offset_mapping"]
     return text if len(offsets) <= n else text[: offsets[n - 1][1]]
 
 
@@ -139,12 +141,11 @@ def balanced_pair(tok: Any, first: str, d1: str, d2: str, budget: int) -> tuple[
     short one leaves the rest to the other) instead of cutting d2 from its end."""
     n_first = len(tok(first, add_special_tokens=False)["input_ids"])
     room = max(16, budget - n_first - 4)  # [CLS] first [SEP] d1 [SEP] d2 [SEP]
-    n1 = len(tok(d1, add_special_tokens=False)["input_ids"])
-    n2 = len(tok(d2, add_special_tokens=False)["input_ids"])
+    o1, o2 = _offsets(tok, d1), _offsets(tok, d2)
     half = room // 2
-    c1 = n1 if n1 <= half else max(half, room - n2)
-    c2 = room - min(n1, c1)
-    return first, _cut(tok, d1, c1) + PAIR_SEP + _cut(tok, d2, max(1, c2))
+    c1 = len(o1) if len(o1) <= half else max(half, room - len(o2))
+    c2 = room - min(len(o1), c1)
+    return first, _upto(d1, o1, c1) + PAIR_SEP + _upto(d2, o2, max(1, c2))
 
 
 class CrossEncoderJudge:
@@ -196,11 +197,13 @@ class CrossEncoderJudge:
         if self.role != "pair":
             raise ConfigError(f"the {self.role} judge scores pairs: use score_batch")
         half = MAX_CHARS // 2
-        texts = [(self.prefix + clean(q, 600), clean(d1, half) + PAIR_SEP + clean(d2, half)) for q, d1, d2 in triples]
+        budget = int(max_tokens or 0)
         tok = getattr(self.model, "tokenizer", None)
-        if tok is not None and max_tokens is not None and int(max_tokens) > 0:
-            texts = [balanced_pair(tok, a, clean(d1, half), clean(d2, half), int(max_tokens))
-                     for (a, _), (_, d1, d2) in zip(texts, triples)]
+        if budget > 0 and tok is not None:
+            texts = [balanced_pair(tok, self.prefix + clean(q, 600), clean(d1, half), clean(d2, half), budget)
+                     for q, d1, d2 in triples]
+        else:
+            texts = [(self.prefix + clean(q, 600), clean(d1, half) + PAIR_SEP + clean(d2, half)) for q, d1, d2 in triples]
         return self._probs(texts)
 
     def score_pair(self, question: str, d1: str, d2: str) -> float:
