@@ -281,6 +281,44 @@ def test_shipped_int8_weights_restore_to_a_trainable_model(tmp_path):
         restore_fp32(tmp_path / "nothing", tmp_path / "x")
 
 
+def test_export_int8_keeps_the_graph_fused_and_the_scores(tmp_path):
+    """The export reads attention eagerly: no sdpa mask residue (IsNaN / Where) in the layers for
+    onnxruntime to run on every pair, no offline-fused skip layer norm, every matrix product
+    int8, and the int8 scores follow the torch model's. The shipped file was written this way."""
+    import onnx
+    import torch
+    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
+
+    from ragraphs.tools.judges.onnx import INT8_FILE, OnnxCrossEncoder, export_int8
+
+    src = J.weights_dir()
+    for f in ("tokenizer.json", "tokenizer_config.json"):
+        shutil.copy2(src / f, tmp_path / f)
+    torch.manual_seed(0)
+    cfg = BertConfig(vocab_size=30522, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+                     intermediate_size=128, num_labels=1, max_position_embeddings=512)
+    model = BertForSequenceClassification(cfg).eval()
+    model.save_pretrained(str(tmp_path))
+    assert export_int8(tmp_path) == INT8_FILE
+    for f in (tmp_path / INT8_FILE, src / INT8_FILE):
+        nodes = onnx.load(str(f)).graph.node
+        in_layers = [n.name for n in nodes if "/encoder/" in n.name and n.op_type in ("IsNaN", "Where")]
+        assert not in_layers, (f, in_layers[:3])  # (the mask is built once, outside the layers)
+        ops = {n.op_type for n in nodes}
+        # int8 matrix products; residual and layer norm left for onnxruntime (its offline-fused
+        # SkipLayerNormalization was the slower kernel), bias + GELU fused
+        assert {"MatMulInteger", "LayerNormalization", "BiasGelu"} <= ops and "SkipLayerNormalization" not in ops, f
+    pairs = [("who wrote Hamlet?", "Hamlet is a tragedy written by William Shakespeare."),
+             ("who wrote Hamlet?", "Paris is the capital of France."),
+             ("a question " * 3, "a long passage " * 80)]
+    tok = AutoTokenizer.from_pretrained(str(tmp_path))
+    with torch.no_grad():
+        ref = [torch.sigmoid(model(**tok(a, b, truncation=True, max_length=256, return_tensors="pt")).logits).item()
+               for a, b in pairs]
+    got = OnnxCrossEncoder(tmp_path).predict(pairs)
+    assert np.abs(np.asarray(ref) - got).max() < 0.05
+
+
 def test_cli_eval_shipped_judge_against_cosine(data_dir, capsys):
     from ragraphs.cli import main
 
