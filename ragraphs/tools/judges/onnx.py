@@ -117,8 +117,8 @@ def export_int8(model_dir: str | os.PathLike, max_length: int = 256) -> str:
 
 def fuse_bert(fp32_file: str | os.PathLike, target: str | os.PathLike, *, num_heads: int = 12,
               hidden_size: int = 384) -> Path:
-    """onnxruntime's BERT graph fusion of ``fp32_file`` (bias + GELU, the attention's scaled
-    product), written to ``target``.
+    """onnxruntime's BERT graph fusion of ``fp32_file`` (bias + GELU, folded constants), written
+    to ``target``.
 
     Two fusions are left out, each measured on a 256-token pair on one core (onnxruntime
     1.32, ``bench/results/judges_eager_export/``):
