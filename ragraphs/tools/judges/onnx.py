@@ -92,27 +92,34 @@ def export_int8(model_dir: str | os.PathLike, max_length: int = 256) -> str:
 
     Writes ``onnx/model.onnx`` (fp32) and ``onnx/model_qint8.onnx``; returns the latter's
     path relative to ``model_dir``."""
+    d = Path(model_dir)
+    (d / "onnx").mkdir(exist_ok=True)
+    fp32, cfg = export_fp32(d, d / "onnx" / "model.onnx")
+    quantize_int8(fp32, d / INT8_FILE, num_heads=cfg.num_attention_heads, hidden_size=cfg.hidden_size)
+    return INT8_FILE
+
+
+def export_fp32(model_dir: str | os.PathLike, target: str | os.PathLike, attn_implementation: str = "eager"):
+    """torch's ONNX export of the sequence-classification model in ``model_dir`` to ``target``
+    (dynamic batch and length); returns (``target``, the model's config).
+
+    Eager attention by default: transformers' default (sdpa) exports a mask guarded by
+    ``IsNaN`` / ``Where`` in every layer, which onnxruntime cannot fuse; those nodes took 15%
+    of a 256-token pair (``bench/judges_graph_variants.py --profile``)."""
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    d = Path(model_dir)
-    (d / "onnx").mkdir(exist_ok=True)
-    tok = AutoTokenizer.from_pretrained(str(d), local_files_only=True)
-    # eager attention: transformers' default (sdpa) exports a mask guarded by IsNaN / Where that
-    # onnxruntime cannot fuse, and those nodes alone took 12% of a 256-token pair
-    model = AutoModelForSequenceClassification.from_pretrained(str(d), local_files_only=True,
-                                                               attn_implementation="eager").eval()
+    tok = AutoTokenizer.from_pretrained(str(model_dir), local_files_only=True)
+    model = AutoModelForSequenceClassification.from_pretrained(str(model_dir), local_files_only=True,
+                                                               attn_implementation=attn_implementation).eval()
     dummy = tok(["what is a question?"], ["a passage that answers it"], return_tensors="pt")
     names = [n for n in ("input_ids", "attention_mask", "token_type_ids") if n in dummy]
-    fp32 = d / "onnx" / "model.onnx"
     axes = {n: {0: "batch", 1: "sequence"} for n in names}
     axes["logits"] = {0: "batch"}
     with torch.no_grad():
-        torch.onnx.export(model, tuple(dummy[n] for n in names), str(fp32), input_names=names, output_names=["logits"],
+        torch.onnx.export(model, tuple(dummy[n] for n in names), str(target), input_names=names, output_names=["logits"],
                           dynamic_axes=axes, opset_version=17, dynamo=False)
-    cfg = model.config
-    quantize_int8(fp32, d / INT8_FILE, num_heads=cfg.num_attention_heads, hidden_size=cfg.hidden_size)
-    return INT8_FILE
+    return Path(target), model.config
 
 
 def fuse_bert(fp32_file: str | os.PathLike, target: str | os.PathLike, *, num_heads: int = 12,
@@ -121,14 +128,14 @@ def fuse_bert(fp32_file: str | os.PathLike, target: str | os.PathLike, *, num_he
     to ``target``.
 
     Two fusions are left out, each measured on a 256-token pair on one core (onnxruntime
-    1.32, ``bench/results/judges_eager_export/``):
+    1.32, ``bench/judges_graph_variants.py``, two runs: 30-32 ms with neither):
 
     - the attention block stays matrix products: fused, it becomes one ``Attention`` node
       that dynamic quantization turns into ``QAttention``, whose query/key/value weights are
-      quantized per tensor instead of per column; no faster (35.0 against 35.5 ms), and it
-      moved scores by up to 0.2;
+      quantized per tensor instead of per column; 37-40 ms, and it moved scores by up to 0.2;
     - residual + layer norm stay two nodes: the offline-fused ``SkipLayerNormalization``
-      took 16% of the time, the plain ``LayerNormalization`` 2% (32.0 against 36.4 ms)."""
+      took 14% of the time (40-41 ms); onnxruntime fuses some of them itself at load time,
+      at a fraction of that cost."""
     from onnxruntime.transformers.fusion_options import FusionOptions
     from onnxruntime.transformers.optimizer import optimize_model
 

@@ -1,0 +1,187 @@
+"""Which ONNX graph of the same judge weights runs fastest on this CPU, and where its time goes.
+
+Restores the shipped int8 weights to a transformers model (``restore_fp32``), exports it twice
+(eager attention, as ``export_int8`` does, and transformers' default sdpa attention), and
+writes these int8 graphs of the same weights under OUT:
+
+- ``shipped``: the recipe ``export_int8`` uses (eager export, ``fuse_bert``, dynamic int8);
+- ``sdpa``: the sdpa export with onnxruntime's default fusion (how the judges shipped before
+  2026-11-25, late evening, were written);
+- ``skip-ln``: eager, with onnxruntime's offline ``SkipLayerNormalization`` fusion;
+- ``qattention``: eager, attention fused into one node (``QAttention`` once quantized; the
+  fusion then writes ``SkipLayerNormalization`` too);
+- ``int8-attention``: ``shipped`` with the attention's own products int8 too
+  (``MatMulConstBOnly`` off);
+- ``fast-gelu``: ``shipped`` with the tanh approximation of GELU;
+- ``fp32``: the fused fp32 graph (no quantization), for reference.
+
+Then times one input per run on one core (the judges run pairs side by side, one core each),
+interleaving the graphs, at 256, 128 and 48 tokens: the median of ``--rounds`` rounds of
+``--runs`` runs. ``--profile`` adds onnxruntime's per-operator share of one 256-token run.
+
+    python bench/judges_graph_variants.py OUT [--variants shipped,sdpa,...] [--profile] [--json]
+
+Run it on an otherwise idle machine; a busy one moves single timings by a quarter.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import shutil
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ragraphs.tools.judges.core import weights_dir
+from ragraphs.tools.judges.onnx import export_fp32, fuse_bert, restore_fp32
+
+VARIANTS = ("shipped", "sdpa", "skip-ln", "qattention", "int8-attention", "fast-gelu", "fp32")
+LENGTHS = (256, 128, 48)
+
+
+def _export(model_dir: Path, target: Path, attn: str) -> Path:
+    return export_fp32(model_dir, target, attn_implementation=attn)[0]
+
+
+def _fuse(fp32: Path, target: Path, **options) -> Path:
+    from onnxruntime.transformers.fusion_options import FusionOptions
+    from onnxruntime.transformers.optimizer import optimize_model
+
+    if not options:
+        return fuse_bert(fp32, target)
+    fo = FusionOptions("bert")
+    for k, v in options.items():
+        setattr(fo, k, v)
+    optimize_model(str(fp32), model_type="bert", num_heads=12, hidden_size=384,
+                   optimization_options=fo).save_model_to_file(str(target))
+    return target
+
+
+def _int8(fused: Path, target: Path, **extra) -> Path:
+    from onnx import TensorProto
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    quantize_dynamic(str(fused), str(target), weight_type=QuantType.QInt8, per_channel=True,
+                     extra_options={"DefaultTensorType": TensorProto.FLOAT, **extra})
+    return target
+
+
+def build(out: Path, variants: list[str]) -> dict[str, Path]:
+    """One ONNX file per variant under ``out``; returns name -> file."""
+    out.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="judge-graphs-"))
+    model_dir = restore_fp32(weights_dir(), work / "fp32")
+    for f in ("tokenizer.json", "tokenizer_config.json"):
+        shutil.copy2(weights_dir() / f, model_dir / f)
+    eager = _export(model_dir, work / "eager.onnx", "eager")
+    files = {}
+    for v in variants:
+        target = out / f"{v}.onnx"
+        if v == "shipped":
+            _int8(_fuse(eager, work / "f.onnx"), target)
+        elif v == "sdpa":
+            # with the fusion of that time (onnxruntime's defaults)
+            _int8(_fuse(_export(model_dir, work / "sdpa.onnx", "sdpa"), work / "f.onnx", enable_attention=True), target)
+        elif v == "skip-ln":
+            _int8(_fuse(eager, work / "f.onnx", enable_attention=False), target)
+        elif v == "qattention":
+            _int8(_fuse(eager, work / "f.onnx", enable_skip_layer_norm=False), target)
+        elif v == "int8-attention":
+            _int8(_fuse(eager, work / "f.onnx"), target, MatMulConstBOnly=False)
+        elif v == "fast-gelu":
+            _int8(_fuse(eager, work / "f.onnx", enable_attention=False, enable_skip_layer_norm=False,
+                        enable_gelu_approximation=True), target)
+        elif v == "fp32":
+            _fuse(eager, target)
+        else:
+            raise SystemExit(f"unknown variant {v!r}; choose from {', '.join(VARIANTS)}")
+        files[v] = target
+    shutil.rmtree(work, ignore_errors=True)
+    return files
+
+
+def _session(file: Path, profile_prefix: str | None = None):
+    import onnxruntime as ort
+
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    so.log_severity_level = 3
+    if profile_prefix:
+        so.enable_profiling = True
+        so.profile_file_prefix = profile_prefix
+    return ort.InferenceSession(str(file), so, providers=["CPUExecutionProvider"])
+
+
+def _feeds(session, length: int) -> dict:
+    rng = np.random.default_rng(0)
+    all_feeds = {"input_ids": rng.integers(1000, 20000, (1, length)).astype(np.int64),
+                 "attention_mask": np.ones((1, length), np.int64), "token_type_ids": np.zeros((1, length), np.int64)}
+    names = {i.name for i in session.get_inputs()}
+    return {k: v for k, v in all_feeds.items() if k in names}
+
+
+def timings(files: dict[str, Path], rounds: int, runs: int) -> dict[str, dict[int, float]]:
+    """ms per run, one core: the median over rounds, the graphs interleaved in each round."""
+    sessions = {v: _session(f) for v, f in files.items()}
+    res: dict[str, dict[int, float]] = {v: {} for v in files}
+    for length in LENGTHS:
+        per: dict[str, list[float]] = {v: [] for v in files}
+        for _ in range(rounds):
+            for v, s in sessions.items():
+                feeds = _feeds(s, length)
+                s.run(None, feeds)
+                t = time.perf_counter()
+                for _ in range(runs):
+                    s.run(None, feeds)
+                per[v].append((time.perf_counter() - t) * 1000 / runs)
+        for v in files:
+            res[v][length] = round(statistics.median(per[v]), 2)
+    return res
+
+
+def profile(file: Path, runs: int = 10) -> dict[str, float]:
+    """Share of kernel time per operator type, one 256-token input on one core."""
+    with tempfile.TemporaryDirectory() as tmp:
+        s = _session(file, str(Path(tmp) / "p"))
+        feeds = _feeds(s, 256)
+        for _ in range(runs):
+            s.run(None, feeds)
+        events = json.loads(Path(s.end_profiling()).read_text())
+    by_op: collections.Counter = collections.Counter()
+    for e in events:
+        if e.get("cat") == "Node" and e.get("name", "").endswith("_kernel_time"):
+            by_op[e["args"]["op_name"]] += e["dur"]
+    total = sum(by_op.values()) or 1
+    return {op: round(100 * t / total, 1) for op, t in by_op.most_common(12)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("out")
+    ap.add_argument("--variants", default=",".join(VARIANTS))
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--profile", action="store_true", help="also each graph's per-operator share at 256 tokens")
+    ap.add_argument("--json", action="store_true")
+    a = ap.parse_args()
+    files = build(Path(a.out), [v.strip() for v in a.variants.split(",") if v.strip()])
+    res = {"ms_per_run_one_core": timings(files, a.rounds, a.runs), "rounds": a.rounds, "runs": a.runs}
+    if a.profile:
+        res["op_share_pct_256"] = {v: profile(f) for v, f in files.items()}
+    if a.json:
+        print(json.dumps(res))
+        return
+    print("variant          " + "".join(f"{n:>10d}" for n in LENGTHS) + "   (ms per run, one core, tokens)")
+    for v, row in res["ms_per_run_one_core"].items():
+        print(f"{v:16s} " + "".join(f"{row[n]:10.2f}" for n in LENGTHS))
+    for v, shares in res.get("op_share_pct_256", {}).items():
+        print(f"{v}: " + ", ".join(f"{op} {p}%" for op, p in shares.items()))
+
+
+if __name__ == "__main__":
+    main()
