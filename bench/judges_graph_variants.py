@@ -38,66 +38,36 @@ from pathlib import Path
 import numpy as np
 
 from ragraphs.tools.judges.core import weights_dir
-from ragraphs.tools.judges.onnx import export_fp32, fuse_bert, restore_fp32
+from ragraphs.tools.judges.onnx import export_fp32, fuse_bert, quantize_int8, restore_fp32
 
 VARIANTS = ("shipped", "sdpa", "skip-ln", "qattention", "int8-attention", "fast-gelu", "fp32")
 LENGTHS = (256, 128, 48)
-
-
-def _export(model_dir: Path, target: Path, attn: str) -> Path:
-    return export_fp32(model_dir, target, attn_implementation=attn)[0]
-
-
-def _fuse(fp32: Path, target: Path, **options) -> Path:
-    from onnxruntime.transformers.fusion_options import FusionOptions
-    from onnxruntime.transformers.optimizer import optimize_model
-
-    if not options:
-        return fuse_bert(fp32, target)
-    fo = FusionOptions("bert")
-    for k, v in options.items():
-        setattr(fo, k, v)
-    optimize_model(str(fp32), model_type="bert", num_heads=12, hidden_size=384,
-                   optimization_options=fo).save_model_to_file(str(target))
-    return target
-
-
-def _int8(fused: Path, target: Path, **extra) -> Path:
-    from onnx import TensorProto
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    quantize_dynamic(str(fused), str(target), weight_type=QuantType.QInt8, per_channel=True,
-                     extra_options={"DefaultTensorType": TensorProto.FLOAT, **extra})
-    return target
 
 
 def build(out: Path, variants: list[str]) -> dict[str, Path]:
     """One ONNX file per variant under ``out``; returns name -> file."""
     out.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="judge-graphs-"))
-    model_dir = restore_fp32(weights_dir(), work / "fp32")
-    for f in ("tokenizer.json", "tokenizer_config.json"):
-        shutil.copy2(weights_dir() / f, model_dir / f)
-    eager = _export(model_dir, work / "eager.onnx", "eager")
+    model_dir = restore_fp32(weights_dir(), work / "fp32")  # with the tokenizer's files
+    eager, _ = export_fp32(model_dir, work / "eager.onnx")
+    recipes = {  # variant -> (fp32 export, fuse_bert overrides, quantization extra options); fp32: not quantized
+        "shipped": (eager, {}, {}),
+        # the sdpa export with onnxruntime's default fusion, as the judges were written then
+        "sdpa": (None, {"enable_attention": True, "enable_skip_layer_norm": True}, {}),
+        "skip-ln": (eager, {"enable_skip_layer_norm": True}, {}),
+        "qattention": (eager, {"enable_attention": True}, {}),
+        "int8-attention": (eager, {}, {"MatMulConstBOnly": False}),
+        "fast-gelu": (eager, {"enable_gelu_approximation": True}, {}),
+    }
     files = {}
     for v in variants:
         target = out / f"{v}.onnx"
-        if v == "shipped":
-            _int8(_fuse(eager, work / "f.onnx"), target)
-        elif v == "sdpa":
-            # with the fusion of that time (onnxruntime's defaults)
-            _int8(_fuse(_export(model_dir, work / "sdpa.onnx", "sdpa"), work / "f.onnx", enable_attention=True), target)
-        elif v == "skip-ln":
-            _int8(_fuse(eager, work / "f.onnx", enable_attention=False), target)
-        elif v == "qattention":
-            _int8(_fuse(eager, work / "f.onnx", enable_skip_layer_norm=False), target)
-        elif v == "int8-attention":
-            _int8(_fuse(eager, work / "f.onnx"), target, MatMulConstBOnly=False)
-        elif v == "fast-gelu":
-            _int8(_fuse(eager, work / "f.onnx", enable_attention=False, enable_skip_layer_norm=False,
-                        enable_gelu_approximation=True), target)
-        elif v == "fp32":
-            _fuse(eager, target)
+        if v == "fp32":
+            fuse_bert(eager, target)
+        elif v in recipes:
+            fp32, fusion, quant = recipes[v]
+            fp32 = fp32 or export_fp32(model_dir, work / "sdpa.onnx", attn_implementation="sdpa")[0]
+            quantize_int8(fp32, target, fusion=fusion, quant_options=quant)
         else:
             raise SystemExit(f"unknown variant {v!r}; choose from {', '.join(VARIANTS)}")
         files[v] = target

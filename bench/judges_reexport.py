@@ -38,7 +38,7 @@ def main() -> None:
     src, out = Path(a.src) if a.src else weights_dir(), Path(a.out)
     t = time.perf_counter()
     restore_fp32(src, out)
-    export_int8(out, json.loads((src / "ragraphs_judge.json").read_text()).get("max_length", 256))
+    export_int8(out)
     exs = load_dataset(a.data, "hotpotqa")
     pairs = [(ex.question, passage_text(p)) for ex in exs for p in ex.paragraphs][: a.n]
     old, new = OnnxCrossEncoder(src).predict(pairs), OnnxCrossEncoder(out).predict(pairs)

@@ -123,7 +123,7 @@ def export_fp32(model_dir: str | os.PathLike, target: str | os.PathLike, attn_im
 
 
 def fuse_bert(fp32_file: str | os.PathLike, target: str | os.PathLike, *, num_heads: int = 12,
-              hidden_size: int = 384) -> Path:
+              hidden_size: int = 384, **fusion: bool) -> Path:
     """onnxruntime's BERT graph fusion of ``fp32_file`` (bias + GELU, folded constants), written
     to ``target``.
 
@@ -135,34 +135,42 @@ def fuse_bert(fp32_file: str | os.PathLike, target: str | os.PathLike, *, num_he
       quantized per tensor instead of per column; 37-40 ms, and it moved scores by up to 0.2;
     - residual + layer norm stay two nodes: the offline-fused ``SkipLayerNormalization``
       took 14% of the time (40-41 ms); onnxruntime fuses some of them itself at load time,
-      at a fraction of that cost."""
+      at a fraction of that cost.
+
+    ``fusion`` overrides onnxruntime's ``FusionOptions`` fields (``enable_attention=True``...)."""
     from onnxruntime.transformers.fusion_options import FusionOptions
     from onnxruntime.transformers.optimizer import optimize_model
 
     options = FusionOptions("bert")
     options.enable_attention = False
     options.enable_skip_layer_norm = False
+    for name, value in fusion.items():
+        setattr(options, name, value)
     optimize_model(str(fp32_file), model_type="bert", num_heads=num_heads, hidden_size=hidden_size,
                    optimization_options=options).save_model_to_file(str(target))
     return Path(target)
 
 
 def quantize_int8(fp32_file: str | os.PathLike, target: str | os.PathLike, *, num_heads: int = 12,
-                  hidden_size: int = 384, keep_fp32: Callable[[str], bool] | None = None) -> Path:
+                  hidden_size: int = 384, keep_fp32: Callable[[str], bool] | None = None,
+                  fusion: dict | None = None, quant_options: dict | None = None) -> Path:
     """Fuse the BERT graph of ``fp32_file`` (onnxruntime's optimizer), then quantize it to
     dynamic int8 (per-channel weights) into ``target``; the matrix products whose node name
-    ``keep_fp32`` accepts stay fp32 (default: none)."""
+    ``keep_fp32`` accepts stay fp32 (default: none). ``fusion`` goes to :func:`fuse_bert` and
+    ``quant_options`` to onnxruntime's ``extra_options`` (for experiments: the defaults are
+    the shipped recipe)."""
     import onnx
     from onnx import TensorProto
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     target = Path(target)
-    fused = fuse_bert(fp32_file, target.with_name(target.stem + "_fused.onnx"), num_heads=num_heads, hidden_size=hidden_size)
+    fused = fuse_bert(fp32_file, target.with_name(target.stem + "_fused.onnx"), num_heads=num_heads, hidden_size=hidden_size,
+                      **(fusion or {}))
     exclude = []
     if keep_fp32 is not None:
         exclude = [n.name for n in onnx.load(str(fused)).graph.node if n.op_type in ("MatMul", "Gather") and keep_fp32(n.name)]
     quantize_dynamic(str(fused), str(target), weight_type=QuantType.QInt8, per_channel=True, nodes_to_exclude=exclude,
-                     extra_options={"DefaultTensorType": TensorProto.FLOAT})
+                     extra_options={"DefaultTensorType": TensorProto.FLOAT, **(quant_options or {})})
     fused.unlink(missing_ok=True)
     return target
 
