@@ -12,6 +12,11 @@ for one LLM call per question instead of a whole MIGRES run:
 - ``whole+top``: ``whole``, then the question's own top retrieved passages (from a vanilla
   run's records over the same corpus) until ``max_passages`` are read;
 - ``top``: only the vanilla run's passages, with the statements;
+- ``top+read``: the vanilla run's passages (the question's own top retrieved, unfiltered), then
+  the passages the run read (as recorded) that are not among them, until ``max_passages``;
+  with ``:nostatements+noknowledge`` this is what the reader reads with
+  ``reader_evidence="passages"`` (the default since 2026-11-25, night);
+- ``read+top``: the same passages in the other order: those the run read first;
 - ``VARIANT:nostatements``, ``VARIANT:noknowledge``, ``VARIANT:nostatements+noknowledge``: the
   same passages without the Leaf Module's statements, without the LLM knowledge that knowledge
   prompting generated (its first 500 characters, as the trace recorded them), or without both.
@@ -35,8 +40,9 @@ from types import SimpleNamespace
 from ragraphs.components import default_components
 from ragraphs.datasets import load_dataset
 from ragraphs.evaluation.metrics import answer_scores, mean
-from ragraphs.nodes.migres import _UNANSWERABLE, make_final_answer
-from ragraphs.settings import MIGRESContext
+from ragraphs.nodes.migres import _UNANSWERABLE
+from ragraphs.nodes.migres_reader import make_final_answer
+from ragraphs.settings import MIGRESContext, context_from
 
 
 def _records(path: str) -> dict[str, dict]:
@@ -67,6 +73,12 @@ def evidence(variant: str, rec: dict, whole: dict[str, dict], top: list[dict], k
         return read
     if variant == "top":
         return top[:k]
+    if variant == "top+read":
+        ids = {p["id"] for p in top}
+        return (top + [p for p in read if p["id"] not in ids])[:k]
+    if variant == "read+top":
+        ids = {p["id"] for p in read}
+        return (read + [p for p in top if p["id"] not in ids])[:k]
     full = [{**p, "text": whole[p["id"]]["text"]} if p["id"] in whole else p for p in read]
     if variant == "whole":
         return full
@@ -84,10 +96,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--variants", default="recorded,whole,whole+top")
     ap.add_argument("--out", default=None)
     ap.add_argument("--limit", type=int, default=None, help="the first N questions only")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=JSON",
+                    help="a MIGRESContext setting for the replayed reader, e.g. max_passages=6 (repeatable)")
     a = ap.parse_args(argv)
     m, v = _records(a.migres), _records(a.vanilla)
     whole = {p["id"]: p for ex in load_dataset(a.data) for p in ex.paragraphs}
-    ctx = MIGRESContext()
+    # each variant builds the reader's evidence itself; "gathered" makes the node read it as given
+    ctx = context_from(MIGRESContext, {"reader_evidence": "gathered",
+                                       **{k: json.loads(v) for k, v in (x.split("=", 1) for x in a.set)}})
     node = make_final_answer(default_components())
     runtime = SimpleNamespace(context=ctx)
     ids = [i for i in m if i in v][: a.limit]

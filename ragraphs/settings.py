@@ -293,8 +293,19 @@ class MIGRESContext(RAGContext):
     answer_with: Literal["main", "reader"] = field(
         default="reader",
         metadata={"description": "who writes the answer once the Main Module judges the question answerable: the reader "
-                  "prompt over the known statements and the passages read (one more LLM call; EM +6.7 points on each "
-                  "multi-hop dev file, n=30) | the Main Module's own answer (main, the paper)"},
+                  "prompt over reader_evidence (one more LLM call; EM +6.7 points on each multi-hop dev file, n=30, "
+                  "when it read the statements) | the Main Module's own answer (main, the paper)"},
+    )
+    reader_evidence: Literal["passages", "gathered"] = field(
+        default="passages",
+        metadata={"description": "what the reader reads: passages = the question's own top reader_question_passages "
+                  "retrieved passages (unfiltered, as vanilla reads them), then the passages the loop kept, "
+                  "max_passages in all | gathered = the Leaf Module's statements, the kept passages and the LLM's "
+                  "knowledge (before 2026-11-25)"},
+    )
+    reader_question_passages: int = field(
+        default=4, metadata={"description": "with reader_evidence=passages: the question's own top retrieved passages "
+                             "the reader reads first (vanilla's k)"},
     )
     shorten_answers: bool = field(
         default=True,

@@ -20,7 +20,9 @@ best-effort answer from what was gathered) once ``max_iterations`` verdicts were
 guard reads the run's context (Table 12: 5 for multi-hop and commonsense QA, 3 for
 open-domain QA) and is capped at the graph's ``iteration_cap``;
 the compiled graph also carries a recursion limit derived from that cap, so no run can
-loop unbounded whatever the LLM writes.
+loop unbounded whatever the LLM writes. Both readers (``reader_answer``, ``final_answer``)
+read the question's own top retrieved passages first, then what the loop kept
+(``reader_evidence``).
 """
 
 from __future__ import annotations
@@ -31,7 +33,6 @@ from langgraph.runtime import Runtime
 from ..components import Components, default_components
 from ..nodes.migres import (
     make_filter_knowledge,
-    make_final_answer,
     make_generate_queries,
     make_knowledge_prompt,
     make_leaf_extract,
@@ -39,6 +40,7 @@ from ..nodes.migres import (
     make_memory,
     make_retrieve,
 )
+from ..nodes.migres_reader import make_final_answer
 from ..settings import MIGRESContext
 from ..state.base import RAGInput
 from ..state.migres import MIGRESOutput, MIGRESState

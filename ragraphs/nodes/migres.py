@@ -20,7 +20,7 @@ from langgraph.runtime import Runtime
 
 from ..components import Components
 from ..errors import InputError
-from ..prompts import STOP_ANSWER, clean_answer, one_line, rag_answer_prompt, reads_as_sentence, shorten_answer_prompt
+from ..prompts import one_line
 from ..settings import MIGRESContext
 from ..state.migres import MIGRESState
 from ..state.types import Passage, make_passage
@@ -64,7 +64,7 @@ from .migres_prompts import (  # noqa: F401
 )
 
 # ---------------------------------------------------------------------------- settings
-# prompts: nodes/migres_prompts.py; output reading: nodes/migres_parsing.py
+# prompts: nodes/migres_prompts.py; output reading: nodes/migres_parsing.py; the reader: nodes/migres_reader.py
 
 
 def threshold(value: Any, judge: Any, fallback: float) -> float:
@@ -103,6 +103,9 @@ def make_retrieve(c: Components) -> Callable[[dict, Runtime], dict]:
             hits = r.search_many(queries, k, mode=mode)
         else:
             hits = [r.search(q, k, mode=mode) for q in queries]
+        first = None
+        if "question_passages" not in state and queries == [question] and hits:
+            first = [dict(p) for p in hits[0]]  # the question's own retrieval, for the reader
         candidates = []
         for q, row in zip(queries, hits):
             for p in row:
@@ -110,6 +113,7 @@ def make_retrieve(c: Components) -> Callable[[dict, Runtime], dict]:
         return {
             "queries": queries,
             "candidates": candidates,
+            **({"question_passages": first} if first is not None else {}),
             "_trace": {"queries": queries, "k": k, "mode": mode, "retrieved": len(candidates),
                        **({"named_by_question": named} if named is not None else {})},
         }
@@ -392,45 +396,3 @@ def make_generate_queries(c: Components) -> Callable[[dict, Runtime], dict]:
         }
 
     return generate_queries
-
-
-def make_final_answer(c: Components) -> Callable[[dict, Runtime], dict]:
-    """Answer the question with the reader prompt from the useful information and the
-    passages read so far (one LLM call): the best effort when the iteration guard stops the
-    loop or no new query is left, and the answer itself after an "answerable" verdict with
-    ``answer_with="reader"`` (``final`` keeps saying how the loop ended)."""
-
-    def final_answer(state: MIGRESState, runtime: Runtime[MIGRESContext]) -> dict:
-        ctx = runtime.context or MIGRESContext()
-        statements = [u["info"] for u in state.get("useful_info") or []]
-        evidence: list[Passage] = []
-        if statements:
-            evidence.append(make_passage("Known information", " ".join(statements), "memory"))
-        evidence += list(state.get("passages") or [])[: int(ctx.max_passages)]
-        evidence += list(state.get("generated_knowledge") or [])[:1]
-        final = "answered" if state.get("answered") else ("exhausted" if state.get("exhausted") else "guard")
-        if ctx.skip_generation:
-            return {"answer": "", "final": final, "_trace": {"skipped": "skip_generation"}}
-        prompt = rag_answer_prompt(state["question"], evidence, max_chars=int(ctx.max_passage_chars))
-        out = complete(_llm(c, ctx), prompt, stop=STOP_ANSWER, max_tokens=int(ctx.max_new_tokens))
-        answer = clean_answer(out.text)
-        usage = llm_usage(out)
-        shortened = None
-        if ctx.shorten_answers and reads_as_sentence(answer):
-            # the known statements are sentences and the small reader tends to copy one whole
-            short = complete(_llm(c, ctx), shorten_answer_prompt(state["question"], answer), stop=STOP_ANSWER,
-                             max_tokens=int(ctx.max_new_tokens))
-            extra = llm_usage(short)
-            usage = {k: v + extra[k] for k, v in usage.items()}
-            shortened, answer = answer, clean_answer(short.text) or answer
-        return {
-            "answer": answer,
-            "final": final,
-            **usage,
-            "_trace": {"n_evidence": len(evidence), "raw": out.text[:500], "shortened_from": shortened,
-                       "calls": usage["llm_calls"],
-                       "iterations": state.get("iterations"),
-                       "main_module_answer": state.get("answer") if state.get("answered") else None},
-        }
-
-    return final_answer

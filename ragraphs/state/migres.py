@@ -67,6 +67,8 @@ class MIGRESState(RAGState):
     # this iteration's queries and the filtered knowledge the Leaf Module will read
     queries: NotRequired[list[str]]
     candidates: NotRequired[list[Passage]]
+    # the question's own retrieval (first iteration, before the Knowledge Filter): the reader's first evidence
+    question_passages: NotRequired[list[Passage]]
     # Memory Module
     memory_queries: NotRequired[Annotated[list[str], add_unique]]
     seen_passage_ids: NotRequired[Annotated[list[str], add_unique]]

@@ -121,7 +121,10 @@ def test_two_hop_loop_finds_the_second_hop(corpus):
 
 def test_reader_writes_the_answer_after_an_answerable_verdict(corpus):
     """``answer_with="reader"``: the Main Module's verdict ends the loop as before, and the
-    reader prompt over the known statements and the passages read writes the answer."""
+    reader prompt writes the answer. By default (``reader_evidence="passages"``) it reads the
+    question's own top retrieved passages whole, then the passages the loop kept, and no
+    statements; ``"gathered"`` reads the statements, the kept passages and the LLM knowledge."""
+    readers: list[str] = []
 
     def script(prompt: str) -> str:
         tail = _tail(prompt)
@@ -130,18 +133,34 @@ def test_reader_writes_the_answer_after_an_answerable_verdict(corpus):
             return '{"useful_information": [{"info": "Killing Pablo is a book by Mark Bowden.", "support_passages": [%d]}]}' % i
         if _is_main(tail):
             return '{"answer": "a long and loose answer by the main module", "missing_information": ""}'
-        assert "Killing Pablo is a book by Mark Bowden." in prompt and "Killing Pablo" in tail  # the reader's evidence
+        readers.append(tail)
         return "Mark Bowden"
 
     llm = ScriptedChat(script=script)
     g = build_migres_graph(_components(llm, corpus))
-    out = g.invoke({"question": KILLING_PABLO_Q}, context=MIGRESContext(**CTX))  # answer_with="reader", the default
+    ctx = dict(CTX, k=4, reader_question_passages=3)
+    out = g.invoke({"question": KILLING_PABLO_Q}, context=MIGRESContext(**ctx))  # answer_with="reader", the default
     nodes = [t["node"] for t in out["trace"]]
     assert nodes == ["retrieve", "filter_knowledge", "leaf_extract", "memory", "main_judge", "reader_answer"]
     assert out["answer"] == "Mark Bowden" and out["answered"] and out["final"] == "answered"
     assert out["iterations"] == 1 and out["llm_calls"] == 3 == len(llm.prompts)
     reader = next(t for t in out["trace"] if t["node"] == "reader_answer")
     assert reader["main_module_answer"] == "a long and loose answer by the main module"
+    # the question's own top three, in retrieval order and whole, then what the filter kept
+    top = [p["id"] for p in corpus.search(KILLING_PABLO_Q, 4)]
+    kept = [p["id"] for p in out["passages"] if p["id"] not in top[:3]]
+    assert kept and reader["evidence"][:3] == top[:3] and reader["evidence"][3:] == kept[: 5 - 3]
+    first = corpus.search(KILLING_PABLO_Q, 1)[0]
+    assert readers[0].startswith("Passages:\n[1] Killing Pablo: " + " ".join(first["text"].split())[:400])
+    assert "Known information" not in readers[0] and "Killing Pablo is a book by Mark Bowden." not in readers[0]
+    # what the reader read is among the run's passages
+    assert set(reader["evidence"]) <= {p["id"] for p in out["passages"]}
+    # the statements, the kept passages and the LLM knowledge, as before 2026-11-25
+    out_g = build_migres_graph(_components(ScriptedChat(script=script), corpus)).invoke(
+        {"question": KILLING_PABLO_Q}, context=MIGRESContext(reader_evidence="gathered", **ctx))
+    assert out_g["answer"] == "Mark Bowden" and "Known information: Killing Pablo is a book by Mark Bowden." in readers[1]
+    gathered = next(t for t in out_g["trace"] if t["node"] == "reader_answer")["evidence"]
+    assert gathered[1:] == [p["id"] for p in out_g["passages"]][:5]
     # the paper's way keeps the Main Module's answer and makes no reader call
     llm2 = ScriptedChat(script=script)
     out2 = build_migres_graph(_components(llm2, corpus)).invoke({"question": KILLING_PABLO_Q},

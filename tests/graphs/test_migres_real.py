@@ -57,7 +57,14 @@ def test_migres_runs_on_gemma_and_stays_bounded(stack, gemma, minilm):
     assert out["input_tokens"] > 200
     # the question's first hop is found by dense retrieval and handed over, sentence-filtered
     assert "Killing Pablo" in [p["title"] for p in out["passages"]]
-    assert out["passages_fed"] >= len(out["passages"]) >= 1
+    loop_read = {i for t in out["trace"] if t["node"] == "memory" for i in t["read"]}
+    assert out["passages_fed"] >= len(loop_read) >= 1
+    # the reader reads the question's own top passages first (reader_evidence="passages"), then
+    # what the loop kept, five in all; the run's passages are exactly those two sets
+    reader = next(t for t in out["trace"] if t["node"] in ("final_answer", "reader_answer"))
+    top = [p["id"] for p in corpus.search(QUESTION, 4)]
+    assert reader["evidence"][:4] == top and len(reader["evidence"]) <= 5
+    assert {p["id"] for p in out["passages"]} == loop_read | set(reader["evidence"])
     assert all(len(p["text"]) > 0 for p in out["passages"])
     for u in out["useful_info"]:
         assert u["support_ids"] and u["nli"] >= 0.0

@@ -1,0 +1,84 @@
+"""MIGRES's reader: the last LLM call, which writes the answer and routes nothing.
+
+``final_answer`` (the iteration guard, or nothing new left to ask) and ``reader_answer``
+(after the Main Module's "answerable" verdict, with ``answer_with="reader"``) are this one
+node. Not in the paper, where the Main Module's verdict carries the answer; see
+docs/migres.md.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from langgraph.runtime import Runtime
+
+from ..components import Components
+from ..prompts import STOP_ANSWER, clean_answer, rag_answer_prompt, reads_as_sentence, shorten_answer_prompt
+from ..settings import MIGRESContext
+from ..state.migres import MIGRESState
+from ..state.types import Passage, make_passage
+from ..tools.llm import complete, llm_usage
+from .migres import _llm
+
+
+def reader_evidence(state: MIGRESState, ctx: MIGRESContext) -> tuple[list[Passage], list[Passage]]:
+    """What the reader reads, and which of it the loop had not read (it joins the run's passages).
+
+    ``reader_evidence="passages"``: the question's own top ``reader_question_passages``
+    retrieved passages, whole as vanilla reads them, then the passages the loop kept (the
+    Knowledge Filter's text), ``max_passages`` in all; the LLM's knowledge only when there is
+    no passage at all. ``"gathered"``: the Leaf Module's statements, the kept passages and
+    the first LLM knowledge.
+    """
+    read = list(state.get("passages") or [])
+    cap = int(ctx.max_passages)
+    knowledge = list(state.get("generated_knowledge") or [])[:1]
+    if ctx.reader_evidence == "gathered":
+        statements = [u["info"] for u in state.get("useful_info") or []]
+        memo = [make_passage("Known information", " ".join(statements), "memory")] if statements else []
+        return memo + read[:cap] + knowledge, []
+    top = list(state.get("question_passages") or [])[: max(0, int(ctx.reader_question_passages))]
+    ids = {p["id"] for p in top}
+    evidence = (top + [p for p in read if p["id"] not in ids])[:cap]
+    seen = {p["id"] for p in read}
+    return evidence or knowledge, [p for p in evidence if p["id"] not in seen]
+
+
+def make_final_answer(c: Components) -> Callable[[dict, Runtime], dict]:
+    """Answer the question with the reader prompt over :func:`reader_evidence` (one LLM call):
+    the best effort when the iteration guard stops the loop or no new query is left, and the
+    answer itself after an "answerable" verdict with ``answer_with="reader"`` (``final`` keeps
+    saying how the loop ended). Passages it reads that the loop had not join the run's
+    ``passages``."""
+
+    def final_answer(state: MIGRESState, runtime: Runtime[MIGRESContext]) -> dict:
+        ctx = runtime.context or MIGRESContext()
+        evidence, added = reader_evidence(state, ctx)
+        final = "answered" if state.get("answered") else ("exhausted" if state.get("exhausted") else "guard")
+        if ctx.skip_generation:
+            return {"answer": "", "final": final, "_trace": {"skipped": "skip_generation"}}
+        prompt = rag_answer_prompt(state["question"], evidence, max_chars=int(ctx.max_passage_chars))
+        out = complete(_llm(c, ctx), prompt, stop=STOP_ANSWER, max_tokens=int(ctx.max_new_tokens))
+        answer = clean_answer(out.text)
+        usage = llm_usage(out)
+        shortened = None
+        if ctx.shorten_answers and reads_as_sentence(answer):
+            # the known statements are sentences and the small reader tends to copy one whole
+            short = complete(_llm(c, ctx), shorten_answer_prompt(state["question"], answer), stop=STOP_ANSWER,
+                             max_tokens=int(ctx.max_new_tokens))
+            extra = llm_usage(short)
+            usage = {k: v + extra[k] for k, v in usage.items()}
+            shortened, answer = answer, clean_answer(short.text) or answer
+        return {
+            "answer": answer,
+            "final": final,
+            **({"passages": added} if added else {}),
+            **usage,
+            "_trace": {"n_evidence": len(evidence), "evidence": [p["id"] for p in evidence], "raw": out.text[:500],
+                       "shortened_from": shortened,
+                       "calls": usage["llm_calls"],
+                       "iterations": state.get("iterations"),
+                       "main_module_answer": state.get("answer") if state.get("answered") else None},
+        }
+
+    return final_answer

@@ -1,0 +1,53 @@
+"""What MIGRES's reader reads (``reader_evidence``), on plain states: no LLM, no graph."""
+
+from __future__ import annotations
+
+from ragraphs.nodes.migres_reader import reader_evidence
+from ragraphs.settings import MIGRESContext
+from ragraphs.state.types import make_passage
+
+
+def _p(i: str, text: str = "") -> dict:
+    return {"id": i, "title": i.upper(), "text": text or f"text of {i}", "source": "corpus", "score": None, "meta": {}}
+
+
+STATE = {
+    "question": "q",
+    "question_passages": [_p("a", "whole a"), _p("b"), _p("c"), _p("d"), _p("e"), _p("f")],
+    "passages": [_p("b", "filtered b"), _p("x"), _p("y"), _p("z")],
+    "useful_info": [{"info": "A statement.", "support_ids": ["x"], "iteration": 1, "nli": 0.9}],
+    "generated_knowledge": [make_passage("LLM knowledge", "a guess", "llm")],
+}
+
+
+def test_question_passages_come_first_then_the_kept_ones_up_to_the_cap():
+    evidence, added = reader_evidence(STATE, MIGRESContext())  # 4 of the question's, 5 in all
+    assert [p["id"] for p in evidence] == ["a", "b", "c", "d", "x"]
+    # a passage in both lists is read whole, as retrieved, not as the filter cut it
+    assert evidence[1]["text"] == "text of b" and evidence[0]["text"] == "whole a"
+    # what the loop had not read joins the run's passages; no statement, no LLM knowledge
+    assert [p["id"] for p in added] == ["a", "c", "d"]
+    assert all(p.get("source") == "corpus" for p in evidence)
+
+
+def test_settings_shape_the_evidence():
+    ev, _ = reader_evidence(STATE, MIGRESContext(reader_question_passages=2, max_passages=6))
+    assert [p["id"] for p in ev] == ["a", "b", "x", "y", "z"]
+    ev, added = reader_evidence(STATE, MIGRESContext(reader_question_passages=0))
+    assert [p["id"] for p in ev] == ["b", "x", "y", "z"] and added == []
+    # the reader before: the statements, the kept passages as the filter cut them, the LLM's knowledge
+    ev, added = reader_evidence(STATE, MIGRESContext(reader_evidence="gathered"))
+    assert ev[0]["title"] == "Known information" and ev[0]["text"] == "A statement."
+    assert [p["id"] for p in ev[1:5]] == ["b", "x", "y", "z"] and ev[1]["text"] == "filtered b"
+    assert ev[-1]["source"] == "llm" and added == []
+
+
+def test_nothing_retrieved_falls_back_to_the_llm_knowledge():
+    state = {"question": "q", "question_passages": [], "passages": [],
+             "generated_knowledge": [make_passage("LLM knowledge", "a guess", "llm")]}
+    ev, added = reader_evidence(state, MIGRESContext())
+    assert [p["text"] for p in ev] == ["a guess"] and added == []
+    # a state checkpointed before the setting existed has no question_passages: the kept ones
+    ev, _ = reader_evidence({"question": "q", "passages": [_p("x")]}, MIGRESContext())
+    assert [p["id"] for p in ev] == ["x"]
+    assert reader_evidence({"question": "q"}, MIGRESContext()) == ([], [])
