@@ -41,7 +41,7 @@ from ragraphs.components import default_components
 from ragraphs.datasets import load_dataset
 from ragraphs.evaluation.metrics import answer_scores, mean
 from ragraphs.nodes.migres import _UNANSWERABLE
-from ragraphs.nodes.migres_reader import make_final_answer
+from ragraphs.nodes.migres_reader import make_final_answer, reader_evidence
 from ragraphs.settings import MIGRESContext, context_from
 
 
@@ -73,9 +73,9 @@ def evidence(variant: str, rec: dict, whole: dict[str, dict], top: list[dict], k
         return read
     if variant == "top":
         return top[:k]
-    if variant == "top+read":
-        ids = {p["id"] for p in top}
-        return (top + [p for p in read if p["id"] not in ids])[:k]
+    if variant == "top+read":  # the node's own choice with reader_evidence="passages"
+        return reader_evidence({"question": rec["question"], "question_passages": top, "passages": read},
+                               MIGRESContext(max_passages=k))[0]
     if variant == "read+top":
         ids = {p["id"] for p in read}
         return (read + [p for p in top if p["id"] not in ids])[:k]

@@ -63,7 +63,7 @@ def make_final_answer(c: Components) -> Callable[[dict, Runtime], dict]:
         usage = llm_usage(out)
         shortened = None
         if ctx.shorten_answers and reads_as_sentence(answer):
-            # the known statements are sentences and the small reader tends to copy one whole
+            # the small reader tends to copy a whole sentence (a statement, a passage's line)
             short = complete(_llm(c, ctx), shorten_answer_prompt(state["question"], answer), stop=STOP_ANSWER,
                              max_tokens=int(ctx.max_new_tokens))
             extra = llm_usage(short)
