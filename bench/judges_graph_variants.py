@@ -4,7 +4,10 @@ Restores the shipped int8 weights to a transformers model (``restore_fp32``), ex
 (eager attention, as ``export_int8`` does, and transformers' default sdpa attention), and
 writes these int8 graphs of the same weights under OUT:
 
-- ``shipped``: the recipe ``export_int8`` uses (eager export, ``fuse_bert``, dynamic int8);
+- ``shipped``: the recipe ``export_int8`` uses (eager export whose last layer computes the
+  first position only, ``fuse_bert``, dynamic int8);
+- ``all-positions``: ``shipped`` with the last layer computing every position (the shipped
+  graph before 2026-11-25, night);
 - ``sdpa``: the sdpa export with onnxruntime's default fusion (how the judges shipped before
   2026-11-25, late evening, were written);
 - ``skip-ln``: eager, with onnxruntime's offline ``SkipLayerNormalization`` fusion;
@@ -40,7 +43,7 @@ import numpy as np
 from ragraphs.tools.judges.core import weights_dir
 from ragraphs.tools.judges.onnx import export_fp32, fuse_bert, quantize_int8, restore_fp32
 
-VARIANTS = ("shipped", "sdpa", "skip-ln", "qattention", "int8-attention", "fast-gelu", "fp32")
+VARIANTS = ("shipped", "all-positions", "sdpa", "skip-ln", "qattention", "int8-attention", "fast-gelu", "fp32")
 LENGTHS = (256, 128, 48)
 
 
@@ -50,8 +53,10 @@ def build(out: Path, variants: list[str]) -> dict[str, Path]:
     work = Path(tempfile.mkdtemp(prefix="judge-graphs-"))
     model_dir = restore_fp32(weights_dir(), work / "fp32")  # with the tokenizer's files
     eager, _ = export_fp32(model_dir, work / "eager.onnx")
+    whole = export_fp32(model_dir, work / "whole.onnx", first_token_only=False)[0] if "all-positions" in variants else None
     recipes = {  # variant -> (fp32 export, fuse_bert overrides, quantization extra options); fp32: not quantized
         "shipped": (eager, {}, {}),
+        "all-positions": (whole, {}, {}),
         # the sdpa export with onnxruntime's default fusion, as the judges were written then
         "sdpa": (None, {"enable_attention": True, "enable_skip_layer_norm": True}, {}),
         "skip-ln": (eager, {"enable_skip_layer_norm": True}, {}),
@@ -66,7 +71,7 @@ def build(out: Path, variants: list[str]) -> dict[str, Path]:
             fuse_bert(eager, target)
         elif v in recipes:
             fp32, fusion, quant = recipes[v]
-            fp32 = fp32 or export_fp32(model_dir, work / "sdpa.onnx", attn_implementation="sdpa")[0]
+            fp32 = fp32 or export_fp32(model_dir, work / "sdpa.onnx", attn_implementation="sdpa", first_token_only=False)[0]
             quantize_int8(fp32, target, fusion=fusion, quant_options=quant)
         else:
             raise SystemExit(f"unknown variant {v!r}; choose from {', '.join(VARIANTS)}")

@@ -2,10 +2,12 @@
 are dequantized (``restore_fp32``), exported and quantized by ``export_int8``, and the new
 scores are compared with the old ones on real pairs.
 
-Used on 2026-11-25 to ship the judges' faster graph: eager attention, without the sdpa mask
-guard, and residual + layer norm left unfused (``ragraphs/tools/judges/onnx.py``). Per-column
-int8 weights quantize back to the same values; ``bench/judges_graph_variants.py`` writes the
-same file byte for byte.
+Used on 2026-11-25 (late evening) to ship the judges' faster graph: eager attention, without
+the sdpa mask guard, and residual + layer norm left unfused (``ragraphs/tools/judges/onnx.py``);
+per-column int8 weights quantized back to the same values. Used again that night for 7-bit
+weights (the same scores on every CPU) and a last layer that computes the first position only:
+the weights were rounded once more, to 7 bits, and a 7-bit file writes back unchanged.
+``bench/judges_graph_variants.py`` writes the same file byte for byte.
 
     python bench/judges_reexport.py OUT [--src DIR] [--data FILE] [--n 400]
     cp OUT/onnx/model_qint8.onnx ragraphs/data/judges/onnx/model_qint8.onnx

@@ -284,7 +284,8 @@ def test_shipped_int8_weights_restore_to_a_trainable_model(tmp_path):
 def test_export_int8_keeps_the_graph_fused_and_the_scores(tmp_path):
     """The export reads attention eagerly: no sdpa mask residue (IsNaN / Where) in the layers for
     onnxruntime to run on every pair, no offline-fused skip layer norm, every matrix product
-    int8, and the int8 scores follow the torch model's. The shipped file was written this way."""
+    int8 with 7-bit weights, and the int8 scores follow the torch model's. The shipped file was
+    written this way."""
     import onnx
     import torch
     from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
@@ -308,6 +309,11 @@ def test_export_int8_keeps_the_graph_fused_and_the_scores(tmp_path):
         # int8 matrix products; residual and layer norm left for onnxruntime (its offline-fused
         # SkipLayerNormalization was the slower kernel), bias + GELU fused
         assert {"MatMulInteger", "LayerNormalization", "BiasGelu"} <= ops and "SkipLayerNormalization" not in ops, f
+        # 7-bit weights: an AVX2 CPU without VNNI adds two uint8 x int8 products in 16 bits,
+        # which full-range weights overflow; within [-64, 64] every CPU computes the same scores
+        init = {i.name: i for i in onnx.load(str(f)).graph.initializer}
+        weights = [onnx.numpy_helper.to_array(init[n.input[1]]) for n in nodes if n.op_type == "MatMulInteger"]
+        assert weights and all(w.dtype == np.int8 and w.min() >= -64 and w.max() <= 64 for w in weights), f
     pairs = [("who wrote Hamlet?", "Hamlet is a tragedy written by William Shakespeare."),
              ("who wrote Hamlet?", "Paris is the capital of France."),
              ("a question " * 3, "a long passage " * 80)]
@@ -317,6 +323,43 @@ def test_export_int8_keeps_the_graph_fused_and_the_scores(tmp_path):
                for a, b in pairs]
     got = OnnxCrossEncoder(tmp_path).predict(pairs)
     assert np.abs(np.asarray(ref) - got).max() < 0.05
+
+
+def test_last_layer_computes_the_first_position_only(tmp_path):
+    """The classifier reads the first position only, so the export's last layer computes
+    nothing else: the same logits as the whole model on a padded batch, fewer products in the
+    graph, and every weight still under its own name in the int8 file (restore_fp32 reads them)."""
+    import onnx
+    import torch
+    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
+
+    from ragraphs.tools.judges.onnx import INT8_FILE, export_int8, first_token_last_layer, int8_state_dict
+
+    src = J.weights_dir()
+    for f in ("tokenizer.json", "tokenizer_config.json"):
+        shutil.copy2(src / f, tmp_path / f)
+    torch.manual_seed(1)
+    cfg = BertConfig(vocab_size=30522, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+                     intermediate_size=128, num_labels=1, max_position_embeddings=512)
+    whole = BertForSequenceClassification(cfg).eval()
+    whole.save_pretrained(str(tmp_path))
+    cut = BertForSequenceClassification.from_pretrained(str(tmp_path), attn_implementation="eager").eval()
+    first_token_last_layer(cut)
+    tok = AutoTokenizer.from_pretrained(str(tmp_path))
+    batch = tok(["who wrote Hamlet?", "a question " * 3], ["Hamlet is a tragedy.", "a long passage " * 40],
+                padding=True, truncation=True, max_length=256, return_tensors="pt")
+    assert batch["attention_mask"][0].sum() < batch["attention_mask"][1].sum()  # the first pair is padded
+    with torch.no_grad():
+        assert torch.allclose(whole(**batch).logits, cut(**batch).logits, atol=1e-5)
+    export_int8(tmp_path)
+    model = onnx.load(str(tmp_path / INT8_FILE))
+    products = [n for n in model.graph.node if n.op_type == "MatMul"]  # query x key, weights x value
+    assert len(products) == 4  # two per layer, the last one's over the first position
+    restored = int8_state_dict(tmp_path / INT8_FILE)
+    linear = {k for k, v in whole.state_dict().items() if k.endswith(".weight") and v.dim() == 2}
+    assert linear <= set(restored)
+    assert np.abs(restored["bert.encoder.layer.1.attention.self.query.weight"]
+                  - whole.state_dict()["bert.encoder.layer.1.attention.self.query.weight"].numpy()).max() < 0.05
 
 
 def test_cli_eval_shipped_judge_against_cosine(data_dir, capsys):

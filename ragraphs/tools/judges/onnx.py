@@ -99,19 +99,59 @@ def export_int8(model_dir: str | os.PathLike, max_length: int = 256) -> str:
     return INT8_FILE
 
 
-def export_fp32(model_dir: str | os.PathLike, target: str | os.PathLike, attn_implementation: str = "eager"):
+def first_token_last_layer(model) -> None:
+    """Make the encoder's last layer of a BERT sequence classifier compute its first position
+    only: the pooler and the classifier read nothing else.
+
+    Its keys and values still come from every position, so the first position's output is
+    the same (to float rounding, padding included); the queries, the attention output, the
+    residual, layer norm and feed-forward of the other positions are skipped: about five
+    sixths of the last layer's products. Only two ``forward`` methods change (the layer's
+    attention and self-attention), so the modules are called along the same path and the
+    exported graph's node names, which :func:`int8_state_dict` reads, stay the same."""
+    import types
+
+    from transformers.models.bert.modeling_bert import eager_attention_forward
+
+    attention = model.bert.encoder.layer[-1].attention
+
+    def self_attention(self, hidden_states, attention_mask=None, *args, **kwargs):
+        first = hidden_states[:, :1]
+        heads = (hidden_states.shape[0], -1, self.num_attention_heads, self.attention_head_size)
+        query = self.query(first).view(heads).transpose(1, 2)
+        key = self.key(hidden_states).view(heads).transpose(1, 2)
+        value = self.value(hidden_states).view(heads).transpose(1, 2)
+        mask = attention_mask[:, :, :1, :] if attention_mask is not None else None
+        context, weights = eager_attention_forward(self, query, key, value, mask, scaling=self.scaling)
+        return context.reshape(first.shape), weights
+
+    def attention_forward(self, hidden_states, attention_mask=None, *args, **kwargs):
+        context, weights = self.self(hidden_states, attention_mask=attention_mask)
+        return self.output(context, hidden_states[:, :1]), weights
+
+    attention.self.forward = types.MethodType(self_attention, attention.self)
+    attention.forward = types.MethodType(attention_forward, attention)
+
+
+def export_fp32(model_dir: str | os.PathLike, target: str | os.PathLike, attn_implementation: str = "eager",
+                first_token_only: bool = True):
     """torch's ONNX export of the sequence-classification model in ``model_dir`` to ``target``
     (dynamic batch and length); returns (``target``, the model's config).
 
     Eager attention by default: transformers' default (sdpa) exports a mask guarded by
     ``IsNaN`` / ``Where`` in every layer, which onnxruntime cannot fuse; those nodes took 15%
-    of a 256-token pair (``bench/judges_graph_variants.py --profile``)."""
+    of a 256-token pair (``bench/judges_graph_variants.py --profile``). ``first_token_only``
+    (default): the last layer computes the first position only (:func:`first_token_last_layer`)."""
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
     tok = AutoTokenizer.from_pretrained(str(model_dir), local_files_only=True)
     model = AutoModelForSequenceClassification.from_pretrained(str(model_dir), local_files_only=True,
                                                                attn_implementation=attn_implementation).eval()
+    if first_token_only:
+        if attn_implementation != "eager":
+            raise ValueError("first_token_only needs attn_implementation='eager'")
+        first_token_last_layer(model)
     dummy = tok(["what is a question?"], ["a passage that answers it"], return_tensors="pt")
     names = [n for n in ("input_ids", "attention_mask", "token_type_ids") if n in dummy]
     axes = {n: {0: "batch", 1: "sequence"} for n in names}
@@ -153,12 +193,19 @@ def fuse_bert(fp32_file: str | os.PathLike, target: str | os.PathLike, *, num_he
 
 def quantize_int8(fp32_file: str | os.PathLike, target: str | os.PathLike, *, num_heads: int = 12,
                   hidden_size: int = 384, keep_fp32: Callable[[str], bool] | None = None,
-                  fusion: dict | None = None, quant_options: dict | None = None) -> Path:
+                  fusion: dict | None = None, quant_options: dict | None = None, reduce_range: bool = True) -> Path:
     """Fuse the BERT graph of ``fp32_file`` (onnxruntime's optimizer), then quantize it to
     dynamic int8 (per-channel weights) into ``target``; the matrix products whose node name
     ``keep_fp32`` accepts stay fp32 (default: none). ``fusion`` goes to :func:`fuse_bert` and
     ``quant_options`` to onnxruntime's ``extra_options`` (for experiments: the defaults are
-    the shipped recipe)."""
+    the shipped recipe).
+
+    ``reduce_range`` (default): the weights use 7 of the 8 bits, [-64, 64]. On an x86 CPU with
+    AVX2 but no VNNI, onnxruntime's int8 kernel adds two uint8 x int8 products in 16 bits,
+    which full-range weights can overflow (255 x 127 x 2 > 32767): the same file then scored a
+    pair 0.16 on such a CPU where the exact integer product gives 0.22 (onnx's reference
+    evaluator). With 7-bit weights the sum fits, so every CPU computes the same scores, at the
+    same speed; the dev AUC moved by -0.008 to +0.008 (``bench/results/judges_first_token/``)."""
     import onnx
     from onnx import TensorProto
     from onnxruntime.quantization import QuantType, quantize_dynamic
@@ -169,8 +216,8 @@ def quantize_int8(fp32_file: str | os.PathLike, target: str | os.PathLike, *, nu
     exclude = []
     if keep_fp32 is not None:
         exclude = [n.name for n in onnx.load(str(fused)).graph.node if n.op_type in ("MatMul", "Gather") and keep_fp32(n.name)]
-    quantize_dynamic(str(fused), str(target), weight_type=QuantType.QInt8, per_channel=True, nodes_to_exclude=exclude,
-                     extra_options={"DefaultTensorType": TensorProto.FLOAT, **(quant_options or {})})
+    quantize_dynamic(str(fused), str(target), weight_type=QuantType.QInt8, per_channel=True, reduce_range=reduce_range,
+                     nodes_to_exclude=exclude, extra_options={"DefaultTensorType": TensorProto.FLOAT, **(quant_options or {})})
     fused.unlink(missing_ok=True)
     return target
 
