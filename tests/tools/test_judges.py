@@ -281,6 +281,21 @@ def test_shipped_int8_weights_restore_to_a_trainable_model(tmp_path):
         restore_fp32(tmp_path / "nothing", tmp_path / "x")
 
 
+def _tiny_bert(path, seed: int):
+    """A random two-layer BERT classifier saved in ``path`` with the shipped tokenizer's files."""
+    import torch
+    from transformers import BertConfig, BertForSequenceClassification
+
+    for f in ("tokenizer.json", "tokenizer_config.json"):
+        shutil.copy2(J.weights_dir() / f, path / f)
+    torch.manual_seed(seed)
+    cfg = BertConfig(vocab_size=30522, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+                     intermediate_size=128, num_labels=1, max_position_embeddings=512)
+    model = BertForSequenceClassification(cfg).eval()
+    model.save_pretrained(str(path))
+    return model
+
+
 def test_export_int8_keeps_the_graph_fused_and_the_scores(tmp_path):
     """The export reads attention eagerly: no sdpa mask residue (IsNaN / Where) in the layers for
     onnxruntime to run on every pair, no offline-fused skip layer norm, every matrix product
@@ -288,18 +303,12 @@ def test_export_int8_keeps_the_graph_fused_and_the_scores(tmp_path):
     written this way."""
     import onnx
     import torch
-    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
+    from transformers import AutoTokenizer
 
     from ragraphs.tools.judges.onnx import INT8_FILE, OnnxCrossEncoder, export_int8
 
     src = J.weights_dir()
-    for f in ("tokenizer.json", "tokenizer_config.json"):
-        shutil.copy2(src / f, tmp_path / f)
-    torch.manual_seed(0)
-    cfg = BertConfig(vocab_size=30522, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
-                     intermediate_size=128, num_labels=1, max_position_embeddings=512)
-    model = BertForSequenceClassification(cfg).eval()
-    model.save_pretrained(str(tmp_path))
+    model = _tiny_bert(tmp_path, seed=0)
     assert export_int8(tmp_path) == INT8_FILE
     for f in (tmp_path / INT8_FILE, src / INT8_FILE):
         nodes = onnx.load(str(f)).graph.node
@@ -331,18 +340,11 @@ def test_last_layer_computes_the_first_position_only(tmp_path):
     graph, and every weight still under its own name in the int8 file (restore_fp32 reads them)."""
     import onnx
     import torch
-    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
+    from transformers import AutoTokenizer, BertForSequenceClassification
 
     from ragraphs.tools.judges.onnx import INT8_FILE, export_int8, first_token_last_layer, int8_state_dict
 
-    src = J.weights_dir()
-    for f in ("tokenizer.json", "tokenizer_config.json"):
-        shutil.copy2(src / f, tmp_path / f)
-    torch.manual_seed(1)
-    cfg = BertConfig(vocab_size=30522, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
-                     intermediate_size=128, num_labels=1, max_position_embeddings=512)
-    whole = BertForSequenceClassification(cfg).eval()
-    whole.save_pretrained(str(tmp_path))
+    whole = _tiny_bert(tmp_path, seed=1)
     cut = BertForSequenceClassification.from_pretrained(str(tmp_path), attn_implementation="eager").eval()
     first_token_last_layer(cut)
     tok = AutoTokenizer.from_pretrained(str(tmp_path))
