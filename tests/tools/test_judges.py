@@ -311,7 +311,8 @@ def test_export_int8_keeps_the_graph_fused_and_the_scores(tmp_path):
     model = _tiny_bert(tmp_path, seed=0)
     assert export_int8(tmp_path) == INT8_FILE
     for f in (tmp_path / INT8_FILE, src / INT8_FILE):
-        nodes = onnx.load(str(f)).graph.node
+        graph = onnx.load(str(f)).graph
+        nodes = graph.node
         in_layers = [n.name for n in nodes if "/encoder/" in n.name and n.op_type in ("IsNaN", "Where")]
         assert not in_layers, (f, in_layers[:3])  # (the mask is built once, outside the layers)
         ops = {n.op_type for n in nodes}
@@ -320,7 +321,7 @@ def test_export_int8_keeps_the_graph_fused_and_the_scores(tmp_path):
         assert {"MatMulInteger", "LayerNormalization", "BiasGelu"} <= ops and "SkipLayerNormalization" not in ops, f
         # 7-bit weights: an AVX2 CPU without VNNI adds two uint8 x int8 products in 16 bits,
         # which full-range weights overflow; within [-64, 64] every CPU computes the same scores
-        init = {i.name: i for i in onnx.load(str(f)).graph.initializer}
+        init = {i.name: i for i in graph.initializer}
         weights = [onnx.numpy_helper.to_array(init[n.input[1]]) for n in nodes if n.op_type == "MatMulInteger"]
         assert weights and all(w.dtype == np.int8 and w.min() >= -64 and w.max() <= 64 for w in weights), f
     pairs = [("who wrote Hamlet?", "Hamlet is a tragedy written by William Shakespeare."),
