@@ -178,6 +178,11 @@ class DRRAGContext(RAGContext):
         metadata={"description": "title links, CFS: added to C(q, d_i, d') when d_i names d''s title (0 = the paper's "
                   "classifier alone)"},
     )
+    link_hub_share: float = field(
+        default=0.005,
+        metadata={"description": "title links, CFS: no bonus for a hub, a page that more than this share of the corpus's "
+                  "passages (and more than 5) name, such as a country (1 = every named page earns it)"},
+    )
     answer_prompt: Literal["paper", "reader"] = field(
         default="reader",
         metadata={"description": "the one LLM call's prompt: the reader prompt vanilla RAG uses (reader; EM 10.0 -> "

@@ -6,7 +6,8 @@ setting (``DRRAGContext.link_*``): the first stage puts the candidates whose tit
 names first (:func:`ragraphs.nodes.links.question_links`), the second stage adds to each static document's
 candidates the passages whose title it names (:func:`linked_candidates`), and CFS / CIS add a
 bonus to the pair classifier's score of a candidate its static document names
-(:func:`link_bonus`). With the settings at 0 / false the graph is the paper's cascade.
+(:func:`link_bonus`), unless the corpus names that page everywhere (a hub such as a country).
+With the settings at 0 / false the graph is the paper's cascade.
 """
 
 from __future__ import annotations
@@ -25,11 +26,18 @@ def uses_question_links(ctx: Any, strategy: str) -> bool:
 def link_bonus(ctx: Any, pairs: Sequence[tuple[Passage, Passage]], index: Any = None) -> dict:
     """The title-link prior of CFS/CIS: ``ctx.link_bonus`` for each (d_i, d') whose d_i names
     the title of d' (see :mod:`ragraphs.tools.titles`; ``index``: the corpus's title index),
-    keyed by their ids."""
+    keyed by their ids; none for a page the corpus's passages name everywhere (a hub, see
+    :meth:`~ragraphs.tools.titles.TitleIndex.is_hub` and ``ctx.link_hub_share``)."""
     b = float(ctx.link_bonus or 0.0)
     if not b:
         return {}
-    return {(d["id"], dp["id"]): b for d, dp in pairs if index_names(index, dp.get("title") or "", d.get("text") or "")}
+    share = float(ctx.link_hub_share)
+    out = {}
+    for d, dp in pairs:
+        title = dp.get("title") or ""
+        if index_names(index, title, d.get("text") or "") and not (index is not None and index.is_hub(title, share)):
+            out[(d["id"], dp["id"])] = b
+    return out
 
 
 def linked_candidates(retriever: Any, first: Sequence[Passage], second: Sequence[list[Passage]], n: int) -> list[list[Passage]]:

@@ -23,8 +23,10 @@ North Carolina" in a corpus where Cleveland means the city in Ohio.
 
 Lookup is by word n-grams (a dict hit per n-gram of the text, n up to the longest title), so
 it costs the same for a thousand titles or a million. Building an index scans every passage's
-text once to find the generic one-word pages (about 0.2 ms per passage on one core: 2.4 s for
-12,000 passages). Like a hyperlink, a mention is the longest title that starts at a word:
+text once to count the passages that name each page (about 0.2 ms per passage on one core:
+2.4 s for 12,000 passages): a one-word page with a disambiguation that too many name is
+generic, and any page that many name is a hub (:meth:`TitleIndex.is_hub`), whose link says
+little. Like a hyperlink, a mention is the longest title that starts at a word:
 inside "New York City" the title "New York" is not named.
 """
 
@@ -40,6 +42,9 @@ MIN_CHARS = 4
 # A one-word title with a disambiguation ("Arizona (song)") is generic in a corpus where more
 # than this share of the passages (and more than GENERIC_MIN of them) name it.
 GENERIC_SHARE, GENERIC_MIN = 0.005, 10
+# A page is a hub of a corpus when more than a share of its passages (and more than HUB_MIN)
+# name it ("United States", "Australia", "FA Cup"): a link to it says little about the text.
+HUB_SHARE, HUB_MIN = 0.005, 5
 _WORD = re.compile(r"\w+", re.UNICODE)
 _DISAMBIGUATION = re.compile(r"\s*\([^()]*\)\s*$")
 _QUALIFIER = re.compile(r",.*$", re.S)  # "Tucson, Arizona" -> "Tucson"
@@ -161,15 +166,16 @@ class TitleIndex:
                 if _one_word(key):
                     word_pages.add(key)
         self._longest = max((len(k) for k in self._by), default=0)
-        self._generic: frozenset = frozenset()
-        if word_pages:  # how many passages name each such title, with the same scan as named_in
-            named: dict[tuple[str, ...], int] = {}
-            for p in passages:
-                for key in self._mentions(p.get("text") or ""):
-                    if key in word_pages:
-                        named[key] = named.get(key, 0) + 1
-            cut = max(GENERIC_MIN, GENERIC_SHARE * len(passages))
-            self._generic = frozenset(k for k, n in named.items() if n > cut)
+        self._size = len(passages)
+        # how many passages name each title, with the same scan as named_in (one-word
+        # disambiguated pages that too many name are generic; any page is a hub, see is_hub)
+        named: dict[tuple[str, ...], int] = {}
+        for p in passages:
+            for key in self._mentions(p.get("text") or ""):
+                named[key] = named.get(key, 0) + 1
+        self._named_by = named
+        cut = max(GENERIC_MIN, GENERIC_SHARE * len(passages))
+        self._generic: frozenset = frozenset(k for k in word_pages if named.get(k, 0) > cut)
         for title, key in list(self._short.items()):
             if key in self._generic:  # a generic short name names nothing
                 del self._by[key], self._cap[key], self._short[title]
@@ -183,6 +189,20 @@ class TitleIndex:
         (corporate title)"): more than :data:`GENERIC_SHARE` of them, and more than
         :data:`GENERIC_MIN`. Such a mention means the common word, not the page."""
         return bool(_DISAMBIGUATION.search(title or "")) and title_key(title) in self._generic
+
+    def named_by(self, title: str) -> int:
+        """How many passages of the corpus name ``title`` (by its title or its short name)."""
+        n = self._named_by.get(title_key(title), 0)
+        short = self._short.get(title)
+        return n + (self._named_by.get(short, 0) if short is not None else 0)
+
+    def is_hub(self, title: str, share: float = HUB_SHARE) -> bool:
+        """Whether ``title`` is a hub of the corpus: more than ``share`` of its passages, and
+        more than :data:`HUB_MIN`, name it. Country, city and competition pages are named
+        everywhere, so a text naming one rarely leads to it; ``share`` >= 1 makes no hub."""
+        if share >= 1:
+            return False
+        return self.named_by(title) > max(HUB_MIN, share * self._size)
 
     def names(self, title: str, text: str) -> bool:
         """:func:`names`, except that a generic title (:meth:`is_generic`) is never named, and

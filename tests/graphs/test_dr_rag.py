@@ -391,6 +391,25 @@ def test_title_links_bring_and_favour_the_page_the_static_document_names(slices)
     assert not any((p.get("meta") or {}).get("linked_from") for lst in off["second_stage"] for p in lst)
 
 
+def test_the_link_bonus_skips_a_page_the_corpus_names_everywhere():
+    from ragraphs.nodes.dr_rag_links import link_bonus
+    from ragraphs.tools.titles import TitleIndex
+
+    def p(i, title, text=""):
+        return {"id": i, "title": title, "text": text, "source": "corpus", "score": None}
+
+    country, river = p("c", "Australia"), p("r", "Parramatta River")
+    creek = p("k", "Toongabbie Creek", "Toongabbie Creek is part of the Parramatta River catchment, Australia.")
+    towns = [p(f"t{i}", f"Town {i}", f"Town {i} is a town in Australia.") for i in range(6)]
+    index = TitleIndex([country, river, creek] + towns)
+    pairs = [(creek, country), (creek, river), (towns[0], river)]
+    assert link_bonus(DRRAGContext(), pairs, index) == {("k", "r"): 0.3}  # Australia is a hub here
+    every = link_bonus(DRRAGContext(link_hub_share=1.0), pairs, index)
+    assert every == {("k", "c"): 0.3, ("k", "r"): 0.3}
+    assert link_bonus(DRRAGContext(), pairs, None) == every  # without an index nothing is counted
+    assert link_bonus(DRRAGContext(link_bonus=0.0), pairs, index) == {}
+
+
 def test_title_links_need_no_title_index_and_leave_sm_alone(slices):
     exs, corpus = slices["2wikimultihopqa"]
 

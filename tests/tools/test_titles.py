@@ -88,3 +88,19 @@ def test_a_page_is_named_by_its_short_name_where_the_corpus_leaves_no_doubt():
     others = [{**_p(i, f"Person {i}"), "text": f"Person {i} moved to Arthurdale."} for i in range(12)]
     assert TitleIndex([town] + others).named_in("west of Arthurdale") == []
     assert [p["id"] for p in TitleIndex([town] + others[:3]).named_in("west of Arthurdale")] == ["t"]
+
+
+def test_a_page_the_corpus_names_everywhere_is_a_hub():
+    country, river = _p("c", "Australia"), _p("r", "Parramatta River")
+    creek = {**_p("k", "Toongabbie Creek"), "text": "Toongabbie Creek is part of the Parramatta River catchment, Australia."}
+    towns = [{**_p(i, f"Town {i}"), "text": f"Town {i} is a town in Australia."} for i in range(6)]
+    idx = TitleIndex([country, river, creek] + towns)
+    assert idx.named_by("Australia") == 7 and idx.named_by("Parramatta River") == 1 and idx.named_by("Town 0") == 1  # its own text
+    assert idx.is_hub("Australia") and not idx.is_hub("Parramatta River")
+    assert not idx.is_hub("Australia", share=1.0)  # share >= 1: no page is a hub
+    assert [p["id"] for p in idx.named_in(creek["text"], exclude=["k"])] == ["r", "c"]  # a hub is still named
+    assert not TitleIndex([country, creek] + towns[:4]).is_hub("Australia")  # five passages are not too many
+    # in a large corpus the share decides: 7 of 2,000 passages (0.35%) is under 0.5%
+    filler = [{**_p(f"f{i}", f"Filler {i}"), "text": "nothing named here"} for i in range(2000)]
+    big = TitleIndex([country, creek] + towns + filler)
+    assert big.named_by("Australia") == 7 and not big.is_hub("Australia") and big.is_hub("Australia", share=0.001)
