@@ -160,6 +160,12 @@ class DRRAGContext(RAGContext):
         default=True,
         metadata={"description": "CFS: fill the rest of the k budget with the next re-ranked first-stage candidates (SM's)"},
     )
+    extra_partners: bool = field(
+        default=True,
+        metadata={"description": "CFS: a budget a static document leaves open (no partner accepted) goes to the other "
+                  "accepted second-stage candidates, best scored first, before the fill (Algorithm 1 keeps every "
+                  "accepted document)"},
+    )
     concat_chars: int = field(
         default=1000, metadata={"description": "characters of d_i appended to the query in the second stage"}
     )

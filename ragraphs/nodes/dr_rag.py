@@ -155,15 +155,20 @@ def qdc_select(first: list[Passage], second: list[list[Passage]], k: int) -> lis
 
 
 def forward_walk(first: list[Passage], second: list[list[Passage]], score_of: dict, th: float, k: int,
-                 pick: str = "first", bonus: dict | None = None) -> tuple[list[Passage], list[dict]]:
+                 pick: str = "first", bonus: dict | None = None,
+                 extra: bool = False) -> tuple[list[Passage], list[dict]]:
     """Algorithm 1 within a budget: for each d_i (in order) add one d'_ij not in Cnt that C
     accepts (score >= th): the first in the list (``pick="first"``) or the best scored
     (``"best"``); stops when Cnt holds ``k`` documents. ``bonus`` ((d_i id, d' id) -> value,
-    the title-link prior) is added to a pair's score before both. Returns (added, decisions)."""
+    the title-link prior) is added to a pair's score before both. With ``extra``, a budget
+    still open after the walk (a d_i with no accepted partner) takes the other accepted
+    candidates, best scored first, as Algorithm 1 keeps every accepted document (marked
+    ``extra``). Returns (added, decisions)."""
     have = {p["id"] for p in first}
     bonus = bonus or {}
     added: list[Passage] = []
     decisions: list[dict] = []
+    spare: list[tuple[float, int, Passage, float, float]] = []  # accepted, not chosen: (total, i, d, s, b)
     for i, cands in enumerate(second):
         if len(first) + len(added) >= k:
             break
@@ -176,6 +181,8 @@ def forward_walk(first: list[Passage], second: list[list[Passage]], score_of: di
             ok = s + b >= th
             decisions.append({"first": key[0], "second": key[1], "score": round(s, 6), "accepted": ok,
                               **({"link_bonus": b} if b else {})})
+            if ok:
+                spare.append((s + b, i, d, s, b))
             if ok and pick == "first":
                 chosen = (d, s, b)
                 break
@@ -185,6 +192,14 @@ def forward_walk(first: list[Passage], second: list[list[Passage]], score_of: di
             d, s, b = chosen
             have.add(d["id"])
             added.append(with_meta(d, stage=2, via=first[i]["id"], pair_score=s, **({"link_bonus": b} if b else {})))
+    if extra:
+        for _, i, d, s, b in sorted(spare, key=lambda x: -x[0]):
+            if len(first) + len(added) >= k:
+                break
+            if d["id"] not in have:
+                have.add(d["id"])
+                added.append(with_meta(d, stage=2, via=first[i]["id"], pair_score=s, extra=True,
+                                       **({"link_bonus": b} if b else {})))
     return added, decisions
 
 
@@ -380,7 +395,8 @@ def make_inverse_select(c: Components) -> Callable[[dict, Runtime], dict]:
 
 def make_forward_select(c: Components) -> Callable[[dict, Runtime], dict]:
     """CFS (Eq. 4, Algorithm 1): per d_i, keep one d'_ij not in Cnt that C accepts; then
-    (``fill``) the next re-ranked first-stage candidates up to k."""
+    (``extra_partners``) the other accepted candidates, best first, and (``fill``) the next
+    re-ranked first-stage candidates up to k."""
 
     def forward_select(state: dict, runtime: Runtime) -> dict:
         ctx = runtime.context or DRRAGContext()
@@ -397,7 +413,7 @@ def make_forward_select(c: Components) -> Callable[[dict, Runtime], dict]:
         score_of = {(first[i]["id"], d["id"]): s for (i, d), s in zip(pairs, scores)}
         pick = str(ctx.pick or "best")
         bonus = link_bonus(ctx, [(first[i], d) for i, d in pairs], title_index_of(c.retriever))
-        added, decisions = forward_walk(first, second, score_of, th, k, pick, bonus)
+        added, decisions = forward_walk(first, second, score_of, th, k, pick, bonus, bool(ctx.extra_partners))
         filled = fill_budget(first + added, state.get("candidates") or [], k) if ctx.fill else []
         have = {p["id"] for p in first + added}
         rejected = sorted({x["second"] for x in decisions if not x["accepted"]} - have)

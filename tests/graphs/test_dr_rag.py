@@ -367,6 +367,16 @@ def test_forward_walk_first_and_best_and_fill():
     assert [p["id"] for p in added] == ["z"]  # the budget stops the walk
     cands = [{"id": i} for i in "abzqr"]
     assert [p["id"] for p in fill_budget(first + added, cands, 4)] == ["q"]
+    # b accepts nothing: without extra its place goes to the fill, with extra to a's next accepted partner
+    lone = [[{"id": "x"}, {"id": "y"}, {"id": "z"}], [{"id": "w"}]]
+    s2 = {("a", "x"): 0.6, ("a", "y"): 0.9, ("a", "z"): 0.7, ("b", "w"): 0.2}
+    added, dec = forward_walk(first, lone, s2, 0.5, 4, "best")
+    assert [p["id"] for p in added] == ["y"]
+    added, dec2 = forward_walk(first, lone, s2, 0.5, 4, "best", extra=True)
+    assert [p["id"] for p in added] == ["y", "z"] and dec2 == dec  # the same decisions, one more document
+    assert added[1]["meta"] == {"stage": 2, "via": "a", "pair_score": 0.7, "extra": True}
+    assert [p["id"] for p in forward_walk(first, lone, s2, 0.5, 3, "best", extra=True)[0]] == ["y"]  # budget
+    assert [p["id"] for p in forward_walk(first, lone, s2, 0.95, 4, "best", extra=True)[0]] == []  # accepted only
 
 
 # ---------------------------------------------------------------- title links
