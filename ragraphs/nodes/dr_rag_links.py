@@ -32,10 +32,11 @@ def link_bonus(ctx: Any, pairs: Sequence[tuple[Passage, Passage]], index: Any = 
     if not b:
         return {}
     share = float(ctx.link_hub_share)
+    is_hub = getattr(index, "is_hub", None)  # a title index of the user's own may not count hubs
     out = {}
     for d, dp in pairs:
         title = dp.get("title") or ""
-        if index_names(index, title, d.get("text") or "") and not (index is not None and index.is_hub(title, share)):
+        if index_names(index, title, d.get("text") or "") and not (is_hub is not None and is_hub(title, share)):
             out[(d["id"], dp["id"])] = b
     return out
 

@@ -417,6 +417,12 @@ def test_the_link_bonus_skips_a_page_the_corpus_names_everywhere():
     every = link_bonus(DRRAGContext(link_hub_share=1.0), pairs, index)
     assert every == {("k", "c"): 0.3, ("k", "r"): 0.3}
     assert link_bonus(DRRAGContext(), pairs, None) == every  # without an index nothing is counted
+
+    class OwnIndex:  # a title index of the user's own, which counts no hubs
+        def names(self, title, text):
+            return title in text
+
+    assert link_bonus(DRRAGContext(), pairs, OwnIndex()) == every
     assert link_bonus(DRRAGContext(link_bonus=0.0), pairs, index) == {}
 
 
