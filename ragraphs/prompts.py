@@ -129,10 +129,33 @@ def one_line(text: str, max_chars: int = 2000) -> str:
 _PREFIX = re.compile(r"^\s*(answer|final answer|a)\s*[:\-]\s*", re.I)
 
 
-def clean_answer(text: str, max_chars: int = 300) -> str:
-    """Keep the first non-empty line of a model's answer, without an 'Answer:' prefix."""
+# what is left of an answer cut at its aside must still hold a word
+_WORD = re.compile(r"\w")
+
+
+def cut_aside(answer: str) -> str:
+    """The answer up to its first parenthesis, when words come before it.
+
+    The small reader copies an entity the way a passage's first sentence writes it, with its
+    aside: "John Crockett (1753 – after 1802)", "Mcdull: Rise Of The Rice Cooker (2016)",
+    "School on Fire( 學校風雲)", "John Hollingshead (born 1904) was an American dancer".
+    A short answer does not carry the dates, the translation, the acronym or the film
+    disambiguation, nor what the model wrote after them. An answer that starts with a
+    parenthesis is left alone."""
+    i = (answer or "").find("(")
+    if i <= 0:
+        return answer
+    head = answer[:i].rstrip(" ,;:-\u2013\u2014\"'")
+    return head if _WORD.search(head) else answer
+
+
+def clean_answer(text: str, max_chars: int = 300, cut_asides: bool = True) -> str:
+    """Keep the first non-empty line of a model's answer, without an 'Answer:' prefix and
+    (``cut_asides``) without a parenthetical aside and what follows it (:func:`cut_aside`)."""
     for line in (text or "").splitlines():
         line = _PREFIX.sub("", line.strip()).strip().strip('"').strip()
+        if cut_asides:
+            line = cut_aside(line).strip()
         if line:
             if line.endswith(".") and len(line.split()) <= 8:
                 line = line[:-1]

@@ -35,6 +35,11 @@ class RAGContext:
     retrieval: Literal["dense", "bm25", "hybrid"] = "dense"
     max_new_tokens: int = field(default=32, metadata={"description": "tokens the generator may write"})
     max_passage_chars: int = field(default=1200, metadata={"description": "characters per passage in a prompt"})
+    cut_asides: bool = field(
+        default=True,
+        metadata={"description": "cut an answer at its first parenthesis when words come before it: "
+                  "'John Crockett (1753 – after 1802)' -> 'John Crockett' (false: keep the answer as written)"},
+    )
     skip_generation: bool = field(
         default=False, metadata={"description": "stop before the final answer (retrieval-only evaluation)"}
     )

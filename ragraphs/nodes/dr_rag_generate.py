@@ -89,7 +89,7 @@ def make_dr_generate(c: Components) -> Callable[[dict, Runtime], dict]:
         else:
             prompt, stop = dr_rag_answer_prompt(state["question"], passages, int(ctx.max_passage_chars)), STOP_DR
         out = complete(c.llm(ctx.llm, max_tokens=max_new), prompt, stop=stop, max_tokens=max_new)
-        answer = clean_answer(out.text)
+        answer = clean_answer(out.text, cut_asides=bool(ctx.cut_asides))
         return {
             "answer": answer,
             **llm_usage(out),

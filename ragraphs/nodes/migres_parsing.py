@@ -40,10 +40,10 @@ def parse_main(text: str) -> dict:
     return {**verdict(str(raw_answer or ""), missing), "explanation": one_line(explanation, 1000), "parsed": bool(obj)}
 
 
-def verdict(raw_answer: str, missing: str) -> dict:
+def verdict(raw_answer: str, missing: str, cut_asides: bool = True) -> dict:
     """``{"answered", "answer", "missing"}`` from the Main Module's answer and missing information:
     an empty answer, or one that says "unanswerable" (or the like), is no answer."""
-    answer = clean_answer(raw_answer)
+    answer = clean_answer(raw_answer, cut_asides=cut_asides)
     answered = bool(answer) and not _UNANSWERABLE.search(answer) and normalize_answer(answer) not in ("", "none", "n a", "null")
     return {"answered": answered, "answer": answer if answered else "", "missing": one_line(missing or "", 500)}
 

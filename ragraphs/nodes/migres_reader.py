@@ -59,7 +59,7 @@ def make_final_answer(c: Components) -> Callable[[dict, Runtime], dict]:
             return {"answer": "", "final": final, "_trace": {"skipped": "skip_generation"}}
         prompt = rag_answer_prompt(state["question"], evidence, max_chars=int(ctx.max_passage_chars))
         out = complete(_llm(c, ctx), prompt, stop=STOP_ANSWER, max_tokens=int(ctx.max_new_tokens))
-        answer = clean_answer(out.text)
+        answer = clean_answer(out.text, cut_asides=bool(ctx.cut_asides))
         usage = llm_usage(out)
         shortened = None
         if ctx.shorten_answers and reads_as_sentence(answer):
@@ -68,7 +68,7 @@ def make_final_answer(c: Components) -> Callable[[dict, Runtime], dict]:
                              max_tokens=int(ctx.max_new_tokens))
             extra = llm_usage(short)
             usage = {k: v + extra[k] for k, v in usage.items()}
-            shortened, answer = answer, clean_answer(short.text) or answer
+            shortened, answer = answer, clean_answer(short.text, cut_asides=bool(ctx.cut_asides)) or answer
         return {
             "answer": answer,
             "final": final,

@@ -1,0 +1,62 @@
+"""How a model's raw answer becomes the run's answer (``clean_answer``, ``cut_aside``), and the
+``cut_asides`` setting through a graph (a scripted chat model, no real LLM)."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragraphs.components import Components
+from ragraphs.graphs.vanilla import build_vanilla_graph
+from ragraphs.nodes.migres_parsing import verdict
+from ragraphs.prompts import clean_answer, cut_aside
+from ragraphs.settings import RAGContext
+from ragraphs.tools.llm import FakeAnswerChat
+
+
+@pytest.mark.parametrize(
+    "raw, answer",
+    [
+        # raw answers of the 270M reader on the dev files, and the answer they now give
+        ("John Crockett (1753 \u2013 after 1802)", "John Crockett"),
+        ("Mcdull: Rise Of The Rice Cooker (2016)", "Mcdull: Rise Of The Rice Cooker"),
+        ("School on Fire( \u5b78\u6821\u98a8\u96f2)", "School on Fire"),
+        ("John Hollingshead (born 1904) was an American dancer", "John Hollingshead"),
+        ('The Deer Hunter" (1978)', "The Deer Hunter"),
+        ("The Twilight Saga: Breaking Dawn \u2013 Part 2( commonly referred to as", "The Twilight Saga: Breaking Dawn \u2013 Part 2"),
+        ("Major League Soccer (MLS).", "Major League Soccer"),
+        # nothing before the parenthesis, or no parenthesis: left as it was
+        ("(born 1904)", "(born 1904)"),
+        ("\u2013 (1978)", "\u2013 (1978)"),
+        ("Paris", "Paris"),
+        ("Answer: Henry Ford.", "Henry Ford"),
+    ],
+)
+def test_an_answer_is_cut_at_its_aside(raw, answer):
+    assert clean_answer(raw) == answer
+
+
+def test_cut_asides_false_keeps_the_answer_as_written():
+    assert clean_answer("John Crockett (1753 \u2013 after 1802)", cut_asides=False) == "John Crockett (1753 \u2013 after 1802)"
+    assert cut_aside("") == "" and cut_aside("no aside") == "no aside"
+    # the first non-empty line still wins; a line that is only an aside is kept whole
+    assert clean_answer("\n  \nLe Havre (France)\nParis") == "Le Havre"
+    assert clean_answer("(none)\nParis") == "(none)"
+
+
+def test_the_main_modules_verdict_cuts_only_when_asked():
+    assert verdict("John Crockett (1753)", "")["answer"] == "John Crockett"
+    assert verdict("John Crockett (1753)", "", cut_asides=False)["answer"] == "John Crockett (1753)"
+
+
+class One:
+    def search(self, q, k, mode="dense"):
+        return [{"id": "a", "title": "Crockett County", "text": "Named for John Crockett (1753 \u2013 after 1802).",
+                 "source": "c", "score": 1.0}]
+
+
+@pytest.mark.parametrize("cut, expected", [(True, "John Crockett"), (False, "John Crockett (1753 \u2013 after 1802)")])
+def test_the_setting_reaches_the_graphs_answer(cut, expected):
+    llm = FakeAnswerChat(responses=["John Crockett (1753 \u2013 after 1802)\nQuestion: more"])
+    g = build_vanilla_graph(Components(llm=llm, retriever=One()))
+    out = g.invoke({"question": "Who is Crockett County named after?"}, context=RAGContext(cut_asides=cut))
+    assert out["answer"] == expected
