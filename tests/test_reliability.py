@@ -493,7 +493,8 @@ def test_concurrent_runs_share_one_graph_and_store(hotpot_store, hotpot_examples
     g = build_graph(method, Components(llm=EchoChat(), retriever=corpus, embeddings=minilm))
     from ragraphs.graphs import get_context_class
 
-    ctx = get_context_class(method)(k=3)
+    # the echoed answer must show its whole question, parentheses included: no cut at an aside
+    ctx = get_context_class(method)(k=3, cut_asides=False)
     questions = [ex.question for ex in hotpot_examples[:n]]
     expected = {q: g.invoke({"question": q}, context=ctx) for q in questions}
     start = threading.Barrier(len(questions))
@@ -519,7 +520,7 @@ def test_concurrent_erm4_runs_share_one_reservoir(tmp_path, hotpot_store, hotpot
     questions = [ex.question for ex in hotpot_examples[:8]]
     # theta out of reach: every query retrieves, so each answer is independent of the others,
     # while every run still reads (memory_check) and writes (memory_update) the same reservoir
-    ctx = ERM4Context(theta=10**6, k=3, filter_threshold=0.0)
+    ctx = ERM4Context(theta=10**6, k=3, filter_threshold=0.0, cut_asides=False)  # the echo keeps its question whole
 
     def graph(path):
         res = Reservoir(path, embeddings=minilm)
