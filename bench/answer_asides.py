@@ -15,13 +15,12 @@ replay is close to a real run, not the same.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from paired import runs  # noqa: E402
+from paired import cli_runs  # noqa: E402
 
 from ragraphs.evaluation.metrics import answer_scores  # noqa: E402
 from ragraphs.evaluation.paired import format_difference, paired_differences  # noqa: E402
@@ -49,16 +48,7 @@ def _mean(recs: dict[str, dict], m: str) -> float:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("dirs", nargs="+", help="`ragraphs eval --out` directories")
-    ap.add_argument("--metrics", default="em,f1,acc")
-    ap.add_argument("--n-resamples", type=int, default=9999)
-    ap.add_argument("--seed", type=int, default=0)
-    a = ap.parse_args()
-    metrics = [m.strip() for m in a.metrics.split(",") if m.strip()]
-    found = runs(a.dirs)
-    if not found:
-        raise SystemExit(f"no results.jsonl under {', '.join(a.dirs)}")
+    a, metrics, found = cli_runs(__doc__, ref=False)
     names = " / ".join(metrics)
     print(f"| dataset | run | n | changed | {names} before -> after | "
           + " | ".join(f"{m} difference [95% CI]" for m in metrics) + " |")

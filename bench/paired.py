@@ -35,18 +35,24 @@ def runs(dirs: list[str]) -> dict[tuple[str, str], dict[str, dict]]:
     return out
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def cli_runs(doc: str, ref: bool = True) -> tuple[argparse.Namespace, list[str], dict]:
+    """The command line shared by the scripts that read runs: (arguments, metrics, runs found)."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     ap.add_argument("dirs", nargs="+", help="`ragraphs eval --out` directories")
-    ap.add_argument("--ref", default="vanilla", help="label of the reference run (default vanilla)")
+    if ref:
+        ap.add_argument("--ref", default="vanilla", help="label of the reference run (default vanilla)")
     ap.add_argument("--metrics", default="em,f1,acc")
     ap.add_argument("--n-resamples", type=int, default=9999)
     ap.add_argument("--seed", type=int, default=0)
     a = ap.parse_args()
-    metrics = [m.strip() for m in a.metrics.split(",") if m.strip()]
     found = runs(a.dirs)
     if not found:
         raise SystemExit(f"no results.jsonl under {', '.join(a.dirs)}")
+    return a, [m.strip() for m in a.metrics.split(",") if m.strip()], found
+
+
+def main() -> None:
+    a, metrics, found = cli_runs(__doc__)
     head = " | ".join(f"{m} difference [95% CI]" for m in metrics)
     print(f"| dataset | run | n (paired) | {head} |")
     print("| --- | --- | --- |" + " --- |" * len(metrics))
