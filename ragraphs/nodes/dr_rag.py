@@ -119,7 +119,7 @@ def judge_text(p: Passage) -> str:
     return doc_text(p, "\n")
 
 
-def concat_query(question: str, doc: Passage, max_chars: int = 1000) -> str:
+def concat_query(question: str, doc: Passage, max_chars: int = 400) -> str:
     """q*_i = Concat(q, d_i): the question followed by the document (title and text)."""
     d = doc_text(doc)
     if max_chars and len(d) > max_chars:

@@ -345,7 +345,7 @@ def test_second_rerank_modes(slices):
     cat, ev = _run_rr(corpus, ZONE, strategy="qdc", k=4, second_rerank="concat", skip_generation=True)
     first = cat["first_stage"]
     for d, lst in zip(first, cat["second_stage"]):
-        q = concat_query(ZONE, d)
+        q = concat_query(ZONE, d, DRRAGContext().concat_chars)
         s = ev.score_batch([(q, p["title"] + "\n" + p["text"]) for p in lst])
         assert list(s) == sorted(s, reverse=True)
     with pytest.raises(ConfigError):

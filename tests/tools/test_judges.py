@@ -71,6 +71,28 @@ def test_pairs_run_side_by_side_score_as_alone(hotpot_examples):
     assert model.predict([]).shape == (0,)
 
 
+def test_batched_tokenization_gives_each_pair_its_own_ids(shipped, hotpot_examples):
+    """One tokenizer call for many pairs and many triples: each gets the ids and the cut
+    texts it gets alone, repeated questions and documents included."""
+    from ragraphs.tools.judges.core import balanced_pair, balanced_pairs
+
+    model = shipped["pair"].model
+    tok = model.tokenizer
+    ex = hotpot_examples[0]
+    texts = [J.passage_text(p) for p in ex.paragraphs[:4]]
+    long = texts[0] + " " + " ".join(texts) * 6  # past the model's 256 tokens
+    pairs = [(ex.question, t) for t in texts] + [(ex.question, long), (long, ex.question)]
+    for (a, b), feed in zip(pairs, model.feeds(pairs)):
+        alone = tok(a, b, truncation="longest_first", max_length=model.max_length, return_tensors="np")
+        assert set(feed) == {k for k in alone if k in model.inputs}
+        for k, v in feed.items():
+            np.testing.assert_array_equal(v, alone[k].astype(np.int64))
+    assert len(model.feeds([(ex.question, long)])[0]["input_ids"][0]) == model.max_length
+    triples = [(ex.question, d1, d2) for d1 in texts[:2] for d2 in texts + [long, ""]]
+    assert balanced_pairs(tok, triples, 112) == [balanced_pair(tok, q, d1, d2, 112) for q, d1, d2 in triples]
+    assert balanced_pairs(tok, [], 112) == [] and model.feeds([]) == []
+
+
 def test_pair_texts_share_the_token_budget(shipped):
     """With a long d1, the model's 256 tokens end before d2 begins, so d2 cannot change the
     score; with ``max_tokens`` d1 and d2 share the room and each keeps its opening (title)."""

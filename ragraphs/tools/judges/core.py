@@ -140,8 +140,21 @@ def balanced_pair(tok: Any, first: str, d1: str, d2: str, budget: int) -> tuple[
     """(first, d1 [SEP] d2) within ``budget`` tokens, the room shared fairly by d1 and d2 (a
     short one leaves the rest to the other) instead of cutting d2 from its end."""
     n_first = len(tok(first, add_special_tokens=False)["input_ids"])
+    return _shared(first, n_first, d1, _offsets(tok, d1), d2, _offsets(tok, d2), budget)
+
+
+def balanced_pairs(tok: Any, triples: Sequence[tuple[str, str, str]], budget: int) -> list[tuple[str, str]]:
+    """:func:`balanced_pair` for many (first, d1, d2) triples, each distinct text tokenized
+    once, in one batch: DR-RAG's triples repeat the question and each static document."""
+    firsts = list(dict.fromkeys(t[0] for t in triples))
+    docs = list(dict.fromkeys(d for t in triples for d in t[1:]))
+    n_first = dict(zip(firsts, map(len, tok(firsts, add_special_tokens=False)["input_ids"]))) if firsts else {}
+    offs = dict(zip(docs, tok(docs, add_special_tokens=False, return_offsets_mapping=True)["offset_mapping"])) if docs else {}
+    return [_shared(f, n_first[f], d1, offs[d1], d2, offs[d2], budget) for f, d1, d2 in triples]
+
+
+def _shared(first: str, n_first: int, d1: str, o1: list, d2: str, o2: list, budget: int) -> tuple[str, str]:
     room = max(16, budget - n_first - 4)  # [CLS] first [SEP] d1 [SEP] d2 [SEP]
-    o1, o2 = _offsets(tok, d1), _offsets(tok, d2)
     half = room // 2
     c1 = len(o1) if len(o1) <= half else max(half, room - len(o2))
     c2 = room - min(len(o1), c1)
@@ -200,8 +213,8 @@ class CrossEncoderJudge:
         budget = int(max_tokens or 0)
         tok = getattr(self.model, "tokenizer", None)
         if budget > 0 and tok is not None:
-            texts = [balanced_pair(tok, self.prefix + clean(q, 600), clean(d1, half), clean(d2, half), budget)
-                     for q, d1, d2 in triples]
+            texts = balanced_pairs(tok, [(self.prefix + clean(q, 600), clean(d1, half), clean(d2, half))
+                                         for q, d1, d2 in triples], budget)
         else:
             texts = [(self.prefix + clean(q, 600), clean(d1, half) + PAIR_SEP + clean(d2, half)) for q, d1, d2 in triples]
         return self._probs(texts)

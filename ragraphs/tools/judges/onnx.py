@@ -62,16 +62,26 @@ class OnnxCrossEncoder:
     def _logit(self, session, feeds: dict) -> float:
         return float(session.run(None, feeds)[0].reshape(-1)[-1])
 
+    def feeds(self, pairs: Sequence[tuple[str, str]]) -> list[dict]:
+        """Each pair's model inputs (a batch of one, unpadded), from one tokenizer call for all
+        the pairs: each pair gets the ids it has when tokenized alone."""
+        pairs = list(pairs)
+        if not pairs:
+            return []
+        enc = self.tokenizer([a for a, _ in pairs], [b for _, b in pairs], truncation="longest_first",
+                             max_length=self.max_length)
+        names = [k for k in enc.keys() if k in self.inputs]
+        return [{k: np.asarray([enc[k][i]], dtype=np.int64) for k in names} for i in range(len(pairs))]
+
     def predict(self, pairs: Sequence[tuple[str, str]], batch_size: int = 1, show_progress_bar: bool = False,
                 convert_to_numpy: bool = True) -> np.ndarray:
         """Sigmoid scores, one pair per run: dynamic int8 quantization picks one activation
         scale per input tensor, so in a padded batch a pair's score would depend on the other
         pairs; alone, it does not (and unpadded runs cost no more on a CPU: measured in
         bench/judges_speed.py). ``batch_size`` is accepted for CrossEncoder's signature."""
-        feeds = []
-        for a, b in pairs:
-            enc = self.tokenizer(a, b, truncation="longest_first", max_length=self.max_length, return_tensors="np")
-            feeds.append({k: v.astype(np.int64) for k, v in enc.items() if k in self.inputs})
+        feeds = self.feeds(pairs)
+        if not feeds:
+            return np.zeros(0, dtype=np.float32)
         if self._solo is not None and len(feeds) > 1:
             logits = list(self._executor().map(lambda f: self._logit(self._solo, f), feeds))
         else:
