@@ -197,6 +197,11 @@ class DRRAGContext(RAGContext):
         metadata={"description": "title links, CFS: no bonus for a hub, a page that more than this share of the corpus's "
                   "passages (and more than 5) name, such as a country (1 = every named page earns it)"},
     )
+    bridge_bonus: float = field(
+        default=0.1,
+        metadata={"description": "CFS / CIS: added to C(q, d_i, d') when d_i and d' share a capitalised name the question "
+                  "does not hold, the bridge entity (0 = the classifier alone; not in the paper)"},
+    )
     answer_prompt: Literal["paper", "reader"] = field(
         default="reader",
         metadata={"description": "the one LLM call's prompt: the reader prompt vanilla RAG uses (reader; EM 10.0 -> "

@@ -26,7 +26,9 @@ stage one batched search.
 
 Title links (not in the paper; :mod:`ragraphs.nodes.dr_rag_links`) follow the pages a text
 names: the first stage puts the candidates the question names first, the second stage adds
-the pages each static document names, and CFS / CIS add a bonus to such a partner's score.
+the pages each static document names, and CFS / CIS add a bonus to such a partner's score,
+and a smaller one (``bridge_bonus``) to a partner that shares a capitalised name with its
+static document, the bridge entity.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ from ..settings import DRRAGContext
 from ..state.types import Passage, reset, with_meta
 from ..tools.judges import score_triples
 from .dr_rag_generate import dr_rag_answer_prompt, make_dr_generate  # noqa: F401  (re-exported)
-from .dr_rag_links import link_bonus, linked_candidates, uses_question_links
+from .dr_rag_links import bridge_bonus, link_bonus, linked_candidates, uses_question_links
 from .links import lead_with_named, named_count, question_links, title_index_of
 from .rerank import brief, judge_scores, rerank_passages, rerank_spec, reranker_of
 from .retrieve import search_many
@@ -156,19 +158,19 @@ def qdc_select(first: list[Passage], second: list[list[Passage]], k: int) -> lis
 
 def forward_walk(first: list[Passage], second: list[list[Passage]], score_of: dict, th: float, k: int,
                  pick: str = "first", bonus: dict | None = None,
-                 extra: bool = False) -> tuple[list[Passage], list[dict]]:
+                 extra: bool = False, bridge: dict | None = None) -> tuple[list[Passage], list[dict]]:
     """Algorithm 1 within a budget: for each d_i (in order) add one d'_ij not in Cnt that C
     accepts (score >= th): the first in the list (``pick="first"``) or the best scored
-    (``"best"``); stops when Cnt holds ``k`` documents. ``bonus`` ((d_i id, d' id) -> value,
-    the title-link prior) is added to a pair's score before both. With ``extra``, a budget
-    still open after the walk (a d_i with no accepted partner) takes the other accepted
-    candidates, best scored first, as Algorithm 1 keeps every accepted document (marked
-    ``extra``). Returns (added, decisions)."""
+    (``"best"``); stops when Cnt holds ``k`` documents. ``bonus`` and ``bridge`` ((d_i id,
+    d' id) -> value: the title-link and the shared-name priors) are added to a pair's score
+    before both. With ``extra``, a budget still open after the walk (a d_i with no accepted
+    partner) takes the other accepted candidates, best scored first, as Algorithm 1 keeps every
+    accepted document (marked ``extra``). Returns (added, decisions)."""
     have = {p["id"] for p in first}
-    bonus = bonus or {}
+    bonus, bridge = bonus or {}, bridge or {}
     added: list[Passage] = []
     decisions: list[dict] = []
-    spare: list[tuple[float, int, Passage, float, float]] = []  # accepted, not chosen: (total, i, d, s, b)
+    spare: list[tuple[float, int, Passage, float, dict]] = []  # accepted, not chosen: (total, i, d, s, priors)
     for i, cands in enumerate(second):
         if len(first) + len(added) >= k:
             break
@@ -177,29 +179,28 @@ def forward_walk(first: list[Passage], second: list[list[Passage]], score_of: di
         for d in fresh:
             key = (first[i]["id"], d["id"])
             s = score_of[key]
-            b = bonus.get(key, 0.0)
-            ok = s + b >= th
-            decisions.append({"first": key[0], "second": key[1], "score": round(s, 6), "accepted": ok,
-                              **({"link_bonus": b} if b else {})})
+            priors = {name: v for name, v in (("link_bonus", bonus.get(key, 0.0)), ("bridge_bonus", bridge.get(key, 0.0))) if v}
+            total = s + sum(priors.values())
+            ok = total >= th
+            decisions.append({"first": key[0], "second": key[1], "score": round(s, 6), "accepted": ok, **priors})
             if ok:
-                spare.append((s + b, i, d, s, b))
+                spare.append((total, i, d, s, priors))
             if ok and pick == "first":
-                chosen = (d, s, b)
+                chosen = (total, d, s, priors)
                 break
-            if ok and (chosen is None or s + b > chosen[1] + chosen[2]):
-                chosen = (d, s, b)
+            if ok and (chosen is None or total > chosen[0]):
+                chosen = (total, d, s, priors)
         if chosen is not None:
-            d, s, b = chosen
+            _, d, s, priors = chosen
             have.add(d["id"])
-            added.append(with_meta(d, stage=2, via=first[i]["id"], pair_score=s, **({"link_bonus": b} if b else {})))
+            added.append(with_meta(d, stage=2, via=first[i]["id"], pair_score=s, **priors))
     if extra:
-        for _, i, d, s, b in sorted(spare, key=lambda x: -x[0]):
+        for _, i, d, s, priors in sorted(spare, key=lambda x: -x[0]):
             if len(first) + len(added) >= k:
                 break
             if d["id"] not in have:
                 have.add(d["id"])
-                added.append(with_meta(d, stage=2, via=first[i]["id"], pair_score=s, extra=True,
-                                       **({"link_bonus": b} if b else {})))
+                added.append(with_meta(d, stage=2, via=first[i]["id"], pair_score=s, extra=True, **priors))
     return added, decisions
 
 
@@ -373,11 +374,13 @@ def make_inverse_select(c: Components) -> Callable[[dict, Runtime], dict]:
         pairs = [(d, dp) for dp in dynamic for d in first]
         scores = score_triples(judge, [(question, judge_text(d), judge_text(dp)) for d, dp in pairs], ctx.pair_tokens)
         bonus = link_bonus(ctx, pairs, title_index_of(c.retriever))
+        bridge = bridge_bonus(ctx, question, pairs)
         decisions = []
         for (d, dp), s in zip(pairs, scores):
             b = bonus.get((d["id"], dp["id"]), 0.0)
-            decisions.append({"first": d["id"], "second": dp["id"], "score": round(s, 6), "accepted": s + b >= th,
-                              **({"link_bonus": b} if b else {})})
+            g = bridge.get((d["id"], dp["id"]), 0.0)
+            decisions.append({"first": d["id"], "second": dp["id"], "score": round(s, 6), "accepted": s + b + g >= th,
+                              **({"link_bonus": b} if b else {}), **({"bridge_bonus": g} if g else {})})
         keep_ids = {x["second"] for x in decisions if x["accepted"]}
         kept = [p for p in dynamic if p["id"] in keep_ids]
         dropped = [p["id"] for p in dynamic if p["id"] not in keep_ids]
@@ -413,7 +416,8 @@ def make_forward_select(c: Components) -> Callable[[dict, Runtime], dict]:
         score_of = {(first[i]["id"], d["id"]): s for (i, d), s in zip(pairs, scores)}
         pick = str(ctx.pick or "best")
         bonus = link_bonus(ctx, [(first[i], d) for i, d in pairs], title_index_of(c.retriever))
-        added, decisions = forward_walk(first, second, score_of, th, k, pick, bonus, bool(ctx.extra_partners))
+        bridge = bridge_bonus(ctx, question, [(first[i], d) for i, d in pairs])
+        added, decisions = forward_walk(first, second, score_of, th, k, pick, bonus, bool(ctx.extra_partners), bridge)
         filled = fill_budget(first + added, state.get("candidates") or [], k) if ctx.fill else []
         have = {p["id"] for p in first + added}
         rejected = sorted({x["second"] for x in decisions if not x["accepted"]} - have)
@@ -428,6 +432,7 @@ def make_forward_select(c: Components) -> Callable[[dict, Runtime], dict]:
                 "pick": pick,
                 "n_scored": len(pairs),
                 "n_linked": len(bonus),
+                "n_bridged": len(bridge),
                 "added": [brief(p) for p in added],
                 "filled": [brief(p) for p in filled],
                 "out_ids": [p["id"] for p in first + added + filled],

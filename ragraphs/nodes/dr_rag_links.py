@@ -7,7 +7,8 @@ names first (:func:`ragraphs.nodes.links.question_links`), the second stage adds
 candidates the passages whose title it names (:func:`linked_candidates`), and CFS / CIS add a
 bonus to the pair classifier's score of a candidate its static document names
 (:func:`link_bonus`), unless the corpus names that page everywhere (a hub such as a country).
-With the settings at 0 / false the graph is the paper's cascade.
+A smaller bonus goes to a candidate that shares a name with its static document, the bridge
+entity (:func:`bridge_bonus`). With the settings at 0 / false the graph is the paper's cascade.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from ..state.types import Passage, with_meta
+from ..tools.titles import proper_names
 from .links import index_names, title_index_of
 
 
@@ -41,6 +43,25 @@ def link_bonus(ctx: Any, pairs: Sequence[tuple[Passage, Passage]], index: Any = 
     return out
 
 
+def bridge_bonus(ctx: Any, question: str, pairs: Sequence[tuple[Passage, Passage]]) -> dict:
+    """The bridge prior of CFS/CIS (not in the paper): ``ctx.bridge_bonus`` for each (d_i, d')
+    whose texts share a capitalised name the question does not hold, the bridge entity of a
+    two-hop question ("Copper is voiced by *Kurt Russell*" ... "*Kurt Russell* plays John
+    Ruth"), keyed by their ids (see :func:`ragraphs.tools.titles.proper_names`)."""
+    b = float(getattr(ctx, "bridge_bonus", 0.0) or 0.0)
+    if not b:
+        return {}
+    asked = proper_names(question)
+    seen: dict[str, frozenset] = {}
+
+    def names_of(p: Passage) -> frozenset:
+        if p["id"] not in seen:
+            seen[p["id"]] = proper_names(f"{p.get('title') or ''}. {p.get('text') or ''}") - asked
+        return seen[p["id"]]
+
+    return {(d["id"], dp["id"]): b for d, dp in pairs if names_of(d) & names_of(dp)}
+
+
 def linked_candidates(retriever: Any, first: Sequence[Passage], second: Sequence[list[Passage]], n: int) -> list[list[Passage]]:
     """Each d_i's second-stage list followed by up to ``n`` passages of the corpus whose title
     d_i names (not in the list, not a static document); unchanged where the retriever has no
@@ -56,4 +77,4 @@ def linked_candidates(retriever: Any, first: Sequence[Passage], second: Sequence
     return out
 
 
-__all__ = ["link_bonus", "linked_candidates", "uses_question_links"]
+__all__ = ["bridge_bonus", "link_bonus", "linked_candidates", "uses_question_links"]

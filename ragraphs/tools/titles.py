@@ -245,3 +245,26 @@ class TitleIndex:
                     seen.add(p["id"])
                     out.append(p)
         return out if limit is None else out[: max(0, int(limit))]
+
+# ------------------------------------------------------------------ names two texts share
+# A capitalised word, then more joined by spaces, optionally through a lower-case particle
+# ("Bank of America", "Ludwig van Beethoven").
+_NAME = re.compile(r"[A-Z][\w'\-]+(?:\s+(?:of|de|the|von|van|la|du)?\s*[A-Z][\w'\-]+)*")
+# sentence-opening words that are capitalised without being names
+_OPENERS = frozenset(
+    "the a an in on of and for to at by with from as is was it he she they his her their this that these those "
+    "after before during when while its but or not".split()
+)
+
+
+def proper_names(text: str) -> frozenset[str]:
+    """The capitalised names in ``text``, lower-cased: runs of capitalised words ("Kurt Russell",
+    "Bank of America"); a name of one word needs :data:`MIN_CHARS` characters and must not be
+    a sentence opener such as "The" or "When". No model: a cue, not a named-entity tagger."""
+    out = set()
+    for m in _NAME.finditer(text or ""):
+        name = m.group(0)
+        if " " not in name and (len(name) < MIN_CHARS or name.lower() in _OPENERS):
+            continue
+        out.add(" ".join(name.lower().split()))
+    return frozenset(out)

@@ -148,7 +148,8 @@ def test_cfs_hands_fewer_than_k_docs_when_nothing_is_accepted(slices):
 
 def test_cfs_with_accepting_classifier_keeps_first_new_doc_per_pair(slices):
     exs, corpus = slices["musique"]
-    cfs, _ = _run(corpus, NORTH_STAR, judge=ScriptedPairJudge(accept_all=True), strategy="cfs", k=4)
+    # every pair accepted with one score: without a prior to break the ties, CFS picks as QDC does
+    cfs, _ = _run(corpus, NORTH_STAR, judge=ScriptedPairJudge(accept_all=True), strategy="cfs", k=4, bridge_bonus=0.0)
     qdc, _ = _run(corpus, NORTH_STAR, strategy="qdc", k=4)
     assert _titles(cfs) == _titles(qdc) and len(cfs["passages"]) == 4
 
@@ -199,8 +200,8 @@ def test_pair_threshold_is_applied(slices):
         def score_pairs(self, triples):
             return np.full(len(triples), 0.6, dtype=np.float32)
 
-    lo, _ = _run(corpus, NORTH_STAR, judge=Fixed(), strategy="cfs", k=4, pair_threshold=0.5)
-    hi, _ = _run(corpus, NORTH_STAR, judge=Fixed(), strategy="cfs", k=4, pair_threshold=0.7, fill=False)
+    lo, _ = _run(corpus, NORTH_STAR, judge=Fixed(), strategy="cfs", k=4, pair_threshold=0.5, bridge_bonus=0.0)
+    hi, _ = _run(corpus, NORTH_STAR, judge=Fixed(), strategy="cfs", k=4, pair_threshold=0.7, fill=False, bridge_bonus=0.0)
     assert len(lo["passages"]) == 4 and len(hi["passages"]) == 2
     assert hi["pair_threshold"] == 0.7
 
@@ -424,6 +425,37 @@ def test_the_link_bonus_skips_a_page_the_corpus_names_everywhere():
 
     assert link_bonus(DRRAGContext(), pairs, OwnIndex()) == every
     assert link_bonus(DRRAGContext(link_bonus=0.0), pairs, index) == {}
+
+
+def test_the_bridge_bonus_favours_a_partner_that_shares_a_name_with_its_static_document():
+    from ragraphs.nodes.dr_rag import forward_walk
+    from ragraphs.nodes.dr_rag_links import bridge_bonus
+    from ragraphs.tools.titles import proper_names
+
+    assert proper_names("The Fox and the Hound: Copper is voiced by Kurt Russell. When it opened, Bank of America paid.") == {
+        "the fox", "hound", "copper", "kurt russell", "bank of america"}  # no lone "When"; particles join a name
+    assert proper_names("") == frozenset() and proper_names("all lower case, Li and Ng") == frozenset()
+
+    def p(i, title, text):
+        return {"id": i, "title": title, "text": text, "source": "corpus", "score": None}
+
+    q = "The actor who plays Copper in The Fox and the Hound is a character in which film?"
+    fox = p("f", "The Fox and the Hound", "Copper is voiced by Kurt Russell and Corey Feldman.")
+    eight = p("e", "The Hateful Eight", "Kurt Russell plays John Ruth, a bounty hunter.")
+    other = p("o", "Top Cat", "Top Cat is a film in which Copper, a hound, meets a fox.")
+    pairs = [(fox, eight), (fox, other)]
+    # "Copper" is shared with Top Cat, but the question holds it: only Kurt Russell bridges
+    assert bridge_bonus(DRRAGContext(), q, pairs) == {("f", "e"): 0.1}
+    assert bridge_bonus(DRRAGContext(bridge_bonus=0.0), q, pairs) == {}
+    # the classifier prefers Top Cat by a little; the bridge tips the pick, and the trace shows both
+    scores = {("f", "e"): 0.55, ("f", "o"): 0.6}
+    added, dec = forward_walk([fox], [[other, eight]], scores, 0.5, 2, "best", {}, False, bridge_bonus(DRRAGContext(), q, pairs))
+    assert [d["id"] for d in added] == ["e"] and added[0]["meta"]["bridge_bonus"] == 0.1
+    assert {d["second"]: d.get("bridge_bonus") for d in dec} == {"o": None, "e": 0.1}
+    # it counts toward the cut as the title link's bonus does
+    added, dec = forward_walk([fox], [[other, eight]], {("f", "e"): 0.45, ("f", "o"): 0.3}, 0.5, 2, "best", {}, False,
+                              {("f", "e"): 0.1})
+    assert [d["id"] for d in added] == ["e"] and [d["accepted"] for d in dec] == [False, True]
 
 
 def test_title_links_need_no_title_index_and_leave_sm_alone(slices):

@@ -50,7 +50,8 @@ def test_cfs_real_stack_one_llm_call(stack):
     assert len(first) <= len(ps) <= 4
     th = out["pair_threshold"]
     for d in out["classifier_scores"]:
-        assert d["accepted"] == (d["score"] + d.get("link_bonus", 0.0) >= th) and 0.0 <= d["score"] <= 1.0
+        assert d["accepted"] == (d["score"] + d.get("link_bonus", 0.0) + d.get("bridge_bonus", 0.0) >= th)
+        assert 0.0 <= d["score"] <= 1.0
     added = {p["id"] for p in ps[len(first):] if p["meta"].get("stage") == 2}
     assert added <= {d["second"] for d in out["classifier_scores"] if d["accepted"]}
     # the rest of the budget: the next re-ranked first-stage candidates
