@@ -179,7 +179,7 @@ def forward_walk(first: list[Passage], second: list[list[Passage]], score_of: di
         for d in fresh:
             key = (first[i]["id"], d["id"])
             s = score_of[key]
-            priors = {name: v for name, v in (("link_bonus", bonus.get(key, 0.0)), ("bridge_bonus", bridge.get(key, 0.0))) if v}
+            priors = priors_of(key, bonus, bridge)
             total = s + sum(priors.values())
             ok = total >= th
             decisions.append({"first": key[0], "second": key[1], "score": round(s, 6), "accepted": ok, **priors})
@@ -202,6 +202,12 @@ def forward_walk(first: list[Passage], second: list[list[Passage]], score_of: di
                 have.add(d["id"])
                 added.append(with_meta(d, stage=2, via=first[i]["id"], pair_score=s, extra=True, **priors))
     return added, decisions
+
+
+def priors_of(key: tuple, bonus: dict, bridge: dict) -> dict:
+    """The priors CFS / CIS add to C(q, d_i, d') for ``key`` = (d_i id, d' id), by name, the
+    non-zero ones only (as decisions and ``meta`` show them)."""
+    return {name: v for name, v in (("link_bonus", bonus.get(key, 0.0)), ("bridge_bonus", bridge.get(key, 0.0))) if v}
 
 
 def fill_budget(context: list[Passage], candidates: Sequence[Passage], k: int) -> list[Passage]:
@@ -377,10 +383,9 @@ def make_inverse_select(c: Components) -> Callable[[dict, Runtime], dict]:
         bridge = bridge_bonus(ctx, question, pairs)
         decisions = []
         for (d, dp), s in zip(pairs, scores):
-            b = bonus.get((d["id"], dp["id"]), 0.0)
-            g = bridge.get((d["id"], dp["id"]), 0.0)
-            decisions.append({"first": d["id"], "second": dp["id"], "score": round(s, 6), "accepted": s + b + g >= th,
-                              **({"link_bonus": b} if b else {}), **({"bridge_bonus": g} if g else {})})
+            priors = priors_of((d["id"], dp["id"]), bonus, bridge)
+            decisions.append({"first": d["id"], "second": dp["id"], "score": round(s, 6),
+                              "accepted": s + sum(priors.values()) >= th, **priors})
         keep_ids = {x["second"] for x in decisions if x["accepted"]}
         kept = [p for p in dynamic if p["id"] in keep_ids]
         dropped = [p["id"] for p in dynamic if p["id"] not in keep_ids]
@@ -415,8 +420,9 @@ def make_forward_select(c: Components) -> Callable[[dict, Runtime], dict]:
         scores = score_triples(judge, [(question, judge_text(first[i]), judge_text(d)) for i, d in pairs], ctx.pair_tokens)
         score_of = {(first[i]["id"], d["id"]): s for (i, d), s in zip(pairs, scores)}
         pick = str(ctx.pick or "best")
-        bonus = link_bonus(ctx, [(first[i], d) for i, d in pairs], title_index_of(c.retriever))
-        bridge = bridge_bonus(ctx, question, [(first[i], d) for i, d in pairs])
+        docs = [(first[i], d) for i, d in pairs]
+        bonus = link_bonus(ctx, docs, title_index_of(c.retriever))
+        bridge = bridge_bonus(ctx, question, docs)
         added, decisions = forward_walk(first, second, score_of, th, k, pick, bonus, bool(ctx.extra_partners), bridge)
         filled = fill_budget(first + added, state.get("candidates") or [], k) if ctx.fill else []
         have = {p["id"] for p in first + added}

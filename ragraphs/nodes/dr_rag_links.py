@@ -48,7 +48,7 @@ def bridge_bonus(ctx: Any, question: str, pairs: Sequence[tuple[Passage, Passage
     whose texts share a capitalised name the question does not hold, the bridge entity of a
     two-hop question ("Copper is voiced by *Kurt Russell*" ... "*Kurt Russell* plays John
     Ruth"), keyed by their ids (see :func:`ragraphs.tools.titles.proper_names`)."""
-    b = float(getattr(ctx, "bridge_bonus", 0.0) or 0.0)
+    b = float(ctx.bridge_bonus or 0.0)
     if not b:
         return {}
     asked = proper_names(question)

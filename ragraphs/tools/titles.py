@@ -246,6 +246,7 @@ class TitleIndex:
                     out.append(p)
         return out if limit is None else out[: max(0, int(limit))]
 
+
 # ------------------------------------------------------------------ names two texts share
 # A capitalised word, then more joined by spaces, optionally through a lower-case particle
 # ("Bank of America", "Ludwig van Beethoven").
