@@ -31,7 +31,9 @@ def main() -> None:
         ax.text(start + 10, 0.705, f"lr {ph['lr']:g}", fontsize=8, va="bottom")
         start += ph["steps"]
     ax.set_ylim(top=0.74)
-    ax.set_xlabel(f"step (batch {cfg['batch_size']}, {len(phases)} epoch(s); last epoch {meta['train_items']} items)")
+    epochs = sum(float(ph.get("epochs", 1)) for ph in phases)
+    ax.set_xlabel(f"step (batch {cfg['batch_size']}, {epochs:g} epoch(s) in {len(phases)} phase(s); "
+                  f"{meta['train_items']} items per epoch)")
     ax.set_ylabel("binary cross-entropy (mean of 20 steps)")
     ax.set_title("judges: multi-task cross-encoder fine-tuned from MiniLM")
     ax.legend()

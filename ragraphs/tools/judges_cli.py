@@ -95,16 +95,16 @@ def register(subparsers) -> None:
                    help="benchmark files (HotpotQA, 2Wiki, MuSiQue, PopQA formats); labels come from the files; "
                         "FILE@K/N takes part K of N of a file's questions (stable hash split)")
     p.add_argument("--out", required=True, metavar="DIR", help="directory for the model (ONNX int8) and its description")
-    p.add_argument("--epochs", type=float, default=1.0)
+    p.add_argument("--epochs", type=float, default=2.0)
     p.add_argument("--lr", type=float, default=7e-5)
     p.add_argument("--warmup", type=float, default=0.1, help="share of steps warming the learning rate up")
     p.add_argument("--batch-size", type=int, default=16)
-    p.add_argument("--max-length", type=int, default=320, help="tokens per (first, second) text pair")
+    p.add_argument("--max-length", type=int, default=256, help="tokens per (first, second) text pair")
     p.add_argument("--mine-k", type=int, default=1, help="evaluator: nearest paragraphs of other questions added as negatives")
     p.add_argument("--pair-mine-k", type=int, default=0,
                    help="pair: for each supporting paragraph d*, the K non-supporting paragraphs nearest to question + d* "
                         "added as negatives (the candidates DR-RAG's second stage brings)")
-    p.add_argument("--neg-ratio", type=int, default=1,
+    p.add_argument("--neg-ratio", type=int, default=2,
                    help="evaluator and pair: negatives per positive in the training items (validation stays 1:1)")
     p.add_argument("--no-cap", action="store_true",
                    help="use every labelled item (default: a seeded sample of at most 1500 evaluator, 800 pair and "

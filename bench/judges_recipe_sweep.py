@@ -1,0 +1,361 @@
+"""Training recipes for the multi-task judge, compared on the dev files (a GPU sweep).
+
+Two steps, so that the training step needs sentence-transformers alone (no ragraphs, no
+network) and can run on a lent GPU machine:
+
+  # 1. here: the items train-judge builds, as the model reads them, and the dev rows of
+  #    judge-eval (pair rows also in DR-RAG's reading: 112 tokens shared by d1 and d2)
+  python bench/judges_recipe_sweep.py dump DATA_DIR ITEMS_DIR
+  # 2. anywhere with sentence-transformers: each recipe from the base MiniLM weights, dev
+  #    AUC / accuracy after every epoch (fp32), results.json in OUT
+  python bench/judges_recipe_sweep.py train ITEMS_DIR BASE_MODEL_DIR OUT [--recipes A,B] [--budget S]
+  # 3. the table and the plot
+  python bench/judges_recipe_sweep.py report OUT/results.json OUT_DIR
+
+The shipped judge is measured by `judge-eval` on its int8 file; this sweep compares recipes
+in fp32, which is what a recipe changes. Pair items are trained as train-judge writes them
+(d1 [SEP] d2 in 256 tokens, d2 cut first) unless a recipe says `pair_format: b112`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import random
+import sys
+import time
+from pathlib import Path
+
+TRAIN_SPECS = ["train/*.jsonl", "popqa.dev.jsonl@0/2"]
+JUDGES = ("evaluator", "pair", "nli")
+DEV_ROWS = [("evaluator", "hotpotqa"), ("evaluator", "2wikimultihopqa"), ("evaluator", "musique"),
+            ("evaluator", "popqa@1/2"), ("pair", "hotpotqa"), ("pair", "2wikimultihopqa"), ("pair", "musique"),
+            ("nli", "2wikimultihopqa"), ("nli", "musique")]
+
+
+# ---------------------------------------------------------------------------------------- dump
+def dump(data_dir: str, out_dir: str) -> None:
+    import glob
+
+    from transformers import AutoTokenizer
+
+    from ragraphs.tools.embeddings import MiniLMEmbeddings, minilm_path
+    from ragraphs.tools.judges.baselines import _EmbeddingCache
+    from ragraphs.tools.judges.core import MAX_CHARS, PREFIX, balanced_pairs, clean
+    from ragraphs.tools.judges.data import _balance, build_items, split_items
+    from ragraphs.tools.judges.train import TrainConfig, build_training_items, item_texts
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    tok = AutoTokenizer.from_pretrained(minilm_path())
+    files = sorted(glob.glob(os.path.join(data_dir, TRAIN_SPECS[0]))) + [os.path.join(data_dir, TRAIN_SPECS[1])]
+    texts: dict[str, int] = {}
+
+    def tid(t: str) -> int:
+        return texts.setdefault(t, len(texts))
+
+    def row(role: str, it, **extra) -> dict:
+        a, b = item_texts(role, it)
+        r = {"r": role, "a": tid(a), "b": tid(b), "y": int(it.label), **extra}
+        if role == "pair":
+            q, d1, d2 = it.texts
+            half = MAX_CHARS // 2
+            f, b112 = balanced_pairs(tok, [(PREFIX["pair"] + clean(q, 600), clean(d1, half), clean(d2, half))], 112)[0]
+            r["b112"] = tid(b112)
+        return r
+
+    log = lambda m: print(m, file=sys.stderr)  # noqa: E731
+    fast = _EmbeddingCache(MiniLMEmbeddings(fast=True), 10**7).encode
+    for name, cfg in (("capped", TrainConfig(neg_ratio=1)), ("full", TrainConfig(neg_ratio=2, max_per_file={}))):
+        by_role = build_training_items(files, cfg, fast, log)
+        rows = []
+        for role, items in by_role.items():
+            tr, va = split_items(items, cfg.val_fraction, cfg.seed)
+            if cfg.neg_ratio > 1:
+                va = _balance(va, random.Random(f"{cfg.seed}:val:{role}"))
+            rows += [row(role, it, s="train") for it in tr] + [row(role, it, s="val") for it in va]
+        _write(out / f"train_{name}.jsonl.gz", rows)
+        log(f"{name}: {sum(r['s'] == 'train' for r in rows)} train, {sum(r['s'] == 'val' for r in rows)} val")
+    full = _EmbeddingCache(MiniLMEmbeddings()).encode  # what judge-eval builds its items with
+    rows = []
+    for role, f in DEV_ROWS:
+        spec = os.path.join(data_dir, f"{f.split('@')[0]}.dev.jsonl") + (f"@{f.split('@')[1]}" if "@" in f else "")
+        rows += [row(role, it, f=f) for it in build_items(role, [spec], seed=0, embed=full, title_prob=1.0)]
+    _write(out / "dev.jsonl.gz", rows)
+    _write(out / "texts.jsonl.gz", [{"t": t} for t in texts])
+    log(f"{len(texts)} distinct texts; dev {len(rows)} items")
+
+
+def _write(path: Path, rows: list[dict]) -> None:
+    with gzip.open(path, "wt", encoding="utf-8", compresslevel=9) as fh:
+        for r in rows:
+            fh.write(json.dumps(r, ensure_ascii=False) + "\n")
+
+
+def _read(path: Path) -> list[dict]:
+    with gzip.open(path, "rt", encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh]
+
+
+# --------------------------------------------------------------------------------------- train
+# Each recipe: phases run in turn from the base weights; a phase names its items (capped: the
+# per-file caps and 1:1; full: every item, 2 negatives per positive), learning rate, warm-up
+# share and epochs. "shipped" is bench/judges_train_eval.sh.
+RECIPES = {
+    "shipped": [dict(items="capped", lr=1e-4, warmup=0.1, epochs=1), dict(items="capped", lr=2e-5, warmup=0.05, epochs=1),
+                dict(items="full", lr=2e-5, warmup=0.05, epochs=1)],
+    "full_5e-5_x3": [dict(items="full", lr=5e-5, warmup=0.1, epochs=3)],
+    "full_5e-5_x3_b112": [dict(items="full", lr=5e-5, warmup=0.1, epochs=3, pair_format="b112")],
+    "full_3e-5_x3": [dict(items="full", lr=3e-5, warmup=0.1, epochs=3)],
+    "full_1e-4_x3": [dict(items="full", lr=1e-4, warmup=0.1, epochs=3)],
+    "full_5e-5_x6": [dict(items="full", lr=5e-5, warmup=0.1, epochs=6)],
+    "full_5e-5_x3_bs32": [dict(items="full", lr=5e-5, warmup=0.1, epochs=3, batch=32)],
+    "full_5e-5_x2": [dict(items="full", lr=5e-5, warmup=0.1, epochs=2)],
+    "full_7e-5_x2": [dict(items="full", lr=7e-5, warmup=0.1, epochs=2)],
+    "full_5e-5_x2_w0.2": [dict(items="full", lr=5e-5, warmup=0.2, epochs=2)],
+    "evaluator_only_5e-5_x3": [dict(items="full", lr=5e-5, warmup=0.1, epochs=3, roles=["evaluator"])],
+}
+
+
+def train(items_dir: str, base: str, out_dir: str, recipes: list[str], budget: float, save: str | None,
+          limit: int | None = None) -> None:
+    import numpy as np
+    import torch
+    from sentence_transformers.cross_encoder import CrossEncoder
+    from sklearn.metrics import roc_auc_score, roc_curve
+
+    t_start = time.perf_counter()
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    d = Path(items_dir)
+    texts = [r["t"] for r in _read(d / "texts.jsonl.gz")]
+    sets = {k: _read(d / f"train_{k}.jsonl.gz") for k in ("capped", "full")}
+    dev = _read(d / "dev.jsonl.gz")
+    if limit:  # a smoke test: a few items of each kind
+        sets = {k: [r for sp in ("train", "val") for role in ("evaluator", "pair", "nli")
+                    for r in [x for x in v if x["s"] == sp and x["r"] == role][:limit]] for k, v in sets.items()}
+        dev = [r for key in DEV_ROWS for r in [x for x in _read(d / "dev.jsonl.gz") if (x["r"], x["f"]) == key][:limit]]
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    torch.set_float32_matmul_precision("high")  # TF32 on a GPU: recipes are compared with each other
+    results = json.loads((out / "results.json").read_text()) if (out / "results.json").is_file() else {}
+
+    def pairs_of(rows, fmt="cut"):
+        return [(texts[r["a"]], texts[r.get("b112", r["b"]) if (fmt == "b112" and r["r"] == "pair") else r["b"]]) for r in rows]
+
+    def best_acc(y, s):
+        fpr, tpr, thr = roc_curve(y, s)
+        n1 = y.sum()
+        acc = (tpr * n1 + (1 - fpr) * (len(y) - n1)) / len(y)
+        i = int(np.argmax(acc))
+        return float(acc[i]), float(min(thr[i], s.max()))
+
+    def measure(model, tag):
+        res = {}
+        val = [r for r in sets["full"] if r["s"] == "val"]
+        cuts = {}
+        for role in ("evaluator", "pair", "nli"):
+            rows = [r for r in val if r["r"] == role]
+            y = np.array([r["y"] for r in rows])
+            s = model.predict(pairs_of(rows), batch_size=128, show_progress_bar=False)
+            acc, cut = best_acc(y, s)
+            cuts[role] = cut
+            res[f"val:{role}"] = {"n": len(rows), "auc": round(float(roc_auc_score(y, s)), 4), "best_acc": round(acc, 4)}
+        for role, f in DEV_ROWS:
+            rows = [r for r in dev if r["r"] == role and r["f"] == f]
+            y = np.array([r["y"] for r in rows])
+            for fmt in (("cut", "b112") if role == "pair" else ("cut",)):
+                s = model.predict(pairs_of(rows, fmt), batch_size=128, show_progress_bar=False)
+                acc, _ = best_acc(y, s)
+                key = f"{role}:{f}" + (":b112" if fmt == "b112" else "")
+                res[key] = {"n": len(rows), "auc": round(float(roc_auc_score(y, s)), 4), "best_acc": round(acc, 4),
+                            "acc_at_val_cut": round(float(((s >= cuts[role]) == y).mean()), 4)}
+        dev_keys = [k for k in res if not k.startswith("val:")]
+        res["mean_dev_auc"] = round(float(np.mean([res[k]["auc"] for k in dev_keys])), 4)
+        print(f"[{time.perf_counter() - t_start:6.0f}s] {tag}: mean dev AUC {res['mean_dev_auc']} | "
+              + " ".join(f"{k}={v['auc']}/{v['best_acc']}" for k, v in res.items() if isinstance(v, dict)), flush=True)
+        return res
+
+    for name in recipes:
+        if name in results and results[name].get("done"):
+            continue
+        if time.perf_counter() - t_start > budget:
+            print(f"budget spent: {name} not run", flush=True)
+            continue
+        t0 = time.perf_counter()
+        torch.manual_seed(0)
+        random.seed(0)
+        model = CrossEncoder(_base_copy(base, out), num_labels=1, max_length=256, device=device, local_files_only=True)
+        rec = {"phases": RECIPES[name], "epochs": [], "done": False}
+        for pi, ph in enumerate(RECIPES[name]):
+            rows = [r for r in sets[ph["items"]] if r["s"] == "train" and r["r"] in ph.get("roles", JUDGES)]
+            data = pairs_of(rows, ph.get("pair_format", "cut"))
+            labels = [float(r["y"]) for r in rows]
+            order = list(range(len(rows)))
+            random.Random(pi).shuffle(order)
+            data, labels = [data[i] for i in order], [labels[i] for i in order]
+
+            def on_epoch(ep, _ph=ph, _pi=pi):
+                m = measure(model, f"{name} phase {_pi + 1} epoch {ep}")
+                m.update(phase=_pi + 1, epoch=ep, seconds=round(time.perf_counter() - t0, 1))
+                rec["epochs"].append(m)
+                results[name] = rec
+                (out / "results.json").write_text(json.dumps(results, indent=1))
+
+            losses = _fit(model, data, labels, lr=ph["lr"], warmup=ph["warmup"], epochs=ph["epochs"],
+                          batch=ph.get("batch", 16), seed=pi, on_epoch=on_epoch)
+            rec.setdefault("loss", []).append(losses)
+        rec["done"] = True
+        rec["seconds"] = round(time.perf_counter() - t0, 1)
+        results[name] = rec
+        (out / "results.json").write_text(json.dumps(results, indent=1))
+        if save and name == save:
+            model.model.half()
+            model.save(str(out / f"model_{name}"))
+    print(json.dumps({k: [e["mean_dev_auc"] for e in v["epochs"]] for k, v in results.items()}), flush=True)
+
+
+def _base_copy(base: str, out: Path) -> str:
+    """The base weights in fp32 (the carried copy may be fp16 to travel light)."""
+    from safetensors.torch import load_file, save_file
+
+    dst = out / "_base_fp32"
+    if not dst.is_dir():
+        import shutil
+
+        shutil.copytree(base, dst)
+        w = load_file(str(Path(base) / "model.safetensors"))
+        save_file({k: (v.float() if v.is_floating_point() else v).contiguous() for k, v in w.items()}, str(dst / "model.safetensors"))
+    return str(dst)
+
+
+def _fit(model, data, labels, *, lr, warmup, epochs, batch, seed, on_epoch):
+    """The loop CrossEncoderTrainer runs with its defaults (AdamW, weight decay 0.01 except
+    biases and LayerNorm, linear warm-up and decay, gradient norm clipped at 1, BCE with
+    logits), in length-bucketed batches as train-judge's sampler makes them."""
+    import torch
+    from transformers import get_linear_schedule_with_warmup
+
+    net = model.model
+    net.train()
+    dev = net.device
+    decay = [p for n, p in net.named_parameters() if not any(x in n for x in ("bias", "LayerNorm.weight"))]
+    no_decay = [p for n, p in net.named_parameters() if any(x in n for x in ("bias", "LayerNorm.weight"))]
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.01}, {"params": no_decay, "weight_decay": 0.0}], lr=lr)
+    n_batches = -(-len(data) // batch)
+    total = int(n_batches * epochs)
+    sched = get_linear_schedule_with_warmup(opt, int(warmup * total) if warmup < 1 else int(warmup), total)
+    lossf = torch.nn.BCEWithLogitsLoss()
+    lengths = [len(a) + len(b) for a, b in data]
+    curve, step = [], 0
+    for ep in range(int(-(-epochs // 1))):
+        rng = random.Random(seed * 1000 + ep)
+        idx = list(range(len(data)))
+        rng.shuffle(idx)
+        span = batch * 50
+        batches = []
+        for s in range(0, len(idx), span):
+            chunk = sorted(idx[s : s + span], key=lengths.__getitem__)
+            batches += [chunk[i : i + batch] for i in range(0, len(chunk), batch)]
+        rng.shuffle(batches)
+        run = 0.0
+        for bi, b in enumerate(batches):
+            if step >= total:
+                break
+            enc = model.tokenizer([data[i][0] for i in b], [data[i][1] for i in b], padding=True, truncation=True,
+                                  max_length=256, return_tensors="pt").to(dev)
+            y = torch.tensor([labels[i] for i in b], device=dev)
+            logits = net(**enc).logits.view(-1)
+            loss = lossf(logits, y)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
+            opt.step()
+            sched.step()
+            opt.zero_grad()
+            run += float(loss.detach())
+            step += 1
+            if step % 50 == 0:
+                curve.append([step, round(run / 50, 4)])
+                run = 0.0
+        net.eval()
+        with torch.no_grad():
+            on_epoch(ep + 1)
+        net.train()
+    return curve
+
+
+# -------------------------------------------------------------------------------------- report
+SHORT = {"evaluator": "eval", "hotpotqa": "HotpotQA", "2wikimultihopqa": "2Wiki", "musique": "MuSiQue",
+         "popqa@1/2": "PopQA half 1"}
+
+
+def report(results_file: str, out_dir: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    res = json.loads(Path(results_file).read_text())
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    cols = [f"{r}:{f}" for r, f in DEV_ROWS]
+    head = [" ".join(SHORT.get(x, x) for x in c.split(":")) for c in cols]
+    first = res[next(iter(res))]["epochs"][-1]
+    lines = ["Dev AUC / best-cut accuracy (%) of each recipe's fp32 model after its last epoch; n items per row: "
+             + ", ".join(f"{h} {first[c]['n']}" for h, c in zip(head, cols)) + ".", "",
+             "mean AUC: of these 9 rows and the 3 pair rows read as DR-RAG reads them (112 tokens shared by d1 "
+             "and d2). evaluator_only trains the evaluator role alone: its pair and nli columns are untrained.", "",
+             "| recipe | item passes | mean AUC | " + " | ".join(head) + " |",
+             "| --- | --- | --- | " + " | ".join("---" for _ in cols) + " |"]
+    order = sorted(res, key=lambda k: -res[k]["epochs"][-1]["mean_dev_auc"])
+    for name in order:
+        e = res[name]["epochs"][-1]
+        passes = 0
+        for ph in res[name]["phases"]:
+            n = {"capped": 11756, "full": 18874}[ph["items"]]
+            passes += n * ph["epochs"] * (0.603 if ph.get("roles") == ["evaluator"] else 1)
+        lines.append(f"| {name} | {passes / 1000:.1f}k | {e['mean_dev_auc']:.3f} | "
+                     + " | ".join(f"{e[c]['auc']:.3f} / {100 * e[c]['best_acc']:.1f}" for c in cols) + " |")
+    (out / "table.md").write_text("\n".join(lines) + "\n")
+    fig, ax = plt.subplots(figsize=(6.4, 3.6), dpi=110)
+    for name in order:
+        ep = res[name]["epochs"]
+        ax.plot(range(1, len(ep) + 1), [e["mean_dev_auc"] for e in ep], marker="o", lw=1, label=name)
+    ax.set_xlabel("epoch (all phases in turn)")
+    ax.set_ylabel("mean dev AUC, 12 rows (fp32)")
+    ax.set_title("judges: training recipes on the dev files")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(out / "recipes.png")
+    print("\n".join(lines))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("dump")
+    p.add_argument("data_dir")
+    p.add_argument("items_dir")
+    p = sub.add_parser("train")
+    p.add_argument("items_dir")
+    p.add_argument("base")
+    p.add_argument("out")
+    p.add_argument("--recipes", default=",".join(RECIPES))
+    p.add_argument("--budget", type=float, default=1e9, help="seconds: start no recipe after this")
+    p.add_argument("--save", default=None, help="save this recipe's model (fp16) in OUT/model_NAME")
+    p.add_argument("--limit", type=int, default=None, help="a smoke test: this many items of each kind")
+    p = sub.add_parser("report")
+    p.add_argument("results")
+    p.add_argument("out_dir")
+    a = ap.parse_args()
+    if a.cmd == "report":
+        report(a.results, a.out_dir)
+    elif a.cmd == "dump":
+        dump(a.data_dir, a.items_dir)
+    else:
+        train(a.items_dir, a.base, a.out, a.recipes.split(","), a.budget, a.save, a.limit)
+
+
+if __name__ == "__main__":
+    main()
