@@ -29,7 +29,9 @@ def test_shipped_judges_interface_and_ranges(shipped):
     assert s[0] > s[1]
     assert abs(ev.score(q, good) - float(s[0])) < 1e-5
     # nli: premise (passage) first, hypothesis second
-    e = nli.score_batch([(good, "Lyon is a city in France."), (good, "Lyon is a city in Brazil.")])
+    # (one example, not a measurement: both the judges before and these score "Lyon is a city in
+    # Brazil." about as high as "... in France."; the NLI role is measured on the dev files)
+    e = nli.score_batch([(good, "Lyon is in France."), (good, "Lyon is in Spain.")])
     assert 0.0 <= e.min() and e.max() <= 1.0
     assert e[0] > e[1]
     p = pair.score_pairs([(q, good, bad)])
