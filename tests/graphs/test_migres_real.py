@@ -73,7 +73,13 @@ def test_migres_runs_on_gemma_and_stays_bounded(stack, gemma, minilm):
 def test_real_nli_judge_drops_an_unsupported_statement(stack, minilm):
     from ragraphs.tools.llm import FakeAnswerChat
 
+    from ragraphs.tools.judges import baseline_judge
+
     corpus, judges = stack
+    # the real NLI judge checks the citations; the passage re-rank reads the cosine baseline, so
+    # that the test does not rest on one ranking: the retrained evaluator (2026-11-26) puts an
+    # unrelated "Pablo Salvador" paragraph (0.76) above "Killing Pablo" (0.53) for this question
+    judges = {**judges, "evaluator": baseline_judge("evaluator", minilm)}
     leaf = (
         '{"useful_information": [{"info": "Killing Pablo is a book by Mark Bowden.", "support_passages": [0]}, '
         '{"info": "The Eiffel Tower was painted green by Napoleon in 1620.", "support_passages": [0]}]}'
