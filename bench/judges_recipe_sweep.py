@@ -136,7 +136,7 @@ def train(items_dir: str, base: str, out_dir: str, recipes: list[str], budget: f
     if limit:  # a smoke test: a few items of each kind
         sets = {k: [r for sp in ("train", "val") for role in ("evaluator", "pair", "nli")
                     for r in [x for x in v if x["s"] == sp and x["r"] == role][:limit]] for k, v in sets.items()}
-        dev = [r for key in DEV_ROWS for r in [x for x in _read(d / "dev.jsonl.gz") if (x["r"], x["f"]) == key][:limit]]
+        dev = [r for key in DEV_ROWS for r in [x for x in dev if (x["r"], x["f"]) == key][:limit]]
     device = "cuda" if torch.cuda.is_available() else "cpu"
     torch.set_float32_matmul_precision("high")  # TF32 on a GPU: recipes are compared with each other
     results = json.loads((out / "results.json").read_text()) if (out / "results.json").is_file() else {}
