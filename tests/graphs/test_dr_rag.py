@@ -393,7 +393,7 @@ def test_title_links_bring_and_favour_the_page_the_static_document_names(slices)
     assert "Denys Desjardins" in [p["title"] for p in linked]
     assert set(_titles(out)) == gold
     accepted = [d for d in out["classifier_scores"] if d["accepted"]]
-    assert accepted and all(d["link_bonus"] == 0.3 and d["score"] == 0.3 for d in accepted)
+    assert accepted and all(d["link_bonus"] == DRRAGContext().link_bonus and d["score"] == 0.3 for d in accepted)
     # the paper's classifier alone (links off) accepts nothing and never sees the linked page
     off, _ = _run(corpus, ZONE, judge=ConstJudge(0.3), strategy="cfs", k=2, k1=1, k2=1, skip_generation=True,
                   link_question=False, link_expand=0, link_bonus=0.0)
@@ -414,9 +414,10 @@ def test_the_link_bonus_skips_a_page_the_corpus_names_everywhere():
     towns = [p(f"t{i}", f"Town {i}", f"Town {i} is a town in Australia.") for i in range(6)]
     index = TitleIndex([country, river, creek] + towns)
     pairs = [(creek, country), (creek, river), (towns[0], river)]
-    assert link_bonus(DRRAGContext(), pairs, index) == {("k", "r"): 0.3}  # Australia is a hub here
+    b = DRRAGContext().link_bonus
+    assert link_bonus(DRRAGContext(), pairs, index) == {("k", "r"): b}  # Australia is a hub here
     every = link_bonus(DRRAGContext(link_hub_share=1.0), pairs, index)
-    assert every == {("k", "c"): 0.3, ("k", "r"): 0.3}
+    assert every == {("k", "c"): b, ("k", "r"): b}
     assert link_bonus(DRRAGContext(), pairs, None) == every  # without an index nothing is counted
 
     class OwnIndex:  # a title index of the user's own, which counts no hubs
@@ -445,13 +446,14 @@ def test_the_bridge_bonus_favours_a_partner_that_shares_a_name_with_its_static_d
     other = p("o", "Top Cat", "Top Cat is a film in which Copper, a hound, meets a fox.")
     pairs = [(fox, eight), (fox, other)]
     # "Copper" is shared with Top Cat, but the question holds it: only Kurt Russell bridges
-    assert bridge_bonus(DRRAGContext(), q, pairs) == {("f", "e"): 0.1}
+    b = DRRAGContext().bridge_bonus
+    assert bridge_bonus(DRRAGContext(), q, pairs) == {("f", "e"): b}
     assert bridge_bonus(DRRAGContext(bridge_bonus=0.0), q, pairs) == {}
     # the classifier prefers Top Cat by a little; the bridge tips the pick, and the trace shows both
     scores = {("f", "e"): 0.55, ("f", "o"): 0.6}
     added, dec = forward_walk([fox], [[other, eight]], scores, 0.5, 2, "best", {}, False, bridge_bonus(DRRAGContext(), q, pairs))
-    assert [d["id"] for d in added] == ["e"] and added[0]["meta"]["bridge_bonus"] == 0.1
-    assert {d["second"]: d.get("bridge_bonus") for d in dec} == {"o": None, "e": 0.1}
+    assert [d["id"] for d in added] == ["e"] and added[0]["meta"]["bridge_bonus"] == b
+    assert {d["second"]: d.get("bridge_bonus") for d in dec} == {"o": None, "e": b}
     # it counts toward the cut as the title link's bonus does
     added, dec = forward_walk([fox], [[other, eight]], {("f", "e"): 0.45, ("f", "o"): 0.3}, 0.5, 2, "best", {}, False,
                               {("f", "e"): 0.1})

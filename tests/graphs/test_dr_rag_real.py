@@ -105,7 +105,7 @@ def test_title_links_on_a_chroma_store_with_the_defaults(stack, data_dir, tmp_pa
     assert "Denys Desjardins" in [p["title"] for p in store.title_index().named_in(film["text"])]
     director = next(p for p in out["second_stage"][0] if p["title"] == "Denys Desjardins")
     decision = next(d for d in out["classifier_scores"] if (d["first"], d["second"]) == (film["id"], director["id"]))
-    assert decision["link_bonus"] == 0.3 and decision["accepted"]
+    assert decision["link_bonus"] == DRRAGContext().link_bonus and decision["accepted"]
     assert gold <= {p["title"] for p in out["passages"]} and len(out["passages"]) == 4
     # a passage added later is found by title too (the index follows the store)
     ingest_text = tmp_path / "more.jsonl"
