@@ -9,8 +9,8 @@ recall is the graph's own; the milliseconds are not (memoised calls), so time co
 
     python bench/dr_rag_retune.py --grid default --out sweep.jsonl
 
-``--grid`` names a list of configurations below (``default``: one setting at a time;
-``joint``: the pair cut and both bonuses together) (each a dict of ``--set`` values); rows are
+``--grid`` names a list of configurations, each a dict of ``--set`` values: ``default`` (one
+setting at a time), ``joint`` (the pair cut and both bonuses together) or a JSON list. Rows are
 appended to ``--out`` as JSON lines (resumable: a configuration already there is skipped).
 """
 
@@ -22,6 +22,8 @@ import os
 import sys
 import time
 from pathlib import Path
+
+import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -44,8 +46,6 @@ def memoise_judges() -> dict:
     probs = CrossEncoderJudge._probs
 
     def cached(self, pairs):
-        import numpy as np
-
         keys = [(self.role, a, b) for a, b in pairs]
         todo = [i for i, k in enumerate(keys) if k not in cache]
         if todo:

@@ -7,7 +7,7 @@
 # file of DATA_DIR/train/ plus half of PopQA dev (FILE@0/2: a stable hash split of the
 # questions; there is no PopQA training file); the other half and the whole HotpotQA, 2Wiki
 # and MuSiQue dev files are held out. Seeded: the same command gives the same model.
-# One phase from the packaged MiniLM (about 80 minutes on 2 CPU cores; a GPU is used when
+# One phase from the packaged MiniLM (about 97 minutes on 2 CPU cores; a GPU is used when
 # present): every labelled item, 2 negatives per positive for the evaluator and pair roles,
 # learning rate 7e-5 with 10% warm-up and linear decay, 2 epochs, batch 16, 256 tokens (the
 # train-judge defaults). The recipe was chosen on the dev files among eleven

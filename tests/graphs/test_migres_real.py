@@ -71,9 +71,8 @@ def test_migres_runs_on_gemma_and_stays_bounded(stack, gemma, minilm):
 
 
 def test_real_nli_judge_drops_an_unsupported_statement(stack, minilm):
-    from ragraphs.tools.llm import FakeAnswerChat
-
     from ragraphs.tools.judges import baseline_judge
+    from ragraphs.tools.llm import FakeAnswerChat
 
     corpus, judges = stack
     # the real NLI judge checks the citations; the passage re-rank reads the cosine baseline, so
