@@ -16,6 +16,8 @@ for one LLM call per question instead of a whole MIGRES run:
   the passages the run read (as recorded) that are not among them, until ``max_passages``;
   with ``:nostatements+noknowledge`` this is what the reader reads with
   ``reader_evidence="passages"`` (the default since 2026-11-25, night);
+- ``top+later``: ``top+read`` with only the passages the loop's own queries found (not those
+  of the question's first retrieval): vanilla's passages whenever the loop found nothing new;
 - ``read+top``: the same passages in the other order: those the run read first;
 - ``VARIANT:nostatements``, ``VARIANT:noknowledge``, ``VARIANT:nostatements+noknowledge``: the
   same passages without the Leaf Module's statements, without the LLM knowledge that knowledge
@@ -76,6 +78,10 @@ def evidence(variant: str, rec: dict, whole: dict[str, dict], top: list[dict], k
     if variant == "top+read":  # the node's own choice with reader_evidence="passages"
         return reader_evidence({"question": rec["question"], "question_passages": top, "passages": read},
                                MIGRESContext(max_passages=k))[0]
+    if variant == "top+later":  # the loop's passages found by its own queries only (not the question's)
+        q = rec["question"]
+        later = [p for p in read if (p.get("meta") or {}).get("query") not in (None, q)]
+        return reader_evidence({"question": q, "question_passages": top, "passages": later}, MIGRESContext(max_passages=k))[0]
     if variant == "read+top":
         ids = {p["id"] for p in read}
         return (read + [p for p in top if p["id"] not in ids])[:k]

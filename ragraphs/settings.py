@@ -152,10 +152,11 @@ class DRRAGContext(RAGContext):
         metadata={"description": "pair cut: the classifier accepts C(q, d_i, d') >= this, in [0, 1] (default: calibrated on the dev files)"},
     )
     pair_tokens: int = field(
-        default=112,
+        default=96,
         metadata={"description": "tokens the pair classifier reads per (q, d1, d2), the room shared by d1 and d2, each "
-                  "cut at its end (112: recall@4 within a point of the whole 256 at half the time, "
-                  "bench/results/dr_rag_pair_tokens_balanced/); 0 = the model's 256, d2 cut first"},
+                  "cut at its end (96, with concat_chars 300: recall@4 95.5 / 98.2 / 66.1 on the dev files against "
+                  "95.5 / 96.7 / 65.8 at 112 / 400, retrieval 26-46 ms faster, bench/results/dr_rag_speed/); 0 = the "
+                  "model's 256, d2 cut first"},
     )
     pick: Literal["first", "best"] = field(
         default="best",
@@ -173,10 +174,10 @@ class DRRAGContext(RAGContext):
                   "accepted document)"},
     )
     concat_chars: int = field(
-        default=400,
-        metadata={"description": "characters of d_i appended to the query in the second stage (400: q + d_i in about the "
-                  "128 word pieces MiniLM was trained on; recall as with 1000 on the dev and training files, the second "
-                  "stage 40 ms faster on MuSiQue, bench/results/dr_rag_concat_chars/)"},
+        default=300,
+        metadata={"description": "characters of d_i appended to the query in the second stage (300: q + d_i inside the "
+                  "128 word pieces MiniLM was trained on, each query embedded in less time; recall as with 400 and "
+                  "1000 on the dev and training files, bench/results/dr_rag_speed/, bench/results/dr_rag_concat_chars/)"},
     )
     link_question: bool = field(
         default=True,

@@ -503,4 +503,4 @@ def test_pair_tokens_reach_the_cross_encoder(slices):
         lengths[budget] = [len(model.tokenizer(a, b)["input_ids"]) for a, b in model.seen]
         assert all("\n[SEP]\n" in b for _, b in model.seen)
     assert max(lengths[64]) <= 64 < max(lengths[0])
-    assert DRRAGContext().pair_tokens == 112
+    assert DRRAGContext().pair_tokens == 96
