@@ -18,6 +18,8 @@ for one LLM call per question instead of a whole MIGRES run:
   ``reader_evidence="passages"`` (the default since 2026-11-25, night);
 - ``top+later``: ``top+read`` with only the passages the loop's own queries found (not those
   of the question's first retrieval): vanilla's passages whenever the loop found nothing new;
+  with ``:nostatements+noknowledge`` this is what the reader reads with
+  ``reader_evidence="followups"``;
 - ``read+top``: the same passages in the other order: those the run read first;
 - ``VARIANT:nostatements``, ``VARIANT:noknowledge``, ``VARIANT:nostatements+noknowledge``: the
   same passages without the Leaf Module's statements, without the LLM knowledge that knowledge
@@ -42,6 +44,7 @@ from types import SimpleNamespace
 from ragraphs.components import default_components
 from ragraphs.datasets import load_dataset
 from ragraphs.evaluation.metrics import answer_scores, mean
+from ragraphs.evaluation.paired import format_difference, paired_differences
 from ragraphs.nodes.migres import _UNANSWERABLE
 from ragraphs.nodes.migres_reader import make_final_answer, reader_evidence
 from ragraphs.settings import MIGRESContext, context_from
@@ -78,10 +81,9 @@ def evidence(variant: str, rec: dict, whole: dict[str, dict], top: list[dict], k
     if variant == "top+read":  # the node's own choice with reader_evidence="passages"
         return reader_evidence({"question": rec["question"], "question_passages": top, "passages": read},
                                MIGRESContext(max_passages=k))[0]
-    if variant == "top+later":  # the loop's passages found by its own queries only (not the question's)
-        q = rec["question"]
-        later = [p for p in read if (p.get("meta") or {}).get("query") not in (None, q)]
-        return reader_evidence({"question": q, "question_passages": top, "passages": later}, MIGRESContext(max_passages=k))[0]
+    if variant == "top+later":  # the node's own choice with reader_evidence="followups"
+        return reader_evidence({"question": rec["question"], "question_passages": top, "passages": read},
+                               MIGRESContext(max_passages=k, reader_evidence="followups"))[0]
     if variant == "read+top":
         ids = {p["id"] for p in read}
         return (read + [p for p in top if p["id"] not in ids])[:k]
@@ -135,6 +137,11 @@ def main(argv: list[str] | None = None) -> int:
             per[i] = {"answer": out["answer"], **s}
         row = {k: round(100 * mean(s[k] for s in scores), 1) for k in ("em", "f1", "acc")}
         row["same_answer_as_run"] = same
+        # paired bootstrap (95%), in points: this variant minus vanilla, and minus the recorded run
+        mine = [{"id": i, **per[i]} for i in ids]
+        for name, ref in (("minus_vanilla", [{"id": i, **baseline[i]} for i in ids]),
+                          ("minus_recorded", [{"id": i, **{k: m[i][k] for k in ("em", "f1", "acc")}} for i in ids])):
+            row[name] = {d.metric: format_difference(d) for d in paired_differences(mine, ref)}
         row["seconds"] = round(time.perf_counter() - t0, 1)
         res["variants"][variant] = row
         res.setdefault("per_question", {})[variant] = per

@@ -27,8 +27,10 @@ def reader_evidence(state: MIGRESState, ctx: MIGRESContext) -> tuple[list[Passag
     ``reader_evidence="passages"``: the question's own top ``reader_question_passages``
     retrieved passages, whole as vanilla reads them, then the passages the loop kept (the
     Knowledge Filter's text), ``max_passages`` in all; the LLM's knowledge only when there is
-    no passage at all. ``"gathered"``: the Leaf Module's statements, the kept passages and
-    the first LLM knowledge.
+    no passage at all. ``"followups"``: the same, but of the kept passages only those the
+    loop's own queries found (not the question's first retrieval), so the reader reads what
+    vanilla reads unless the missing-information queries found something. ``"gathered"``: the
+    Leaf Module's statements, the kept passages and the first LLM knowledge.
     """
     read = list(state.get("passages") or [])
     cap = int(ctx.max_passages)
@@ -39,7 +41,10 @@ def reader_evidence(state: MIGRESState, ctx: MIGRESContext) -> tuple[list[Passag
         return memo + read[:cap] + knowledge, []
     top = list(state.get("question_passages") or [])[: max(0, int(ctx.reader_question_passages))]
     ids = {p["id"] for p in top}
-    evidence = (top + [p for p in read if p["id"] not in ids])[:cap]
+    extra = [p for p in read if p["id"] not in ids]
+    if ctx.reader_evidence == "followups":
+        extra = [p for p in extra if (p.get("meta") or {}).get("query") not in (None, state.get("question"))]
+    evidence = (top + extra)[:cap]
     seen = {p["id"] for p in read}
     return evidence or knowledge, [p for p in evidence if p["id"] not in seen]
 

@@ -42,6 +42,21 @@ def test_settings_shape_the_evidence():
     assert ev[-1]["source"] == "llm" and added == []
 
 
+def test_followups_read_only_what_the_loops_own_queries_found():
+    later = {**_p("w"), "meta": {"query": "who founded it?"}}
+    own = {**_p("x"), "meta": {"query": "q"}}  # kept from the question's first retrieval
+    state = {**STATE, "passages": [own, later, _p("y")]}
+    ev, added = reader_evidence(state, MIGRESContext(reader_evidence="followups"))
+    assert [p["id"] for p in ev] == ["a", "b", "c", "d", "w"]
+    assert [p["id"] for p in added] == ["a", "b", "c", "d"]
+    # the loop found nothing new: the reader reads what vanilla reads
+    ev, _ = reader_evidence({**STATE, "passages": [own]}, MIGRESContext(reader_evidence="followups"))
+    assert [p["id"] for p in ev] == ["a", "b", "c", "d"]
+    # "passages" reads the question's own kept passage x first
+    ev, _ = reader_evidence(state, MIGRESContext())
+    assert [p["id"] for p in ev] == ["a", "b", "c", "d", "x"]
+
+
 def test_nothing_retrieved_falls_back_to_the_llm_knowledge():
     state = {"question": "q", "question_passages": [], "passages": [],
              "generated_knowledge": [make_passage("LLM knowledge", "a guess", "llm")]}
