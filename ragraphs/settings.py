@@ -155,7 +155,7 @@ class DRRAGContext(RAGContext):
         default=96,
         metadata={"description": "tokens the pair classifier reads per (q, d1, d2), the room shared by d1 and d2, each "
                   "cut at its end (96, with concat_chars 300: recall@4 95.5 / 98.2 / 66.1 on the dev files against "
-                  "95.5 / 96.7 / 65.8 at 112 / 400, retrieval 26-46 ms faster, bench/results/dr_rag_speed/); 0 = the "
+                  "95.5 / 96.7 / 65.8 at 112 / 400, retrieval 25-46 ms faster, bench/results/dr_rag_speed/); 0 = the "
                   "model's 256, d2 cut first"},
     )
     pick: Literal["first", "best"] = field(
