@@ -176,8 +176,8 @@ class DRRAGContext(RAGContext):
     concat_chars: int = field(
         default=300,
         metadata={"description": "characters of d_i appended to the query in the second stage (300: q + d_i inside the "
-                  "128 word pieces MiniLM was trained on, each query embedded in less time; recall as with 400 and "
-                  "1000 on the dev and training files, bench/results/dr_rag_speed/, bench/results/dr_rag_concat_chars/)"},
+                  "128 word pieces MiniLM was trained on, each query embedded in less time; recall as with 400 on the dev "
+                  "and training files, bench/results/dr_rag_speed/; 400 as with 1000, bench/results/dr_rag_concat_chars/)"},
     )
     link_question: bool = field(
         default=True,
