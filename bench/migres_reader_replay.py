@@ -78,12 +78,10 @@ def evidence(variant: str, rec: dict, whole: dict[str, dict], top: list[dict], k
         return read
     if variant == "top":
         return top[:k]
-    if variant == "top+read":  # the node's own choice with reader_evidence="passages"
+    if variant in ("top+read", "top+later"):  # the node's own choice, reader_evidence="passages" / "followups"
+        mode = "passages" if variant == "top+read" else "followups"
         return reader_evidence({"question": rec["question"], "question_passages": top, "passages": read},
-                               MIGRESContext(max_passages=k))[0]
-    if variant == "top+later":  # the node's own choice with reader_evidence="followups"
-        return reader_evidence({"question": rec["question"], "question_passages": top, "passages": read},
-                               MIGRESContext(max_passages=k, reader_evidence="followups"))[0]
+                               MIGRESContext(max_passages=k, reader_evidence=mode))[0]
     if variant == "read+top":
         ids = {p["id"] for p in read}
         return (read + [p for p in top if p["id"] not in ids])[:k]
