@@ -68,7 +68,9 @@ def dump(data_dir: str, out_dir: str) -> None:
 
     log = lambda m: print(m, file=sys.stderr)  # noqa: E731
     fast = _EmbeddingCache(MiniLMEmbeddings(fast=True), 10**7).encode
-    for name, cfg in (("capped", TrainConfig(neg_ratio=1)), ("full", TrainConfig(neg_ratio=2, max_per_file={}))):
+    sets = (("capped", TrainConfig(neg_ratio=1)), ("full", TrainConfig(neg_ratio=2, max_per_file={})),
+            ("neg3", TrainConfig(neg_ratio=3, max_per_file={})), ("neg4", TrainConfig(neg_ratio=4, max_per_file={})))
+    for name, cfg in sets:
         by_role = build_training_items(files, cfg, fast, log)
         rows = []
         for role, items in by_role.items():
@@ -116,6 +118,15 @@ RECIPES = {
     "full_7e-5_x2": [dict(items="full", lr=7e-5, warmup=0.1, epochs=2)],
     "full_5e-5_x2_w0.2": [dict(items="full", lr=5e-5, warmup=0.2, epochs=2)],
     "evaluator_only_5e-5_x3": [dict(items="full", lr=5e-5, warmup=0.1, epochs=3, roles=["evaluator"])],
+    # the second sweep (2026-11-26, evening): the shipped recipe under other seeds (the noise
+    # floor), more of the files' own negatives (3 or 4 per positive), 384 tokens, a third epoch
+    "full_7e-5_x2_s1": [dict(items="full", lr=7e-5, warmup=0.1, epochs=2, seed=1)],
+    "full_7e-5_x2_s2": [dict(items="full", lr=7e-5, warmup=0.1, epochs=2, seed=2)],
+    "neg3_7e-5_x2": [dict(items="neg3", lr=7e-5, warmup=0.1, epochs=2)],
+    "neg4_7e-5_x2": [dict(items="neg4", lr=7e-5, warmup=0.1, epochs=2)],
+    "full_7e-5_x2_L384": [dict(items="full", lr=7e-5, warmup=0.1, epochs=2, max_length=384)],
+    "full_7e-5_x3": [dict(items="full", lr=7e-5, warmup=0.1, epochs=3)],
+    "neg3_7e-5_x2_L384": [dict(items="neg3", lr=7e-5, warmup=0.1, epochs=2, max_length=384)],
 }
 
 
@@ -131,7 +142,8 @@ def train(items_dir: str, base: str, out_dir: str, recipes: list[str], budget: f
     out.mkdir(parents=True, exist_ok=True)
     d = Path(items_dir)
     texts = [r["t"] for r in _read(d / "texts.jsonl.gz")]
-    sets = {k: _read(d / f"train_{k}.jsonl.gz") for k in ("capped", "full")}
+    need = {ph["items"] for name in recipes for ph in RECIPES[name]} | {"full"}  # full: the validation items
+    sets = {k: _read(d / f"train_{k}.jsonl.gz") for k in sorted(need)}
     dev = _read(d / "dev.jsonl.gz")
     if limit:  # a smoke test: a few items of each kind
         sets = {k: [r for sp in ("train", "val") for role in ("evaluator", "pair", "nli")
@@ -184,16 +196,19 @@ def train(items_dir: str, base: str, out_dir: str, recipes: list[str], budget: f
             print(f"budget spent: {name} not run", flush=True)
             continue
         t0 = time.perf_counter()
-        torch.manual_seed(0)
-        random.seed(0)
-        model = CrossEncoder(_base_copy(base, out), num_labels=1, max_length=256, device=device, local_files_only=True)
+        seed = RECIPES[name][0].get("seed", 0)
+        torch.manual_seed(seed)  # the classifier head's initial weights
+        random.seed(seed)
+        max_length = RECIPES[name][0].get("max_length", 256)
+        model = CrossEncoder(_base_copy(base, out), num_labels=1, max_length=max_length, device=device,
+                             local_files_only=True)
         rec = {"phases": RECIPES[name], "epochs": [], "done": False}
         for pi, ph in enumerate(RECIPES[name]):
             rows = [r for r in sets[ph["items"]] if r["s"] == "train" and r["r"] in ph.get("roles", JUDGES)]
             data = pairs_of(rows, ph.get("pair_format", "cut"))
             labels = [float(r["y"]) for r in rows]
             order = list(range(len(rows)))
-            random.Random(pi).shuffle(order)
+            random.Random(pi + 1000 * seed).shuffle(order)
             data, labels = [data[i] for i in order], [labels[i] for i in order]
 
             def on_epoch(ep, _ph=ph, _pi=pi):
@@ -204,7 +219,7 @@ def train(items_dir: str, base: str, out_dir: str, recipes: list[str], budget: f
                 (out / "results.json").write_text(json.dumps(results, indent=1))
 
             losses = _fit(model, data, labels, lr=ph["lr"], warmup=ph["warmup"], epochs=ph["epochs"],
-                          batch=ph.get("batch", 16), seed=pi, on_epoch=on_epoch)
+                          batch=ph.get("batch", 16), seed=pi + 1000 * seed, on_epoch=on_epoch, max_length=max_length)
             rec.setdefault("loss", []).append(losses)
         rec["done"] = True
         rec["seconds"] = round(time.perf_counter() - t0, 1)
@@ -230,7 +245,7 @@ def _base_copy(base: str, out: Path) -> str:
     return str(dst)
 
 
-def _fit(model, data, labels, *, lr, warmup, epochs, batch, seed, on_epoch):
+def _fit(model, data, labels, *, lr, warmup, epochs, batch, seed, on_epoch, max_length=256):
     """The loop CrossEncoderTrainer runs with its defaults (AdamW, weight decay 0.01 except
     biases and LayerNorm, linear warm-up and decay, gradient norm clipped at 1, BCE with
     logits), in length-bucketed batches as train-judge's sampler makes them."""
@@ -264,7 +279,7 @@ def _fit(model, data, labels, *, lr, warmup, epochs, batch, seed, on_epoch):
             if step >= total:
                 break
             enc = model.tokenizer([data[i][0] for i in b], [data[i][1] for i in b], padding=True, truncation=True,
-                                  max_length=256, return_tensors="pt").to(dev)
+                                  max_length=max_length, return_tensors="pt").to(dev)
             y = torch.tensor([labels[i] for i in b], device=dev)
             logits = net(**enc).logits.view(-1)
             loss = lossf(logits, y)
@@ -313,7 +328,7 @@ def report(results_file: str, out_dir: str) -> None:
         e = res[name]["epochs"][-1]
         passes = 0
         for ph in res[name]["phases"]:
-            n = {"capped": 11756, "full": 18874}[ph["items"]]
+            n = {"capped": 11756, "full": 18874, "neg3": 24332, "neg4": 28993}[ph["items"]]
             passes += n * ph["epochs"] * (0.603 if ph.get("roles") == ["evaluator"] else 1)
         lines.append(f"| {name} | {passes / 1000:.1f}k | {e['mean_dev_auc']:.3f} | "
                      + " | ".join(f"{e[c]['auc']:.3f} / {100 * e[c]['best_acc']:.1f}" for c in cols) + " |")
