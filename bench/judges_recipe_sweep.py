@@ -90,6 +90,58 @@ def dump(data_dir: str, out_dir: str) -> None:
     log(f"{len(texts)} distinct texts; dev {len(rows)} items")
 
 
+CROSSFIT_FILES = ("hotpotqa", "2wikimultihopqa", "musique")
+
+
+def dump_crossfit(data_dir: str, items_dir: str) -> None:
+    """Extends a `dump` directory: train_cf{0,1} (the full items plus the training items, built
+    as train-judge builds them, of half K of each multi-hop dev file) and the judge-eval rows of
+    each half (file key `NAME@K/2`) added to dev.jsonl.gz. Text ids stay those of the dump."""
+    from ragraphs.tools.embeddings import MiniLMEmbeddings
+    from ragraphs.tools.judges.baselines import _EmbeddingCache
+    from ragraphs.tools.judges.data import build_items, split_items
+    from ragraphs.tools.judges.train import TrainConfig, build_training_items, item_texts
+
+    d = Path(items_dir)
+    texts = [r["t"] for r in _read(d / "texts.jsonl.gz")]
+    ids = {t: i for i, t in enumerate(texts)}
+
+    def tid(t: str) -> int:
+        if t not in ids:
+            ids[t] = len(texts)
+            texts.append(t)
+        return ids[t]
+
+    def row(role, it, **extra):
+        a, b = item_texts(role, it)
+        return {"r": role, "a": tid(a), "b": tid(b), "y": int(it.label), **extra}
+
+    log = lambda m: print(m, file=sys.stderr)  # noqa: E731
+    full_rows = _read(d / "train_full.jsonl.gz")
+    fast = _EmbeddingCache(MiniLMEmbeddings(fast=True), 10**7).encode
+    cfg = TrainConfig(neg_ratio=2, max_per_file={})
+    for k in (0, 1):
+        specs = [os.path.join(data_dir, f"{f}.dev.jsonl@{k}/2") for f in CROSSFIT_FILES]
+        by_role = build_training_items(specs, cfg, fast, log)
+        added = []
+        for role, items in by_role.items():
+            tr, _va = split_items(items, cfg.val_fraction, cfg.seed)
+            added += [row(role, it, s="train") for it in tr]
+        _write(d / f"train_cf{k}.jsonl.gz", full_rows + added)
+        log(f"cf{k}: {len(added)} training items added from the dev files' half {k}")
+    full = _EmbeddingCache(MiniLMEmbeddings()).encode
+    dev = [r for r in _read(d / "dev.jsonl.gz") if "@" not in r["f"] or r["f"].startswith("popqa")]
+    for role, f in DEV_ROWS:
+        if f not in CROSSFIT_FILES:
+            continue
+        for k in (0, 1):
+            spec = os.path.join(data_dir, f"{f}.dev.jsonl@{k}/2")
+            dev += [row(role, it, f=f"{f}@{k}/2") for it in build_items(role, [spec], seed=0, embed=full, title_prob=1.0)]
+    _write(d / "dev.jsonl.gz", dev)
+    _write(d / "texts.jsonl.gz", [{"t": t} for t in texts])
+    log(f"{len(texts)} distinct texts; dev {len(dev)} items")
+
+
 def _write(path: Path, rows: list[dict]) -> None:
     with gzip.open(path, "wt", encoding="utf-8", compresslevel=9) as fh:
         for r in rows:
@@ -133,6 +185,13 @@ RECIPES = {
     "full_7e-5_x2_l3": [dict(items="full", lr=7e-5, warmup=0.1, epochs=2, layers=3)],
     "full_7e-5_x3_l4": [dict(items="full", lr=7e-5, warmup=0.1, epochs=3, layers=4)],
     "full_7e-5_x2_l4_s1": [dict(items="full", lr=7e-5, warmup=0.1, epochs=2, layers=4, seed=1)],
+    # the dev files as training data, measured by cross-fitting (`dump-crossfit`): cf0 adds the
+    # HotpotQA, 2Wiki and MuSiQue dev questions of half 0 and is read on half 1; cf1 the reverse
+    "full_7e-5_x2_s3": [dict(items="full", lr=7e-5, warmup=0.1, epochs=2, seed=3)],
+    "cf0_7e-5_x2": [dict(items="cf0", lr=7e-5, warmup=0.1, epochs=2)],
+    "cf1_7e-5_x2": [dict(items="cf1", lr=7e-5, warmup=0.1, epochs=2)],
+    "cf0_7e-5_x2_s1": [dict(items="cf0", lr=7e-5, warmup=0.1, epochs=2, seed=1)],
+    "cf1_7e-5_x2_s1": [dict(items="cf1", lr=7e-5, warmup=0.1, epochs=2, seed=1)],
 }
 
 
@@ -155,6 +214,8 @@ def train(items_dir: str, base: str, out_dir: str, recipes: list[str], budget: f
         sets = {k: [r for sp in ("train", "val") for role in ("evaluator", "pair", "nli")
                     for r in [x for x in v if x["s"] == sp and x["r"] == role][:limit]] for k, v in sets.items()}
         dev = [r for key in DEV_ROWS for r in [x for x in dev if (x["r"], x["f"]) == key][:limit]]
+    present = list(dict.fromkeys((r["r"], r["f"]) for r in dev))
+    dev_rows = [k for k in DEV_ROWS if k in present] + [k for k in present if k not in DEV_ROWS]
     device = "cuda" if torch.cuda.is_available() else "cpu"
     torch.set_float32_matmul_precision("high")  # TF32 on a GPU: recipes are compared with each other
     results = json.loads((out / "results.json").read_text()) if (out / "results.json").is_file() else {}
@@ -180,7 +241,7 @@ def train(items_dir: str, base: str, out_dir: str, recipes: list[str], budget: f
             acc, cut = best_acc(y, s)
             cuts[role] = cut
             res[f"val:{role}"] = {"n": len(rows), "auc": round(float(roc_auc_score(y, s)), 4), "best_acc": round(acc, 4)}
-        for role, f in DEV_ROWS:
+        for role, f in dev_rows:
             rows = [r for r in dev if r["r"] == role and r["f"] == f]
             y = np.array([r["y"] for r in rows])
             for fmt in (("cut", "b112") if role == "pair" else ("cut",)):
@@ -356,10 +417,56 @@ def report(results_file: str, out_dir: str) -> None:
     print("\n".join(lines))
 
 
+def report_crossfit(results_file: str, out_dir: str) -> None:
+    """table.md and crossfit.png of a cross-fit run: each half's rows, read by the control
+    (full_7e-5_x2, seeds 0 and 1) and by the model that trained on the other half."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    res = json.loads(Path(results_file).read_text())
+    out = Path(out_dir)
+    ctrl = ["full_7e-5_x2", "full_7e-5_x2_s1"]
+    fm = lambda v: f"{v['auc']:.3f} / {100 * v['best_acc']:.1f}"  # noqa: E731
+    lines = ["| row (dev half read) | n | without the dev files: AUC / best-cut acc, seeds 0 and 1 | "
+             "with the other half: AUC / best-cut acc, seeds 0 and 1 | mean AUC change |", "| --- | --- | --- | --- | --- |"]
+    bars = []
+    for role in JUDGES:
+        for f in CROSSFIT_FILES:
+            for half, cf in ((1, "cf0"), (0, "cf1")):
+                k = f"{role}:{f}@{half}/2"
+                if k not in res[ctrl[0]]["epochs"][-1]:
+                    continue
+                c = [res[n]["epochs"][-1][k] for n in ctrl]
+                t = [res[n]["epochs"][-1][k] for n in (f"{cf}_7e-5_x2", f"{cf}_7e-5_x2_s1")]
+                a, b = (c[0]["auc"] + c[1]["auc"]) / 2, (t[0]["auc"] + t[1]["auc"]) / 2
+                name = f"{SHORT.get(role, role)} {SHORT[f]}"
+                lines.append(f"| {name} (half {half}) | {c[0]['n']} | {fm(c[0])}, {fm(c[1])} | {fm(t[0])}, {fm(t[1])} | {b - a:+.3f} |")
+                bars.append((f"{name} h{half}", a, b))
+    (out / "table.md").write_text("\n".join(lines) + "\n")
+    fig, ax = plt.subplots(figsize=(7.2, 3.6), dpi=110)
+    x = range(len(bars))
+    ax.bar([i - 0.2 for i in x], [a for _, a, _ in bars], 0.4, label="training files only")
+    ax.bar([i + 0.2 for i in x], [b for *_, b in bars], 0.4, label="+ the other half of the dev files")
+    ax.set_xticks(list(x))
+    ax.set_xticklabels([n for n, *_ in bars], rotation=60, ha="right", fontsize=7)
+    ax.set_ylim(0.5, 1.0)
+    ax.set_ylabel("dev AUC, mean of 2 seeds (fp32)")
+    ax.set_title("judges: the dev files as training data, cross-fitted")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(out / "crossfit.png")
+    print("\n".join(lines))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("dump")
+    p.add_argument("data_dir")
+    p.add_argument("items_dir")
+    p = sub.add_parser("dump-crossfit")
     p.add_argument("data_dir")
     p.add_argument("items_dir")
     p = sub.add_parser("train")
@@ -370,14 +477,19 @@ def main() -> None:
     p.add_argument("--budget", type=float, default=1e9, help="seconds: start no recipe after this")
     p.add_argument("--save", default=None, help="save this recipe's model (fp16) in OUT/model_NAME")
     p.add_argument("--limit", type=int, default=None, help="a smoke test: this many items of each kind")
-    p = sub.add_parser("report")
-    p.add_argument("results")
-    p.add_argument("out_dir")
+    for name in ("report", "report-crossfit"):
+        p = sub.add_parser(name)
+        p.add_argument("results")
+        p.add_argument("out_dir")
     a = ap.parse_args()
     if a.cmd == "report":
         report(a.results, a.out_dir)
+    elif a.cmd == "report-crossfit":
+        report_crossfit(a.results, a.out_dir)
     elif a.cmd == "dump":
         dump(a.data_dir, a.items_dir)
+    elif a.cmd == "dump-crossfit":
+        dump_crossfit(a.data_dir, a.items_dir)
     else:
         train(a.items_dir, a.base, a.out, a.recipes.split(","), a.budget, a.save, a.limit)
 
