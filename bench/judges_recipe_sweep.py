@@ -409,11 +409,15 @@ def report(results_file: str, out_dir: str) -> None:
         ep = res[name]["epochs"]
         ax.plot(range(1, len(ep) + 1), [e["mean_dev_auc"] for e in ep], marker="o", lw=1, label=name)
     ax.set_xlabel("epoch (all phases in turn)")
-    ax.set_ylabel("mean dev AUC, 12 rows (fp32)")
-    ax.set_title("judges: training recipes on the dev files")
+    _finish(fig, ax, out / "recipes.png", "mean dev AUC, 12 rows (fp32)", "judges: training recipes on the dev files", lines)
+
+
+def _finish(fig, ax, png: Path, ylabel: str, title: str, lines: list[str]) -> None:
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
     ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(out / "recipes.png")
+    fig.savefig(png)
     print("\n".join(lines))
 
 
@@ -452,12 +456,8 @@ def report_crossfit(results_file: str, out_dir: str) -> None:
     ax.set_xticks(list(x))
     ax.set_xticklabels([n for n, *_ in bars], rotation=60, ha="right", fontsize=7)
     ax.set_ylim(0.5, 1.0)
-    ax.set_ylabel("dev AUC, mean of 2 seeds (fp32)")
-    ax.set_title("judges: the dev files as training data, cross-fitted")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(out / "crossfit.png")
-    print("\n".join(lines))
+    _finish(fig, ax, out / "crossfit.png", "dev AUC, mean of 2 seeds (fp32)",
+            "judges: the dev files as training data, cross-fitted", lines)
 
 
 def main() -> None:
