@@ -13,8 +13,10 @@ Broken lines are reported (file and line number) and skipped; they never stop a 
 from __future__ import annotations
 
 import ast
+import hashlib
 import json
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
@@ -292,6 +294,36 @@ def load_dataset(
         if limit and len(out) >= limit:
             break
     return out
+
+
+_PART = re.compile(r"^(.*)@(\d+)/(\d+)$")
+
+
+def parse_data_spec(spec: str) -> tuple[str, int | None, int | None]:
+    """``FILE`` or ``FILE@K/N``: part K (0-based) of N of the file's questions, split by a
+    stable hash of the question id (so two parts of one file never share a question)."""
+    if os.path.exists(spec):
+        return spec, None, None
+    m = _PART.match(spec)
+    if m:
+        k, n = int(m.group(2)), int(m.group(3))
+        if n < 1 or not 0 <= k < n:
+            raise InputError(f"bad part in {spec!r}: use FILE@K/N with 0 <= K < N")
+        return m.group(1), k, n
+    return spec, None, None
+
+
+def part_of(key: str, n: int) -> int:
+    """The part (0 .. n-1) of a question, from a stable hash of ``id \x1f question``."""
+    return int.from_bytes(hashlib.sha256(key.encode("utf-8")).digest()[:8], "big") % n
+
+
+def select_part(examples: list[Example], part: int | None, nparts: int | None) -> list[Example]:
+    """The examples of part ``part`` of ``nparts`` (all of them when ``nparts`` is None), as
+    ``FILE@K/N`` selects them; hash the ids the loader gave, before any renaming."""
+    if nparts is None:
+        return list(examples)
+    return [ex for ex in examples if part_of(f"{ex.id}\x1f{ex.question}", nparts) == part]
 
 
 def pooled_passages(examples: list[Example]) -> list[Passage]:

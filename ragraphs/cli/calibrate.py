@@ -160,11 +160,10 @@ def calibrate_rows(rows: list[dict], unit: str = "doc", alpha: float = 1.0) -> d
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
     from ..components import Components
-    from ..datasets import load_dataset, pooled_passages
+    from ..datasets import load_dataset, parse_data_spec, pooled_passages, select_part
     from ..tools.embeddings import MiniLMEmbeddings
     from ..settings import PAPER_LOWER, PAPER_UPPER
 
-    from ..tools.judges.data import parse_data_spec, _part_of
 
     path, part, nparts = parse_data_spec(args.data)
     if not os.path.isfile(path):
@@ -174,9 +173,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     all_examples = load_dataset(path, args.dataset)
     if not all_examples:
         raise InputError(f"{path}: no questions could be read")
-    examples = all_examples
-    if nparts is not None:  # FILE@K/N: the questions of part K (the corpus still pools the whole file)
-        examples = [ex for ex in all_examples if _part_of(f"{ex.id}\x1f{ex.question}", nparts) == part]
+    examples = select_part(all_examples, part, nparts)  # FILE@K/N: part K's questions; the corpus pools the whole file
     examples = examples[: args.limit] if args.limit else examples
     embeddings = MiniLMEmbeddings()
     passages = pooled_passages(all_examples)

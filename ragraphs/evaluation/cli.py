@@ -108,7 +108,7 @@ def open_corpus(args: argparse.Namespace, examples: list, embeddings_fast: bool 
 
 def cmd_eval(args: argparse.Namespace) -> int:
     from ..components import Components
-    from ..datasets import load_dataset, normalize_dataset_name
+    from ..datasets import load_dataset, normalize_dataset_name, parse_data_spec, select_part
 
     methods = resolve_methods(args)
     ks = _ks(args.k)
@@ -116,15 +116,21 @@ def cmd_eval(args: argparse.Namespace) -> int:
     settings = parse_settings(args.set)
     if args.limit is not None and args.limit < 1:
         raise InputError("--limit must be at least 1")
-    if not os.path.isfile(args.data):
-        raise InputError(f"--data: no such file: {args.data}")
+    path, part, nparts = parse_data_spec(args.data)
+    if not os.path.isfile(path):
+        raise InputError(f"--data: no such file: {path}")
 
     ds_name = normalize_dataset_name(args.dataset)
-    all_examples = unique_ids(load_dataset(args.data, ds_name))
-    if not all_examples:
-        raise InputError(f"{args.data}: no questions could be read")
+    loaded = load_dataset(path, ds_name)
+    if not loaded:
+        raise InputError(f"{path}: no questions could be read")
+    chosen = {id(ex) for ex in select_part(loaded, part, nparts)}  # by the loader's ids, before unique_ids
+    all_examples = unique_ids(loaded)
+    if not chosen:
+        raise InputError(f"{args.data}: part {part} of {nparts} holds no questions")
     dataset = ds_name or all_examples[0].dataset
-    examples = all_examples[: args.limit] if args.limit else all_examples
+    examples = [ex for ex in all_examples if id(ex) in chosen]  # FILE@K/N: part K; the corpus pools the whole file
+    examples = examples[: args.limit] if args.limit else examples
 
     specs = iter_specs(
         methods, ks, strategies,
@@ -253,7 +259,9 @@ def register(subparsers) -> None:
                    help="run several methods on the same questions and write one table (no value: every installed method and the oracle)")
     p.add_argument("--oracle", action="store_true", help="also run the oracle: the gold supporting paragraphs handed to the vanilla generator")
     p.add_argument("--dataset", default="auto", help="hotpotqa, 2wikimultihopqa, musique, popqa, odqa/nq/triviaqa, strategyqa, flashrag, or auto (default)")
-    p.add_argument("--data", required=True, metavar="PATH", help="the benchmark file (JSONL or JSON array) in its own format")
+    p.add_argument("--data", required=True, metavar="PATH", help="the benchmark file (JSONL or JSON array) in its own format; "
+                   "PATH@K/N: only part K of N of its questions (a stable hash split, as train-judge and calibrate-crag "
+                   "read it), the corpus still pooling the whole file")
     p.add_argument("--limit", type=int, default=None, metavar="N", help="the first N questions only (the corpus still pools the whole file)")
     p.add_argument("--k", default=None, metavar="K", help="passages per retrieval; a list like 2,4,6 runs one configuration per value")
     p.add_argument("--strategy", default=None, metavar="S", help="DR-RAG strategy sm|qdc|cis|cfs; a list runs one configuration per value")

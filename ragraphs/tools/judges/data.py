@@ -27,6 +27,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
+from ...datasets import parse_data_spec, part_of
 from ...errors import ConfigError, InputError
 from .core import JUDGES, passage_text
 
@@ -46,31 +47,10 @@ class Item:
     source: str = ""
 
 
-_PART = re.compile(r"^(.*)@(\d+)/(\d+)$")
-
-
-def parse_data_spec(spec: str) -> tuple[str, int | None, int | None]:
-    """``FILE`` or ``FILE@K/N``: part K (0-based) of N of the file's questions, split by a
-    stable hash of the question id (so two parts of one file never share a question)."""
-    if os.path.exists(spec):
-        return spec, None, None
-    m = _PART.match(spec)
-    if m:
-        k, n = int(m.group(2)), int(m.group(3))
-        if n < 1 or not 0 <= k < n:
-            raise InputError(f"bad part in {spec!r}: use FILE@K/N with 0 <= K < N")
-        return m.group(1), k, n
-    return spec, None, None
-
-
 def spec_name(spec: str) -> str:
     """A data spec's file name (with its ``@K/N`` part), for logs and metadata."""
     path, k, n = parse_data_spec(spec)
     return os.path.basename(path) + (f"@{k}/{n}" if n is not None else "")
-
-
-def _part_of(qid: str, n: int) -> int:
-    return int.from_bytes(hashlib.sha256(qid.encode("utf-8")).digest()[:8], "big") % n
 
 
 def _row_examples(spec: str, dataset: str | None = None, limit: int | None = None, warn=None):
@@ -90,7 +70,7 @@ def _row_examples(spec: str, dataset: str | None = None, limit: int | None = Non
             continue
         if not ex.id:
             ex.id = f"{fmt}-{i}"
-        if nparts is not None and _part_of(f"{ex.id}\x1f{ex.question}", nparts) != part:
+        if nparts is not None and part_of(f"{ex.id}\x1f{ex.question}", nparts) != part:
             continue
         ex.id = f"{os.path.basename(path)}:{ex.id}"
         out.append((row, ex))
