@@ -476,9 +476,13 @@ def test_ingest_killed_half_way_then_rerun_equals_one_clean_run(tmp_path, data_d
     got = {p["id"]: (p["title"], p["text"]) for p in resumed.all_passages()}
     want = {p["id"]: (p["title"], p["text"]) for p in clean.all_passages()}
     assert resumed.count() == clean.count() == 200 and got == want
-    # and it searches like the clean store
+    # and it searches like the clean store: the same passages at each rank, or, where HNSW (an
+    # index built in two batches, not one) orders two passages differently, the same score there
     for q in ("Danish plant ecologist Carsten Olsen", "pH concept chemist", "Aston Villa manager"):
-        assert [p["id"] for p in resumed.search(q, 3)] == [p["id"] for p in clean.search(q, 3)]
+        a, b = resumed.search(q, 3), clean.search(q, 3)
+        assert a[0]["id"] == b[0]["id"], q
+        for x, y in zip(a, b):
+            assert x["id"] == y["id"] or abs(x["score"] - y["score"]) < 2e-3, (q, x, y)
 
 
 # ---------------------------------------------------------------- 7. concurrency
