@@ -164,7 +164,6 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     from ..tools.embeddings import MiniLMEmbeddings
     from ..settings import PAPER_LOWER, PAPER_UPPER
 
-
     path, part, nparts = parse_data_spec(args.data)
     if not os.path.isfile(path):
         raise InputError(f"--data: no such file: {path}")
