@@ -187,7 +187,6 @@ RECIPES = {
     "full_7e-5_x2_l4_s1": [dict(items="full", lr=7e-5, warmup=0.1, epochs=2, layers=4, seed=1)],
     # the dev files as training data, measured by cross-fitting (`dump-crossfit`): cf0 adds the
     # HotpotQA, 2Wiki and MuSiQue dev questions of half 0 and is read on half 1; cf1 the reverse
-    "full_7e-5_x2_s3": [dict(items="full", lr=7e-5, warmup=0.1, epochs=2, seed=3)],
     "cf0_7e-5_x2": [dict(items="cf0", lr=7e-5, warmup=0.1, epochs=2)],
     "cf1_7e-5_x2": [dict(items="cf1", lr=7e-5, warmup=0.1, epochs=2)],
     "cf0_7e-5_x2_s1": [dict(items="cf0", lr=7e-5, warmup=0.1, epochs=2, seed=1)],

@@ -124,12 +124,13 @@ def cmd_eval(args: argparse.Namespace) -> int:
     loaded = load_dataset(path, ds_name)
     if not loaded:
         raise InputError(f"{path}: no questions could be read")
-    chosen = {id(ex) for ex in select_part(loaded, part, nparts)}  # by the loader's ids, before unique_ids
-    all_examples = unique_ids(loaded)
-    if not chosen:
+    # FILE@K/N: part K, hashed on the loader's ids (unique_ids then renames the same objects);
+    # the corpus still pools the whole file
+    examples = select_part(loaded, part, nparts)
+    if not examples:
         raise InputError(f"{args.data}: part {part} of {nparts} holds no questions")
+    all_examples = unique_ids(loaded)
     dataset = ds_name or all_examples[0].dataset
-    examples = [ex for ex in all_examples if id(ex) in chosen]  # FILE@K/N: part K; the corpus pools the whole file
     examples = examples[: args.limit] if args.limit else examples
 
     specs = iter_specs(
