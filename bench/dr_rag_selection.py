@@ -15,6 +15,8 @@ each within the budget of 4 documents:
   several paragraphs per page);
 - ``+ beta / rank``, ``+ gamma * evaluator``: a partner's score plus a share of its
   second-stage rank or of the evaluator's score of (q, partner);
+- ``pair score mixed with evaluator(q + d_i, d')``: the evaluator reads the second stage's
+  own query (q followed by d_i) with the partner, in place of or beside the pair classifier;
 - ``weak d_2 -> partners of d_1``: where the evaluator scores d_2 under tau, d_1's best
   accepted partners take d_2's two places;
 - ``third hop``: where the evaluator scores d_2 under tau, the context is d_1, p_1 and the two
@@ -72,7 +74,7 @@ def stages(ds: str, path: str) -> list[dict]:
         q = ex.question
         pool = {p["id"]: p for p in list(f["candidates"]) + [p for c in f["second_stage"] for p in c]}
         ev = dict(zip(pool, map(float, evaluator.score_batch([(q, passage_text(p)) for p in pool.values()]))))
-        row = {"id": ex.id, "gold": ex.supporting, "candidates": f["candidates"], "first": f["first_stage"],
+        row = {"id": ex.id, "question": q, "gold": ex.supporting, "candidates": f["candidates"], "first": f["first_stage"],
                "second": f["second_stage"], "decisions": f["classifier_scores"], "th": f["pair_threshold"],
                "passages": f["passages"], "ev": ev, "hop3": None}
         d1 = f["first_stage"][0]
@@ -90,7 +92,22 @@ def stages(ds: str, path: str) -> list[dict]:
             row["hop3"] = {"d1": d1, "p1": p1, "ranked": [c for _, c in sorted(zip(tot, cands), key=lambda z: -z[0])
                                                           if _ >= row["th"]]}
         out.append(row)
-    return out
+    return with_concat_scores(out, evaluator, int(ctx.concat_chars))
+
+
+def with_concat_scores(rows: list[dict], evaluator, chars: int) -> list[dict]:
+    """Each pair decision's evaluator score of (q + d_i, d'): the second stage's own query
+    read by the evaluator, an alternative to the pair classifier (``r["evc"]``)."""
+    from ragraphs.nodes.dr_rag import concat_query
+    from ragraphs.tools.judges.core import passage_text
+
+    for r in rows:
+        first = {x["id"]: x for x in r["first"]}
+        pool = {x["id"]: x for c in r["second"] for x in c}
+        keys = [(x["first"], x["second"]) for x in r["decisions"]]
+        pairs = [(concat_query(r["question"], first[a], chars), passage_text(pool[b])) for a, b in keys]
+        r["evc"] = dict(zip(keys, map(float, evaluator.score_batch(pairs)))) if pairs else {}
+    return rows
 
 
 def _total(x: dict) -> float:
@@ -138,6 +155,14 @@ def cfs(r: dict, beta: float = 0.0, gamma: float = 0.0, distinct: bool = False, 
     return _fill(out, r["candidates"], k, titles)
 
 
+def concat_mix(r: dict, w: float) -> list:
+    """CFS with each pair's score mixed with the evaluator's (q + d_i, d') score, mapped to
+    [0, 1]: (1 - w) * pair + w * (evaluator + 1) / 2."""
+    mixed = [{**x, "score": (1 - w) * x["score"] + w * (r["evc"][(x["first"], x["second"])] + 1) / 2}
+             for x in r["decisions"]]
+    return cfs({**r, "decisions": mixed})
+
+
 def weak_d2(r: dict, tau: float, k: int = 4) -> list:
     first = r["first"]
     if len(first) < 2 or r["ev"][first[1]["id"]] >= tau:
@@ -166,6 +191,8 @@ VARIANTS = {
     "distinct titles": lambda r: cfs(r, distinct=True),
     **{f"+ {b} / rank": (lambda r, b=b: cfs(r, beta=b)) for b in (0.1, 0.3)},
     **{f"+ {g} * evaluator": (lambda r, g=g: cfs(r, gamma=g)) for g in (0.05, 0.1, 0.2, 0.4)},
+    **{f"pair score mixed with evaluator(q + d_i, d'), weight {w}": (lambda r, w=w: concat_mix(r, w))
+       for w in (0.25, 0.5, 1.0)},
     **{f"weak d_2 (evaluator < {t}) -> partners of d_1": (lambda r, t=t: weak_d2(r, t)) for t in (-0.5, 0.0, 0.3)},
     **{f"third hop where the evaluator scores d_2 < {t}": (lambda r, t=t: third_hop(r, t)) for t in (-0.5, 0.0, 0.5, 2.0)},
     "(bound, no budget) every candidate of both stages": lambda r: list(r["candidates"]) + [p for c in r["second"] for p in c],
@@ -228,6 +255,25 @@ def main(argv=None) -> int:
                         g += any(p["id"] == x.get("id") or passage_matches(p, x) for x in r["gold"])
             cells.append(f"{g} / {n}")
         lines.append(f"| {kind} | " + " | ".join(cells) + " |")
+    # how well each score ranks the gold partners among the pairs the classifier scored
+    from sklearn.metrics import roc_auc_score
+
+    lines += ["", "| AUC over the scored pairs (gold partner or not) | " + " | ".join(files) + " |",
+              "| --- " * (1 + len(files)) + "|"]
+    auc: dict = {"n pairs": [], "pair classifier C(q, d_i, d')": [], "evaluator(q + d_i, d')": []}
+    for ds in files:
+        y, a, b = [], [], []
+        for r in data[ds]:
+            pool = {x["id"]: x for c in r["second"] for x in c}
+            for x in r["decisions"]:
+                p = pool[x["second"]]
+                y.append(any(p["id"] == g.get("id") or passage_matches(p, g) for g in r["gold"]))
+                a.append(x["score"])
+                b.append(r["evc"][(x["first"], x["second"])])
+        auc["n pairs"].append(str(len(y)))
+        auc["pair classifier C(q, d_i, d')"].append(f"{roc_auc_score(y, a):.3f}")
+        auc["evaluator(q + d_i, d')"].append(f"{roc_auc_score(y, b):.3f}")
+    lines += [f"| {k} | " + " | ".join(v) + " |" for k, v in auc.items()]
     text = "\n".join(lines) + "\n"
     (out / "table.md").write_text(text, encoding="utf-8")
     print(text)
