@@ -133,6 +133,7 @@ def cfs(r: dict, beta: float = 0.0, gamma: float = 0.0, distinct: bool = False, 
     dec = {(x["first"], x["second"]): x for x in r["decisions"]}
     first = list(r["first"])
     out, spare = list(first), []
+    have = {p["id"] for p in first}
     titles = {p["title"] for p in first} if distinct else None
     first_ids = {p["id"] for p in first}
     for i, cands in enumerate(r["second"]):
@@ -143,12 +144,13 @@ def cfs(r: dict, beta: float = 0.0, gamma: float = 0.0, distinct: bool = False, 
                 continue
             s = _total(x) + beta / (1 + rank) + gamma * r["ev"].get(p["id"], 0.0)
             spare.append((s, p))
-            if p["id"] in {q["id"] for q in out} or (titles is not None and p["title"] in titles):
+            if p["id"] in have or (titles is not None and p["title"] in titles):
                 continue
             if best is None or s > best[0]:
                 best = (s, p)
         if len(out) < k and best:
             out.append(best[1])
+            have.add(best[1]["id"])
             if titles is not None:
                 titles.add(best[1]["title"])
     out = _fill(out, [p for _, p in sorted(spare, key=lambda z: -z[0])], k, titles)
@@ -178,6 +180,10 @@ def third_hop(r: dict, tau: float, k: int = 4) -> list:
     if h is None or len(first) < 2 or r["ev"][first[1]["id"]] >= tau:
         return r["passages"]
     return _fill([h["d1"], h["p1"]] + h["ranked"][:2], r["candidates"] + r["passages"], k)
+
+
+def is_gold(p: dict, gold: list) -> bool:
+    return any(gold_found([p], gold))
 
 
 def recall(ps: list, gold: list) -> float:
@@ -238,8 +244,6 @@ def main(argv=None) -> int:
         cells += [f"{100 * sum(by[s]) / len(by[s]):.1f}" for s in shapes]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     # what CFS's picks are, by the place they fill, and how many of them are gold
-    from ragraphs.evaluation.metrics import passage_matches
-
     lines += ["", "| CFS's picks: gold / picks | " + " | ".join(files) + " |", "| --- " * (1 + len(files)) + "|"]
     for kind in ("static", "partner", "extra partner", "fill"):
         cells = []
@@ -252,7 +256,7 @@ def main(argv=None) -> int:
                         "partner" if m.get("stage") == 2 else "static")
                     if k == kind:
                         n += 1
-                        g += any(p["id"] == x.get("id") or passage_matches(p, x) for x in r["gold"])
+                        g += is_gold(p, r["gold"])
             cells.append(f"{g} / {n}")
         lines.append(f"| {kind} | " + " | ".join(cells) + " |")
     # how well each score ranks the gold partners among the pairs the classifier scored
@@ -267,7 +271,7 @@ def main(argv=None) -> int:
             pool = {x["id"]: x for c in r["second"] for x in c}
             for x in r["decisions"]:
                 p = pool[x["second"]]
-                y.append(any(p["id"] == g.get("id") or passage_matches(p, g) for g in r["gold"]))
+                y.append(is_gold(p, r["gold"]))
                 a.append(x["score"])
                 b.append(r["evc"][(x["first"], x["second"])])
         auc["n pairs"].append(str(len(y)))
