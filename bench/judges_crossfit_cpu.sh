@@ -7,7 +7,8 @@
 #     whole file's paragraphs), each judge at cuts fitted on half H's rows (the shipped cuts
 #     were fitted on the whole dev files, half H included, so both read a cut that saw half H).
 # Usage (from the repository root, venv active): bash bench/judges_crossfit_cpu.sh K [DATA_DIR] [OUT_DIR]
-# About 2 hours of training (cf0: 2,588 steps, 7,598 s on 2 cores) and 10 minutes of measuring.
+# About 2 hours of training (cf0: 2,588 steps, 7,598 s; cf1: 2,598 steps, 6,057 s; 2 cores) and 10 minutes of measuring.
+# Both halves side by side: python bench/judges_crossfit_pool.py RESULTS_CF0 RESULTS_CF1 OUT.
 # SKIP_TRAIN=1 measures a cfK trained before (OUT_DIR/cfK/judges).
 set -euo pipefail
 K=${1:?usage: judges_crossfit_cpu.sh K [DATA_DIR] [OUT_DIR]}
