@@ -1,6 +1,9 @@
 """Is CFS's selection the lever on MuSiQue? Selection variants replayed on DR-RAG's own stages.
 
-    python bench/dr_rag_selection.py OUT_DIR [--datasets hotpotqa,2wikimultihopqa,musique]
+    python bench/dr_rag_selection.py OUT_DIR [--datasets hotpotqa,2wikimultihopqa,musique] [--part K/N]
+
+(``--part K/N``: only part K of N of each file's questions, FILE@K/N's split; with
+``RAGRAPHS_JUDGES_DIR`` it reads a cross-fitted judge on the half it did not train on.)
 
 Runs the DR-RAG graph (CFS, k = 4, the defaults) once over each whole dev file (each file's
 paragraphs pooled, as ``ragraphs eval --retrieval-only`` does) and keeps every question's
@@ -44,8 +47,10 @@ from ragraphs.evaluation.metrics import gold_found  # noqa: E402
 DATASETS = ("hotpotqa", "2wikimultihopqa", "musique")
 
 
-def stages(ds: str, path: str) -> list[dict]:
-    """Every question's DR-RAG stages, the evaluator's score of each candidate, the third hop."""
+def stages(ds: str, path: str, part: tuple[int, int] | None = None) -> list[dict]:
+    """Every question's DR-RAG stages, the evaluator's score of each candidate, the third hop.
+    With ``part`` (K, N) only part K of N of the questions is run, over the whole file's
+    paragraphs, as ``ragraphs eval --data FILE@K/N`` runs them."""
     from ragraphs.components import Components
     from ragraphs.datasets import load_dataset, pooled_passages
     from ragraphs.evaluation.corpus import PooledCorpus
@@ -58,9 +63,13 @@ def stages(ds: str, path: str) -> list[dict]:
     from ragraphs.tools.embeddings import MiniLMEmbeddings
     from ragraphs.tools.judges.core import passage_text, score_triples
 
-    examples = unique_ids(load_dataset(path, ds))
+    from ragraphs.datasets import select_part
+
+    loaded = load_dataset(path, ds)
+    examples = select_part(loaded, *part) if part else list(loaded)  # hashed on the loader's ids, as eval does
+    every = unique_ids(loaded)  # renames the same objects; the corpus pools the whole file
     emb = MiniLMEmbeddings(fast=True)
-    comps = Components(retriever=PooledCorpus(pooled_passages(examples), emb, quiet=True), embeddings=emb)
+    comps = Components(retriever=PooledCorpus(pooled_passages(every), emb, quiet=True), embeddings=emb)
     spec = RunSpec(method="dr-rag", k=4, strategy="cfs", retrieval_only=True, settings={})
     ctx = build_context(spec)
     graph = build_graph(spec.graph_method, comps)
@@ -217,7 +226,10 @@ def main(argv=None) -> int:
     ap.add_argument("out_dir")
     ap.add_argument("--data-dir", default=str(ROOT.parent / "shared" / "data"))
     ap.add_argument("--datasets", default=",".join(DATASETS))
+    ap.add_argument("--part", default=None, metavar="K/N",
+                    help="only part K of N of each file's questions (FILE@K/N's split), over the whole file's paragraphs")
     args = ap.parse_args(argv)
+    part = tuple(int(x) for x in args.part.split("/")) if args.part else None
     import torch
 
     torch.set_num_threads(int(os.environ.get("RAGRAPHS_JUDGE_THREADS", "2")))
@@ -226,10 +238,11 @@ def main(argv=None) -> int:
     files = args.datasets.split(",")
     data = {}
     for ds in files:
-        cache = out / f"{ds}.stages.pkl"  # a local cache of the stages (not meant to be committed)
+        tag = f".part{part[0]}of{part[1]}" if part else ""
+        cache = out / f"{ds}{tag}.stages.pkl"  # a local cache of the stages (not meant to be committed)
         if not cache.is_file():
             with open(cache, "wb") as fh:
-                pickle.dump(stages(ds, os.path.join(args.data_dir, f"{ds}.dev.jsonl")), fh)
+                pickle.dump(stages(ds, os.path.join(args.data_dir, f"{ds}.dev.jsonl"), part), fh)
         with open(cache, "rb") as fh:
             data[ds] = pickle.load(fh)
     shapes = sorted({shape(r["id"]) for r in data.get("musique", [])})
