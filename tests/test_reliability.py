@@ -476,15 +476,17 @@ def test_ingest_killed_half_way_then_rerun_equals_one_clean_run(tmp_path, data_d
     got = {p["id"]: (p["title"], p["text"]) for p in resumed.all_passages()}
     want = {p["id"]: (p["title"], p["text"]) for p in clean.all_passages()}
     assert resumed.count() == clean.count() == 200 and got == want
-    # and it searches like the clean store: the same first passage, and at each rank the same
-    # passage or one scored within 0.01. In the full suite the two stores' third passages for
-    # one query have swapped twice, scored 0.473 and 0.478 (near ties, vectors and HNSW graphs
-    # built in other runs); alone the test gave the same order three times
+    # and it searches like the clean store: every passage scored the same for each query. The
+    # whole ranking (k = the store's 200) is compared, so HNSW's search is exhaustive: at k = 3
+    # the approximate search of two graphs built in another order has returned a passage 0.011
+    # under the one the other store found (seen once on an AVX-512 machine), which says nothing
+    # about what was stored
     for q in ("Danish plant ecologist Carsten Olsen", "pH concept chemist", "Aston Villa manager"):
-        a, b = resumed.search(q, 3), clean.search(q, 3)
-        assert a[0]["id"] == b[0]["id"], q
-        for x, y in zip(a, b):
-            assert x["id"] == y["id"] or abs(x["score"] - y["score"]) < 0.01, (q, x, y)
+        a = {p["id"]: p["score"] for p in resumed.search(q, 200)}
+        b = {p["id"]: p["score"] for p in clean.search(q, 200)}
+        assert a.keys() == b.keys() and len(a) == 200, q
+        assert max(abs(a[i] - b[i]) for i in a) < 1e-3, q
+        assert max(a, key=a.get) == max(b, key=b.get), q
 
 
 # ---------------------------------------------------------------- 7. concurrency
