@@ -35,16 +35,22 @@ def halves(cf0_dir: Path, cf1_dir: Path) -> list[tuple[str, str, Path]]:
     return [("cf0", "1", cf0_dir), ("cf1", "0", cf1_dir)]
 
 
+def _both(parts, name: str) -> list[tuple[str, dict, dict]]:
+    """(half, shipped row, cross-fitted row) for each half, or [] unless every half has both."""
+    got = []
+    for cf, h, d in parts:
+        a, b = _read(d / f"shipped_h{h}" / name), _read(d / f"{cf}_h{h}" / name)
+        if a and b:
+            got.append((h, a, b))
+    return got if len(got) == len(parts) else []
+
+
 def judge_rows(parts) -> list[dict]:
     rows = []
     for f in FILES:
         for role in ROLES:
-            got = []
-            for cf, h, d in parts:
-                a, b = _read(d / f"shipped_h{h}" / f"{role}.{f}.json"), _read(d / f"{cf}_h{h}" / f"{role}.{f}.json")
-                if a and b:
-                    got.append((h, a, b))
-            if len(got) != len(parts):
+            got = _both(parts, f"{role}.{f}.json")
+            if not got:
                 continue
             n = sum(a["n"] for _, a, _ in got)
             mean = lambda key, which: sum(x[which][key] * x[1]["n"] for x in got) / n  # noqa: E731
@@ -57,12 +63,8 @@ def judge_rows(parts) -> list[dict]:
 def recall_rows(parts) -> list[dict]:
     rows = []
     for f in FILES:
-        got = []
-        for cf, h, d in parts:
-            a, b = _read(d / f"shipped_h{h}" / f"drrag.{f}.json"), _read(d / f"{cf}_h{h}" / f"drrag.{f}.json")
-            if a and b:
-                got.append((h, a, b))
-        if len(got) != len(parts):
+        got = _both(parts, f"drrag.{f}.json")
+        if not got:
             continue
         n = sum(a["n_with_gold"] for _, a, _ in got)
         pool = lambda which, key: sum(x[which][key] * x[1]["n_with_gold"] for x in got) / n  # noqa: E731
