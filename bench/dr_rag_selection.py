@@ -52,7 +52,7 @@ def stages(ds: str, path: str, part: tuple[int, int] | None = None) -> list[dict
     With ``part`` (K, N) only part K of N of the questions is run, over the whole file's
     paragraphs, as ``ragraphs eval --data FILE@K/N`` runs them."""
     from ragraphs.components import Components
-    from ragraphs.datasets import load_dataset, pooled_passages
+    from ragraphs.datasets import load_dataset, pooled_passages, select_part
     from ragraphs.evaluation.corpus import PooledCorpus
     from ragraphs.evaluation.runner import RunSpec, build_context, unique_ids
     from ragraphs.graphs import build_graph
@@ -62,8 +62,6 @@ def stages(ds: str, path: str, part: tuple[int, int] | None = None) -> list[dict
     from ragraphs.nodes.retrieve import search_many
     from ragraphs.tools.embeddings import MiniLMEmbeddings
     from ragraphs.tools.judges.core import passage_text, score_triples
-
-    from ragraphs.datasets import select_part
 
     loaded = load_dataset(path, ds)
     examples = select_part(loaded, *part) if part else list(loaded)  # hashed on the loader's ids, as eval does

@@ -30,11 +30,6 @@ def _read(path: Path) -> dict | None:
     return row[0] if isinstance(row, list) else row
 
 
-def halves(cf0_dir: Path, cf1_dir: Path) -> list[tuple[str, str, Path]]:
-    """(label of the cross-fitted judge, half read, its result directory), per half."""
-    return [("cf0", "1", cf0_dir), ("cf1", "0", cf1_dir)]
-
-
 def _both(parts, name: str) -> list[tuple[str, dict, dict]]:
     """(half, shipped row, cross-fitted row) for each half, or [] unless every half has both."""
     got = []
@@ -45,6 +40,12 @@ def _both(parts, name: str) -> list[tuple[str, dict, dict]]:
     return got if len(got) == len(parts) else []
 
 
+def _weighted(got, which: int, key: str, weight: str) -> float:
+    """The mean of ``key`` over the halves (``which``: 1 shipped, 2 cross-fitted), weighted by
+    the shipped row's ``weight`` (the same questions for both judges)."""
+    return sum(x[which][key] * x[1][weight] for x in got) / sum(x[1][weight] for x in got)
+
+
 def judge_rows(parts) -> list[dict]:
     rows = []
     for f in FILES:
@@ -52,11 +53,10 @@ def judge_rows(parts) -> list[dict]:
             got = _both(parts, f"{role}.{f}.json")
             if not got:
                 continue
-            n = sum(a["n"] for _, a, _ in got)
-            mean = lambda key, which: sum(x[which][key] * x[1]["n"] for x in got) / n  # noqa: E731
-            rows.append({"file": f, "role": role, "n": n, "halves": got,
-                         "shipped_auc": mean("auc", 1), "cf_auc": mean("auc", 2),
-                         "shipped_acc": mean("best_threshold_accuracy", 1), "cf_acc": mean("best_threshold_accuracy", 2)})
+            acc = "best_threshold_accuracy"
+            rows.append({"file": f, "role": role, "n": sum(a["n"] for _, a, _ in got), "halves": got,
+                         "shipped_auc": _weighted(got, 1, "auc", "n"), "cf_auc": _weighted(got, 2, "auc", "n"),
+                         "shipped_acc": _weighted(got, 1, acc, "n"), "cf_acc": _weighted(got, 2, acc, "n")})
     return rows
 
 
@@ -66,9 +66,8 @@ def recall_rows(parts) -> list[dict]:
         got = _both(parts, f"drrag.{f}.json")
         if not got:
             continue
-        n = sum(a["n_with_gold"] for _, a, _ in got)
-        pool = lambda which, key: sum(x[which][key] * x[1]["n_with_gold"] for x in got) / n  # noqa: E731
-        rows.append({"file": f, "n_with_gold": n, "halves": got,
+        pool = lambda which, key: _weighted(got, which, key, "n_with_gold")  # noqa: E731
+        rows.append({"file": f, "n_with_gold": sum(a["n_with_gold"] for _, a, _ in got), "halves": got,
                      "shipped": pool(1, "recall"), "cf": pool(2, "recall"),
                      "shipped_all": pool(1, "recall_all"), "cf_all": pool(2, "recall_all")})
     return rows
@@ -124,7 +123,7 @@ def main() -> None:
     ap.add_argument("cf1", type=Path, help="result directory of judges_crossfit_cpu.sh 1 (cf1_h0/, shipped_h0/)")
     ap.add_argument("out", type=Path)
     args = ap.parse_args()
-    parts = halves(args.cf0, args.cf1)
+    parts = [("cf0", "1", args.cf0), ("cf1", "0", args.cf1)]  # (judge, half it reads, its results)
     jrows, rrows = judge_rows(parts), recall_rows(parts)
     if not jrows or not rrows:
         raise SystemExit("no row has both halves: check the two result directories")
