@@ -33,13 +33,19 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
-def groups(files, negatives: int, pair_tokens: int, tok, seed: int):
+def minilm():
+    """MiniLM's encoder, loaded once per process, for mining the negatives."""
     from ragraphs.tools.embeddings import MiniLMEmbeddings
     from ragraphs.tools.judges.baselines import _EmbeddingCache
+
+    return _EmbeddingCache(MiniLMEmbeddings(fast=True), 10**7).encode
+
+
+def groups(files, negatives: int, pair_tokens: int, tok, seed: int, embed=None):
     from ragraphs.tools.judges.core import PREFIX, balanced_pairs, clean, passage_text
     from ragraphs.tools.judges.data import _pair_miner, _row_examples
 
-    embed = _EmbeddingCache(MiniLMEmbeddings(fast=True), 10**7).encode
+    embed = embed or minilm()
     rows = []
     for f in files:
         exs = [ex for _r, ex in _row_examples(f)]
@@ -73,9 +79,10 @@ def rank(judges_dir: str, files, negatives: int, pair_tokens: int) -> dict:
 
     torch_weights = judges_dir != "shipped" and (Path(judges_dir) / "model.safetensors").is_file()
     judge = load_judge("pair", None if judges_dir == "shipped" else judges_dir, backend="torch" if torch_weights else None)
+    embed = minilm()
     out = {}
     for f in files:
-        rows = groups([f], negatives, pair_tokens, judge.model.tokenizer, 0)
+        rows = groups([f], negatives, pair_tokens, judge.model.tokenizer, 0, embed)
         top1, rr = [], []
         for r in rows:
             s = judge._probs([(r[0], t) for t in r[1:]])
