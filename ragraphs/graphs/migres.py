@@ -21,8 +21,8 @@ guard reads the run's context (Table 12: 5 for multi-hop and commonsense QA, 3 f
 open-domain QA) and is capped at the graph's ``iteration_cap``;
 the compiled graph also carries a recursion limit derived from that cap, so no run can
 loop unbounded whatever the LLM writes. Both readers (``reader_answer``, ``final_answer``)
-read the question's own top retrieved passages first, then what the loop kept
-(``reader_evidence``).
+read the question's own top retrieved passages first, then what the loop's own queries
+found and kept (``reader_evidence``).
 """
 
 from __future__ import annotations

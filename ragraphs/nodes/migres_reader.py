@@ -24,13 +24,13 @@ from .migres import _llm
 def reader_evidence(state: MIGRESState, ctx: MIGRESContext) -> tuple[list[Passage], list[Passage]]:
     """What the reader reads, and which of it the loop had not read (it joins the run's passages).
 
-    ``reader_evidence="passages"``: the question's own top ``reader_question_passages``
-    retrieved passages, whole as vanilla reads them, then the passages the loop kept (the
-    Knowledge Filter's text), ``max_passages`` in all; the LLM's knowledge only when there is
-    no passage at all. ``"followups"``: the same, but of the kept passages only those the
-    loop's own queries found (not the question's first retrieval), so the reader reads what
-    vanilla reads unless the missing-information queries found something. ``"gathered"``: the
-    Leaf Module's statements, the kept passages and the first LLM knowledge.
+    ``reader_evidence="followups"`` (the default): the question's own top
+    ``reader_question_passages`` retrieved passages, whole as vanilla reads them, then the
+    passages the loop's own queries found and kept (the Knowledge Filter's text; not those of
+    the question's first retrieval), ``max_passages`` in all, so the reader reads what vanilla
+    reads unless the missing-information queries found something; the LLM's knowledge only
+    when there is no passage at all. ``"passages"``: the same with every kept passage.
+    ``"gathered"``: the Leaf Module's statements, the kept passages and the first LLM knowledge.
     """
     read = list(state.get("passages") or [])
     cap = int(ctx.max_passages)

@@ -121,9 +121,11 @@ def test_two_hop_loop_finds_the_second_hop(corpus):
 
 def test_reader_writes_the_answer_after_an_answerable_verdict(corpus):
     """``answer_with="reader"``: the Main Module's verdict ends the loop as before, and the
-    reader prompt writes the answer. By default (``reader_evidence="passages"``) it reads the
+    reader prompt writes the answer. With ``reader_evidence="passages"`` it reads the
     question's own top retrieved passages whole, then the passages the loop kept, and no
-    statements; ``"gathered"`` reads the statements, the kept passages and the LLM knowledge."""
+    statements; by default (``"followups"``) only the kept passages the loop's own queries found
+    follow them, none in a one-iteration run; ``"gathered"`` reads the statements, the kept
+    passages and the LLM knowledge."""
     readers: list[str] = []
 
     def script(prompt: str) -> str:
@@ -139,7 +141,7 @@ def test_reader_writes_the_answer_after_an_answerable_verdict(corpus):
     llm = ScriptedChat(script=script)
     g = build_migres_graph(_components(llm, corpus))
     ctx = dict(CTX, k=4, reader_question_passages=3)
-    out = g.invoke({"question": KILLING_PABLO_Q}, context=MIGRESContext(**ctx))  # answer_with="reader", the default
+    out = g.invoke({"question": KILLING_PABLO_Q}, context=MIGRESContext(reader_evidence="passages", **ctx))  # answer_with="reader", the default
     nodes = [t["node"] for t in out["trace"]]
     assert nodes == ["retrieve", "filter_knowledge", "leaf_extract", "memory", "main_judge", "reader_answer"]
     assert out["answer"] == "Mark Bowden" and out["answered"] and out["final"] == "answered"
@@ -155,10 +157,16 @@ def test_reader_writes_the_answer_after_an_answerable_verdict(corpus):
     assert "Known information" not in readers[0] and "Killing Pablo is a book by Mark Bowden." not in readers[0]
     # what the reader read is among the run's passages
     assert set(reader["evidence"]) <= {p["id"] for p in out["passages"]}
+    # the default reads the question's own top three and nothing the first retrieval kept: the
+    # run ended after one iteration, so its queries found nothing new
+    out_f = build_migres_graph(_components(ScriptedChat(script=script), corpus)).invoke(
+        {"question": KILLING_PABLO_Q}, context=MIGRESContext(**ctx))
+    assert out_f["answer"] == "Mark Bowden"
+    assert next(t for t in out_f["trace"] if t["node"] == "reader_answer")["evidence"] == top[:3]
     # the statements, the kept passages and the LLM knowledge, as before 2026-11-25
     out_g = build_migres_graph(_components(ScriptedChat(script=script), corpus)).invoke(
         {"question": KILLING_PABLO_Q}, context=MIGRESContext(reader_evidence="gathered", **ctx))
-    assert out_g["answer"] == "Mark Bowden" and "Known information: Killing Pablo is a book by Mark Bowden." in readers[1]
+    assert out_g["answer"] == "Mark Bowden" and "Known information: Killing Pablo is a book by Mark Bowden." in readers[2]
     gathered = next(t for t in out_g["trace"] if t["node"] == "reader_answer")["evidence"]
     assert gathered[1:] == [p["id"] for p in out_g["passages"]][:5]
     # the paper's way keeps the Main Module's answer and makes no reader call

@@ -59,11 +59,14 @@ def test_migres_runs_on_gemma_and_stays_bounded(stack, gemma, minilm):
     assert "Killing Pablo" in [p["title"] for p in out["passages"]]
     loop_read = {i for t in out["trace"] if t["node"] == "memory" for i in t["read"]}
     assert out["passages_fed"] >= len(loop_read) >= 1
-    # the reader reads the question's own top passages first (reader_evidence="passages"), then
-    # what the loop kept, five in all; the run's passages are exactly those two sets
+    # the reader reads the question's own top passages first, then what the loop's own queries
+    # found and kept (reader_evidence="followups"), five in all; the run's passages are exactly
+    # what the loop read and what the reader read
     reader = next(t for t in out["trace"] if t["node"] in ("final_answer", "reader_answer"))
     top = [p["id"] for p in corpus.search(QUESTION, 4)]
     assert reader["evidence"][:4] == top and len(reader["evidence"]) <= 5
+    followups = set(reader["evidence"][4:])
+    assert all((p.get("meta") or {}).get("query") != QUESTION for p in out["passages"] if p["id"] in followups)
     assert {p["id"] for p in out["passages"]} == loop_read | set(reader["evidence"])
     assert all(len(p["text"]) > 0 for p in out["passages"])
     for u in out["useful_info"]:

@@ -20,8 +20,15 @@ STATE = {
 }
 
 
+PASSAGES = MIGRESContext(reader_evidence="passages")
+
+
+def test_the_default_reads_what_the_loops_own_queries_found():
+    assert MIGRESContext().reader_evidence == "followups"
+
+
 def test_question_passages_come_first_then_the_kept_ones_up_to_the_cap():
-    evidence, added = reader_evidence(STATE, MIGRESContext())  # 4 of the question's, 5 in all
+    evidence, added = reader_evidence(STATE, PASSAGES)  # 4 of the question's, 5 in all
     assert [p["id"] for p in evidence] == ["a", "b", "c", "d", "x"]
     # a passage in both lists is read whole, as retrieved, not as the filter cut it
     assert evidence[1]["text"] == "text of b" and evidence[0]["text"] == "whole a"
@@ -31,9 +38,9 @@ def test_question_passages_come_first_then_the_kept_ones_up_to_the_cap():
 
 
 def test_settings_shape_the_evidence():
-    ev, _ = reader_evidence(STATE, MIGRESContext(reader_question_passages=2, max_passages=6))
+    ev, _ = reader_evidence(STATE, MIGRESContext(reader_evidence="passages", reader_question_passages=2, max_passages=6))
     assert [p["id"] for p in ev] == ["a", "b", "x", "y", "z"]
-    ev, added = reader_evidence(STATE, MIGRESContext(reader_question_passages=0))
+    ev, added = reader_evidence(STATE, MIGRESContext(reader_evidence="passages", reader_question_passages=0))
     assert [p["id"] for p in ev] == ["b", "x", "y", "z"] and added == []
     # the reader before: the statements, the kept passages as the filter cut them, the LLM's knowledge
     ev, added = reader_evidence(STATE, MIGRESContext(reader_evidence="gathered"))
@@ -46,14 +53,14 @@ def test_followups_read_only_what_the_loops_own_queries_found():
     later = {**_p("w"), "meta": {"query": "who founded it?"}}
     own = {**_p("x"), "meta": {"query": "q"}}  # kept from the question's first retrieval
     state = {**STATE, "passages": [own, later, _p("y")]}
-    ev, added = reader_evidence(state, MIGRESContext(reader_evidence="followups"))
+    ev, added = reader_evidence(state, MIGRESContext())  # the default: followups
     assert [p["id"] for p in ev] == ["a", "b", "c", "d", "w"]
     assert [p["id"] for p in added] == ["a", "b", "c", "d"]
     # the loop found nothing new: the reader reads what vanilla reads
-    ev, _ = reader_evidence({**STATE, "passages": [own]}, MIGRESContext(reader_evidence="followups"))
+    ev, _ = reader_evidence({**STATE, "passages": [own]}, MIGRESContext())
     assert [p["id"] for p in ev] == ["a", "b", "c", "d"]
     # "passages" reads the question's own kept passage x first
-    ev, _ = reader_evidence(state, MIGRESContext())
+    ev, _ = reader_evidence(state, PASSAGES)
     assert [p["id"] for p in ev] == ["a", "b", "c", "d", "x"]
 
 
@@ -63,6 +70,6 @@ def test_nothing_retrieved_falls_back_to_the_llm_knowledge():
     ev, added = reader_evidence(state, MIGRESContext())
     assert [p["text"] for p in ev] == ["a guess"] and added == []
     # a state checkpointed before the setting existed has no question_passages: the kept ones
-    ev, _ = reader_evidence({"question": "q", "passages": [_p("x")]}, MIGRESContext())
+    ev, _ = reader_evidence({"question": "q", "passages": [_p("x")]}, PASSAGES)
     assert [p["id"] for p in ev] == ["x"]
     assert reader_evidence({"question": "q"}, MIGRESContext()) == ([], [])
