@@ -16,14 +16,11 @@ import argparse
 import json
 import sys
 
+from migres_reader_replay import _records  # the same directory: the replay's reader of eval records
+
 from ragraphs.evaluation.paired import format_difference, paired_differences
 
 METRICS = ("em", "f1", "acc")
-
-
-def _records(path: str) -> dict[str, dict]:
-    with open(path, encoding="utf-8") as f:
-        return {r["id"]: r for r in map(json.loads, f) if not r.get("error")}
 
 
 def main(argv: list[str] | None = None) -> int:
