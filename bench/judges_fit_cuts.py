@@ -5,7 +5,13 @@ For each role, the n-weighted mean of each multi-hop dev file's best-accuracy cu
 results in RESULTS_DIR. The cuts fitted during training (on held-out questions of the
 training files) are kept under ``thresholds_validation``.
 
+A judge that trained on the dev files themselves gets cross-fitted cuts instead: the rows of
+judges of the same recipe, each trained with one half of the dev files and read on the other
+(``--crossfit``: every RESULTS_DIR's rows pooled, n-weighted); the cuts fitted on its own dev
+scores, which it trained on, are kept under ``thresholds_dev_in_sample``.
+
 Usage: python bench/judges_fit_cuts.py RESULTS_DIR JUDGES_DIR/ragraphs_judge.json [--dry-run]
+       python bench/judges_fit_cuts.py --crossfit RESULTS_DIR [RESULTS_DIR ...] JUDGES_DIR/ragraphs_judge.json
 """
 
 from __future__ import annotations
@@ -17,11 +23,11 @@ from pathlib import Path
 MULTIHOP = ("hotpotqa", "2wikimultihopqa", "musique")
 
 
-def fit(results_dir: Path) -> dict[str, float]:
+def fit(*results_dirs: Path) -> dict[str, float]:
     cuts: dict[str, float] = {}
     for role in ("evaluator", "pair", "nli"):
         got = []
-        for name in MULTIHOP:
+        for results_dir, name in ((d, n) for d in results_dirs for n in MULTIHOP):
             f = results_dir / f"{role}.{name}.json"
             if f.is_file():
                 r = json.loads(f.read_text(encoding="utf-8"))
@@ -33,8 +39,10 @@ def fit(results_dir: Path) -> dict[str, float]:
 
 
 def main(argv: list[str]) -> int:
+    if argv and argv[0] == "--crossfit":
+        return _crossfit([a for a in argv[1:] if a != "--dry-run"], "--dry-run" in argv)
     if len(argv) < 2:
-        print(__doc__.strip().splitlines()[-1], file=sys.stderr)
+        print(__doc__.strip().splitlines()[-2], file=sys.stderr)
         return 2
     cuts = fit(Path(argv[0]))
     print(json.dumps(cuts))
@@ -48,6 +56,27 @@ def main(argv: list[str]) -> int:
     meta["thresholds_note"] = ("defaults read by the methods: the n-weighted mean of each dev file's best-accuracy cut "
                                "(HotpotQA, 2Wiki, MuSiQue dev; bench/judges_fit_cuts.py); thresholds_validation: "
                                "fitted on held-out questions of the training files")
+    meta_path.write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
+def _crossfit(args: list[str], dry_run: bool) -> int:
+    if len(args) < 2:
+        print(__doc__.strip().splitlines()[-1], file=sys.stderr)
+        return 2
+    cuts = fit(*(Path(a) for a in args[:-1]))
+    print(json.dumps(cuts))
+    if dry_run:
+        return 0
+    meta_path = Path(args[-1])
+    meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    meta["thresholds_dev_in_sample"] = {**meta["thresholds"]}
+    meta["thresholds"] = {**meta["thresholds"], **cuts}
+    meta["thresholds_note"] = ("defaults read by the methods: cross-fitted on the dev files (each HotpotQA, 2Wiki and "
+                               "MuSiQue dev half's best-accuracy cut, n-weighted, read by a judge of this recipe trained "
+                               "with the other half: bench/judges_fit_cuts.py --crossfit), since this judge trained on the "
+                               "whole dev files; thresholds_dev_in_sample: the same fit on its own dev scores (in training); "
+                               "thresholds_validation: fitted on held-out questions of the training files")
     meta_path.write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
     return 0
 

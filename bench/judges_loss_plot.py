@@ -34,7 +34,7 @@ def main() -> None:
     epochs = sum(float(ph.get("epochs", 1)) for ph in phases)
     ax.set_xlabel(f"step (batch {cfg['batch_size']}, {epochs:g} epoch(s) in {len(phases)} phase(s); "
                   f"{meta['train_items']} items per epoch)")
-    ax.set_ylabel("binary cross-entropy (mean of 20 steps)")
+    ax.set_ylabel(f"binary cross-entropy (mean of {meta.get('loss_every', 20)} steps)")
     ax.set_title("judges: multi-task cross-encoder fine-tuned from MiniLM")
     ax.legend()
     fig.tight_layout()

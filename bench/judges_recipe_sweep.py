@@ -36,7 +36,7 @@ DEV_ROWS = [("evaluator", "hotpotqa"), ("evaluator", "2wikimultihopqa"), ("evalu
 
 
 # ---------------------------------------------------------------------------------------- dump
-def dump(data_dir: str, out_dir: str) -> None:
+def dump(data_dir: str, out_dir: str, only: list[str] | None = None) -> None:
     import glob
 
     from transformers import AutoTokenizer
@@ -71,6 +71,8 @@ def dump(data_dir: str, out_dir: str) -> None:
     sets = (("capped", TrainConfig(neg_ratio=1)), ("full", TrainConfig(neg_ratio=2, max_per_file={})),
             ("neg3", TrainConfig(neg_ratio=3, max_per_file={})), ("neg4", TrainConfig(neg_ratio=4, max_per_file={})))
     for name, cfg in sets:
+        if only and name not in only:
+            continue
         by_role = build_training_items(files, cfg, fast, log)
         rows = []
         for role, items in by_role.items():
@@ -93,10 +95,12 @@ def dump(data_dir: str, out_dir: str) -> None:
 CROSSFIT_FILES = ("hotpotqa", "2wikimultihopqa", "musique")
 
 
-def dump_crossfit(data_dir: str, items_dir: str) -> None:
+def dump_crossfit(data_dir: str, items_dir: str, only: list[str] | None = None) -> None:
     """Extends a `dump` directory: train_cf{0,1} (the full items plus the training items, built
-    as train-judge builds them, of half K of each multi-hop dev file) and the judge-eval rows of
-    each half (file key `NAME@K/2`) added to dev.jsonl.gz. Text ids stay those of the dump."""
+    as train-judge builds them, of half K of each multi-hop dev file), train_all (the same with
+    the whole multi-hop dev files: the judge #14 asks for, trained on the training files and
+    the dev files) and the judge-eval rows of each half (file key `NAME@K/2`) added to
+    dev.jsonl.gz. Text ids stay those of the dump. `only` names the sets to write."""
     from ragraphs.tools.embeddings import MiniLMEmbeddings
     from ragraphs.tools.judges.baselines import _EmbeddingCache
     from ragraphs.tools.judges.data import build_items, split_items
@@ -120,15 +124,17 @@ def dump_crossfit(data_dir: str, items_dir: str) -> None:
     full_rows = _read(d / "train_full.jsonl.gz")
     fast = _EmbeddingCache(MiniLMEmbeddings(fast=True), 10**7).encode
     cfg = TrainConfig(neg_ratio=2, max_per_file={})
-    for k in (0, 1):
-        specs = [os.path.join(data_dir, f"{f}.dev.jsonl@{k}/2") for f in CROSSFIT_FILES]
+    for name, part in (("cf0", "@0/2"), ("cf1", "@1/2"), ("all", "")):
+        if only and name not in only:
+            continue
+        specs = [os.path.join(data_dir, f"{f}.dev.jsonl{part}") for f in CROSSFIT_FILES]
         by_role = build_training_items(specs, cfg, fast, log)
         added = []
         for role, items in by_role.items():
             tr, _va = split_items(items, cfg.val_fraction, cfg.seed)
             added += [row(role, it, s="train") for it in tr]
-        _write(d / f"train_cf{k}.jsonl.gz", full_rows + added)
-        log(f"cf{k}: {len(added)} training items added from the dev files' half {k}")
+        _write(d / f"train_{name}.jsonl.gz", full_rows + added)
+        log(f"{name}: {len(added)} training items added from the dev files ({part or 'whole'})")
     full = _EmbeddingCache(MiniLMEmbeddings()).encode
     dev = [r for r in _read(d / "dev.jsonl.gz") if "@" not in r["f"] or r["f"].startswith("popqa")]
     for role, f in DEV_ROWS:
@@ -191,6 +197,10 @@ RECIPES = {
     "cf1_7e-5_x2": [dict(items="cf1", lr=7e-5, warmup=0.1, epochs=2)],
     "cf0_7e-5_x2_s1": [dict(items="cf0", lr=7e-5, warmup=0.1, epochs=2, seed=1)],
     "cf1_7e-5_x2_s1": [dict(items="cf1", lr=7e-5, warmup=0.1, epochs=2, seed=1)],
+    # the training files plus the whole HotpotQA, 2Wiki and MuSiQue dev files (the PopQA dev
+    # half 1 stays out: CRAG's calibration and the PopQA rows read it)
+    "all_7e-5_x2": [dict(items="all", lr=7e-5, warmup=0.1, epochs=2)],
+    "all_7e-5_x2_s1": [dict(items="all", lr=7e-5, warmup=0.1, epochs=2, seed=1)],
 }
 
 
@@ -465,9 +475,11 @@ def main() -> None:
     p = sub.add_parser("dump")
     p.add_argument("data_dir")
     p.add_argument("items_dir")
+    p.add_argument("--only", default=None, help="the item sets to write, comma-separated (capped, full, neg3, neg4)")
     p = sub.add_parser("dump-crossfit")
     p.add_argument("data_dir")
     p.add_argument("items_dir")
+    p.add_argument("--only", default=None, help="the item sets to write, comma-separated (cf0, cf1, all)")
     p = sub.add_parser("train")
     p.add_argument("items_dir")
     p.add_argument("base")
@@ -486,9 +498,9 @@ def main() -> None:
     elif a.cmd == "report-crossfit":
         report_crossfit(a.results, a.out_dir)
     elif a.cmd == "dump":
-        dump(a.data_dir, a.items_dir)
+        dump(a.data_dir, a.items_dir, a.only.split(",") if a.only else None)
     elif a.cmd == "dump-crossfit":
-        dump_crossfit(a.data_dir, a.items_dir)
+        dump_crossfit(a.data_dir, a.items_dir, a.only.split(",") if a.only else None)
     else:
         train(a.items_dir, a.base, a.out, a.recipes.split(","), a.budget, a.save, a.limit)
 
