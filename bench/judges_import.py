@@ -10,10 +10,10 @@ The cuts are the shipped model's until `bash bench/judges_dev_eval.sh OUT_DIR ..
 on the dev files. With `--results RESULTS.json --recipe NAME --items ITEMS_DIR` (the sweep's
 results and the directory its `dump` wrote) the description gets what `train-judge` writes:
 the training files and item counts, the recipe, the loss curve, and the held-out validation
-items (questions of the training files no model trained on) scored in fp32 and int8, with the
-cuts fitted on them as `thresholds_validation`. A judge made this way was not written by `train-judge`: its recipe and seed
-are in the sweep's results, and `train-judge` with the same settings trains the same recipe
-(on a CPU, not bit for bit).
+items (questions of the training files no model trained on) scored in fp32 and int8, with
+the cuts fitted on them as `thresholds_validation`. A judge made this way was not written by
+`train-judge`: its recipe and seed are in the sweep's results, and `train-judge` with the same
+settings trains the same recipe (on a CPU, not bit for bit).
 """
 
 from __future__ import annotations
@@ -39,6 +39,8 @@ def main() -> None:
     ap.add_argument("--items", default=None, help="the sweep's items directory: the validation items are scored")
     ap.add_argument("--train-files", nargs="*", default=None, help="the data files the recipe's items came from")
     a = ap.parse_args()
+    if a.results and not a.recipe:
+        ap.error("--results needs --recipe: the recipe's name in that file")
 
     import torch
     from safetensors.torch import load
