@@ -101,11 +101,16 @@ def _tokenizer_reads(path: Path, max_length: int) -> None:
     tok.save(str(path))
 
 
+def _read(path: Path) -> list[dict]:
+    """The sweep's own reader of its gzipped JSON-lines item files."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from judges_recipe_sweep import _read as read
+
+    return read(path)
+
+
 def _validation_items(items_dir: str) -> dict:
     """role -> (text pairs as the model reads them, labels): the sweep's validation rows."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from judges_recipe_sweep import _read
-
     d = Path(items_dir)
     texts = [r["t"] for r in _read(d / "texts.jsonl.gz")]
     rows = [r for r in _read(d / "train_full.jsonl.gz") if r["s"] == "val"]
@@ -120,15 +125,13 @@ def _training_description(results: str, recipe: str, items_dir: str | None, trai
     if train_files:
         desc["train_files"] = train_files
     if items_dir:
-        sys.path.insert(0, str(Path(__file__).resolve().parent))
-        from judges_recipe_sweep import _read
-
         rows = [r for r in _read(Path(items_dir) / f"train_{ph[0]['items']}.jsonl.gz") if r["s"] == "train"]
         desc["items"] = {role: sum(r["r"] == role for r in rows) for role in ("evaluator", "pair", "nli")}
         desc["train_items"] = len(rows)
     desc["config"] = {"epochs": float(ph[0]["epochs"]), "lr": ph[0]["lr"], "warmup_ratio": ph[0]["warmup"],
                       "batch_size": ph[0].get("batch", 16), "max_length": ph[0].get("max_length", 256),
-                      "neg_ratio": 2, "seed": ph[0].get("seed", 0), "max_per_file": {}}
+                      "neg_ratio": {"capped": 1, "neg3": 3, "neg4": 4}.get(ph[0]["items"], 2), "seed": ph[0].get("seed", 0),
+                      "max_per_file": None if ph[0]["items"] == "capped" else {}}
     desc["loss_curve"] = [pt for phase in rec.get("loss", []) for pt in phase]
     n_train = desc.get("train_items")
     desc["phases"] = [{"lr": p["lr"], "epochs": float(p["epochs"]), "warmup": p["warmup"], "seconds": rec.get("seconds"),

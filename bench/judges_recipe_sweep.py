@@ -135,17 +135,17 @@ def dump_crossfit(data_dir: str, items_dir: str, only: list[str] | None = None) 
             added += [row(role, it, s="train") for it in tr]
         _write(d / f"train_{name}.jsonl.gz", full_rows + added)
         log(f"{name}: {len(added)} training items added from the dev files ({part or 'whole'})")
-    for times in (2, 4):  # train_all with PopQA's training items read 2 or 4 times
-        if only and f"allpq{times}" not in only:
-            continue
+    weights = [t for t in (2, 4) if not only or f"allpq{t}" in only]
+    if weights:  # train_all with PopQA's training items read 2 or 4 times
         from ragraphs.tools.judges.core import PREFIX, clean
         from ragraphs.tools.judges.data import _row_examples
 
         asked = {PREFIX["evaluator"] + clean(x["question"], 1000) for x, _ in _row_examples(os.path.join(data_dir, TRAIN_SPECS[1]))}
         rows = _read(d / "train_all.jsonl.gz")
         pq = [r for r in rows if r["s"] == "train" and r["r"] == "evaluator" and texts[r["a"]] in asked]
-        _write(d / f"train_allpq{times}.jsonl.gz", rows + pq * (times - 1))
-        log(f"allpq{times}: {len(pq)} PopQA training items read {times} times")
+        for times in weights:
+            _write(d / f"train_allpq{times}.jsonl.gz", rows + pq * (times - 1))
+            log(f"allpq{times}: {len(pq)} PopQA training items read {times} times")
     full = _EmbeddingCache(MiniLMEmbeddings()).encode
     dev = [r for r in _read(d / "dev.jsonl.gz") if "@" not in r["f"] or r["f"].startswith("popqa")]
     for role, f in DEV_ROWS:
@@ -493,7 +493,7 @@ def main() -> None:
     p = sub.add_parser("dump-crossfit")
     p.add_argument("data_dir")
     p.add_argument("items_dir")
-    p.add_argument("--only", default=None, help="the item sets to write, comma-separated (cf0, cf1, all)")
+    p.add_argument("--only", default=None, help="the item sets to write, comma-separated (cf0, cf1, all, allpq2, allpq4)")
     p = sub.add_parser("train")
     p.add_argument("items_dir")
     p.add_argument("base")
