@@ -136,7 +136,13 @@ def cmd_eval(args: argparse.Namespace) -> int:
     specs = iter_specs(
         methods, ks, strategies,
         retrieval=args.retrieval, retrieval_only=args.retrieval_only, llm=args.llm, settings=settings,
+        withhold_gold=bool(getattr(args, "withhold_gold", False)),
     )
+    if getattr(args, "withhold_gold", False):
+        if ORACLE in methods:
+            raise InputError("--withhold-gold leaves the oracle nothing to read (it reads the gold paragraphs); drop the oracle")
+        if args.server:
+            raise InputError("--withhold-gold is for local runs (the pooled file corpus or --corpus); drop --server")
     # settings are checked against every method's context before any model is loaded
     from .runner import build_context
 
@@ -156,6 +162,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
     needs_corpus = any(s.method not in ("none", ORACLE) for s in specs)
     retriever = open_corpus(args, all_examples) if needs_corpus else None
+    if retriever is not None and getattr(args, "withhold_gold", False):
+        from .corpus import WithheldRetriever
+
+        retriever = WithheldRetriever(retriever)
     embeddings = getattr(retriever, "embeddings", None)
     shared = Components(retriever=retriever, embeddings=embeddings, web_search=web)
     oracle_components = None
@@ -271,6 +281,9 @@ def register(subparsers) -> None:
     p.add_argument("--llm", default=None, metavar="SPEC", help="gemma (default) | llamacpp:PATH | openai:MODEL | fake:TEXT")
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="any other setting of the method's context (JSON values)")
     p.add_argument("--pool", action="append", metavar="PATH", help="also pool the paragraphs of this benchmark file into the corpus (a larger distractor pool; questions still come from --data)")
+    p.add_argument("--withhold-gold", action="store_true",
+                   help="withhold each question's gold paragraphs from the corpus while it runs: every retrieval "
+                   "truly misses (what CRAG's Incorrect route is for); not with the oracle or --server")
     p.add_argument("--corpus", default=None, metavar="PATH", help="an existing Chroma store (from `ragraphs ingest`) instead of the pooled file corpus")
     p.add_argument("--collection", default="ragraphs", help="collection of --corpus (default ragraphs)")
     p.add_argument("--web", action="append", metavar="PATH", help="offline web-search corpus JSONL for methods that search the web (CRAG, ERM4)")

@@ -111,3 +111,49 @@ class OracleRetriever:
 
     def count(self) -> int:
         return sum(len(v) for v in self.gold.values())
+
+
+class WithheldRetriever:
+    """A retriever that never returns the passages withheld for the question at hand.
+
+    ``withhold(ids)`` names them (``ragraphs eval --withhold-gold`` and ``calibrate-crag
+    --misses withheld`` name each question's gold supporting paragraphs before it runs). Each
+    search asks the wrapped retriever for ``k`` plus that many results and drops the withheld
+    ones, which for dense and fused search gives the ranking of a corpus that lacks them:
+    every retrieval truly misses, as in an open corpus that has no page on the answer. The
+    title index is the wrapped one's (it only reorders what a search returned)."""
+
+    def __init__(self, base: Any):
+        self.base = base
+        self.withheld: frozenset[str] = frozenset()
+
+    def withhold(self, ids: Iterable[str]) -> None:
+        self.withheld = frozenset(ids)
+
+    def _drop(self, hits: Iterable[Passage], k: int) -> list[Passage]:
+        return [p for p in hits if p.get("id") not in self.withheld][:k]
+
+    def search(self, query: str, k: int, mode: str = "dense") -> list[Passage]:
+        return self._drop(self.base.search(query, k + len(self.withheld), mode=mode), k)
+
+    def search_many(self, queries: Iterable[str], k: int, mode: str = "dense") -> list[list[Passage]]:
+        n = k + len(self.withheld)
+        if hasattr(self.base, "search_many"):
+            hits = self.base.search_many(list(queries), n, mode=mode)
+        else:
+            hits = [self.base.search(q, n, mode=mode) for q in queries]
+        return [self._drop(h, k) for h in hits]
+
+    def title_index(self) -> Any:
+        index = getattr(self.base, "title_index", None)
+        return index() if callable(index) else None
+
+    def embed_queries(self, queries: Any) -> np.ndarray:
+        return self.base.embed_queries(queries)
+
+    def count(self) -> int:
+        return self.base.count()
+
+    @property
+    def embeddings(self) -> Any:
+        return getattr(self.base, "embeddings", None)

@@ -45,6 +45,7 @@ class RunSpec:
     retrieval_only: bool = False
     llm: str | None = None
     settings: dict[str, Any] = field(default_factory=dict)
+    withhold_gold: bool = False  # each question's gold paragraphs withheld from the corpus
 
     @property
     def graph_method(self) -> str:
@@ -61,6 +62,8 @@ class RunSpec:
             parts.append(self.retrieval)
         if self.retrieval_only:
             parts.append("retrieval")
+        if self.withhold_gold:
+            parts.append("withheld")
         if self.llm and self.llm != "gemma":
             parts.append("".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in self.llm)[-40:])
         if self.settings:
@@ -366,6 +369,9 @@ def run_spec(
 
     ctx = build_context(spec)
     graph = build_graph(spec.graph_method, components)
+    withheld = components._retriever if spec.withhold_gold else None
+    if withheld is not None and not hasattr(withheld, "withhold"):
+        raise ConfigError("withhold_gold needs a retriever that can withhold passages (evaluation.corpus.WithheldRetriever)")
     results_path, done = open_results(spec, out_dir, resume=resume, dataset=dataset, data=data)
     ctx, scratch = run_memory(ctx, results_path, resume=resume)
     try:
@@ -373,6 +379,8 @@ def run_spec(
             if rec.todo:
                 warm_up(components, ctx)
             for ex in rec.todo:
+                if withheld is not None:
+                    withheld.withhold(ex.supporting_ids)
                 t0 = time.perf_counter()
                 try:
                     final = graph.invoke({"question": ex.question}, context=ctx)
