@@ -119,9 +119,10 @@ class WithheldRetriever:
     ``withhold(ids)`` names them (``ragraphs eval --withhold-gold`` and ``calibrate-crag
     --misses withheld`` name each question's gold supporting paragraphs before it runs). Each
     search asks the wrapped retriever for ``k`` plus that many results and drops the withheld
-    ones, which for dense and fused search gives the ranking of a corpus that lacks them:
-    every retrieval truly misses, as in an open corpus that has no page on the answer. The
-    title index is the wrapped one's (it only reorders what a search returned)."""
+    ones. For dense search that is the ranking of a corpus that lacks them (BM25's term weights
+    and a fused list's ranks move a little): every retrieval truly misses, as in an open corpus
+    that has no page on the answer. The title index is the wrapped one's (it only reorders
+    what a search returned)."""
 
     def __init__(self, base: Any):
         self.base = base
