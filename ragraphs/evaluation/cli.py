@@ -165,6 +165,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if retriever is not None and getattr(args, "withhold_gold", False):
         from .corpus import WithheldRetriever
 
+        gold = sorted({i for ex in examples for i in ex.supporting_ids})
+        if hasattr(retriever, "existing_ids") and not retriever.existing_ids(gold):
+            raise InputError(f"--withhold-gold: the store {args.corpus} holds none of the questions' gold paragraphs, so "
+                             "withholding them would change nothing (ingest the benchmark file itself, or drop --corpus)")
         retriever = WithheldRetriever(retriever)
     embeddings = getattr(retriever, "embeddings", None)
     shared = Components(retriever=retriever, embeddings=embeddings, web_search=web)

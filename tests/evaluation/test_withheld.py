@@ -89,3 +89,19 @@ def test_calibrate_crag_fits_on_withheld_misses(tmp_path, data_dir, capsys):
     # cosine scores a true miss lower than a retrieval that holds the gold: most misses land
     # under the fitted lower threshold
     assert sh["incorrect"] > 0.5
+
+
+def test_eval_withhold_gold_over_an_ingested_store(tmp_path, data_dir, capsys):
+    """With ``--corpus``, a store ingested from the benchmark file keeps its paragraphs' ids, so
+    withholding works there; a store of other documents is refused with a clear error."""
+    data = str(data_dir / "hotpotqa.sample.jsonl")
+    bench_store, other_store = tmp_path / "bench", tmp_path / "other"
+    assert main(["ingest", data, "--store", str(bench_store), "--quiet"]) == 0
+    notes = tmp_path / "notes.md"
+    notes.write_text("# Notes\n\nThe river flows north past the old mill and the stone bridge.\n", encoding="utf-8")
+    assert main(["ingest", str(notes), "--store", str(other_store), "--quiet"]) == 0
+    capsys.readouterr()
+    rc, held, _ = _eval(capsys, tmp_path, data, "--withhold-gold", "--corpus", str(bench_store))
+    assert rc == 0 and held["errors"] == 0 and held["recall"] == 0.0 and held["docs_avg"] == 4
+    rc, _, err = _eval(capsys, tmp_path / "o", data, "--withhold-gold", "--corpus", str(other_store))
+    assert rc != 0 and "holds none of the questions' gold paragraphs" in err
