@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from dataclasses import asdict
+from dataclasses import MISSING, asdict, fields
 from typing import Any, Callable
 
 from ..errors import ConfigError
@@ -78,7 +78,10 @@ def open_results(spec: Any, out_dir: str | None, *, resume: bool, dataset: str =
                 old = json.load(fh)
         except (OSError, ValueError):
             old = None
-        if old is not None and (old.get("spec") != cfg["spec"] or old.get("data") != cfg["data"]):
+        # a setting added since the old run was written reads as its default there
+        defaults = {f.name: f.default for f in fields(spec) if f.default is not MISSING}
+        old_spec = {**defaults, **old["spec"]} if old is not None and isinstance(old.get("spec"), dict) else None
+        if old is not None and (old_spec != cfg["spec"] or old.get("data") != cfg["data"]):
             raise ConfigError(
                 f"{out_dir} holds results of other settings or another data file; use another --out or --fresh"
             )

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from ragraphs.cli import main
 from ragraphs.datasets import load_dataset, pooled_passages
 from ragraphs.evaluation.corpus import WithheldRetriever
@@ -105,3 +107,26 @@ def test_eval_withhold_gold_over_an_ingested_store(tmp_path, data_dir, capsys):
     assert rc == 0 and held["errors"] == 0 and held["recall"] == 0.0 and held["docs_avg"] == 4
     rc, _, err = _eval(capsys, tmp_path / "o", data, "--withhold-gold", "--corpus", str(other_store))
     assert rc != 0 and "holds none of the questions' gold paragraphs" in err
+
+
+def test_a_run_written_before_withhold_gold_existed_still_resumes(tmp_path, data_dir, capsys):
+    """Results written before ``RunSpec.withhold_gold`` existed lack the key in their config;
+    it reads as its default (False), so such a run resumes, and a withheld run is still refused."""
+    data = str(data_dir / "hotpotqa.sample.jsonl")
+    rc, first, _ = _eval(capsys, tmp_path, data)
+    assert rc == 0
+    run = tmp_path / "out" / "runs" / "hotpotqa" / "vanilla-k4-retrieval"
+    cfg = json.loads((run / "config.json").read_text())
+    del cfg["spec"]["withhold_gold"]
+    (run / "config.json").write_text(json.dumps(cfg))
+    rc, again, _ = _eval(capsys, tmp_path, data)
+    assert rc == 0 and again["resumed"] == first["n"] and again["recall"] == first["recall"]
+    # the same folder holding a run of other settings is refused
+    from ragraphs.errors import ConfigError
+    from ragraphs.evaluation.records import open_results
+    from ragraphs.evaluation.runner import RunSpec
+
+    cfg = json.loads((run / "config.json").read_text())
+    spec = RunSpec(**{**cfg["spec"], "withhold_gold": True})
+    with pytest.raises(ConfigError, match="holds results of other settings"):
+        open_results(spec, str(run), resume=True, data=data)
