@@ -11,12 +11,15 @@ method that reads the web (CRAG's Incorrect and Ambiguous routes) can only gain 
 from __future__ import annotations
 
 import argparse
-import glob
 import json
 import os
+import sys
 
-from ragraphs.evaluation.paired import format_difference, paired_differences
-from ragraphs.evaluation.records import read_results
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from paired import runs as find_runs  # noqa: E402
+
+from ragraphs.evaluation.paired import format_difference, paired_differences  # noqa: E402
 
 
 def main() -> int:
@@ -27,11 +30,7 @@ def main() -> int:
     a = ap.parse_args()
     with open(a.web, encoding="utf-8") as fh:
         covered = {" ".join(json.loads(line)["question"].split()) for line in fh if line.strip()}
-    runs: dict[tuple[str, str], list[dict]] = {}
-    for path in sorted(glob.glob(os.path.join(a.dir, "**", "runs", "*", "*", "results.jsonl"), recursive=True)):
-        label_dir = os.path.dirname(path)
-        key = (os.path.basename(os.path.dirname(label_dir)), os.path.basename(label_dir))
-        runs[key] = [r for r in read_results(path).values() if not r.get("error")]
+    runs = {key: [r for r in recs.values() if not r.get("error")] for key, recs in find_runs([a.dir]).items()}
     extra = f" | EM / F1 / acc minus {a.ref}" if a.ref else ""
     print("| dataset | run | questions | n | EM | F1 | acc" + extra + " |")
     print("| --- | --- | --- | --- | --- | --- | ---" + (" | ---" if a.ref else "") + " |")

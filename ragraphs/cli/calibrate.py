@@ -115,12 +115,9 @@ def action_quality(max_scores: Sequence[float], has_gold: Sequence[bool], upper:
 
 def collect(examples: list, retriever: Any, judge: Any, k: int, mode: str = "dense") -> list[dict]:
     """Per question: retrieved docs' evaluator scores and whether each is supporting."""
-    qs = [ex.question for ex in examples]
-    if hasattr(retriever, "search_many"):
-        hits = retriever.search_many(qs, k, mode=mode)
-    else:
-        hits = [retriever.search(q, k, mode=mode) for q in qs]
-    return score_hits(examples, hits, judge)
+    from ..nodes.retrieve import search_many
+
+    return score_hits(examples, search_many(retriever, [ex.question for ex in examples], k, mode), judge)
 
 
 def collect_withheld(examples: list, retriever: Any, judge: Any, k: int, mode: str = "dense") -> list[dict]:
@@ -132,7 +129,7 @@ def collect_withheld(examples: list, retriever: Any, judge: Any, k: int, mode: s
     hits = []
     for ex in examples:
         held.withhold(ex.supporting_ids)
-        hits.append(held.search_many([ex.question], k, mode=mode)[0])
+        hits.append(held.search(ex.question, k, mode=mode))
     return score_hits(examples, hits, judge)
 
 

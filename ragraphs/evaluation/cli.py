@@ -133,12 +133,13 @@ def cmd_eval(args: argparse.Namespace) -> int:
     dataset = ds_name or all_examples[0].dataset
     examples = examples[: args.limit] if args.limit else examples
 
+    withhold = bool(getattr(args, "withhold_gold", False))
     specs = iter_specs(
         methods, ks, strategies,
         retrieval=args.retrieval, retrieval_only=args.retrieval_only, llm=args.llm, settings=settings,
-        withhold_gold=bool(getattr(args, "withhold_gold", False)),
+        withhold_gold=withhold,
     )
-    if getattr(args, "withhold_gold", False):
+    if withhold:
         if ORACLE in methods:
             raise InputError("--withhold-gold leaves the oracle nothing to read (it reads the gold paragraphs); drop the oracle")
         if args.server:
@@ -162,7 +163,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
     needs_corpus = any(s.method not in ("none", ORACLE) for s in specs)
     retriever = open_corpus(args, all_examples) if needs_corpus else None
-    if retriever is not None and getattr(args, "withhold_gold", False):
+    if retriever is not None and withhold:
         from .corpus import WithheldRetriever
 
         gold = sorted({i for ex in examples for i in ex.supporting_ids})

@@ -138,12 +138,9 @@ class WithheldRetriever:
         return self._drop(self.base.search(query, k + len(self.withheld), mode=mode), k)
 
     def search_many(self, queries: Iterable[str], k: int, mode: str = "dense") -> list[list[Passage]]:
-        n = k + len(self.withheld)
-        if hasattr(self.base, "search_many"):
-            hits = self.base.search_many(list(queries), n, mode=mode)
-        else:
-            hits = [self.base.search(q, n, mode=mode) for q in queries]
-        return [self._drop(h, k) for h in hits]
+        from ..nodes.retrieve import search_many
+
+        return [self._drop(h, k) for h in search_many(self.base, list(queries), k + len(self.withheld), mode)]
 
     def title_index(self) -> Any:
         index = getattr(self.base, "title_index", None)
