@@ -1,6 +1,6 @@
 """Is a method's gain over a reference more than the sample? Paired bootstrap over questions.
 
-    python bench/paired.py runs/full runs/m100/musique [--ref vanilla] [--metrics em,f1,acc]
+    python bench/paired.py runs/full runs/m100/musique [--ref vanilla] [--metrics em,f1,acc] [--by-subset]
 
 Reads the per-question records (DIR/**/runs/<dataset>/<label>/results.jsonl, the last record
 of a question wins) of every run under the given directories, pairs each run with the
@@ -9,7 +9,8 @@ per-question difference of each metric with a 95% percentile bootstrap interval
 (``ragraphs.evaluation.paired``: scipy.stats.bootstrap, seeded). An interval that holds 0
 means the sample does not settle the sign of the difference. `ragraphs eval --compare ...
 --out DIR` puts the same table in its report; this script pairs runs made by separate
-commands.
+commands. ``--by-subset`` also pairs each subset of a file on its own (the records' ``subset``:
+``nq`` and ``trivia`` in the NQ + TriviaQA file).
 """
 
 from __future__ import annotations
@@ -44,6 +45,8 @@ def cli_runs(doc: str, ref: bool = True) -> tuple[argparse.Namespace, list[str],
     ap.add_argument("--metrics", default="em,f1,acc")
     ap.add_argument("--n-resamples", type=int, default=9999)
     ap.add_argument("--seed", type=int, default=0)
+    if ref:
+        ap.add_argument("--by-subset", action="store_true", help="also pair each subset of a file on its own")
     a = ap.parse_args()
     found = runs(a.dirs)
     if not found:
@@ -60,11 +63,14 @@ def main() -> None:
         ref = found.get((ds, a.ref))
         if ref is None or label == a.ref:
             continue
-        diffs = {p.metric: p for p in paired_differences(recs, ref, metrics=metrics, seed=a.seed,
-                                                         n_resamples=a.n_resamples)}
-        n = max((p.n for p in diffs.values()), default=0)
-        cells = [format_difference(diffs[m]) if m in diffs else "-" for m in metrics]
-        print(f"| {ds} | {label} | {n} | " + " | ".join(cells) + " |")
+        subsets = sorted({str(r.get("subset")) for r in recs.values()}) if a.by_subset else []
+        for sub in [None] + (subsets if len(subsets) > 1 else []):
+            part = recs if sub is None else {i: r for i, r in recs.items() if str(r.get("subset")) == sub}
+            diffs = {p.metric: p for p in paired_differences(part, ref, metrics=metrics, seed=a.seed,
+                                                             n_resamples=a.n_resamples)}
+            n = max((p.n for p in diffs.values()), default=0)
+            cells = [format_difference(diffs[m]) if m in diffs else "-" for m in metrics]
+            print(f"| {ds if sub is None else ds + ' / ' + sub} | {label} | {n} | " + " | ".join(cells) + " |")
     print(f"\n* the interval excludes 0. Reference: {a.ref}; percent points; paired by question id.")
 
 
