@@ -16,6 +16,10 @@ writes these int8 graphs of the same weights under OUT:
 - ``int8-attention``: ``shipped`` with the attention's own products int8 too
   (``MatMulConstBOnly`` off);
 - ``fast-gelu``: ``shipped`` with the tanh approximation of GELU;
+- ``merged-qkv``: ``shipped`` with each layer's query, key and value products merged into one
+  384 x 1152 product and split after it (one int8 product instead of three; the same scores);
+- ``static-qdq``: static int8 instead of dynamic: activation scales calibrated once on 64 real
+  (question, paragraph) pairs of ``tests/data/hotpotqa.sample.jsonl`` (QDQ format, min-max);
 - ``fp32``: the fused fp32 graph (no quantization), for reference.
 
 Then times one input per run on one core (the judges run pairs side by side, one core each),
@@ -39,11 +43,14 @@ import time
 from pathlib import Path
 
 import numpy as np
+from onnx import TensorProto
+from onnxruntime.quantization import QuantType, quantize_dynamic
 
 from ragraphs.tools.judges.core import weights_dir
 from ragraphs.tools.judges.onnx import export_fp32, fuse_bert, quantize_int8, restore_fp32
 
-VARIANTS = ("shipped", "all-positions", "sdpa", "skip-ln", "qattention", "int8-attention", "fast-gelu", "fp32")
+VARIANTS = ("shipped", "all-positions", "sdpa", "skip-ln", "qattention", "int8-attention", "fast-gelu", "merged-qkv",
+            "static-qdq", "fp32")
 LENGTHS = (256, 128, 48)
 
 
@@ -69,6 +76,12 @@ def build(out: Path, variants: list[str]) -> dict[str, Path]:
         target = out / f"{v}.onnx"
         if v == "fp32":
             fuse_bert(eager, target)
+        elif v == "merged-qkv":
+            merged = merge_qkv(fuse_bert(eager, work / "fused.onnx"), work / "merged.onnx")
+            quantize_dynamic(str(merged), str(target), weight_type=QuantType.QInt8, per_channel=True, reduce_range=True,
+                             extra_options={"DefaultTensorType": TensorProto.FLOAT})
+        elif v == "static-qdq":
+            static_int8(fuse_bert(eager, work / "fused.onnx"), target, model_dir)
         elif v in recipes:
             fp32, fusion, quant = recipes[v]
             fp32 = fp32 or export_fp32(model_dir, work / "sdpa.onnx", attn_implementation="sdpa", first_token_only=False)[0]
@@ -78,6 +91,64 @@ def build(out: Path, variants: list[str]) -> dict[str, Path]:
         files[v] = target
     shutil.rmtree(work, ignore_errors=True)
     return files
+
+
+def merge_qkv(src: Path, dst: Path) -> Path:
+    """Each layer's query, key and value MatMuls (same input, constant weights) become one MatMul
+    over the concatenated weights followed by a Split with the three original outputs."""
+    import onnx
+    from onnx import helper, numpy_helper
+
+    m = onnx.load(str(src))
+    g = m.graph
+    inits = {i.name: i for i in g.initializer}
+    by_input: dict[str, list] = {}
+    for n in g.node:
+        if n.op_type == "MatMul" and n.input[1] in inits and any(r in n.name for r in ("/query/", "/key/", "/value/")):
+            by_input.setdefault(n.input[0], []).append(n)
+    for a, nodes in by_input.items():
+        if len(nodes) != 3:  # the last layer's query reads the first position only
+            continue
+        nodes.sort(key=lambda n: [r in n.name for r in ("/query/", "/key/", "/value/")].index(True))
+        ws = [numpy_helper.to_array(inits[n.input[1]]) for n in nodes]
+        name = nodes[0].name.replace("/query/", "/qkv/")
+        g.initializer.extend([numpy_helper.from_array(np.concatenate(ws, axis=1), name + "_W"),
+                              numpy_helper.from_array(np.array([w.shape[1] for w in ws], np.int64), name + "_sizes")])
+        at = min(list(g.node).index(n) for n in nodes)
+        for n in nodes:
+            g.node.remove(n)
+        g.node.insert(at, helper.make_node("Split", [name + "_out", name + "_sizes"], [n.output[0] for n in nodes],
+                                           name=name + "_split", axis=-1))
+        g.node.insert(at, helper.make_node("MatMul", [a, name + "_W"], [name + "_out"], name=name))
+    onnx.save(m, str(dst))
+    return dst
+
+
+def static_int8(fused: Path, target: Path, model_dir: Path, n: int = 64) -> Path:
+    """Static int8 (QDQ, min-max activation ranges) of the fused fp32 graph, calibrated on ``n``
+    real (question, paragraph) pairs of the bundled HotpotQA sample."""
+    from onnxruntime.quantization import CalibrationDataReader, CalibrationMethod, QuantFormat, quantize_static
+    from transformers import AutoTokenizer
+
+    from ragraphs.datasets import load_dataset
+    from ragraphs.tools.judges import passage_text
+
+    tok = AutoTokenizer.from_pretrained(str(model_dir))
+    sample = Path(__file__).resolve().parents[1] / "tests" / "data" / "hotpotqa.sample.jsonl"
+    pairs = [(ex.question, passage_text(p)) for ex in load_dataset(str(sample), "hotpotqa") for p in ex.paragraphs[:3]][:n]
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            self.items = iter([{k: v.astype(np.int64) for k, v in tok(q, p, truncation=True, max_length=256,
+                                                                         return_tensors="np").items()} for q, p in pairs])
+
+        def get_next(self):
+            return next(self.items, None)
+
+    quantize_static(str(fused), str(target), Reader(), quant_format=QuantFormat.QDQ, activation_type=QuantType.QUInt8,
+                    weight_type=QuantType.QInt8, per_channel=True, reduce_range=True, op_types_to_quantize=["MatMul"],
+                    calibrate_method=CalibrationMethod.MinMax, extra_options={"MatMulConstBOnly": True})
+    return target
 
 
 def _session(file: Path, profile_prefix: str | None = None):
