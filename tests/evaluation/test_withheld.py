@@ -77,7 +77,9 @@ def test_calibrate_crag_fits_on_withheld_misses(tmp_path, data_dir, capsys):
     # on these questions every retrieval holds a gold paragraph: the misses as they come leave
     # nothing irrelevant to fit the lower threshold on
     assert main(common) != 0  # the default: --misses retrieved
-    assert "needs both relevant and irrelevant samples" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "needs both relevant and irrelevant samples" in err and f"all {n} retrievals hold" in err
+    assert "--misses withheld" in err
     out = tmp_path / "withheld.json"
     assert main([*common, "--misses", "withheld", "--out", str(out)]) == 0
     capsys.readouterr()
