@@ -46,8 +46,9 @@ def run_graph(
     """Run one method on one question: the final state plus ``node_times`` and ``wall_s``
     (every node timed; ``trace`` streams each update to stderr as it happens)."""
     from ..graphs import build_graph, get_context_class
-    from ..settings import context_from
+    from ..settings import check_setting_names, context_from
 
+    check_setting_names(get_context_class(method), context_values, method)
     ctx = context_from(get_context_class(method), context_values)
     graph = build_graph(method, components, checkpointer=checkpointer)
     res = stream_run(graph, {"question": question}, config, ctx, trace=trace)
@@ -55,13 +56,17 @@ def run_graph(
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
-    from ..graphs import method_names
+    from ..graphs import get_context_class, method_names
+    from ..settings import check_setting_names, context_from, settings_for
 
     question = validate_question(args.question)
     if args.method not in method_names():
         raise ConfigError(f"unknown method {args.method!r}; choose from {', '.join(method_names())}")
+    ctx_values = {"llm": args.llm, "k": args.k, "retrieval": args.retrieval,
+                  **settings_for(args.method, parse_sets(args.set))}
+    check_setting_names(get_context_class(args.method), ctx_values, args.method)
+    context_from(get_context_class(args.method), ctx_values)  # a bad value fails here, before the store opens
     components = make_components(args)
-    ctx_values = {"llm": args.llm, "k": args.k, "retrieval": args.retrieval, **parse_sets(args.set)}
     if args.method != "none":
         retr = components.retriever
         if hasattr(retr, "count") and retr.count() == 0:
@@ -151,7 +156,7 @@ def register(sub) -> None:
     p.add_argument("--llm", default=None, help="model spec: gemma (default) | llamacpp:PATH | openai:MODEL")
     p.add_argument("--k", type=int, default=None, help="passages per retrieval")
     p.add_argument("--retrieval", choices=["dense", "bm25", "hybrid"], default=None)
-    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="any run setting of the method's context")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="any run setting of the method's context (METHOD.KEY: only when METHOD runs)")
     p.add_argument("--trace", action="store_true", help="print every node's update as it happens, with timing")
     p.add_argument("--json", action="store_true", help="machine-readable result")
     p.add_argument("--quiet", action="store_true", help="print the answer only")

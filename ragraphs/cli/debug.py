@@ -239,7 +239,7 @@ def _select(rows: list[dict], wanted: str) -> dict:
 
 def cmd_replay(args: argparse.Namespace) -> int:
     from ..graphs import get_context_class
-    from ..settings import context_from
+    from ..settings import check_setting_names, context_from
 
     saver = open_checkpointer(args.checkpointer)
     # a first pass without components only reads the thread's metadata
@@ -251,7 +251,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
         collection=args.collection or store.get("collection") or "ragraphs",
     )
     graph, method, meta = _graph_for(args.thread_id, saver, method, make_components(ns))
-    values = {**stored_context(meta, method), **parse_sets(args.set)}
+    sets = parse_sets(args.set)
+    check_setting_names(get_context_class(method), sets, method)
+    values = {**stored_context(meta, method), **sets}
     ctx = context_from(get_context_class(method), values)
     rows = load_history(graph, args.thread_id)
     if args.from_step is None:

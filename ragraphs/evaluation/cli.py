@@ -284,7 +284,8 @@ def register(subparsers) -> None:
     p.add_argument("--retrieval", choices=["dense", "bm25", "hybrid"], default=None, help="retrieval mode")
     p.add_argument("--retrieval-only", action="store_true", help="skip generation: recall and docs only")
     p.add_argument("--llm", default=None, metavar="SPEC", help="gemma (default) | llamacpp:PATH | openai:MODEL | fake:TEXT")
-    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="any other setting of the method's context (JSON values)")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="any other setting of the method's context (JSON values); METHOD.KEY=VALUE sets it "
+                   "for that method only, e.g. --compare vanilla,crag --set crag.upper=0.93")
     p.add_argument("--pool", action="append", metavar="PATH", help="also pool the paragraphs of this benchmark file into the corpus (a larger distractor pool; questions still come from --data)")
     p.add_argument("--withhold-gold", action="store_true",
                    help="withhold each question's gold paragraphs from the corpus while it runs: every retrieval "

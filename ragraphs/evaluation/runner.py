@@ -87,17 +87,11 @@ class RunSpec:
 def build_context(spec: RunSpec):
     """The method's context with the spec's settings; a setting the method lacks is an error."""
     from ..graphs import get_context_class
-    from ..settings import context_from
+    from ..settings import check_setting_names, context_from
 
     cls = get_context_class(spec.graph_method)
-    names = {f.name for f in fields(cls)}
     values = spec.context_values()
-    unknown = sorted(k for k in values if k not in names)
-    if unknown:
-        raise ConfigError(
-            f"method {spec.method!r} has no setting {', '.join(map(repr, unknown))}; "
-            f"its settings: {', '.join(sorted(names))}"
-        )
+    check_setting_names(cls, values, spec.method)
     return context_from(cls, values)
 
 
@@ -422,17 +416,22 @@ def run_memory(ctx: Any, results_path: str | None, *, resume: bool) -> tuple[Any
 
 
 def iter_specs(methods: Iterable[str], ks: list[int | None], strategies: list[str | None], **common) -> list[RunSpec]:
-    """The grid methods x strategies x k (strategies only for methods that have the setting)."""
+    """The grid methods x strategies x k (strategies only for methods that have the setting);
+    each method gets the plain settings and those scoped to it (``crag.upper``)."""
     from ..graphs import get_context_class
+    from ..settings import settings_for
 
+    methods = list(methods)
+    settings = common.pop("settings", None) or {}
     specs = []
     for m in methods:
+        common["settings"] = settings_for(m, settings, methods)
         has_strategy = False
         if m != ORACLE:
             has_strategy = "strategy" in {f.name for f in fields(get_context_class(m))}
         for s in strategies if has_strategy else [None]:
             for k in ks:
                 specs.append(RunSpec(method=m, k=k, strategy=s, **common))
-        if not has_strategy and any(s is not None for s in strategies) and len(list(methods)) == 1:
+        if not has_strategy and any(s is not None for s in strategies) and len(methods) == 1:
             raise ConfigError(f"method {m!r} has no setting 'strategy'")
     return specs

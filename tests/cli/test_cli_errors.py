@@ -103,3 +103,23 @@ def test_remote_model_client_follows_its_endpoint_settings(monkeypatch):
     assert b is not a and "127.0.0.1:10" in str(b.openai_api_base)
     monkeypatch.setenv("RAGRAPHS_LLM_TIMEOUT", "7")
     assert make_llm("openai:m") is not b
+
+
+def test_mistyped_setting_name_is_refused_with_the_closest_names(cli, tmp_path):
+    r = cli("ask", "who?", "--method", "dr-rag", "--set", "pair_treshold=0.5", "--store", str(tmp_path / "s"))
+    assert r.returncode != 0 and "Traceback" not in r.stderr
+    err = r.stderr.strip()
+    assert len(err.splitlines()) == 1
+    assert "method 'dr-rag' has no setting 'pair_treshold' (did you mean 'pair_threshold'?)" in err
+
+
+@pytest.mark.parametrize("setting, message", [
+    ("upper=abc", "run setting 'upper' must be a number, got 'abc'"),
+    ("k2=-3", "run setting 'k2' must be a whole number >= 0, got -3"),
+    ("strategy=xyz", "run setting 'strategy' must be one of sm | qdc | cis | cfs, got 'xyz'"),
+])
+def test_setting_of_the_wrong_type_is_refused_before_any_node_runs(cli, tmp_path, setting, message):
+    method = "crag" if setting.startswith("upper") else "dr-rag"
+    r = cli("ask", "who?", "--method", method, "--set", setting, "--store", str(tmp_path / "s"))
+    assert r.returncode != 0 and "Traceback" not in r.stderr
+    assert r.stderr.strip() == f"ragraphs: error: {message}"

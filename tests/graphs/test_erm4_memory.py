@@ -3,6 +3,7 @@ Retrieval Trigger, the Knowledge Filter's judge role and the web path's page fet
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import subprocess
 import sys
@@ -156,5 +157,6 @@ def test_graph_settings_pick_trigger_and_filter_role(tmp_path, minilm):
     assert [p["title"] for p in out["passages"]] == ["Danube"] and res.count() == 1
     out = g.invoke({"question": "Which river flows through Vienna"}, context=ctx)
     assert out["inside"] and not out["outside"] and out["memory_knowledge"][0]["title"] == "Danube"
-    with pytest.raises(ConfigError, match="filter judge"):
-        g.invoke({"question": "Which river flows through Vienna"}, context=ERM4Context(filter_judge="bogus", use_memory=False))
+    # a judge role outside the choices is refused when the context is built, before any node runs
+    with pytest.raises(ConfigError, match=re.escape("'filter_judge' must be one of nli | evaluator")):
+        ERM4Context(filter_judge="bogus", use_memory=False)

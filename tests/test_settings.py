@@ -1,0 +1,73 @@
+"""Run settings: every context's defaults are valid, and a value of the wrong kind is refused
+with the setting's name when the context is built (in Python, on the command line, in Studio)."""
+
+from dataclasses import fields
+
+import pytest
+
+from ragraphs.errors import ConfigError
+from ragraphs.settings import (CRAGContext, DRRAGContext, ERM4Context, MIGRESContext, RAGContext,
+                               check_setting_names, context_from, settings_for)
+
+CLASSES = (RAGContext, CRAGContext, DRRAGContext, ERM4Context, MIGRESContext)
+
+
+@pytest.mark.parametrize("cls", CLASSES)
+def test_defaults_are_valid_and_described(cls):
+    ctx = cls()
+    assert len(fields(ctx)) >= 10
+
+
+@pytest.mark.parametrize("cls, values, message", [
+    (CRAGContext, {"upper": "abc"}, "'upper' must be a number, got 'abc'"),
+    (CRAGContext, {"upper": True}, "'upper' must be a number, got True"),
+    (DRRAGContext, {"k2": -3}, "'k2' must be a whole number >= 0, got -3"),
+    (DRRAGContext, {"k2": 2.5}, "'k2' must be a whole number >= 0, got 2.5"),
+    (DRRAGContext, {"strategy": "xyz"}, "'strategy' must be one of sm | qdc | cis | cfs, got 'xyz'"),
+    (DRRAGContext, {"fusion_k": "a"}, "'fusion_k' must be a whole number >= 0 or null, got 'a'"),
+    (RAGContext, {"cut_asides": 1}, "'cut_asides' must be true or false, got 1"),
+    (MIGRESContext, {"reader_evidence": "all"}, "'reader_evidence' must be one of followups | passages | gathered"),
+])
+def test_a_value_of_the_wrong_kind_names_its_setting(cls, values, message):
+    with pytest.raises(ConfigError) as e:
+        cls(**values)
+    assert message in str(e.value)
+    with pytest.raises(ConfigError):  # the command line's path too
+        context_from(cls, values)
+
+
+def test_numbers_of_the_other_kind_and_nulls_are_read_as_meant():
+    ctx = DRRAGContext(pair_threshold=1, fusion_k=None, k1=None)
+    assert ctx.pair_threshold == 1 and ctx.fusion_k is None and ctx.k1 is None
+    assert CRAGContext(upper=1, lower=-1).lower == -1  # whole numbers where a float is read
+    assert context_from(CRAGContext, {"upper": None}).upper == CRAGContext().upper  # null: the default
+
+
+def test_a_mistyped_name_gets_the_closest_names():
+    with pytest.raises(ConfigError) as e:
+        check_setting_names(DRRAGContext, {"pair_treshold": 0.5, "k": 4}, "dr-rag")
+    msg = str(e.value)
+    assert "method 'dr-rag' has no setting 'pair_treshold' (did you mean 'pair_threshold'?)" in msg
+    assert "its settings: " in msg and "k2" in msg
+    check_setting_names(DRRAGContext, {"pair_threshold": 0.5, "k": 4}, "dr-rag")  # known names pass
+
+
+def test_settings_scoped_to_a_method_reach_that_method_only():
+    values = {"k": 3, "crag.upper": 0.93, "dr-rag.k2": 6}
+    methods = ["vanilla", "crag", "dr-rag"]
+    assert settings_for("vanilla", values, methods) == {"k": 3}
+    assert settings_for("crag", values, methods) == {"k": 3, "upper": 0.93}
+    assert settings_for("dr-rag", values, methods) == {"k": 3, "k2": 6}
+    with pytest.raises(ConfigError, match="scoped to 'erm4', which is not run here"):
+        settings_for("crag", {"erm4.theta": 2}, ["vanilla", "crag"])
+
+
+def test_eval_grid_gives_each_method_its_scoped_settings_and_an_unchanged_label():
+    from ragraphs.evaluation.runner import build_context, iter_specs
+
+    specs = {s.method: s for s in iter_specs(["vanilla", "crag"], [None], [None], settings={"crag.upper": 0.93})}
+    assert specs["vanilla"].settings == {} and specs["vanilla"].label == "vanilla"
+    assert build_context(specs["crag"]).upper == 0.93
+    # the same run as `--method crag --set upper=0.93`: one label, so a comparison resumes it
+    alone = iter_specs(["crag"], [None], [None], settings={"upper": 0.93})[0]
+    assert alone.label == specs["crag"].label
