@@ -39,7 +39,9 @@ class RAGContext:
 
     llm: str = field(default="gemma", metadata={"description": "model spec: gemma | llamacpp:PATH | openai:MODEL"})
     k: int = field(default=4, metadata={"description": "passages retrieved per query"})
-    retrieval: Literal["dense", "bm25", "hybrid"] = "dense"
+    retrieval: Literal["dense", "bm25", "hybrid"] = field(
+        default="dense", metadata={"description": "first-stage retrieval: dense (MiniLM) | bm25 | hybrid (both, fused)"}
+    )
     max_new_tokens: int = field(default=32, metadata={"description": "tokens the generator may write"})
     max_passage_chars: int = field(default=1200, metadata={"description": "characters per passage in a prompt"})
     cut_asides: bool = field(
@@ -387,6 +389,15 @@ def _accepts(tp: Any, v: Any) -> tuple[bool, str]:
     if tp is str:
         return isinstance(v, (str, os.PathLike)), "a string"
     return True, str(tp)
+
+
+def describe_settings(cls: type) -> list[dict[str, Any]]:
+    """Each setting of the context class ``cls``: name, default, kind (as :func:`check_values`
+    reads it) and description."""
+    hints = _hints(cls)
+    ctx = cls()
+    return [{"name": f.name, "default": getattr(ctx, f.name), "kind": _accepts(hints.get(f.name, Any), None)[1],
+             "description": f.metadata.get("description", "")} for f in fields(cls)]
 
 
 def check_values(ctx: Any) -> None:

@@ -136,13 +136,34 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_methods(args: argparse.Namespace) -> int:
+    """Every method's setting names; with a method, each setting's default, kind and
+    description (``--json``: the same as a list of objects)."""
     from dataclasses import fields
 
-    from ..graphs import METHODS, get_context_class
+    from ..graphs import METHODS, get_context_class, method_names
+    from ..settings import describe_settings
 
-    for name in METHODS:
-        ctx = get_context_class(name)
-        print(f"{name}: settings " + ", ".join(f"{f.name}" for f in fields(ctx)))
+    method = getattr(args, "method", None)
+    if not method:
+        names = {name: [f.name for f in fields(get_context_class(name))] for name in METHODS}
+        if getattr(args, "json", False):
+            print(json.dumps(names, indent=1))
+            return 0
+        for name, settings in names.items():
+            print(f"{name}: settings " + ", ".join(settings))
+        print("\n`ragraphs methods METHOD` shows each setting's default, kind and description")
+        return 0
+    if method not in method_names():
+        raise ConfigError(f"unknown method {method!r}; choose from {', '.join(method_names())}")
+    rows = describe_settings(get_context_class(method))
+    if getattr(args, "json", False):
+        print(json.dumps(rows, indent=1, default=str))
+        return 0
+    print(f"{method}: run settings (ragraphs ask/eval --set KEY=VALUE; Studio: the run's context)\n")
+    for r in rows:
+        print(f"  {r['name']} = {json.dumps(r['default'], default=str)}  ({r['kind']})")
+        if r["description"]:
+            print(f"      {r['description']}")
     return 0
 
 
@@ -172,4 +193,6 @@ def register(sub) -> None:
     p.set_defaults(func=cmd_demo)
 
     p = sub.add_parser("methods", help="list the methods and their run settings")
+    p.add_argument("method", nargs="?", help="show this method's settings with their defaults and descriptions")
+    p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_methods)

@@ -31,6 +31,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         print(f"skipped: {msg}", file=sys.stderr)
     for msg in report.warnings[:20]:
         print(f"warning: {msg}", file=sys.stderr)
+    if not report.files and not report.skipped_files:
+        print(f"warning: no files found in {', '.join(args.paths)}", file=sys.stderr)
     rate = report.passages / report.seconds if report.seconds else 0.0
     summary = {
         "files": report.files,

@@ -123,3 +123,30 @@ def test_setting_of_the_wrong_type_is_refused_before_any_node_runs(cli, tmp_path
     r = cli("ask", "who?", "--method", method, "--set", setting, "--store", str(tmp_path / "s"))
     assert r.returncode != 0 and "Traceback" not in r.stderr
     assert r.stderr.strip() == f"ragraphs: error: {message}"
+
+
+def test_ingest_of_an_empty_directory_says_nothing_was_found(cli, tmp_path):
+    (tmp_path / "empty").mkdir()
+    r = cli("ingest", str(tmp_path / "empty"), "--quiet", "--store", str(tmp_path / "s"))
+    assert r.returncode == 0, r.stderr
+    assert f"warning: no files found in {tmp_path / 'empty'}" in r.stderr
+    assert "ingested 0 file(s)" in r.stdout
+
+
+def test_methods_shows_a_methods_settings_with_defaults_and_descriptions(capsys):
+    import json
+
+    from ragraphs.cli import main
+    from ragraphs.settings import CRAGContext
+
+    assert main(["methods", "crag"]) == 0
+    out = capsys.readouterr().out
+    assert f"  upper = {CRAGContext().upper}  (a number)" in out
+    assert "  web_fallback = " in out and "one of " in out
+    assert main(["methods", "dr-rag", "--json"]) == 0
+    rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)}
+    assert rows["strategy"]["kind"] == "one of sm | qdc | cis | cfs" and rows["strategy"]["default"] == "cfs"
+    assert all(r["description"] for r in rows.values()), "every setting is described"
+    assert main(["methods", "--json"]) == 0
+    assert "pair_threshold" in json.loads(capsys.readouterr().out)["dr-rag"]
+    assert main(["methods", "nope"]) != 0
