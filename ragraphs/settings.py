@@ -8,17 +8,13 @@ importing a graph module; the graph modules re-export them.
 
 from __future__ import annotations
 
-import difflib
-import functools
-import numbers
 import os
-import types
-import typing
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Literal
 
 from .errors import ConfigError
+from .setting_values import check_setting_names, check_values, describe_settings, settings_for  # noqa: F401
 
 
 def data_dir() -> Path:
@@ -362,85 +358,6 @@ class MIGRESContext(RAGContext):
     leaf_max_tokens: int = field(default=80, metadata={"description": "tokens the Leaf Module may write"})
     query_max_tokens: int = field(default=64, metadata={"description": "tokens the Query Generator may write"})
     knowledge_max_tokens: int = field(default=64, metadata={"description": "tokens knowledge prompting may write"})
-
-
-@functools.cache
-def _hints(cls: type) -> dict[str, Any]:
-    return typing.get_type_hints(cls)
-
-
-def _accepts(tp: Any, v: Any) -> tuple[bool, str]:
-    """Whether ``v`` fits the field type ``tp``, and the type's name for an error message."""
-    origin = typing.get_origin(tp)
-    if origin is Literal:
-        choices = typing.get_args(tp)
-        return v in choices, "one of " + " | ".join(map(str, choices))
-    if origin in (typing.Union, types.UnionType):
-        oks = [_accepts(a, v) for a in typing.get_args(tp)]
-        return any(ok for ok, _ in oks), " or ".join(name for _, name in oks)
-    if tp is type(None):
-        return v is None, "null"
-    if tp is bool:
-        return isinstance(v, bool), "true or false"
-    if tp is int:
-        return isinstance(v, numbers.Integral) and not isinstance(v, bool) and v >= 0, "a whole number >= 0"
-    if tp is float:
-        return isinstance(v, numbers.Real) and not isinstance(v, bool), "a number"
-    if tp is str:
-        return isinstance(v, (str, os.PathLike)), "a string"
-    return True, str(tp)
-
-
-def describe_settings(cls: type) -> list[dict[str, Any]]:
-    """Each setting of the context class ``cls``: name, default, kind (as :func:`check_values`
-    reads it) and description."""
-    hints = _hints(cls)
-    ctx = cls()
-    return [{"name": f.name, "default": getattr(ctx, f.name), "kind": _accepts(hints.get(f.name, Any), None)[1],
-             "description": f.metadata.get("description", "")} for f in fields(cls)]
-
-
-def check_values(ctx: Any) -> None:
-    """Each setting of the context dataclass ``ctx`` has its field's type (a number where a
-    number is read, a listed choice for a ``Literal``, counts >= 0); a :class:`ConfigError`
-    naming the setting otherwise, rather than a failure deep inside a node."""
-    hints = _hints(type(ctx))
-    for f in fields(ctx):
-        v = getattr(ctx, f.name)
-        ok, want = _accepts(hints.get(f.name, Any), v)
-        if not ok:
-            raise ConfigError(f"run setting {f.name!r} must be {want}, got {v!r}")
-
-
-def check_setting_names(cls: type, values: dict[str, Any], method: str) -> None:
-    """A :class:`ConfigError` for a key of ``values`` that ``method``'s context class lacks
-    (a mistyped ``--set`` name), with the closest setting names."""
-    names = sorted(f.name for f in fields(cls))
-    unknown = sorted(k for k in values if k not in names)
-    if unknown:
-        close = sorted({m for k in unknown for m in difflib.get_close_matches(k, names, n=2)})
-        hint = f" (did you mean {', '.join(map(repr, close))}?)" if close else ""
-        raise ConfigError(f"method {method!r} has no setting {', '.join(map(repr, unknown))}{hint}; "
-                          f"its settings: {', '.join(names)}")
-
-
-def settings_for(method: str, values: dict[str, Any], methods: list[str] | None = None) -> dict[str, Any]:
-    """The settings of ``values`` that ``method`` reads: every plain ``KEY`` and every
-    ``METHOD.KEY`` scoped to it (``--set crag.upper=0.9`` beside ``--compare vanilla,crag``),
-    the scope removed. A scope that names none of ``methods`` (default: ``[method]``) is a
-    :class:`ConfigError`."""
-    methods = methods or [method]
-    out: dict[str, Any] = {}
-    for key, v in values.items():
-        scope, dot, name = key.rpartition(".")
-        if not dot:
-            out[key] = v
-            continue
-        if scope not in methods:
-            raise ConfigError(f"setting {key!r} is scoped to {scope!r}, which is not run here ({', '.join(methods)})")
-        if scope == method:
-            out[name] = v
-    return out
 
 
 def context_from(cls: type, values: dict[str, Any] | None = None, base: Any = None):
