@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from ragraphs.datasets import detect_format, load_dataset, pooled_passages
 from ragraphs.state.types import add_trace, make_passage, merge_passages, passage_id, reset
 from ragraphs.tools.text import chunk_text, normalize_answer, split_sentences, strips
@@ -108,3 +110,44 @@ def test_detect_format():
     assert detect_format({"question": "q", "golden_answers": ["a"], "id": "1"}) == "flashrag"
     assert detect_format({"question": "q", "results": []}) == "popqa-web"
     assert detect_format({"foo": 1}) is None
+
+
+@pytest.mark.parametrize("state, message", [
+    ({}, "the question is empty"),
+    ({"question": "  \n"}, "the question is empty"),
+    ({"question": 42}, "the question must be text, got int"),
+    ({"question": ["who?"]}, "the question must be text, got list"),
+])
+def test_a_question_that_is_not_text_is_refused_by_name(state, message):
+    from ragraphs.errors import InputError
+    from ragraphs.state.types import question_of
+
+    with pytest.raises(InputError, match=message):
+        question_of(state)
+    assert question_of({"question": " who? "}) == " who? "
+
+
+@pytest.mark.parametrize("method", ["none", "vanilla", "crag", "dr-rag", "erm4", "migres"])
+def test_every_graph_refuses_a_question_that_is_not_text_before_any_call(method):
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+    from ragraphs import Components
+    from ragraphs.errors import InputError
+    from ragraphs.graphs import build_graph
+    from ragraphs.tools.vectorstore import InMemoryCorpus
+
+    class NoCall(FakeListChatModel):
+        def _call(self, *a, **k):  # pragma: no cover - the point is that it is never reached
+            raise AssertionError("the LLM must not be called")
+
+    class NoEmbed:
+        def embed_documents(self, texts):
+            raise AssertionError("nothing must be embedded")
+
+        embed_query = embed_documents
+
+    c = Components(llm=NoCall(responses=["x"]), retriever=InMemoryCorpus([], NoEmbed()), embeddings=NoEmbed())
+    g = build_graph(method, c)
+    for state, message in (({"question": 42}, "must be text, got int"), ({}, "the question is empty")):
+        with pytest.raises(InputError, match=message):
+            g.invoke(state)

@@ -38,10 +38,10 @@ from typing import Any, Callable, Sequence
 from langgraph.runtime import Runtime
 
 from ..components import Components
-from ..errors import ConfigError, InputError
+from ..errors import ConfigError
 from ..prompts import one_line
 from ..settings import DRRAGContext
-from ..state.types import Passage, reset, with_meta
+from ..state.types import Passage, question_of, reset, with_meta
 from ..tools.judges import score_triples
 from .dr_rag_generate import dr_rag_answer_prompt, make_dr_generate  # noqa: F401  (re-exported)
 from .dr_rag_links import bridge_bonus, link_bonus, linked_candidates, uses_question_links
@@ -230,9 +230,7 @@ def make_first_stage(c: Components) -> Callable[[dict, Runtime], dict]:
 
     def first_stage(state: dict, runtime: Runtime) -> dict:
         ctx = runtime.context or DRRAGContext()
-        question = state.get("question") or ""
-        if not question.strip():
-            raise InputError("the question is empty")
+        question = question_of(state)
         strategy = strategy_of(ctx)
         second_rerank_of(ctx)  # a bad setting fails before any model runs
         mode = ctx.retrieval

@@ -16,11 +16,11 @@ from typing import Any, Callable
 from langgraph.runtime import Runtime
 
 from ..components import Components
-from ..errors import ConfigError, InputError
+from ..errors import ConfigError
 from ..prompts import STOP_ANSWER, clean_answer, closed_book_prompt
 from ..settings import ERM4Context
 from ..state.erm4 import ERM4State
-from ..state.types import Passage, reset
+from ..state.types import Passage, question_of, reset
 from ..tools.fetch import fetch_results
 from ..tools.llm import complete, llm_usage
 from ..tools.reservoir import Reservoir, open_reservoir
@@ -110,9 +110,7 @@ def make_rewrite(c: Components) -> Callable[[dict, Runtime], dict]:
 
     def rewrite(state: ERM4State, runtime: Runtime[ERM4Context]) -> dict:
         ctx = runtime.context or ERM4Context()
-        question = " ".join((state.get("question") or "").split())
-        if not question:
-            raise InputError("the question is empty")
+        question = " ".join(question_of(state).split())
         max_q = max(1, int(ctx.max_queries))
         out = decide(_llm(c, ctx), rewrite_prompt(question), RewritePlus, stop=["\n", "[Original Question]"],
                      max_tokens=int(ctx.rewrite_max_tokens), legacy=read_rewrite_legacy(question, max_q))

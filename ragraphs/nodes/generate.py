@@ -10,6 +10,7 @@ from ..components import Components
 from ..prompts import STOP_ANSWER, clean_answer, closed_book_prompt, rag_answer_prompt
 from ..settings import RAGContext
 from ..state.base import RAGState
+from ..state.types import question_of
 from ..tools.llm import complete, llm_usage
 
 
@@ -45,7 +46,7 @@ def make_generate_closed_book(c: Components) -> Callable:
         ctx = runtime.context or RAGContext()
         out = complete(
             _llm(c, ctx),
-            closed_book_prompt(state["question"]),
+            closed_book_prompt(question_of(state)),
             stop=STOP_ANSWER,
             max_tokens=int(ctx.max_new_tokens),
         )

@@ -19,11 +19,10 @@ from typing import Any, Callable
 from langgraph.runtime import Runtime
 
 from ..components import Components
-from ..errors import InputError
 from ..prompts import one_line
 from ..settings import MIGRESContext
 from ..state.migres import MIGRESState
-from ..state.types import Passage, make_passage
+from ..state.types import Passage, make_passage, question_of
 from ..tools.llm import complete, llm_usage
 from ..tools.structured import LeafExtraction, MainVerdict, QueryList, decide
 from ..tools.text import split_sentences
@@ -88,9 +87,7 @@ def make_retrieve(c: Components) -> Callable[[dict, Runtime], dict]:
 
     def retrieve(state: MIGRESState, runtime: Runtime[MIGRESContext]) -> dict:
         ctx = runtime.context or MIGRESContext()
-        question = state.get("question") or ""
-        if not question.strip():
-            raise InputError("the question is empty")
+        question = question_of(state)
         queries = [q for q in (state.get("queries") or []) if q.strip()] or [question]
         k = int(ctx.k)
         mode = ctx.retrieval

@@ -9,10 +9,9 @@ from typing import Any, Callable, Sequence
 from langgraph.runtime import Runtime
 
 from ..components import Components
-from ..errors import InputError
 from ..settings import RAGContext
 from ..state.base import RAGState
-from ..state.types import Passage
+from ..state.types import Passage, question_of
 from ..tools.vectorstore import rrf_fuse
 from .links import linked_search
 from .rerank import rerank_spec
@@ -44,9 +43,7 @@ def retrieval_depth(ctx: Any, k: int) -> int:
 def make_retrieve(c: Components, *, query_key: str = "question") -> Callable[[dict, Runtime], dict]:
     def retrieve(state: RAGState, runtime: Runtime[RAGContext]) -> dict:
         ctx = runtime.context or RAGContext()
-        query = state.get(query_key) or ""
-        if not query.strip():
-            raise InputError("the question is empty")
+        query = question_of(state, query_key)
         mode = ctx.retrieval
         k = int(ctx.k)
         n = retrieval_depth(ctx, k)

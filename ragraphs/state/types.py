@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 from typing_extensions import NotRequired, TypedDict  # pydantic (Studio schemas) needs these on Python < 3.12
 
@@ -107,3 +107,15 @@ def format_passages(passages: Iterable[Passage], max_chars: int = 1200) -> str:
         head = f"[{i}] {title}: " if title else f"[{i}] "
         lines.append(head + text)
     return "\n".join(lines)
+
+
+def question_of(state: Mapping[str, Any], key: str = "question") -> str:
+    """The run's question (or the query at ``key``), checked before any work: text, not empty."""
+    from ..errors import InputError
+
+    q = state.get(key)
+    if q is not None and not isinstance(q, str):
+        raise InputError(f"the question must be text, got {type(q).__name__}")
+    if not (q or "").strip():
+        raise InputError("the question is empty")
+    return q
