@@ -262,6 +262,20 @@ def iter_rows(path: str, report: LoadReport | None = None, warn: Callable[[str],
             yield row
 
 
+# formats one loader reads alike: a row detected as one of a family may be named as another
+_FAMILY = {"hotpotqa": "hotpot", "2wikimultihopqa": "hotpot", "odqa": "odqa", "nq": "odqa", "triviaqa": "odqa"}
+
+
+def _check_named_format(path: str, name: str, row: dict) -> None:
+    """``--dataset NAME`` on a file whose rows are another dataset's: one clear error instead
+    of questions read without their paragraphs or answers."""
+    seen = detect_format(row)
+    if seen is None or seen == name or _FAMILY.get(seen, seen) == _FAMILY.get(name, name):
+        return
+    raise InputError(f"{path}: its rows are {seen} rows, not {name}: drop --dataset (the format is detected) "
+                     f"or pass --dataset {seen}")
+
+
 def load_dataset(
     path: str,
     dataset: str | None = None,
@@ -273,6 +287,8 @@ def load_dataset(
     name = normalize_dataset_name(dataset)
     out: list[Example] = []
     for i, row in enumerate(iter_rows(path, report, warn)):
+        if name and not out and "question" in row:
+            _check_named_format(path, name, row)
         fmt = name or detect_format(row)
         if fmt is None or "question" not in row:
             msg = f"{path}: row {i + 1} has no recognisable question format; skipped"

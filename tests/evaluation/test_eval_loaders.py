@@ -155,3 +155,13 @@ def test_broken_lines_are_reported_and_skipped(tmp_path, data_dir):
     assert len(exs) == 2 and len(warned) == 1 and ":2:" in warned[0]
     with pytest.raises(InputError):
         load_dataset(str(tmp_path / "missing.jsonl"))
+
+
+def test_a_dataset_named_for_another_datasets_rows_is_refused(data_dir):
+    with pytest.raises(InputError, match="its rows are hotpotqa rows, not musique: drop --dataset"):
+        load_dataset(str(data_dir / "hotpotqa.sample.jsonl"), "musique")
+    with pytest.raises(InputError, match="pass --dataset popqa"):
+        load_dataset(str(data_dir / "popqa.sample.jsonl"), "strategyqa")
+    # one loader reads both formats of a family: 2Wiki rows as HotpotQA, NQ / TriviaQA rows as odqa
+    assert len(load_dataset(str(data_dir / "2wikimultihopqa.sample.jsonl"), "hotpotqa")) == 20
+    assert len(load_dataset(str(data_dir / "odqa.sample.jsonl"), "triviaqa")) == 20
