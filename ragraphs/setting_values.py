@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import json
 import numbers
 import os
 import types
@@ -13,7 +14,7 @@ import typing
 from dataclasses import fields
 from typing import Any, Literal
 
-from .errors import ConfigError
+from .errors import ConfigError, InputError
 
 
 @functools.cache
@@ -92,4 +93,19 @@ def settings_for(method: str, values: dict[str, Any], methods: list[str] | None 
             raise ConfigError(f"setting {key!r} is scoped to {scope!r}, which is not run here ({', '.join(methods)})")
         if scope == method:
             out[name] = v
+    return out
+
+
+def parse_settings(pairs: list[str] | None) -> dict[str, Any]:
+    """``--set KEY=VALUE`` options as a dict; a value is JSON when it parses (numbers, true,
+    null, lists), else the string itself."""
+    out: dict[str, Any] = {}
+    for kv in pairs or []:
+        key, eq, val = kv.partition("=")
+        if not eq or not key.strip():
+            raise InputError(f"--set expects KEY=VALUE, got {kv!r}")
+        try:
+            out[key.strip()] = json.loads(val)
+        except ValueError:
+            out[key.strip()] = val
     return out

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .errors import ConfigError
-from .setting_values import check_setting_names, check_values, describe_settings, settings_for  # noqa: F401
+from .setting_values import (  # noqa: F401
+    check_setting_names, check_values, describe_settings, parse_settings, settings_for)
 
 
 def data_dir() -> Path:

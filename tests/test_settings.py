@@ -71,3 +71,14 @@ def test_eval_grid_gives_each_method_its_scoped_settings_and_an_unchanged_label(
     # the same run as `--method crag --set upper=0.93`: one label, so a comparison resumes it
     alone = iter_specs(["crag"], [None], [None], settings={"upper": 0.93})[0]
     assert alone.label == specs["crag"].label
+
+
+def test_set_options_parse_as_json_where_they_can():
+    from ragraphs.errors import InputError
+    from ragraphs.settings import parse_settings
+
+    assert parse_settings(["k=3", "upper=0.9", "cut_asides=false", "external=both", "fusion_k=null", " k2 =6"]) == {
+        "k": 3, "upper": 0.9, "cut_asides": False, "external": "both", "fusion_k": None, "k2": 6}
+    for bad in ("k", "=3"):
+        with pytest.raises(InputError, match="--set expects KEY=VALUE"):
+            parse_settings([bad])

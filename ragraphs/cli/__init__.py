@@ -5,7 +5,8 @@
 - :mod:`.ask`: ``ask``, ``demo``, ``methods``,
 - :mod:`.debug`: ``history``, ``replay`` (persisted threads, time travel),
 - :mod:`.calibrate`: ``calibrate-crag``,
-- :mod:`.common`: store options, ``--set KEY=VALUE``, the run-and-stream loop.
+- :mod:`.common`: store options, the run-and-stream loop (``--set KEY=VALUE`` is read by
+  :func:`ragraphs.settings.parse_settings`).
 
 ``eval`` (:mod:`ragraphs.evaluation.cli`) and ``train-judge`` / ``judge-eval``
 (:mod:`ragraphs.tools.judges_cli`) are registered from their own packages.

@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 from ..errors import ConfigError, InputError
-from .common import add_store_args, make_components, parse_sets, stream_run
+from .common import add_store_args, make_components, stream_run
 
 
 def validate_question(q: str | None) -> str:
@@ -57,13 +57,13 @@ def run_graph(
 
 def cmd_ask(args: argparse.Namespace) -> int:
     from ..graphs import get_context_class, method_names
-    from ..settings import check_setting_names, context_from, settings_for
+    from ..settings import check_setting_names, context_from, parse_settings, settings_for
 
     question = validate_question(args.question)
     if args.method not in method_names():
         raise ConfigError(f"unknown method {args.method!r}; choose from {', '.join(method_names())}")
     ctx_values = {"llm": args.llm, "k": args.k, "retrieval": args.retrieval,
-                  **settings_for(args.method, parse_sets(args.set))}
+                  **settings_for(args.method, parse_settings(args.set))}
     check_setting_names(get_context_class(args.method), ctx_values, args.method)
     context_from(get_context_class(args.method), ctx_values)  # a bad value fails here, before the store opens
     components = make_components(args)

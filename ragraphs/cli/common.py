@@ -1,5 +1,4 @@
-"""What the verbs share: store options, the components they name, ``--set KEY=VALUE``, and
-the one loop that runs a graph, streams its updates (``--trace``) and collects the result."""
+"""What the verbs share: store options, the components they name, and the one loop that runs a graph, streams its updates (``--trace``) and collects the result."""
 
 from __future__ import annotations
 
@@ -10,7 +9,6 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import InputError
 
 
 def add_store_args(p: argparse.ArgumentParser) -> None:
@@ -28,21 +26,6 @@ def make_components(args: argparse.Namespace, **kw: Any):
         collection=getattr(args, "collection", None) or "ragraphs",
         **kw,
     )
-
-
-def parse_sets(pairs: list[str] | None) -> dict[str, Any]:
-    """``--set KEY=VALUE`` options as a dict; a value is JSON when it parses (numbers, true,
-    null, lists), else the string itself."""
-    out: dict[str, Any] = {}
-    for kv in pairs or []:
-        key, eq, val = kv.partition("=")
-        if not eq:
-            raise InputError(f"--set expects KEY=VALUE, got {kv!r}")
-        try:
-            out[key] = json.loads(val)
-        except ValueError:
-            out[key] = val
-    return out
 
 
 def print_trace(node: str, update: dict, at: float) -> None:

@@ -22,7 +22,7 @@ from typing import Any
 
 from ..checkpoint import describe, open_checkpointer
 from ..errors import ConfigError, InputError
-from .common import make_components, parse_sets, stream_run
+from .common import make_components, stream_run
 
 __all__ = ["open_checkpointer", "thread_config", "register", "load_history", "infer_method"]
 
@@ -239,7 +239,7 @@ def _select(rows: list[dict], wanted: str) -> dict:
 
 def cmd_replay(args: argparse.Namespace) -> int:
     from ..graphs import get_context_class
-    from ..settings import check_setting_names, context_from
+    from ..settings import check_setting_names, context_from, parse_settings
 
     saver = open_checkpointer(args.checkpointer)
     # a first pass without components only reads the thread's metadata
@@ -251,7 +251,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         collection=args.collection or store.get("collection") or "ragraphs",
     )
     graph, method, meta = _graph_for(args.thread_id, saver, method, make_components(ns))
-    sets = parse_sets(args.set)
+    sets = parse_settings(args.set)
     check_setting_names(get_context_class(method), sets, method)
     values = {**stored_context(meta, method), **sets}
     ctx = context_from(get_context_class(method), values)

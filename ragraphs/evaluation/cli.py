@@ -44,19 +44,6 @@ def _ks(value: str | None) -> list[int | None]:
     return out
 
 
-def parse_settings(items: list[str] | None) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for kv in items or []:
-        key, eq, val = kv.partition("=")
-        if not eq or not key.strip():
-            raise InputError(f"--set expects KEY=VALUE, got {kv!r}")
-        try:
-            out[key.strip()] = json.loads(val)
-        except ValueError:
-            out[key.strip()] = val
-    return out
-
-
 def resolve_methods(args: argparse.Namespace) -> list[str]:
     from ..graphs import METHODS, method_names
 
@@ -109,6 +96,7 @@ def open_corpus(args: argparse.Namespace, examples: list, embeddings_fast: bool 
 def cmd_eval(args: argparse.Namespace) -> int:
     from ..components import Components
     from ..datasets import load_dataset, normalize_dataset_name, parse_data_spec, select_part
+    from ..settings import parse_settings
 
     methods = resolve_methods(args)
     ks = _ks(args.k)
