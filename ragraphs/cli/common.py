@@ -1,4 +1,5 @@
-"""What the verbs share: store options, the components they name, and the one loop that runs a graph, streams its updates (``--trace``) and collects the result."""
+"""What the verbs share: store options, the components they name, and the one loop that
+runs a graph, streams its updates (``--trace``) and collects the result."""
 
 from __future__ import annotations
 
