@@ -49,20 +49,48 @@ def describe_settings(cls: type) -> list[dict[str, Any]]:
     reads it) and description."""
     hints = _hints(cls)
     ctx = cls()
-    return [{"name": f.name, "default": getattr(ctx, f.name), "kind": _accepts(hints.get(f.name, Any), None)[1],
-             "description": f.metadata.get("description", "")} for f in fields(cls)]
+    rows = []
+    for f in fields(cls):
+        kind = _accepts(hints.get(f.name, Any), None)[1]
+        if f.metadata.get("minimum") is not None:
+            kind = kind.replace(">= 0", f">= {f.metadata['minimum']}")
+        rows.append({"name": f.name, "default": getattr(ctx, f.name), "kind": kind,
+                     "description": f.metadata.get("description", "")})
+    return rows
 
 
 def check_values(ctx: Any) -> None:
     """Each setting of the context dataclass ``ctx`` has its field's type (a number where a
-    number is read, a listed choice for a ``Literal``, counts >= 0); a :class:`ConfigError`
-    naming the setting otherwise, rather than a failure deep inside a node."""
+    number is read, a listed choice for a ``Literal``, counts >= 0, or the field's
+    ``minimum``) and passes the field's own ``check``; a :class:`ConfigError` naming the
+    setting otherwise, rather than a failure deep inside a node."""
     hints = _hints(type(ctx))
     for f in fields(ctx):
         v = getattr(ctx, f.name)
         ok, want = _accepts(hints.get(f.name, Any), v)
+        low = f.metadata.get("minimum")
+        if ok and low is not None and isinstance(v, numbers.Real) and v < low:
+            ok, want = False, f"at least {low}"
         if not ok:
             raise ConfigError(f"run setting {f.name!r} must be {want}, got {v!r}")
+        problem = f.metadata.get("check", lambda _: None)(v)
+        if problem:
+            raise ConfigError(f"run setting {f.name!r}: {problem}")
+
+
+def web_spec_error(spec: Any) -> str | None:
+    """What is wrong with a web search spec's form (the backend itself is opened when used):
+    empty (``$RAGRAPHS_WEB``), ``none`` / ``off``, ``ddg``, ``offline:PATH[,PATH...]``,
+    ``searxng:URL``."""
+    kind, colon, arg = str(spec or "").strip().partition(":")
+    kind = kind.lower()
+    if kind in ("", "none", "off", "ddg", "duckduckgo") and not colon:
+        return None
+    if kind in ("offline", "searxng") and arg.strip():
+        return None
+    if kind in ("offline", "searxng"):
+        return f"{kind} web search needs {'a path: offline:/path/pages.jsonl' if kind == 'offline' else 'a URL: searxng:http://127.0.0.1:8888'}"
+    return f"unknown web search {spec!r}: use offline:PATH, searxng:URL, ddg or none"
 
 
 def check_setting_names(cls: type, values: dict[str, Any], method: str) -> None:

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from .errors import ConfigError
 from .setting_values import (  # noqa: F401
-    check_setting_names, check_values, describe_settings, parse_settings, settings_for)
+    check_setting_names, check_values, describe_settings, parse_settings, settings_for, web_spec_error)
 
 
 def data_dir() -> Path:
@@ -35,11 +35,11 @@ class RAGContext:
     """
 
     llm: str = field(default="gemma", metadata={"description": "model spec: gemma | llamacpp:PATH | openai:MODEL"})
-    k: int = field(default=4, metadata={"description": "passages retrieved per query"})
+    k: int = field(default=4, metadata={"description": "passages retrieved per query", "minimum": 1})
     retrieval: Literal["dense", "bm25", "hybrid"] = field(
         default="dense", metadata={"description": "first-stage retrieval: dense (MiniLM) | bm25 | hybrid (both, fused)"}
     )
-    max_new_tokens: int = field(default=32, metadata={"description": "tokens the generator may write"})
+    max_new_tokens: int = field(default=32, metadata={"description": "tokens the generator may write", "minimum": 1})
     max_passage_chars: int = field(default=1200, metadata={"description": "characters per passage in a prompt"})
     cut_asides: bool = field(
         default=True,
@@ -105,7 +105,8 @@ class CRAGContext(RAGContext):
     strip_sentences: int = field(default=3, metadata={"description": "sentences per strip for documents longer than two"})
     web: str = field(
         default="",
-        metadata={"description": "web search when the graph has none: offline:PATH | searxng:URL | ddg | none (default $RAGRAPHS_WEB)"},
+        metadata={"description": "web search when the graph has none: offline:PATH | searxng:URL | ddg | none (default $RAGRAPHS_WEB)",
+                  "check": web_spec_error},
     )
     web_k: int = field(default=5, metadata={"description": "web results used (Wikipedia pages first)"})
     web_timeout: float = field(default=10.0, metadata={"description": "seconds one web search may take"})
@@ -228,7 +229,8 @@ class DRRAGContext(RAGContext):
 class ERM4Context(RAGContext):
     """ERM4's run settings, with the paper's defaults where it gives them (sections 4.1, 6)."""
 
-    k: int = field(default=5, metadata={"description": "external knowledge per outside query (paper: n=5 in section 6)"})
+    k: int = field(default=5, metadata={"description": "external knowledge per outside query (paper: n=5 in section 6)",
+                                        "minimum": 1})
     tau: float = field(
         default=0.6,
         metadata={"description": "Retrieval Trigger: match threshold (title cosine, or evaluator score); the paper's 0.6, "
@@ -301,10 +303,12 @@ class MIGRESContext(RAGContext):
     judges carry the one chosen on their validation data), 0.0 / 0.5 for a judge without one.
     """
 
-    k: int = field(default=8, metadata={"description": "passages retrieved per query (paper: 50; fewer for a CPU)"})
+    k: int = field(default=8, metadata={"description": "passages retrieved per query (paper: 50; fewer for a CPU)",
+                                        "minimum": 1})
     max_passage_chars: int = field(default=600, metadata={"description": "characters per passage in a prompt"})
     max_iterations: int = field(
-        default=5, metadata={"description": "iteration guard: 5 multi-hop/commonsense QA, 3 open-domain QA (Table 12)"}
+        default=5, metadata={"description": "iteration guard: 5 multi-hop/commonsense QA, 3 open-domain QA (Table 12)",
+                             "minimum": 1}
     )
     max_queries: int = field(default=3, metadata={"description": "new queries per iteration (at most)"})
     max_passages: int = field(default=5, metadata={"description": "passages read per iteration (Table 12: 5)"})

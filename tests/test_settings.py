@@ -82,3 +82,20 @@ def test_set_options_parse_as_json_where_they_can():
     for bad in ("k", "=3"):
         with pytest.raises(InputError, match="--set expects KEY=VALUE"):
             parse_settings([bad])
+
+
+@pytest.mark.parametrize("cls, values, message", [
+    (RAGContext, {"k": 0}, "'k' must be at least 1, got 0"),
+    (MIGRESContext, {"max_iterations": 0}, "'max_iterations' must be at least 1, got 0"),
+    (CRAGContext, {"web": "nope"}, "'web': unknown web search 'nope'"),
+    (CRAGContext, {"web": "offline:"}, "'web': offline web search needs a path"),
+    (CRAGContext, {"web": "searxng"}, "'web': searxng web search needs a URL"),
+])
+def test_limits_and_the_web_spec_are_checked_when_the_context_is_built(cls, values, message):
+    with pytest.raises(ConfigError, match=message):
+        cls(**values)
+
+
+def test_web_specs_of_every_documented_form_are_accepted():
+    for spec in ("", "none", "off", "ddg", "DuckDuckGo", "offline:/a.jsonl,/b.jsonl", "searxng:http://127.0.0.1:8888"):
+        assert CRAGContext(web=spec).web == spec
