@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
-
 def add_store_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--store", metavar="DIR", help="Chroma directory (default: $RAGRAPHS_HOME/chroma, ~/.ragraphs/chroma)")
     p.add_argument("--store-url", metavar="URL", help="use a Chroma server instead, e.g. http://127.0.0.1:8000")
