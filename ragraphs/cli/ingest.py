@@ -17,6 +17,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     from ..tools.embeddings import MiniLMEmbeddings
     from ..tools.vectorstore import ChromaCorpus
 
+    if args.chunk_words < 1:
+        raise InputError(f"--chunk-words must be at least 1, got {args.chunk_words}")
     for p in args.paths:
         if not os.path.exists(p):
             raise InputError(f"no such file or directory: {p}")

@@ -51,6 +51,8 @@ def chunk_text(text: str, max_words: int = 180, overlap_sentences: int = 1) -> l
     long ones are cut at sentence boundaries with ``overlap_sentences`` of overlap. A
     single sentence longer than ``max_words`` is cut by words.
     """
+    if max_words < 1:
+        raise ValueError(f"max_words must be at least 1, got {max_words}")
     paragraphs = [p for p in re.split(r"\n\s*\n", text or "") if p.strip()]
     units: list[str] = []
     for para in paragraphs:

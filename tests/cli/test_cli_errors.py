@@ -150,3 +150,12 @@ def test_methods_shows_a_methods_settings_with_defaults_and_descriptions(capsys)
     assert main(["methods", "--json"]) == 0
     assert "pair_threshold" in json.loads(capsys.readouterr().out)["dr-rag"]
     assert main(["methods", "nope"]) != 0
+
+
+@pytest.mark.parametrize("n", ["0", "-5"])
+def test_ingest_with_chunks_of_no_words_is_refused(cli, tmp_path, n):
+    f = tmp_path / "a.txt"
+    f.write_text("Alpha is the first letter of the Greek alphabet.\n")
+    r = cli("ingest", str(f), "--chunk-words", n, "--quiet", "--store", str(tmp_path / "s"))
+    assert r.returncode != 0 and "Traceback" not in r.stderr
+    assert r.stderr.strip() == f"ragraphs: error: --chunk-words must be at least 1, got {n}"
