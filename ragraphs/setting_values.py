@@ -82,6 +82,9 @@ def web_spec_error(spec: Any) -> str | None:
     """What is wrong with a web search spec's form (the backend itself is opened when used):
     empty (``$RAGRAPHS_WEB``), ``none`` / ``off``, ``ddg``, ``offline:PATH[,PATH...]``,
     ``searxng:URL``."""
+    if not str(spec or "").strip() and os.environ.get("RAGRAPHS_WEB", "").strip():
+        problem = web_spec_error(os.environ["RAGRAPHS_WEB"])
+        return f"{problem} (from RAGRAPHS_WEB)" if problem else None
     kind, colon, arg = str(spec or "").strip().partition(":")
     kind = kind.lower()
     if kind in ("", "none", "off", "ddg", "duckduckgo") and not colon:

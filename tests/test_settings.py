@@ -99,3 +99,12 @@ def test_limits_and_the_web_spec_are_checked_when_the_context_is_built(cls, valu
 def test_web_specs_of_every_documented_form_are_accepted():
     for spec in ("", "none", "off", "ddg", "DuckDuckGo", "offline:/a.jsonl,/b.jsonl", "searxng:http://127.0.0.1:8888"):
         assert CRAGContext(web=spec).web == spec
+
+
+def test_the_web_spec_from_the_environment_is_checked_too(monkeypatch):
+    monkeypatch.setenv("RAGRAPHS_WEB", "nope")
+    with pytest.raises(ConfigError, match=r"unknown web search 'nope'.*\(from RAGRAPHS_WEB\)"):
+        CRAGContext()
+    assert CRAGContext(web="none").web == "none"  # a setting overrides the environment
+    monkeypatch.setenv("RAGRAPHS_WEB", "ddg")
+    assert CRAGContext().web == ""
