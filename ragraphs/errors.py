@@ -5,26 +5,31 @@ import re
 
 
 class RagraphsError(Exception):
-    """Base class of errors caused by input or configuration, not by a bug."""
+    """Base class of errors caused by input or configuration, not by a bug.
+
+    Each subclass is also the builtin error it is a kind of (``ValueError`` for bad settings
+    and input, ``RuntimeError`` for a failing model or store): a LangGraph server shows the
+    message of builtin errors to Studio and SDK clients and replaces any other one with "An
+    internal error occurred"."""
 
     exit_code = 2
 
 
-class ConfigError(RagraphsError):
+class ConfigError(RagraphsError, ValueError):
     """Bad settings: unknown method, missing model, bad spec string."""
 
 
-class InputError(RagraphsError):
+class InputError(RagraphsError, ValueError):
     """Bad user input: empty question, missing path, unreadable data file."""
 
 
-class LLMError(RagraphsError):
+class LLMError(RagraphsError, RuntimeError):
     """The language model could not be reached or failed."""
 
     exit_code = 3
 
 
-class StoreError(RagraphsError):
+class StoreError(RagraphsError, RuntimeError):
     """The vector store could not be opened or written."""
 
     exit_code = 4

@@ -138,3 +138,23 @@ def test_stream_updates_of_one_run_and_event_loop_stays_free(client, server):
     history = client.threads.get_history(thread["thread_id"], limit=10)
     assert len(history) >= 3
     assert latencies and max(latencies) < 5.0, latencies
+
+
+def test_a_run_setting_of_the_wrong_kind_fails_the_run_naming_the_setting(client):
+    found = _assistants(client)
+    thread = client.threads.create()
+    run = client.runs.create(thread["thread_id"], found["crag"]["assistant_id"], input={"question": QUESTION},
+                             context={"llm": "fake:pH", "web": "none", "upper": "abc"})
+    out = client.runs.join(thread["thread_id"], run["run_id"])
+    assert isinstance(out, dict) and "__error__" in out, out
+    assert "run setting 'upper' must be a number, got 'abc'" in str(out["__error__"])
+    assert client.runs.list(thread["thread_id"])[0]["status"] == "error"
+
+
+def test_an_empty_question_fails_the_run_with_its_message(client):
+    found = _assistants(client)
+    thread = client.threads.create()
+    run = client.runs.create(thread["thread_id"], found["vanilla"]["assistant_id"], input={"question": "  "},
+                             context={"llm": "fake:pH"})
+    out = client.runs.join(thread["thread_id"], run["run_id"])
+    assert out.get("__error__", {}).get("message") == "the question is empty", out
