@@ -2,7 +2,7 @@
 
 One dataclass per method (:class:`RAGContext` for the baselines, :class:`CRAGContext`,
 :class:`DRRAGContext`, :class:`ERM4Context`, :class:`MIGRESContext`). They sit here, below
-the nodes, so that nodes read them (``ctx = runtime.context or XContext()``) without
+the nodes, so that nodes read them (``ctx = context_of(runtime, XContext)``) without
 importing a graph module; the graph modules re-export them.
 """
 
@@ -363,6 +363,18 @@ class MIGRESContext(RAGContext):
     leaf_max_tokens: int = field(default=80, metadata={"description": "tokens the Leaf Module may write"})
     query_max_tokens: int = field(default=64, metadata={"description": "tokens the Query Generator may write"})
     knowledge_max_tokens: int = field(default=64, metadata={"description": "tokens knowledge prompting may write"})
+
+
+def context_of(runtime: Any, cls: type):
+    """The run's context for a node of a graph whose settings are ``cls``: ``cls()``'s defaults
+    when the run was given none, a :class:`ConfigError` when it was given another method's
+    settings (``RAGContext`` to the CRAG graph); read once per node."""
+    ctx = getattr(runtime, "context", None)
+    if ctx is None:
+        return cls()
+    if not isinstance(ctx, cls):
+        raise ConfigError(f"this graph runs with {cls.__name__} (or a dict of its settings), got {type(ctx).__name__}")
+    return ctx
 
 
 def context_from(cls: type, values: dict[str, Any] | None = None, base: Any = None):

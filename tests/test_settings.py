@@ -108,3 +108,30 @@ def test_the_web_spec_from_the_environment_is_checked_too(monkeypatch):
     assert CRAGContext(web="none").web == "none"  # a setting overrides the environment
     monkeypatch.setenv("RAGRAPHS_WEB", "ddg")
     assert CRAGContext().web == ""
+
+
+def test_a_graph_given_another_methods_settings_says_which_it_runs_with():
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+    from ragraphs import Components
+    from ragraphs.graphs import build_graph
+    from ragraphs.settings import context_of
+
+    class NoEmbed:
+        def embed_documents(self, texts):
+            raise AssertionError("nothing must be embedded")
+
+        embed_query = embed_documents
+
+    from ragraphs.tools.vectorstore import InMemoryCorpus
+
+    c = Components(llm=FakeListChatModel(responses=["x"]), retriever=InMemoryCorpus([], NoEmbed()), embeddings=NoEmbed())
+    for method, ctx in (("crag", RAGContext(k=3)), ("migres", DRRAGContext()), ("dr-rag", CRAGContext())):
+        with pytest.raises(ConfigError, match=f"runs with .*Context .*got {type(ctx).__name__}"):
+            build_graph(method, c).invoke({"question": "who?"}, context=ctx)
+
+    class R:  # a runtime: no context gives the defaults, a subclass's settings are the base's too
+        context = None
+    assert context_of(R(), CRAGContext) == CRAGContext()
+    R.context = CRAGContext(k=2)
+    assert context_of(R(), RAGContext).k == 2

@@ -41,7 +41,7 @@ from ..nodes.migres import (
     make_retrieve,
 )
 from ..nodes.migres_reader import make_final_answer
-from ..settings import MIGRESContext
+from ..settings import MIGRESContext, context_of
 from ..state.base import RAGInput
 from ..state.migres import MIGRESOutput, MIGRESState
 from ._common import routed, timed
@@ -84,12 +84,12 @@ def build_migres_graph(components: Components | None = None, *, checkpointer=Non
     def after_filter(state: MIGRESState, runtime: Runtime[MIGRESContext]) -> str:
         if state.get("candidates"):
             return "passages"
-        return "knowledge" if (runtime.context or MIGRESContext()).knowledge_prompting else "nothing"
+        return "knowledge" if context_of(runtime, MIGRESContext).knowledge_prompting else "nothing"
 
     def after_judge(state: MIGRESState, runtime: Runtime[MIGRESContext]) -> str:
         if state.get("answered"):
-            return "reread" if (runtime.context or MIGRESContext()).answer_with == "reader" else "answered"
-        if int(state.get("iterations") or 0) >= iteration_limit(runtime.context, cap):
+            return "reread" if context_of(runtime, MIGRESContext).answer_with == "reader" else "answered"
+        if int(state.get("iterations") or 0) >= iteration_limit(context_of(runtime, MIGRESContext), cap):
             return "guard"
         return "unanswerable"
 

@@ -18,7 +18,7 @@ from langgraph.runtime import Runtime
 
 from ..components import Components
 from ..prompts import one_line
-from ..settings import CRAGContext
+from ..settings import CRAGContext, context_of
 from ..state.crag import CRAGState
 from ..state.types import Passage, reset
 from ..tools.structured import Keywords, decide
@@ -68,6 +68,7 @@ def make_crag_retrieve(c: Components) -> Callable[[dict, Runtime], dict]:
     inner = make_retrieve(c)
 
     def retrieve(state: CRAGState, runtime: Runtime[CRAGContext]) -> dict:
+        context_of(runtime, CRAGContext)  # another method's settings fail here, before any retrieval
         out = inner(state, runtime)
         docs = out.pop("passages")
         return {**out, "retrieved": docs, "passages": reset([])}
@@ -79,7 +80,7 @@ def make_evaluate(c: Components) -> Callable[[dict, Runtime], dict]:
     """Score every retrieved document with the evaluator and choose the action."""
 
     def evaluate(state: CRAGState, runtime: Runtime[CRAGContext]) -> dict:
-        ctx = runtime.context or CRAGContext()
+        ctx = context_of(runtime, CRAGContext)
         docs: list[Passage] = state.get("retrieved") or []
         upper, lower = float(ctx.upper), float(ctx.lower)
         pairs = [(state["question"], judge_text(d.get("title", ""), d.get("text", ""))) for d in docs]
@@ -133,7 +134,7 @@ def make_refine(c: Components) -> Callable[[dict, Runtime], dict]:
     """Internal knowledge: the retrieved documents refined (decompose, filter, recompose)."""
 
     def refine(state: CRAGState, runtime: Runtime[CRAGContext]) -> dict:
-        ctx = runtime.context or CRAGContext()
+        ctx = context_of(runtime, CRAGContext)
         settings = _refine_settings(ctx)
         r = refine_knowledge(c.judge("evaluator"), state["question"], state.get("retrieved") or [], source="corpus", **settings)
         return {
@@ -164,7 +165,7 @@ def make_rewrite(c: Components) -> Callable[[dict, Runtime], dict]:
     """Rewrite the question into keyword queries with the paper's few-shot prompt."""
 
     def rewrite(state: CRAGState, runtime: Runtime[CRAGContext]) -> dict:
-        ctx = runtime.context or CRAGContext()
+        ctx = context_of(runtime, CRAGContext)
         max_tokens = int(ctx.rewrite_max_tokens)
         llm = c.llm(ctx.llm, max_tokens=int(ctx.max_new_tokens))
         prompt = REWRITE_PROMPT.format(question=one_line(state["question"], 500))
@@ -222,7 +223,7 @@ def make_web_search_node(c: Components) -> Callable[[dict, Runtime], dict]:
     def web_search(state: CRAGState, runtime: Runtime[CRAGContext]) -> dict:
         from ..tools.websearch import is_wikipedia, prefer_wikipedia, search_checked
 
-        ctx = runtime.context or CRAGContext()
+        ctx = context_of(runtime, CRAGContext)
         queries = state.get("queries") or [state["question"]]
         k = int(ctx.web_k)
         try:
@@ -315,7 +316,7 @@ def make_refine_web(c: Components) -> Callable[[dict, Runtime], dict]:
     """
 
     def refine_web(state: CRAGState, runtime: Runtime[CRAGContext]) -> dict:
-        ctx = runtime.context or CRAGContext()
+        ctx = context_of(runtime, CRAGContext)
         settings = _refine_settings(ctx)
         judge = c.judge("evaluator")
         web = state.get("web_results") or []

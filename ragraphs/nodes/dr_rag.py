@@ -40,7 +40,7 @@ from langgraph.runtime import Runtime
 from ..components import Components
 from ..errors import ConfigError
 from ..prompts import one_line
-from ..settings import DRRAGContext
+from ..settings import DRRAGContext, context_of
 from ..state.types import Passage, question_of, reset, with_meta
 from ..tools.judges import score_triples
 from .dr_rag_generate import dr_rag_answer_prompt, make_dr_generate  # noqa: F401  (re-exported)
@@ -229,7 +229,7 @@ def make_first_stage(c: Components) -> Callable[[dict, Runtime], dict]:
     follows); without a re-ranker its top k (SM) or k1 are the static-relevant documents."""
 
     def first_stage(state: dict, runtime: Runtime) -> dict:
-        ctx = runtime.context or DRRAGContext()
+        ctx = context_of(runtime, DRRAGContext)
         question = question_of(state)
         strategy = strategy_of(ctx)
         second_rerank_of(ctx)  # a bad setting fails before any model runs
@@ -268,7 +268,7 @@ def make_rerank_first(c: Components) -> Callable[[dict, Runtime], dict]:
     (SM) or k1 become the static-relevant documents."""
 
     def rerank(state: dict, runtime: Runtime) -> dict:
-        ctx = runtime.context or DRRAGContext()
+        ctx = context_of(runtime, DRRAGContext)
         spec = rerank_spec(ctx)
         judge = reranker_of(c, spec)
         cands = list(state.get("candidates") or [])
@@ -294,7 +294,7 @@ def make_second_stage(c: Components) -> Callable[[dict, Runtime], dict]:
     """Second stage: one search per q*_i = <q, d_i> (batched), ``k2`` candidates each."""
 
     def second_stage(state: dict, runtime: Runtime) -> dict:
-        ctx = runtime.context or DRRAGContext()
+        ctx = context_of(runtime, DRRAGContext)
         first = list(state.get("first_stage") or [])
         depth = max(1, int(ctx.k2))
         mode = second_mode(ctx)
@@ -319,7 +319,7 @@ def make_rerank_second(c: Components) -> Callable[[dict, Runtime], dict]:
     stage) or with the concatenated query q*_i (``"concat"``)."""
 
     def rerank_second(state: dict, runtime: Runtime) -> dict:
-        ctx = runtime.context or DRRAGContext()
+        ctx = context_of(runtime, DRRAGContext)
         how = second_rerank_of(ctx)
         if how == "none":
             return {"_trace": {"skipped": "second_rerank=none"}}
@@ -354,7 +354,7 @@ def make_qdc_select(c: Components) -> Callable[[dict, Runtime], dict]:
     """QDC (Eq. 1): the first new document of each (re-ranked) second-stage list, up to k."""
 
     def qdc(state: dict, runtime: Runtime) -> dict:
-        k = max(1, int((runtime.context or DRRAGContext()).k))
+        k = max(1, int(context_of(runtime, DRRAGContext).k))
         first = list(state.get("first_stage") or [])
         added = qdc_select(first, list(state.get("second_stage") or []), k)
         return {"passages": added, "_trace": {"qdc_added": [brief(p) for p in added],
@@ -367,7 +367,7 @@ def make_inverse_select(c: Components) -> Callable[[dict, Runtime], dict]:
     """CIS (Eq. 3): drop each second-stage document C rejects together with every d_i."""
 
     def inverse_select(state: dict, runtime: Runtime) -> dict:
-        ctx = runtime.context or DRRAGContext()
+        ctx = context_of(runtime, DRRAGContext)
         question = state["question"]
         first = list(state.get("first_stage") or [])
         first_ids = {p["id"] for p in first}
@@ -405,7 +405,7 @@ def make_forward_select(c: Components) -> Callable[[dict, Runtime], dict]:
     re-ranked first-stage candidates up to k."""
 
     def forward_select(state: dict, runtime: Runtime) -> dict:
-        ctx = runtime.context or DRRAGContext()
+        ctx = context_of(runtime, DRRAGContext)
         question = state["question"]
         k = max(1, int(ctx.k))
         first = list(state.get("first_stage") or [])

@@ -9,7 +9,7 @@ from langgraph.runtime import Runtime
 from ..components import Components
 from ..prompts import STOP_ANSWER, clean_answer, one_line, rag_answer_prompt
 from ..state.types import Passage
-from ..settings import DRRAGContext
+from ..settings import DRRAGContext, context_of
 from ..tools.llm import complete, llm_usage
 
 INSTRUCTIONS = (
@@ -79,7 +79,7 @@ def make_dr_generate(c: Components) -> Callable[[dict, Runtime], dict]:
     """The one LLM call of DR-RAG: answer from the selected documents (honours skip_generation)."""
 
     def generate(state: dict, runtime: Runtime) -> dict:
-        ctx = runtime.context or DRRAGContext()
+        ctx = context_of(runtime, DRRAGContext)
         passages = list(state.get("passages") or [])
         if ctx.skip_generation:
             return {"answer": "", "_trace": {"skipped": "skip_generation", "n_passages": len(passages)}}

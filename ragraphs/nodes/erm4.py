@@ -18,7 +18,7 @@ from langgraph.runtime import Runtime
 from ..components import Components
 from ..errors import ConfigError
 from ..prompts import STOP_ANSWER, clean_answer, closed_book_prompt
-from ..settings import ERM4Context
+from ..settings import ERM4Context, context_of
 from ..state.erm4 import ERM4State
 from ..state.types import Passage, question_of, reset
 from ..tools.fetch import fetch_results
@@ -109,7 +109,7 @@ def make_rewrite(c: Components) -> Callable[[dict, Runtime], dict]:
     """Query Rewriter+: one LLM call -> rewritten question and up to ``max_queries`` queries."""
 
     def rewrite(state: ERM4State, runtime: Runtime[ERM4Context]) -> dict:
-        ctx = runtime.context or ERM4Context()
+        ctx = context_of(runtime, ERM4Context)
         question = " ".join(question_of(state).split())
         max_q = max(1, int(ctx.max_queries))
         out = decide(_llm(c, ctx), rewrite_prompt(question), RewritePlus, stop=["\n", "[Original Question]"],
@@ -141,7 +141,7 @@ def make_memory_check(c: Components) -> Callable[[dict, Runtime], dict]:
     """
 
     def memory_check(state: ERM4State, runtime: Runtime[ERM4Context]) -> dict:
-        ctx = runtime.context or ERM4Context()
+        ctx = context_of(runtime, ERM4Context)
         queries = list(state.get("queries") or [state["question"]])
         tau, theta = float(ctx.tau), int(ctx.theta)
         if not ctx.use_memory:
@@ -185,7 +185,7 @@ def make_external_retrieve(c: Components) -> Callable[[dict, Runtime], dict]:
     """External retrieval for the outside queries: the vector store and/or web search."""
 
     def retrieve(state: ERM4State, runtime: Runtime[ERM4Context]) -> dict:
-        ctx = runtime.context or ERM4Context()
+        ctx = context_of(runtime, ERM4Context)
         queries = list(state.get("queries") or [])
         outside = {r["query"] for r in state.get("outside") or []}
         source = ctx.external
@@ -261,7 +261,7 @@ def make_filter(c: Components) -> Callable[[dict, Runtime], dict]:
     """
 
     def filter_knowledge(state: ERM4State, runtime: Runtime[ERM4Context]) -> dict:
-        ctx = runtime.context or ERM4Context()
+        ctx = context_of(runtime, ERM4Context)
         question = state.get("rewritten_question") or state["question"]
         cands = _candidates(state, int(ctx.max_knowledge))
         how = ctx.filter
@@ -326,7 +326,7 @@ def make_generate(c: Components) -> Callable[[dict, Runtime], dict]:
     from ..prompts import rag_answer_prompt
 
     def generate(state: ERM4State, runtime: Runtime[ERM4Context]) -> dict:
-        ctx = runtime.context or ERM4Context()
+        ctx = context_of(runtime, ERM4Context)
         passages = state.get("passages") or []
         if ctx.skip_generation:
             return {"answer": "", "_trace": {"skipped": "skip_generation", "n_passages": len(passages)}}
@@ -346,7 +346,7 @@ def make_backoff_generate(c: Components) -> Callable[[dict, Runtime], dict]:
     """Back-off: no knowledge survived the filter, so the LLM answers on its own."""
 
     def backoff(state: ERM4State, runtime: Runtime[ERM4Context]) -> dict:
-        ctx = runtime.context or ERM4Context()
+        ctx = context_of(runtime, ERM4Context)
         if ctx.skip_generation:
             return {"answer": "", "_trace": {"skipped": "skip_generation", "backoff": True}}
         q = _question_for_answer(state, ctx)
@@ -361,7 +361,7 @@ def make_memory_update(c: Components) -> Callable[[dict, Runtime], dict]:
     (a newer entry replaces the stored one with the same title)."""
 
     def memory_update(state: ERM4State, runtime: Runtime[ERM4Context]) -> dict:
-        ctx = runtime.context or ERM4Context()
+        ctx = context_of(runtime, ERM4Context)
         if not ctx.use_memory or not ctx.update_memory:
             return {"memory_update": {"stored": 0}, "_trace": {"memory": "not updated"}}
         fresh = [p for p in state.get("passages") or [] if p.get("source") != "memory"]

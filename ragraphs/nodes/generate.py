@@ -8,7 +8,7 @@ from langgraph.runtime import Runtime
 
 from ..components import Components
 from ..prompts import STOP_ANSWER, clean_answer, closed_book_prompt, rag_answer_prompt
-from ..settings import RAGContext
+from ..settings import RAGContext, context_of
 from ..state.base import RAGState
 from ..state.types import question_of
 from ..tools.llm import complete, llm_usage
@@ -22,7 +22,7 @@ def make_generate(c: Components, *, passages_key: str = "passages", question_key
     """Answer the question from the passages in ``state[passages_key]`` (one LLM call)."""
 
     def generate(state: RAGState, runtime: Runtime[RAGContext]) -> dict:
-        ctx = runtime.context or RAGContext()
+        ctx = context_of(runtime, RAGContext)
         passages = state.get(passages_key) or []
         question = state.get(question_key) or state["question"]
         if ctx.skip_generation:
@@ -43,7 +43,7 @@ def make_generate_closed_book(c: Components) -> Callable:
     """Answer without any retrieved passage (the no-retrieval baseline)."""
 
     def generate(state: RAGState, runtime: Runtime[RAGContext]) -> dict:
-        ctx = runtime.context or RAGContext()
+        ctx = context_of(runtime, RAGContext)
         out = complete(
             _llm(c, ctx),
             closed_book_prompt(question_of(state)),

@@ -20,7 +20,7 @@ from langgraph.runtime import Runtime
 
 from ..components import Components
 from ..prompts import one_line
-from ..settings import MIGRESContext
+from ..settings import MIGRESContext, context_of
 from ..state.migres import MIGRESState
 from ..state.types import Passage, make_passage, question_of
 from ..tools.llm import complete, llm_usage
@@ -86,7 +86,7 @@ def make_retrieve(c: Components) -> Callable[[dict, Runtime], dict]:
     """Retriever: top-k passages for each of this iteration's queries (the question first)."""
 
     def retrieve(state: MIGRESState, runtime: Runtime[MIGRESContext]) -> dict:
-        ctx = runtime.context or MIGRESContext()
+        ctx = context_of(runtime, MIGRESContext)
         question = question_of(state)
         queries = [q for q in (state.get("queries") or []) if q.strip()] or [question]
         k = int(ctx.k)
@@ -145,7 +145,7 @@ def make_filter_knowledge(c: Components) -> Callable[[dict, Runtime], dict]:
     """
 
     def filter_knowledge(state: MIGRESState, runtime: Runtime[MIGRESContext]) -> dict:
-        ctx = runtime.context or MIGRESContext()
+        ctx = context_of(runtime, MIGRESContext)
         judge = c.judge("evaluator")
         p_thr = threshold(ctx.passage_threshold, judge, 0.0)
         s_thr = threshold(ctx.sentence_threshold, None, p_thr)
@@ -206,7 +206,7 @@ def make_knowledge_prompt(c: Components) -> Callable[[dict, Runtime], dict]:
     information relevant to the iteration's first query; it becomes the knowledge read."""
 
     def knowledge(state: MIGRESState, runtime: Runtime[MIGRESContext]) -> dict:
-        ctx = runtime.context or MIGRESContext()
+        ctx = context_of(runtime, MIGRESContext)
         query = (state.get("queries") or [state["question"]])[0]
         out = complete(_llm(c, ctx), knowledge_prompt(query), stop=STOP_LINE, max_tokens=int(ctx.knowledge_max_tokens))
         text = one_line(out.text, 1500)
@@ -232,7 +232,7 @@ def make_leaf_extract(c: Components) -> Callable[[dict, Runtime], dict]:
     """
 
     def leaf(state: MIGRESState, runtime: Runtime[MIGRESContext]) -> dict:
-        ctx = runtime.context or MIGRESContext()
+        ctx = context_of(runtime, MIGRESContext)
         fed = list(state.get("candidates") or [])
         iteration = int(state.get("iterations") or 0) + 1
         if not fed:
@@ -313,7 +313,7 @@ def make_main_judge(c: Components) -> Callable[[dict, Runtime], dict]:
     what is missing. Ends one iteration (``iterations`` + 1)."""
 
     def main_judge(state: MIGRESState, runtime: Runtime[MIGRESContext]) -> dict:
-        ctx = runtime.context or MIGRESContext()
+        ctx = context_of(runtime, MIGRESContext)
         statements = [u["info"] for u in state.get("useful_info") or []]
         out = decide(_llm(c, ctx), main_prompt(state["question"], statements), MainVerdict, stop=STOP_LINE,
                      max_tokens=int(ctx.judge_max_tokens), legacy=read_main_legacy)
@@ -353,7 +353,7 @@ def make_generate_queries(c: Components) -> Callable[[dict, Runtime], dict]:
     iterations in a row (the loop would go on asking the Main Module's own words)."""
 
     def generate_queries(state: MIGRESState, runtime: Runtime[MIGRESContext]) -> dict:
-        ctx = runtime.context or MIGRESContext()
+        ctx = context_of(runtime, MIGRESContext)
         question = state["question"]
         history = list(state.get("memory_queries") or [question])
         statements = [u["info"] for u in state.get("useful_info") or []]

@@ -14,7 +14,7 @@ from langgraph.runtime import Runtime
 
 from ..components import Components
 from ..prompts import STOP_ANSWER, clean_answer, rag_answer_prompt, reads_as_sentence, shorten_answer_prompt
-from ..settings import MIGRESContext
+from ..settings import MIGRESContext, context_of
 from ..state.migres import MIGRESState
 from ..state.types import Passage, make_passage
 from ..tools.llm import complete, llm_usage
@@ -57,7 +57,7 @@ def make_final_answer(c: Components) -> Callable[[dict, Runtime], dict]:
     ``passages``."""
 
     def final_answer(state: MIGRESState, runtime: Runtime[MIGRESContext]) -> dict:
-        ctx = runtime.context or MIGRESContext()
+        ctx = context_of(runtime, MIGRESContext)
         evidence, added = reader_evidence(state, ctx)
         final = "answered" if state.get("answered") else ("exhausted" if state.get("exhausted") else "guard")
         if ctx.skip_generation:

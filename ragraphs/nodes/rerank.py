@@ -21,7 +21,7 @@ from typing import Any, Callable, Sequence
 from langgraph.runtime import Runtime
 
 from ..components import Components
-from ..settings import RAGContext
+from ..settings import RAGContext, context_of
 from ..state.types import Passage, reset
 from .links import question_links, title_index_of
 
@@ -103,7 +103,7 @@ def make_rerank(
     ``extra(state, ranked, kept)`` adds graph-specific fields to the update."""
 
     def rerank(state: dict, runtime: Runtime) -> dict:
-        ctx = runtime.context or RAGContext()
+        ctx = context_of(runtime, RAGContext)
         spec = rerank_spec(ctx)
         judge = reranker_of(c, spec)
         candidates = list(state.get(source) or [])

@@ -9,7 +9,7 @@ from typing import Any, Callable, Sequence
 from langgraph.runtime import Runtime
 
 from ..components import Components
-from ..settings import RAGContext
+from ..settings import RAGContext, context_of
 from ..state.base import RAGState
 from ..state.types import Passage, question_of
 from ..tools.vectorstore import rrf_fuse
@@ -42,7 +42,7 @@ def retrieval_depth(ctx: Any, k: int) -> int:
 
 def make_retrieve(c: Components, *, query_key: str = "question") -> Callable[[dict, Runtime], dict]:
     def retrieve(state: RAGState, runtime: Runtime[RAGContext]) -> dict:
-        ctx = runtime.context or RAGContext()
+        ctx = context_of(runtime, RAGContext)
         query = question_of(state, query_key)
         mode = ctx.retrieval
         k = int(ctx.k)
