@@ -108,6 +108,20 @@ def check_setting_names(cls: type, values: dict[str, Any], method: str) -> None:
                           f"its settings: {', '.join(names)}")
 
 
+def check_shared_settings(values: dict[str, Any], classes: dict[str, type]) -> None:
+    """For a comparison (``classes``: method -> its context class): a plain ``KEY`` that only
+    some of the methods have is a :class:`ConfigError` that names the ``METHOD.KEY`` form."""
+    for key, v in values.items():
+        if "." in key:
+            continue
+        having = [m for m, cls in classes.items() if key in {f.name for f in fields(cls)}]
+        if having and len(having) < len(classes):
+            lacking = [m for m in classes if m not in having]
+            scoped = " ".join(f"--set {m}.{key}={json.dumps(v)}" for m in having)
+            raise ConfigError(f"{key!r} is not a setting of {', '.join(lacking)}; to set it for "
+                              f"{', '.join(having)} only: {scoped}")
+
+
 def settings_for(method: str, values: dict[str, Any], methods: list[str] | None = None) -> dict[str, Any]:
     """The settings of ``values`` that ``method`` reads: every plain ``KEY`` and every
     ``METHOD.KEY`` scoped to it (``--set crag.upper=0.9`` beside ``--compare vanilla,crag``),

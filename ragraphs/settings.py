@@ -15,7 +15,8 @@ from typing import Any, Literal
 
 from .errors import ConfigError
 from .setting_values import (  # noqa: F401
-    check_setting_names, check_values, describe_settings, parse_settings, settings_for, web_spec_error)
+    check_setting_names, check_shared_settings, check_values, describe_settings, parse_settings, settings_for,
+    web_spec_error)
 
 
 def data_dir() -> Path:

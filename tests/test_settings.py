@@ -135,3 +135,13 @@ def test_a_graph_given_another_methods_settings_says_which_it_runs_with():
     assert context_of(R(), CRAGContext) == CRAGContext()
     R.context = CRAGContext(k=2)
     assert context_of(R(), RAGContext).k == 2
+
+
+def test_a_comparison_names_the_scoped_form_for_a_setting_only_some_methods_have():
+    from ragraphs.settings import check_shared_settings
+
+    classes = {"vanilla": RAGContext, "crag": CRAGContext}
+    with pytest.raises(ConfigError, match=r"'upper' is not a setting of vanilla; to set it for crag only: "
+                                          r"--set crag\.upper=0\.93"):
+        check_shared_settings({"upper": 0.93}, classes)
+    check_shared_settings({"k": 3, "crag.upper": 0.93}, classes)  # shared and scoped settings pass

@@ -133,8 +133,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
         if args.server:
             raise InputError("--withhold-gold is for local runs (the pooled file corpus or --corpus); drop --server")
     # settings are checked against every method's context before any model is loaded
+    from ..graphs import get_context_class
+    from ..settings import check_shared_settings
     from .runner import build_context
 
+    if len(methods) > 1:
+        check_shared_settings(settings, {m: get_context_class("vanilla" if m == ORACLE else m) for m in methods})
     for spec in specs:
         build_context(spec)
     if args.server:
