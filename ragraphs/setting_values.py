@@ -67,7 +67,11 @@ def check_values(ctx: Any) -> None:
     hints = _hints(type(ctx))
     for f in fields(ctx):
         v = getattr(ctx, f.name)
-        ok, want = _accepts(hints.get(f.name, Any), v)
+        tp = hints.get(f.name, Any)
+        if typing.get_origin(tp) is Literal and isinstance(v, str):  # "CFS" reads as "cfs"
+            v = next((c for c in typing.get_args(tp) if isinstance(c, str) and c.lower() == v.lower()), v)
+            object.__setattr__(ctx, f.name, v)
+        ok, want = _accepts(tp, v)
         low = f.metadata.get("minimum")
         if ok and low is not None and isinstance(v, numbers.Real) and v < low:
             ok, want = False, f"at least {low}"
@@ -89,7 +93,7 @@ def web_spec_error(spec: Any) -> str | None:
     kind = kind.lower()
     if kind in ("", "none", "off", "ddg", "duckduckgo") and not colon:
         return None
-    if kind in ("offline", "searxng") and arg.strip():
+    if (kind == "offline" and any(p.strip() for p in arg.split(","))) or (kind == "searxng" and arg.strip()):
         return None
     if kind in ("offline", "searxng"):
         return f"{kind} web search needs {'a path: offline:/path/pages.jsonl' if kind == 'offline' else 'a URL: searxng:http://127.0.0.1:8888'}"

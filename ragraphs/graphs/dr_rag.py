@@ -33,7 +33,7 @@ from ..nodes.dr_rag import (
     strategy_of,
 )
 from ..nodes.rerank import rerank_spec
-from ..settings import DRRAGContext
+from ..settings import DRRAGContext, context_of
 from ..state.base import RAGInput
 from ..state.dr_rag import DRRAGOutput, DRRAGState
 from ._common import routed, timed
@@ -54,7 +54,7 @@ def _after_rerank(state: dict) -> str:
 
 
 def _after_second(state: dict, runtime=None) -> str:
-    if second_rerank_of(getattr(runtime, "context", None) or DRRAGContext()) != "none":
+    if second_rerank_of(context_of(runtime, DRRAGContext)) != "none":
         return "rerank_second"
     return _select(state)
 

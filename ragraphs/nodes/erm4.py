@@ -189,8 +189,6 @@ def make_external_retrieve(c: Components) -> Callable[[dict, Runtime], dict]:
         queries = list(state.get("queries") or [])
         outside = {r["query"] for r in state.get("outside") or []}
         source = ctx.external
-        if source not in ("corpus", "web", "both"):
-            raise ConfigError(f"unknown external source {source!r}; choose corpus, web or both")
         if source in ("web", "both") and c.web_search is None:
             raise ConfigError("external='web' needs a web search backend (Components(web_search=...))")
         k, mode = int(ctx.k), ctx.retrieval
@@ -271,8 +269,6 @@ def make_filter(c: Components) -> Callable[[dict, Runtime], dict]:
             kept = cands
         elif how == "judge":
             role = ctx.filter_judge
-            if role not in ("nli", "evaluator"):
-                raise ConfigError(f"unknown filter judge {role!r}; choose nli or evaluator")
             pairs = [(question, knowledge_text(p)) if role == "evaluator" else (knowledge_text(p), question) for p in cands]
             judge = c.judge(role)
             scores = judge.score_batch(pairs) if cands else []
@@ -283,7 +279,7 @@ def make_filter(c: Components) -> Callable[[dict, Runtime], dict]:
             thr = float(thr)
             kept = [{**p, "score": float(s)} for p, s in zip(cands, scores) if float(s) >= thr]
             decisions = [{"title": p["title"], "score": round(float(s), 4), "kept": float(s) >= thr} for p, s in zip(cands, scores)]
-        elif how == "llm":
+        else:  # "llm"
             llm, kept = _llm(c, ctx), []
             usage = {"llm_calls": 0, "input_tokens": 0, "output_tokens": 0, "parse_failures": 0}
             for p in cands:
@@ -296,8 +292,6 @@ def make_filter(c: Components) -> Callable[[dict, Runtime], dict]:
                 decisions.append({"title": p["title"], "entailment": yes, "kept": yes, "parsed": out.how})
             if usage["llm_calls"]:
                 update.update(usage)
-        else:
-            raise ConfigError(f"unknown filter {how!r}; choose judge, llm or none")
         backoff = not kept
         update.update({
             "passages": reset(kept),

@@ -260,23 +260,22 @@ def make_web_search(spec: str | None, **kw: Any) -> Any:
 
     ``None`` or an empty spec reads ``RAGRAPHS_WEB``; returns ``None`` when no backend is set.
     """
+    from ..setting_values import web_spec_error
+
     spec = (spec if spec is not None else os.environ.get("RAGRAPHS_WEB", "")).strip()
     if not spec or spec.lower() in ("none", "off"):
         return None
+    problem = web_spec_error(spec)
+    if problem:
+        raise ConfigError(problem)
     kind, _, arg = spec.partition(":")
     kind = kind.lower()
     if kind == "offline":
         paths = [p for p in arg.split(",") if p.strip()]
-        if not paths:
-            raise ConfigError("offline web search needs a path: offline:/path/pages.jsonl")
         for p in paths:
             if not os.path.exists(p):
                 raise ConfigError(f"offline web corpus not found: {p}")
         return OfflineCorpusSearch(paths)
     if kind == "searxng":
-        if not arg:
-            raise ConfigError("searxng web search needs a URL: searxng:http://127.0.0.1:8888")
         return SearxngSearch(arg, **{k: v for k, v in kw.items() if k in ("timeout", "max_bytes", "language")})
-    if kind in ("ddg", "duckduckgo"):
-        return DuckDuckGoSearch(**{k: v for k, v in kw.items() if k in ("timeout", "region", "backend")})
-    raise ConfigError(f"unknown web search {spec!r}: use offline:PATH, searxng:URL, ddg or none")
+    return DuckDuckGoSearch(**{k: v for k, v in kw.items() if k in ("timeout", "region", "backend")})  # ddg
