@@ -21,6 +21,14 @@ its own, labelled supporting or not). Both are reported.
 The corpus is the data file's paragraphs pooled into one index (as ``ragraphs eval``), the
 retrieval is the graph's own (top ``--k``), the evaluator is ``c.judge("evaluator")``.
 
+Lower (``--lower``): ``judge`` (default) takes the evaluator's own relevance cut (the
+``threshold`` it was validated with) as the lower threshold, at most the upper one: Incorrect
+then means that no retrieved document is judged relevant, whatever the corpus's share of
+misses. ``rule`` fits it by the rule above. On PopQA's half 1 the rule put it at -0.98, under
+nearly every score, so Incorrect never fired; over the whole PopQA dev file the judge's cut
+(-0.05) gave the same EM and F1 as -0.98 and sent 71% of true misses to Incorrect
+(docs/crag.md, "The lower cut").
+
 Misses (``--misses``): in a pooled benchmark corpus a gold paragraph is retrieved for nearly
 every question (97% of PopQA's), so ``retrieved`` (default: the retrievals as they come)
 leaves the lower threshold a handful of irrelevant samples, and the rule fits the corpus's
@@ -184,6 +192,18 @@ def calibrate_rows(rows: list[dict], unit: str = "doc", alpha: float = 1.0) -> d
     return calibrate_thresholds(s, y, alpha)
 
 
+def lower_from(fitted: dict, judge: Any, how: str) -> dict:
+    """``how="judge"``: the lower threshold becomes the evaluator's own relevance cut (its
+    ``threshold``, at most the upper one), so Incorrect means "no retrieved document judged
+    relevant"; the rule's own fit stays in ``lower_rule``. ``how="rule"``: unchanged."""
+    from ..tools.judges import own_threshold
+
+    own = own_threshold(judge, float("nan"))
+    if how != "judge" or own != own:  # a judge with no cut of its own: the rule's
+        return {**fitted, "lower_from": "rule"}
+    return {**fitted, "lower": round(min(own, fitted["upper"]), 4), "lower_rule": fitted["lower"], "lower_from": "judge"}
+
+
 def cmd_calibrate(args: argparse.Namespace) -> int:
     from ..components import Components
     from ..datasets import load_dataset, parse_data_spec, pooled_passages, select_part
@@ -225,9 +245,9 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         raise InputError(f"calibration needs both relevant and irrelevant samples, and all {len(rows)} retrievals hold a "
                          "gold supporting paragraph (no miss to fit the lower threshold on): add --misses withheld "
                          "(each question's retrieval with its gold withheld), --unit doc, or more questions")
-    fitted = calibrate_rows(rows + missed, args.unit, args.alpha)
+    fitted = lower_from(calibrate_rows(rows + missed, args.unit, args.alpha), judge, args.lower)
     other = "question" if args.unit == "doc" else "doc"
-    fitted_other = calibrate_rows(rows + missed, other, args.alpha)
+    fitted_other = lower_from(calibrate_rows(rows + missed, other, args.alpha), judge, args.lower)
     maxes = [max(r["scores"]) if r["scores"] else -1.0 for r in rows]
     missed_maxes = [max(r["scores"]) if r["scores"] else -1.0 for r in missed]
     strip_s, strip_y = collect_strips(examples, [r["docs"] for r in rows], judge)
@@ -270,7 +290,9 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         f = fitted
         print(f"calibrated on {len(rows)} questions of {args.data} (k={args.k}, unit={args.unit}, judge={report['judge']}):")
         print(f"  upper = {f['upper']}  lower = {f['lower']}   (paper: upper {PAPER_UPPER}, lower {PAPER_LOWER})")
-        print(f"  objective: upper {f['objective_upper']}, lower {f['objective_lower']} (alpha {f['alpha']}; {f['n']} samples, {f['n_relevant']} relevant)")
+        if f["lower_from"] == "judge":
+            print(f"  lower: the evaluator's own relevance cut (--lower judge); the paper's rule fits {f['lower_rule']}")
+        print(f"  objective: upper {f['objective_upper']}, the rule's lower {f['objective_lower']} (alpha {f['alpha']}; {f['n']} samples, {f['n_relevant']} relevant)")
         sh = report[f"shares_calibrated_{other}"]
         print(
             f"  with unit={other}: upper = {fitted_other['upper']}  lower = {fitted_other['lower']}: correct "
@@ -314,6 +336,10 @@ def register(sub: Any) -> None:
     p.add_argument("--misses", choices=["retrieved", "withheld"], default="retrieved",
                    help="irrelevant samples: only the retrievals that missed (default), or also, for every question, its "
                    "retrieval with its own gold paragraphs withheld from the corpus (a corpus where misses are common)")
+    p.add_argument("--lower", choices=["judge", "rule"], default="judge",
+                   help="the lower threshold: the evaluator's own relevance cut, so that Incorrect means no retrieved "
+                   "document is judged relevant (default; what ships), or the paper's rule, which a corpus whose "
+                   "retrievals rarely miss leaves a handful of misses to fit on")
     p.add_argument("--alpha", type=float, default=1.0, help="false-positive penalty (paper: 1)")
     p.add_argument("--judge", choices=["default", "cosine"], default="default", help="the shipped evaluator (default) or the cosine baseline")
     p.add_argument("--out", metavar="FILE", default=None, help="also write the report as JSON")

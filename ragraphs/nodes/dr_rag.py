@@ -41,7 +41,7 @@ from ..components import Components
 from ..prompts import one_line
 from ..settings import DRRAGContext, context_of
 from ..state.types import Passage, question_of, reset, with_meta
-from ..tools.judges import score_triples
+from ..tools.judges import own_threshold, score_triples
 from .dr_rag_generate import dr_rag_answer_prompt, make_dr_generate  # noqa: F401  (re-exported)
 from .dr_rag_links import bridge_bonus, link_bonus, linked_candidates, uses_question_links
 from .links import lead_with_named, named_count, question_links, title_index_of
@@ -95,10 +95,7 @@ def pair_threshold(ctx: Any, judge: Any) -> float:
     name = str(getattr(judge, "name", ""))
     if name in KNOWN_THRESHOLDS:
         return KNOWN_THRESHOLDS[name]
-    own = getattr(judge, "threshold", None)
-    if isinstance(own, (int, float)):
-        return float(own)
-    return DEFAULT_THRESHOLD
+    return own_threshold(judge, DEFAULT_THRESHOLD)
 
 
 def doc_text(p: Passage, sep: str = ". ") -> str:

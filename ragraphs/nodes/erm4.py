@@ -22,6 +22,7 @@ from ..settings import ERM4Context, context_of
 from ..state.erm4 import ERM4State
 from ..state.types import Passage, question_of, reset
 from ..tools.fetch import fetch_results
+from ..tools.judges import own_threshold
 from ..tools.llm import complete, llm_usage
 from ..tools.reservoir import Reservoir, open_reservoir
 from ..tools.structured import Entailment, RewritePlus, decide
@@ -273,10 +274,8 @@ def make_filter(c: Components) -> Callable[[dict, Runtime], dict]:
             judge = c.judge(role)
             scores = judge.score_batch(pairs) if cands else []
             thr = ctx.filter_threshold
-            if thr is None:  # the judge's own cut, else the scale's middle
-                thr = getattr(judge, "threshold", None)
-                thr = (0.0 if role == "evaluator" else 0.5) if thr is None else thr
-            thr = float(thr)
+            # None: the judge's own cut, else the scale's middle
+            thr = own_threshold(judge, 0.0 if role == "evaluator" else 0.5) if thr is None else float(thr)
             kept = [{**p, "score": float(s)} for p, s in zip(cands, scores) if float(s) >= thr]
             decisions = [{"title": p["title"], "score": round(float(s), 4), "kept": float(s) >= thr} for p, s in zip(cands, scores)]
         else:  # "llm"

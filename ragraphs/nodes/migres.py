@@ -23,6 +23,7 @@ from ..prompts import one_line
 from ..settings import MIGRESContext, context_of
 from ..state.migres import MIGRESState
 from ..state.types import Passage, make_passage, question_of
+from ..tools.judges import own_threshold
 from ..tools.llm import complete, llm_usage
 from ..tools.structured import LeafExtraction, MainVerdict, QueryList, decide
 from ..tools.text import split_sentences
@@ -68,10 +69,7 @@ from .migres_prompts import (  # noqa: F401
 
 def threshold(value: Any, judge: Any, fallback: float) -> float:
     """A threshold setting: the value given, else the judge's own ``threshold``, else ``fallback``."""
-    if value is not None:
-        return float(value)
-    own = getattr(judge, "threshold", None)
-    return float(own) if isinstance(own, (int, float)) else float(fallback)
+    return float(value) if value is not None else own_threshold(judge, fallback)
 
 
 def _llm(c: Components, ctx: MIGRESContext):

@@ -81,7 +81,7 @@ def test_calibrate_crag_fits_on_withheld_misses(tmp_path, data_dir, capsys):
     assert "needs both relevant and irrelevant samples" in err and f"all {n} retrievals hold" in err
     assert "--misses withheld" in err
     out = tmp_path / "withheld.json"
-    assert main([*common, "--misses", "withheld", "--out", str(out)]) == 0
+    assert main([*common, "--misses", "withheld", "--lower", "rule", "--out", str(out)]) == 0
     capsys.readouterr()
     w = json.loads(out.read_text())
     assert w["misses"] == "withheld" and w["withheld_misses"] == n and w["retrieval_has_gold"] == 1.0
@@ -93,6 +93,15 @@ def test_calibrate_crag_fits_on_withheld_misses(tmp_path, data_dir, capsys):
     # cosine scores a true miss lower than a retrieval that holds the gold: most misses land
     # under the fitted lower threshold
     assert sh["incorrect"] > 0.5
+    assert w["calibrated"]["lower_from"] == "rule" and "lower_rule" not in w["calibrated"]
+    # the default lower threshold is the judge's own relevance cut (cosine's: 0), at most the
+    # upper one; the rule's fit is kept beside it, and the upper threshold does not move
+    out2 = tmp_path / "judge.json"
+    assert main([*common, "--misses", "withheld", "--out", str(out2)]) == 0
+    assert "the evaluator's own relevance cut" in capsys.readouterr().out
+    j = json.loads(out2.read_text())["calibrated"]
+    assert j["lower_from"] == "judge" and j["lower_rule"] == w["calibrated"]["lower"]
+    assert j["lower"] == min(0.0, j["upper"]) and j["upper"] == w["calibrated"]["upper"]
 
 
 def test_eval_withhold_gold_over_an_ingested_store(tmp_path, data_dir, capsys):

@@ -115,7 +115,9 @@ def test_default_thresholds_tell_related_from_unrelated(popqa, popqa_corpus, unr
     a = related.invoke({"question": ex.question}, context=ctx)
     b = unrelated.invoke({"question": ex.question}, context=ctx)
     assert max(a["scores"]) > max(b["scores"])
-    assert a["action"] != "incorrect" and b["action"] != "correct"
+    # a corpus with no page on the question: the evaluator finds no document relevant, so the
+    # default lower cut (its own relevance cut) sends the question to Incorrect
+    assert a["action"] != "incorrect" and b["action"] == "incorrect", (a["scores"], b["scores"])
 
 
 def _page(title: str, sentences: list[str]) -> bytes:

@@ -79,13 +79,14 @@ def test_vanilla_and_none_without_context(corpus):
         (0.95, "correct"),
         (0.575, "correct"),  # the paper's 0.59 (the nodes' old fallback) would say ambiguous
         (0.0, "ambiguous"),
-        (-0.95, "ambiguous"),  # the paper's -0.9 would say incorrect
-        (-0.99, "incorrect"),
+        (-0.04, "ambiguous"),
+        (-0.06, "incorrect"),  # under the evaluator's own relevance cut (the default lower)
+        (-0.95, "incorrect"),
     ],
 )
 def test_crag_routes_by_the_context_thresholds(corpus, score, action):
     d = CRAGContext()
-    assert -0.99 < d.lower < -0.95 < -0.9 < 0.0 < d.upper < 0.575 < 0.59  # the cases straddle the paper's and the defaults
+    assert -0.95 < -0.9 < -0.06 < d.lower < -0.04 < 0.0 < d.upper < 0.575 < 0.59  # the cases straddle the paper's and the defaults
     c = _components(corpus, ["Danube river Vienna", "Danube"], evaluator=ConstJudge(score))
     out = build_graph("crag", c).invoke({"question": QUESTION})
     ev = _entry(out, "evaluate")

@@ -8,7 +8,7 @@
 """
 
 from .baselines import CachedMiniLM, CosineJudge, CosineNLIJudge, CosinePairJudge, LLMJudge
-from .core import JUDGES, CrossEncoderJudge, Judge, load_default_judge, load_judge, passage_text, score_triples, weights_dir
+from .core import JUDGES, CrossEncoderJudge, Judge, load_default_judge, load_judge, own_threshold, passage_text, score_triples, weights_dir
 from .data import Item, build_items, iter_pairs, nli_items, pair_items, evaluator_items, parse_data_spec, spec_name, split_items
 from .data import _facts, _row_examples  # noqa: F401  (used by bench scripts and tests)
 from .metrics import auc_score, best_threshold, evaluate_judge, judge_scores, metrics_at

@@ -223,6 +223,12 @@ class CrossEncoderJudge:
         return float(self.score_pairs([(question, d1, d2)])[0])
 
 
+def own_threshold(judge: Any, fallback: float) -> float:
+    """The cut a judge was validated with (its ``threshold``), else ``fallback``."""
+    own = getattr(judge, "threshold", None)
+    return float(own) if isinstance(own, (int, float)) and not isinstance(own, bool) else float(fallback)
+
+
 def score_triples(judge: Any, triples: Sequence[tuple[str, str, str]], max_tokens: int | None = None) -> list[float]:
     """Any pair judge's C(q, d1, d2) for ``triples``; ``max_tokens`` reaches a cross-encoder
     (see :meth:`CrossEncoderJudge.score_pairs`), other judges read their texts their own way."""
