@@ -243,7 +243,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     missed = collect_withheld(examples, corpus, judge, args.k, args.retrieval) if args.misses == "withheld" else []
     if args.unit == "question" and not missed and all(any(r["labels"]) for r in rows):
         raise InputError(f"calibration needs both relevant and irrelevant samples, and all {len(rows)} retrievals hold a "
-                         "gold supporting paragraph (no miss to fit the lower threshold on): add --misses withheld "
+                         "gold supporting paragraph (no miss for the rule to fit on): add --misses withheld "
                          "(each question's retrieval with its gold withheld), --unit doc, or more questions")
     fitted = lower_from(calibrate_rows(rows + missed, args.unit, args.alpha), judge, args.lower)
     other = "question" if args.unit == "doc" else "doc"
