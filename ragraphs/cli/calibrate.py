@@ -192,6 +192,28 @@ def calibrate_rows(rows: list[dict], unit: str = "doc", alpha: float = 1.0) -> d
     return calibrate_thresholds(s, y, alpha)
 
 
+def bootstrap_range(rows: list[dict], unit: str, alpha: float, n: int, seed: int = 0) -> dict | None:
+    """How far the rule's cuts move when the questions are resampled: the 5th and 95th
+    percentiles of upper and lower over ``n`` bootstrap resamples of ``rows`` (a resample
+    without both kinds of sample is skipped). None when ``n`` is 0 or none could be fitted."""
+    if n <= 0:
+        return None
+    rng = np.random.default_rng(seed)
+    ups, lows = [], []
+    for _ in range(n):
+        pick = [rows[i] for i in rng.integers(0, len(rows), len(rows))]
+        try:
+            f = calibrate_rows(pick, unit, alpha)
+        except InputError:
+            continue
+        ups.append(f["upper"])
+        lows.append(f["lower"])
+    if not ups:
+        return None
+    q = lambda xs: [round(float(np.percentile(xs, 5)), 4), round(float(np.percentile(xs, 95)), 4)]  # noqa: E731
+    return {"upper": q(ups), "lower_rule": q(lows), "resamples": len(ups), "seed": seed}
+
+
 def lower_from(fitted: dict, judge: Any, how: str) -> dict:
     """``how="judge"``: the lower threshold becomes the evaluator's own relevance cut (its
     ``threshold``, at most the upper one), so Incorrect means "no retrieved document judged
@@ -248,6 +270,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     fitted = lower_from(calibrate_rows(rows + missed, args.unit, args.alpha), judge, args.lower)
     other = "question" if args.unit == "doc" else "doc"
     fitted_other = lower_from(calibrate_rows(rows + missed, other, args.alpha), judge, args.lower)
+    stability = bootstrap_range(rows + missed, args.unit, args.alpha, args.bootstrap)
     maxes = [max(r["scores"]) if r["scores"] else -1.0 for r in rows]
     missed_maxes = [max(r["scores"]) if r["scores"] else -1.0 for r in missed]
     strip_s, strip_y = collect_strips(examples, [r["docs"] for r in rows], judge)
@@ -263,6 +286,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         "unit": args.unit,
         "misses": args.misses,
         "calibrated": fitted,
+        "bootstrap_90": stability,
         f"calibrated_{other}": {k: fitted_other[k] for k in ("upper", "lower")},
         f"shares_calibrated_{other}": action_shares(maxes, fitted_other["upper"], fitted_other["lower"]),
         f"quality_calibrated_{other}": action_quality(maxes, has_gold, fitted_other["upper"], fitted_other["lower"]),
@@ -292,6 +316,10 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         print(f"  upper = {f['upper']}  lower = {f['lower']}   (paper: upper {PAPER_UPPER}, lower {PAPER_LOWER})")
         if f["lower_from"] == "judge":
             print(f"  lower: the evaluator's own relevance cut (--lower judge); the paper's rule fits {f['lower_rule']}")
+        if stability:
+            print(f"  over {stability['resamples']} bootstrap resamples of the questions, 90% of the rule's fits lie in: upper "
+                  f"{stability['upper'][0]} to {stability['upper'][1]}, lower {stability['lower_rule'][0]} to "
+                  f"{stability['lower_rule'][1]} ({f['n'] - f['n_relevant']} irrelevant samples to fit on)")
         print(f"  objective: upper {f['objective_upper']}, the rule's lower {f['objective_lower']} (alpha {f['alpha']}; {f['n']} samples, {f['n_relevant']} relevant)")
         sh = report[f"shares_calibrated_{other}"]
         print(
@@ -341,6 +369,8 @@ def register(sub: Any) -> None:
                    "document is judged relevant (default; what ships), or the paper's rule, which a corpus whose "
                    "retrievals rarely miss leaves a handful of misses to fit on")
     p.add_argument("--alpha", type=float, default=1.0, help="false-positive penalty (paper: 1)")
+    p.add_argument("--bootstrap", type=int, default=200, metavar="N",
+                   help="resample the questions N times and report the range of the rule's cuts (default 200; 0: off)")
     p.add_argument("--judge", choices=["default", "cosine"], default="default", help="the shipped evaluator (default) or the cosine baseline")
     p.add_argument("--out", metavar="FILE", default=None, help="also write the report as JSON")
     p.add_argument("--json", action="store_true", help="print the report as one JSON line")

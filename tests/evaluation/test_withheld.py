@@ -102,6 +102,9 @@ def test_calibrate_crag_fits_on_withheld_misses(tmp_path, data_dir, capsys):
     j = json.loads(out2.read_text())["calibrated"]
     assert j["lower_from"] == "judge" and j["lower_rule"] == w["calibrated"]["lower"]
     assert j["lower"] == min(0.0, j["upper"]) and j["upper"] == w["calibrated"]["upper"]
+    # how far the rule's cuts move over resampled questions, reported beside them
+    b = json.loads(out2.read_text())["bootstrap_90"]
+    assert b["resamples"] > 0 and b["upper"][0] <= b["upper"][1] and b["lower_rule"][0] <= b["lower_rule"][1]
 
 
 def test_eval_withhold_gold_over_an_ingested_store(tmp_path, data_dir, capsys):

@@ -16,7 +16,7 @@ from fakes import OverlapJudge, RaisingWeb, SleepingWeb
 from ragraphs.components import Components
 from ragraphs.datasets import load_dataset
 from ragraphs.graphs.crag import PAPER_LOWER, PAPER_UPPER, CRAGContext, build_crag_graph
-from ragraphs.cli.calibrate import action_shares, calibrate_rows, calibrate_thresholds
+from ragraphs.cli.calibrate import action_shares, bootstrap_range, calibrate_rows, calibrate_thresholds
 from ragraphs.nodes.crag import REWRITE_PROMPT, decide_action, parse_query
 from ragraphs.nodes.refine import decompose, refine_knowledge
 from ragraphs.state.types import make_passage
@@ -128,6 +128,19 @@ def test_calibration_maximises_accuracy_minus_false_positive_rate():
     assert q["n"] == 2 and q["lower"] <= q["upper"]
     sh = action_shares([0.9, 0.0, -0.99], 0.59, -0.9)
     assert (sh["correct"], sh["ambiguous"], sh["incorrect"]) == (0.3333, 0.3333, 0.3333)
+
+
+def test_bootstrap_range_of_the_rules_cuts():
+    rng = np.random.default_rng(1)
+    rows = [{"scores": [float(rng.uniform(0.3, 1.0))], "labels": [True]} for _ in range(40)]
+    rows += [{"scores": [float(rng.uniform(-1.0, 0.5))], "labels": [False]} for _ in range(3)]
+    b = bootstrap_range(rows, "question", 1.0, 100, seed=3)
+    assert b == bootstrap_range(rows, "question", 1.0, 100, seed=3)  # seeded: the same report twice
+    assert b["upper"][0] <= b["upper"][1] and b["lower_rule"][0] <= b["lower_rule"][1]
+    # three misses in 43: a resample that holds none is skipped; the others spread the cuts
+    assert 50 <= b["resamples"] <= 100 and b["upper"][1] - b["upper"][0] > 0
+    assert bootstrap_range(rows, "question", 1.0, 0) is None
+    assert bootstrap_range(rows[:40], "question", 1.0, 20) is None  # no irrelevant sample in any resample
 
 
 def test_parse_query_and_paper_prompt():
