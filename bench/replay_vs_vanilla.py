@@ -4,6 +4,9 @@ pooled: the per-question scores of ``bench/migres_reader_replay.py``'s JSON file
 
     python bench/replay_vs_vanilla.py REPLAY.json:VANILLA_RESULTS.jsonl [...]
 
+The reference may also be another replay's JSON (``REPLAY.json:OTHER_REPLAY.json``), to pair
+two replayed readers.
+
 For example, MuSiQue's dev file and extra training questions pooled (the README's n = 158):
 
     python bench/replay_vs_vanilla.py \\
@@ -19,16 +22,23 @@ import sys
 from ragraphs.evaluation.paired import format_difference, paired_differences
 
 
+def _replayed(path: str) -> list[dict]:
+    per_question = json.load(open(path))["per_question"]
+    variant = next(iter(per_question.values()))  # the replay's one variant
+    return [{"id": qid, **scores} for qid, scores in variant.items()]
+
+
 def main(argv: list[str]) -> None:
     if not argv:
         raise SystemExit(__doc__)
     replayed, vanilla = [], []
     for pair in argv:
         replay, _, results = pair.rpartition(":")
-        per_question = json.load(open(replay))["per_question"]
-        variant = next(iter(per_question.values()))  # the replay's one variant
-        replayed += [{"id": qid, **scores} for qid, scores in variant.items()]
-        vanilla += [json.loads(line) for line in open(results) if line.strip()]
+        replayed += _replayed(replay)
+        if results.endswith(".json"):
+            vanilla += _replayed(results)
+        else:
+            vanilla += [json.loads(line) for line in open(results) if line.strip()]
     diffs = paired_differences(replayed, vanilla, metrics=("em", "f1", "acc"))
     print(f"n = {diffs[0].n}: " + ", ".join(f"{d.metric} {format_difference(d)}" for d in diffs))
 

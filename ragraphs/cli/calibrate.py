@@ -53,13 +53,21 @@ import numpy as np
 from ..errors import InputError
 
 
-def _objective(pred_pos: np.ndarray, labels: np.ndarray, alpha: float) -> float:
-    n = labels.size
-    n_neg = int((~labels).sum())
-    tp = int((pred_pos & labels).sum())
-    tn = int((~pred_pos & ~labels).sum())
-    fp = int((pred_pos & ~labels).sum())
-    return (tp + tn) / n - (alpha * fp / n_neg if n_neg else 0.0)
+def _objectives(cands: np.ndarray, s: np.ndarray, y: np.ndarray, alpha: float, above: bool) -> np.ndarray:
+    """The rule's objective at every candidate cut at once, from sorted scores. ``above``: the
+    positive class is the relevant one, predicted when score > cut (the upper threshold); else
+    the irrelevant one, predicted when score < cut (the lower threshold)."""
+    rel, irr = np.sort(s[y]), np.sort(s[~y])
+    if above:  # TP: relevant above the cut; FP: irrelevant above it; n_neg: the irrelevant
+        tp = rel.size - np.searchsorted(rel, cands, side="right")
+        fp = irr.size - np.searchsorted(irr, cands, side="right")
+        n_neg = irr.size
+    else:  # TP: irrelevant below the cut; FP: relevant below it; n_neg: the relevant
+        tp = np.searchsorted(irr, cands, side="left")
+        fp = np.searchsorted(rel, cands, side="left")
+        n_neg = rel.size
+    tn = n_neg - fp
+    return (tp + tn) / s.size - (alpha * fp / n_neg if n_neg else 0.0)
 
 
 def _candidates(scores: np.ndarray) -> np.ndarray:
@@ -78,14 +86,18 @@ def calibrate_thresholds(scores: Sequence[float], labels: Sequence[bool], alpha:
         raise InputError("calibration needs both relevant and irrelevant samples")
     cands = _candidates(s)
     # upper: positive = relevant; ties broken towards the higher (more cautious) threshold
-    ups = [(_objective(s > t, y, alpha), t) for t in cands]
-    best_up = max(ups, key=lambda x: (round(x[0], 9), x[1]))
-    upper = float(best_up[1])
+    obj_up = _objectives(cands, s, y, alpha, above=True)
+    best = np.flatnonzero(np.round(obj_up, 9) == np.round(obj_up, 9).max())
+    i_up = best[np.argmax(cands[best])]
+    upper = float(cands[i_up])
     # lower: positive = irrelevant, false positive = a relevant sample judged irrelevant;
     # ties broken towards the lower (more cautious) threshold
-    lows = [(_objective(s < t, ~y, alpha), t) for t in cands if t <= upper]
-    best_low = max(lows, key=lambda x: (round(x[0], 9), -x[1]))
-    lower = float(best_low[1])
+    low_c = cands[cands <= upper]
+    obj_low = _objectives(low_c, s, y, alpha, above=False)
+    best = np.flatnonzero(np.round(obj_low, 9) == np.round(obj_low, 9).max())
+    i_low = best[np.argmin(low_c[best])]
+    lower = float(low_c[i_low])
+    best_up, best_low = (float(obj_up[i_up]), upper), (float(obj_low[i_low]), lower)
     return {
         "upper": round(upper, 4),
         "lower": round(lower, 4),
