@@ -4,7 +4,9 @@
         --run normal=OLD_NORMAL/results.jsonl:NEW_NORMAL/results.jsonl \
         --run withheld=OLD_WITHHELD/results.jsonl:NEW_WITHHELD/results.jsonl \
         [--vanilla normal=V1/results.jsonl --vanilla withheld=V2/results.jsonl] \
-        [--part 1/2] [--lowers -0.98,-0.5,0,0.3,0.5] [--mark -0.05] [--out DIR]
+        [--lowers -0.98,-0.5,0,0.3,0.5] [--mark -0.05] [--out DIR]
+
+``--data FILE@K/N`` replays part K of N of the file's questions (the corpus pools the whole file).
 
 CRAG's action depends on one number per question, the highest evaluator score among its
 retrieved documents: Correct above ``upper``, Incorrect below ``lower``, Ambiguous between.
@@ -32,47 +34,48 @@ import json
 import os
 import sys
 
-from ragraphs.evaluation.paired import format_difference, paired_differences
-from ragraphs.evaluation.records import read_results
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from crag_actions import action_of as route_of  # noqa: E402  (the evaluate entry's route)
+
+from ragraphs.evaluation.paired import format_difference, paired_differences  # noqa: E402
+from ragraphs.evaluation.records import read_results  # noqa: E402
+from ragraphs.nodes.crag import decide_action  # noqa: E402
 
 METRICS = ("em", "f1", "acc")
 
 
-def route_of(rec: dict) -> str:
-    for e in rec.get("trace") or []:
-        if e.get("node") == "evaluate":
-            return str(e.get("route"))
-    return "?"
+class Scorer:
+    """The whole file's pooled corpus and the shipped evaluator, built once for every run."""
 
+    def __init__(self, data: str):
+        from ragraphs.components import Components
+        from ragraphs.datasets import load_dataset, parse_data_spec, pooled_passages, select_part
+        from ragraphs.evaluation.corpus import PooledCorpus
+        from ragraphs.tools.embeddings import MiniLMEmbeddings
 
-def max_scores(data: str, part: str | None, withheld: bool, k: int) -> dict[str, tuple[float, bool]]:
-    """question id -> (highest evaluator score of its top-k, whether a gold paragraph is among them)."""
-    from ragraphs.cli.calibrate import score_hits
-    from ragraphs.components import Components
-    from ragraphs.datasets import load_dataset, pooled_passages, select_part
-    from ragraphs.evaluation.corpus import PooledCorpus, WithheldRetriever
-    from ragraphs.tools.embeddings import MiniLMEmbeddings
+        path, part, nparts = parse_data_spec(data)
+        every = load_dataset(path)
+        self.examples = select_part(every, part, nparts)
+        emb = MiniLMEmbeddings()
+        self.corpus = PooledCorpus(pooled_passages(every), emb, quiet=True)
+        self.judge = Components(retriever=self.corpus, embeddings=emb).judge("evaluator")
 
-    every = load_dataset(data)
-    examples = every
-    if part:
-        kk, nn = (int(x) for x in part.split("/"))
-        examples = select_part(every, kk, nn)
-    emb = MiniLMEmbeddings()
-    corpus = PooledCorpus(pooled_passages(every), emb, quiet=True)
-    judge = Components(retriever=corpus, embeddings=emb).judge("evaluator")
-    held = WithheldRetriever(corpus)
-    hits = []
-    for ex in examples:  # one question at a time, as the graph retrieves (a query's int8 vector depends on its batch)
-        held.withhold(ex.supporting_ids if withheld else ())
-        hits.append(held.search(ex.question, k))
-    rows = score_hits(examples, hits, judge)
-    return {ex.id: (max(r["scores"]) if r["scores"] else -1.0, any(r["labels"])) for ex, r in zip(examples, rows)}
+    def max_scores(self, withheld: bool, k: int) -> dict[str, tuple[float, bool]]:
+        """question id -> (highest evaluator score of its top-k, whether a gold paragraph is among them)."""
+        from ragraphs.cli.calibrate import score_hits
+        from ragraphs.evaluation.corpus import WithheldRetriever
+
+        held = WithheldRetriever(self.corpus)
+        hits = []
+        for ex in self.examples:  # one question at a time, as the graph retrieves (a query's int8 vector depends on its batch)
+            held.withhold(ex.supporting_ids if withheld else ())
+            hits.append(held.search(ex.question, k))
+        rows = score_hits(self.examples, hits, self.judge)
+        return {ex.id: (max(r["scores"]) if r["scores"] else -1.0, any(r["labels"])) for ex, r in zip(self.examples, rows)}
 
 
 def action(m: float, upper: float, lower: float) -> str:
-    from ragraphs.nodes.crag import decide_action
-
     return decide_action([m], upper, lower)[0]
 
 
@@ -111,8 +114,7 @@ def plot(rows: list[dict], path: str, upper: float, mark: float | None = None) -
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", required=True)
-    ap.add_argument("--part", default=None, help="K/N: the questions of part K of N (the corpus pools the whole file)")
+    ap.add_argument("--data", required=True, help="FILE or FILE@K/N (part K of N of its questions, over the whole file's corpus)")
     ap.add_argument("--run", action="append", required=True, help="NAME=OLD.jsonl:NEW.jsonl (NAME 'withheld' withholds the gold)")
     ap.add_argument("--vanilla", action="append", default=[], help="NAME=VANILLA.jsonl")
     ap.add_argument("--upper", type=float, default=0.56)
@@ -129,12 +131,13 @@ def main(argv=None) -> int:
         ap.error("every replayed lower must be at or under both --upper and --new-lower")
     vanillas = dict(v.split("=", 1) for v in a.vanilla)
     lines, rows_out = [], []
+    scorer = Scorer(a.data)
     for spec in a.run:
         name, paths = spec.split("=", 1)
         old_p, new_p = paths.split(":", 1)
         old, new = read_results(old_p), read_results(new_p)
         van = read_results(vanillas[name]) if name in vanillas else None
-        scores = max_scores(a.data, a.part, name == "withheld", a.k)
+        scores = scorer.max_scores(name == "withheld", a.k)
         ids = [i for i in scores if i in old and i in new and (van is None or i in van)]
         bad = [i for i in ids if route_of(old[i]) != action(scores[i][0], a.upper, a.old_lower)
                or route_of(new[i]) != action(scores[i][0], a.new_upper, a.new_lower)]

@@ -37,21 +37,19 @@ def run_graph(
     method: str,
     question: str,
     components,
-    context_values: dict[str, Any],
+    context: Any,
     *,
     trace: bool = False,
     config: dict | None = None,
     checkpointer=None,
 ) -> dict:
-    """Run one method on one question: the final state plus ``node_times`` and ``wall_s``
-    (every node timed; ``trace`` streams each update to stderr as it happens)."""
-    from ..graphs import build_graph, get_context_class
-    from ..settings import check_setting_names, context_from
+    """Run one method on one question with its built ``context``: the final state plus
+    ``node_times`` and ``wall_s`` (every node timed; ``trace`` streams each update to stderr
+    as it happens)."""
+    from ..graphs import build_graph
 
-    check_setting_names(get_context_class(method), context_values, method)
-    ctx = context_from(get_context_class(method), context_values)
     graph = build_graph(method, components, checkpointer=checkpointer)
-    res = stream_run(graph, {"question": question}, config, ctx, trace=trace)
+    res = stream_run(graph, {"question": question}, config, context, trace=trace)
     return {**res.final, "node_times": res.node_times, "wall_s": res.wall_s}
 
 
@@ -65,7 +63,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     ctx_values = {"llm": args.llm, "k": args.k, "retrieval": args.retrieval,
                   **settings_for(args.method, parse_settings(args.set))}
     check_setting_names(get_context_class(args.method), ctx_values, args.method)
-    context_from(get_context_class(args.method), ctx_values)  # a bad value fails here, before the store opens
+    ctx = context_from(get_context_class(args.method), ctx_values)  # a bad value fails here, before the store opens
     components = make_components(args)
     if args.method != "none":
         retr = components.retriever
@@ -80,7 +78,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
         # the method, settings and store go into the checkpoints' metadata (for history/replay)
         config = thread_config(args.thread, args.method, ctx_values, store_of(args))
     result = run_graph(
-        args.method, question, components, ctx_values, trace=args.trace, config=config, checkpointer=checkpointer
+        args.method, question, components, ctx, trace=args.trace, config=config, checkpointer=checkpointer
     )
     passages = result.get("passages") or []
     if args.json:

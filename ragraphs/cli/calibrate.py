@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 from typing import Any, Sequence
 
@@ -232,8 +233,8 @@ def lower_from(fitted: dict, judge: Any, how: str) -> dict:
     relevant"; the rule's own fit stays in ``lower_rule``. ``how="rule"``: unchanged."""
     from ..tools.judges import own_threshold
 
-    own = own_threshold(judge, float("nan"))
-    if how != "judge" or own != own:  # a judge with no cut of its own: the rule's
+    own = own_threshold(judge, math.nan)
+    if how != "judge" or math.isnan(own):  # a judge with no cut of its own: the rule's
         return {**fitted, "lower_from": "rule"}
     return {**fitted, "lower": round(min(own, fitted["upper"]), 4), "lower_rule": fitted["lower"], "lower_from": "judge"}
 
