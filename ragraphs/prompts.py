@@ -111,6 +111,35 @@ def reads_as_sentence(answer: str, max_words: int = 3) -> bool:
     return len((answer or "").split()) > max_words and bool(_SENTENCE_VERB.search(answer))
 
 
+# a question that asks for yes or no opens with an auxiliary verb ("Are both ...", "Did ...")
+_YES_NO_OPENER = re.compile(
+    r"^\s*(is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|shall|may|might)\b", re.I
+)
+# what a span of the answer does not keep at its ends
+_SPAN_EDGES = " \t,.;:!?\"'()[]{}"
+
+
+def asks_yes_no(question: str) -> bool:
+    """Whether a question asks for yes or no: it opens with an auxiliary verb."""
+    return bool(_YES_NO_OPENER.match(question or ""))
+
+
+def shortening_options(question: str, answer: str, max_words: int = 8) -> list[str]:
+    """What the answer cut may write: every run of up to ``max_words`` words of the answer
+    (as :func:`shorten_answer_prompt` shows it, punctuation cut from both ends), and "yes" /
+    "no" when the question asks yes or no. In first-seen order, without repeats."""
+    words = one_line(answer, 400).split()
+    out: dict[str, None] = {}
+    if asks_yes_no(question):
+        out.update({"yes": None, "no": None})
+    for i in range(len(words)):
+        for j in range(i + 1, min(len(words), i + max_words) + 1):
+            span = " ".join(words[i:j]).strip(_SPAN_EDGES)
+            if span and len(span.split()) == j - i:
+                out[span] = None
+    return list(out)
+
+
 def shorten_answer_prompt(question: str, answer: str) -> str:
     """Few-shot prompt that cuts a sentence-long answer down to the short phrase it names."""
     parts = [SHORTEN_INSTRUCTIONS, ""]

@@ -364,6 +364,13 @@ class MIGRESContext(RAGContext):
         metadata={"description": "when the final answer reads as a sentence (more than 3 words and a verb such as "
                   "'is', 'was' or 'born'), one more LLM call cuts it to the short phrase it names"},
     )
+    shorten_to_span: bool = field(
+        default=True,
+        metadata={"description": "the answer cut must write words of the answer (up to 8), or yes / no when the "
+                  "question asks yes or no: a grammar holds llama.cpp models to it, other models' cuts are "
+                  "checked and the answer kept when the cut is neither (false: the cut writes freely, as "
+                  "before 2026-11-27, night)"},
+    )
     judge_max_tokens: int = field(default=48, metadata={"description": "tokens the Main Module may write"})
     leaf_max_tokens: int = field(default=80, metadata={"description": "tokens the Leaf Module may write"})
     query_max_tokens: int = field(default=64, metadata={"description": "tokens the Query Generator may write"})

@@ -13,11 +13,20 @@ from typing import Callable
 from langgraph.runtime import Runtime
 
 from ..components import Components
-from ..prompts import STOP_ANSWER, clean_answer, rag_answer_prompt, reads_as_sentence, shorten_answer_prompt
+from ..prompts import (
+    STOP_ANSWER,
+    asks_yes_no,
+    clean_answer,
+    rag_answer_prompt,
+    reads_as_sentence,
+    shorten_answer_prompt,
+    shortening_options,
+)
 from ..settings import MIGRESContext, context_of
 from ..state.migres import MIGRESState
 from ..state.types import Passage, make_passage
 from ..tools.llm import complete, llm_usage
+from ..tools.structured import choice_gbnf, constraint_mode
 from .migres import _llm
 
 
@@ -49,6 +58,32 @@ def reader_evidence(state: MIGRESState, ctx: MIGRESContext) -> tuple[list[Passag
     return evidence or knowledge, [p for p in evidence if p["id"] not in seen]
 
 
+def shorten(llm, question: str, answer: str, ctx: MIGRESContext) -> tuple[str, dict]:
+    """The answer cut (one LLM call): the short phrase a sentence-long answer names, and the
+    call's usage. With ``shorten_to_span`` the phrase must be a run of the answer's words, or
+    yes / no when the question asks yes or no (:func:`~ragraphs.prompts.shortening_options`):
+    a llama.cpp model is held to it by a grammar, and any other model's phrase is checked; ""
+    when the cut wrote nothing usable (the answer then stays as it is)."""
+    kw = {}
+    options = shortening_options(question, answer) if ctx.shorten_to_span else []
+    if options and constraint_mode(llm) == "grammar":
+        kw["grammar"] = choice_gbnf(options)
+    out = complete(llm, shorten_answer_prompt(question, answer), stop=STOP_ANSWER,
+                   max_tokens=int(ctx.max_new_tokens), **kw)
+    short = clean_answer(out.text, cut_asides=bool(ctx.cut_asides))
+    if ctx.shorten_to_span and short and not within_answer(question, answer, short):
+        short = ""
+    return short, llm_usage(out)
+
+
+def within_answer(question: str, answer: str, short: str) -> bool:
+    """Whether ``short`` is words of ``answer`` (case aside), or yes / no to a yes-or-no question."""
+    s = " ".join(short.lower().split())
+    if s in ("yes", "no"):
+        return asks_yes_no(question)
+    return bool(s) and s in " ".join(answer.lower().split())
+
+
 def make_final_answer(c: Components) -> Callable[[dict, Runtime], dict]:
     """Answer the question with the reader prompt over :func:`reader_evidence` (one LLM call):
     the best effort when the iteration guard stops the loop or no new query is left, and the
@@ -69,11 +104,10 @@ def make_final_answer(c: Components) -> Callable[[dict, Runtime], dict]:
         shortened = None
         if ctx.shorten_answers and reads_as_sentence(answer):
             # the small reader tends to copy a whole sentence (a statement, a passage's line)
-            short = complete(_llm(c, ctx), shorten_answer_prompt(state["question"], answer), stop=STOP_ANSWER,
-                             max_tokens=int(ctx.max_new_tokens))
-            extra = llm_usage(short)
+            short, extra = shorten(_llm(c, ctx), state["question"], answer, ctx)
             usage = {k: v + extra[k] for k, v in usage.items()}
-            shortened, answer = answer, clean_answer(short.text, cut_asides=bool(ctx.cut_asides)) or answer
+            if short:
+                shortened, answer = answer, short
         return {
             "answer": answer,
             "final": final,

@@ -157,6 +157,8 @@ class LlamaCppCompletionChat(BaseChatModel):
         if g is None:
             from llama_cpp import LlamaGrammar
 
+            if len(self._grammars) >= 64:  # the schemas' few grammars, and one-off ones (an answer's spans)
+                self._grammars.pop(next(iter(self._grammars)))
             g = self._grammars[gbnf] = LlamaGrammar.from_string(gbnf, verbose=False)
         return g
 

@@ -125,6 +125,22 @@ class Entailment(_Schema):
 # ---------------------------------------------------------------- schemas -> grammar, budget
 
 
+def choice_gbnf(options: list[str]) -> str:
+    """A llama.cpp grammar (GBNF) whose only sentences are ``options``, verbatim. One optional
+    space may open them (the prompts end with a label such as "Short answer:"), and a full stop
+    and a newline may close them: a model that would end its phrase there may, where the end
+    of text alone would leave it to go on into a longer option."""
+    if not options:
+        raise ValueError("choice_gbnf needs at least one option")
+
+    def literal(text: str) -> str:
+        kept = "".join(ch for ch in text if ch.isprintable())
+        return '"' + kept.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+    alternatives = dict.fromkeys(literal(o) for o in options if o)
+    return 'root ::= " "? choice "."? "\\n"?\nchoice ::= ' + " | ".join(alternatives) + "\n"
+
+
 @functools.lru_cache(maxsize=64)
 def json_schema(schema: type[BaseModel]) -> dict:
     """The decision's JSON schema, ``$defs`` inlined (what grammars and servers get)."""

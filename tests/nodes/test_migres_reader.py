@@ -1,10 +1,15 @@
-"""What MIGRES's reader reads (``reader_evidence``), on plain states: no LLM, no graph."""
+"""What MIGRES's reader reads (``reader_evidence``), on plain states, and its answer cut
+(``shorten``) with a fake model and, under its grammar, the embedded Gemma (slow)."""
 
 from __future__ import annotations
 
-from ragraphs.nodes.migres_reader import reader_evidence
+import pytest
+
+from ragraphs.nodes.migres_reader import reader_evidence, shorten, within_answer
+from ragraphs.prompts import asks_yes_no, shortening_options
 from ragraphs.settings import MIGRESContext
 from ragraphs.state.types import make_passage
+from ragraphs.tools.llm import FakeAnswerChat
 
 
 def _p(i: str, text: str = "") -> dict:
@@ -73,3 +78,51 @@ def test_nothing_retrieved_falls_back_to_the_llm_knowledge():
     ev, _ = reader_evidence({"question": "q", "passages": [_p("x")]}, PASSAGES)
     assert [p["id"] for p in ev] == ["x"]
     assert reader_evidence({"question": "q"}, MIGRESContext()) == ([], [])
+
+
+# ---------------------------------------------------------------- the answer cut held to the answer's words
+
+LONG = "He was born in Flora, Norway."
+
+
+def test_shortening_options_are_runs_of_the_answers_words_and_yes_no_only_when_asked():
+    opts = shortening_options("Where was he born?", LONG)
+    assert {"Flora", "Flora, Norway", "Norway", "born in Flora"} <= set(opts)
+    assert "yes" not in opts and "Norway." not in opts and "Flora," not in opts  # ends cut of punctuation
+    assert all(len(o.split()) <= 8 for o in shortening_options("q", " ".join(f"w{i}" for i in range(20))))
+    assert shortening_options("Are both rivers?", "The Nile and the Amazon are rivers.")[:2] == ["yes", "no"]
+    assert len(opts) == len(set(opts))
+    assert asks_yes_no("Did it rain?") and asks_yes_no("  were they ...") and not asks_yes_no("Who is it?")
+    assert within_answer("Where?", LONG, "flora,  norway") and not within_answer("Where?", LONG, "1866")
+    assert not within_answer("Where?", LONG, "yes") and within_answer("Is it?", LONG, "No")
+
+
+def _cut(responses, **settings):
+    llm = FakeAnswerChat(responses=responses)
+    return shorten(llm, "Where was he born?", LONG, MIGRESContext(**settings)), llm
+
+
+def test_a_cut_that_leaves_the_answer_is_dropped_with_shorten_to_span_and_kept_without():
+    (short, usage), llm = _cut(["he was born in 1866"], shorten_to_span=True)
+    assert short == "" and usage["llm_calls"] == 1  # the call still counts
+    assert llm.prompts[0].rstrip().endswith("Short answer:")
+    (short, _), _ = _cut(["he was born in 1866"], shorten_to_span=False)
+    assert short == "he was born in 1866"
+    (short, _), _ = _cut([" Flora, Norway"], shorten_to_span=True)
+    assert short == "Flora, Norway"
+
+
+@pytest.mark.slow
+def test_the_real_gemma_cuts_to_words_of_the_answer_under_the_grammar(gemma):
+    """Each cut by the embedded Gemma 3 270M under the span grammar is one of the options."""
+    cases = [
+        ("Where was the director of the film born?", LONG),
+        ("When did the empire declare independence?",
+         "The Somali Muslim Ajuran Empire declared independence from the expelled from the natural boundary."),
+        ("Is the treaty older than the deed?", "The Treaty of Cession, also known as the Deed, was a treaty."),
+    ]
+    ctx = MIGRESContext(shorten_to_span=True)
+    for q, a in cases:
+        short, usage = shorten(gemma, q, a, ctx)
+        assert usage["llm_calls"] == 1
+        assert short in shortening_options(q, a), (q, short)

@@ -262,3 +262,14 @@ def test_grammar_gives_schema_valid_objects_with_the_real_gemma(gemma):
         assert d.mode == "grammar" and d.calls == 1, d.text
         assert d.how == "strict" and isinstance(d.value, schema), d.text
         assert schema.model_validate_json(d.text.strip()) == d.value  # the raw text itself is valid
+
+
+def test_choice_grammar_escapes_its_options_and_llama_cpp_reads_it():
+    from llama_cpp import LlamaGrammar
+
+    text = S.choice_gbnf(['say "no"', "back\\slash", "tab\there", "say \"no\""])
+    assert text.count("|") == 2  # the repeated option once; the tab dropped
+    assert '"say \\"no\\""' in text and '"back\\\\slash"' in text and '"tabhere"' in text
+    LlamaGrammar.from_string(text, verbose=False)  # raises on a grammar llama.cpp cannot read
+    with pytest.raises(ValueError):
+        S.choice_gbnf([])
