@@ -5,7 +5,7 @@ pooled: the per-question scores of ``bench/migres_reader_replay.py``'s JSON file
     python bench/replay_vs_vanilla.py REPLAY.json:VANILLA_RESULTS.jsonl [...]
 
 The reference may also be another replay's JSON (``REPLAY.json:OTHER_REPLAY.json``), to pair
-two replayed readers.
+two replayed readers, and either side may be a run's ``results.jsonl``, to pair two whole runs.
 
 For example, MuSiQue's dev file and extra training questions pooled (the README's n = 158):
 
@@ -28,17 +28,21 @@ def _replayed(path: str) -> list[dict]:
     return [{"id": qid, **scores} for qid, scores in variant.items()]
 
 
+def _records(path: str) -> list[dict]:
+    """A replay's JSON or a run's results.jsonl, as per-question records."""
+    if path.endswith(".json"):
+        return _replayed(path)
+    return [json.loads(line) for line in open(path) if line.strip()]
+
+
 def main(argv: list[str]) -> None:
     if not argv:
         raise SystemExit(__doc__)
     replayed, vanilla = [], []
     for pair in argv:
         replay, _, results = pair.rpartition(":")
-        replayed += _replayed(replay)
-        if results.endswith(".json"):
-            vanilla += _replayed(results)
-        else:
-            vanilla += [json.loads(line) for line in open(results) if line.strip()]
+        replayed += _records(replay)
+        vanilla += _records(results)
     diffs = paired_differences(replayed, vanilla, metrics=("em", "f1", "acc"))
     print(f"n = {diffs[0].n}: " + ", ".join(f"{d.metric} {format_difference(d)}" for d in diffs))
 
