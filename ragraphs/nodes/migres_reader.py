@@ -58,12 +58,13 @@ def reader_evidence(state: MIGRESState, ctx: MIGRESContext) -> tuple[list[Passag
     return evidence or knowledge, [p for p in evidence if p["id"] not in seen]
 
 
-def shorten(llm, question: str, answer: str, ctx: MIGRESContext) -> tuple[str, dict]:
-    """The answer cut (one LLM call): the short phrase a sentence-long answer names, and the
-    call's usage. With ``shorten_to_span`` the phrase must be a run of the answer's words, or
-    yes / no when the question asks yes or no (:func:`~ragraphs.prompts.shortening_options`):
-    a llama.cpp model is held to it by a grammar, and any other model's phrase is checked; ""
-    when the cut wrote nothing usable (the answer then stays as it is)."""
+def shorten(llm, question: str, answer: str, ctx: MIGRESContext) -> tuple[str, dict, str | None]:
+    """The answer cut (one LLM call): the short phrase a sentence-long answer names, the call's
+    usage, and the phrase refused (else None). With ``shorten_to_span`` the phrase must be a run
+    of the answer's words, or yes / no when the question asks yes or no
+    (:func:`~ragraphs.prompts.shortening_options`): a llama.cpp model is held to it by a
+    grammar, and any other model's phrase is checked and refused when it is neither. The
+    phrase is "" when the cut wrote nothing usable (the answer then stays as it is)."""
     kw = {}
     options = shortening_options(question, answer) if ctx.shorten_to_span else []
     if options and constraint_mode(llm) == "grammar":
@@ -72,8 +73,8 @@ def shorten(llm, question: str, answer: str, ctx: MIGRESContext) -> tuple[str, d
                    max_tokens=int(ctx.max_new_tokens), **kw)
     short = clean_answer(out.text, cut_asides=bool(ctx.cut_asides))
     if ctx.shorten_to_span and short and not within_answer(question, answer, short):
-        short = ""
-    return short, llm_usage(out)
+        return "", llm_usage(out), short
+    return short, llm_usage(out), None
 
 
 def within_answer(question: str, answer: str, short: str) -> bool:
@@ -101,10 +102,10 @@ def make_final_answer(c: Components) -> Callable[[dict, Runtime], dict]:
         out = complete(_llm(c, ctx), prompt, stop=STOP_ANSWER, max_tokens=int(ctx.max_new_tokens))
         answer = clean_answer(out.text, cut_asides=bool(ctx.cut_asides))
         usage = llm_usage(out)
-        shortened = None
+        shortened = refused = None
         if ctx.shorten_answers and reads_as_sentence(answer):
             # the small reader tends to copy a whole sentence (a statement, a passage's line)
-            short, extra = shorten(_llm(c, ctx), state["question"], answer, ctx)
+            short, extra, refused = shorten(_llm(c, ctx), state["question"], answer, ctx)
             usage = {k: v + extra[k] for k, v in usage.items()}
             if short:
                 shortened, answer = answer, short
@@ -115,6 +116,7 @@ def make_final_answer(c: Components) -> Callable[[dict, Runtime], dict]:
             **usage,
             "_trace": {"n_evidence": len(evidence), "evidence": [p["id"] for p in evidence], "raw": out.text[:500],
                        "shortened_from": shortened,
+                       **({"cut_refused": refused} if refused else {}),
                        "calls": usage["llm_calls"],
                        "iterations": state.get("iterations"),
                        "main_module_answer": state.get("answer") if state.get("answered") else None},

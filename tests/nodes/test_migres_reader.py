@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
 from ragraphs.nodes.migres_reader import reader_evidence, shorten, within_answer
@@ -103,13 +105,26 @@ def _cut(responses, **settings):
 
 
 def test_a_cut_that_leaves_the_answer_is_dropped_with_shorten_to_span_and_kept_without():
-    (short, usage), llm = _cut(["he was born in 1866"], shorten_to_span=True)
-    assert short == "" and usage["llm_calls"] == 1  # the call still counts
+    (short, usage, refused), llm = _cut(["he was born in 1866"], shorten_to_span=True)
+    assert short == "" and refused == "he was born in 1866"
+    assert usage["llm_calls"] == 1  # the call still counts
     assert llm.prompts[0].rstrip().endswith("Short answer:")
-    (short, _), _ = _cut(["he was born in 1866"], shorten_to_span=False)
-    assert short == "he was born in 1866"
-    (short, _), _ = _cut([" Flora, Norway"], shorten_to_span=True)
-    assert short == "Flora, Norway"
+    (short, _, refused), _ = _cut(["he was born in 1866"], shorten_to_span=False)
+    assert short == "he was born in 1866" and refused is None
+    (short, _, refused), _ = _cut([" Flora, Norway"], shorten_to_span=True)
+    assert short == "Flora, Norway" and refused is None
+
+
+def test_the_reader_keeps_its_sentence_when_the_cut_is_refused_and_says_so():
+    from ragraphs.components import Components
+    from ragraphs.nodes.migres_reader import make_final_answer
+
+    llm = FakeAnswerChat(responses=[LONG, "1866"])
+    node = make_final_answer(Components(llm=llm))
+    state = {**STATE, "question": "Where was he born?"}
+    out = node(state, SimpleNamespace(context=MIGRESContext()))
+    assert out["answer"] == "He was born in Flora, Norway" and out["llm_calls"] == 2
+    assert out["_trace"]["cut_refused"] == "1866" and out["_trace"]["shortened_from"] is None
 
 
 @pytest.mark.slow
@@ -123,6 +138,7 @@ def test_the_real_gemma_cuts_to_words_of_the_answer_under_the_grammar(gemma):
     ]
     ctx = MIGRESContext(shorten_to_span=True)
     for q, a in cases:
-        short, usage = shorten(gemma, q, a, ctx)
+        short, usage, refused = shorten(gemma, q, a, ctx)
+        assert refused is None  # the grammar leaves nothing to refuse
         assert usage["llm_calls"] == 1
         assert short in shortening_options(q, a), (q, short)
