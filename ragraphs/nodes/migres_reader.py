@@ -15,7 +15,6 @@ from langgraph.runtime import Runtime
 from ..components import Components
 from ..prompts import (
     STOP_ANSWER,
-    asks_yes_no,
     clean_answer,
     rag_answer_prompt,
     reads_as_sentence,
@@ -78,11 +77,10 @@ def shorten(llm, question: str, answer: str, ctx: MIGRESContext) -> tuple[str, d
 
 
 def within_answer(question: str, answer: str, short: str) -> bool:
-    """Whether ``short`` is words of ``answer`` (case aside), or yes / no to a yes-or-no question."""
+    """Whether ``short`` is one of :func:`~ragraphs.prompts.shortening_options` (case aside):
+    a run of up to 8 of the answer's whole words, or yes / no to a yes-or-no question."""
     s = " ".join(short.lower().split())
-    if s in ("yes", "no"):
-        return asks_yes_no(question)
-    return bool(s) and s in " ".join(answer.lower().split())
+    return any(s == o.lower() for o in shortening_options(question, answer))
 
 
 def make_final_answer(c: Components) -> Callable[[dict, Runtime], dict]:

@@ -97,6 +97,7 @@ def test_shortening_options_are_runs_of_the_answers_words_and_yes_no_only_when_a
     assert asks_yes_no("Did it rain?") and asks_yes_no("  were they ...") and not asks_yes_no("Who is it?")
     assert within_answer("Where?", LONG, "flora,  norway") and not within_answer("Where?", LONG, "1866")
     assert not within_answer("Where?", LONG, "yes") and within_answer("Is it?", LONG, "No")
+    assert not within_answer("Where?", LONG, "no") and not within_answer("Where?", LONG, "orway")  # whole words only
 
 
 def _cut(responses, **settings):
