@@ -71,16 +71,20 @@ def shorten(llm, question: str, answer: str, ctx: MIGRESContext) -> tuple[str, d
     out = complete(llm, shorten_answer_prompt(question, answer), stop=STOP_ANSWER,
                    max_tokens=int(ctx.max_new_tokens), **kw)
     short = clean_answer(out.text, cut_asides=bool(ctx.cut_asides))
-    if ctx.shorten_to_span and short and not within_answer(question, answer, short):
+    if ctx.shorten_to_span and short and not _is_option(short, options):
         return "", llm_usage(out), short
     return short, llm_usage(out), None
+
+
+def _is_option(short: str, options: list[str]) -> bool:
+    s = " ".join(short.lower().split())
+    return any(s == o.lower() for o in options)
 
 
 def within_answer(question: str, answer: str, short: str) -> bool:
     """Whether ``short`` is one of :func:`~ragraphs.prompts.shortening_options` (case aside):
     a run of up to 8 of the answer's whole words, or yes / no to a yes-or-no question."""
-    s = " ".join(short.lower().split())
-    return any(s == o.lower() for o in shortening_options(question, answer))
+    return _is_option(short, shortening_options(question, answer))
 
 
 def make_final_answer(c: Components) -> Callable[[dict, Runtime], dict]:

@@ -83,7 +83,7 @@ class LlamaCppCompletionChat(BaseChatModel):
 
     _llama: Any = PrivateAttr(default=None)
     _lock: Any = PrivateAttr(default_factory=threading.Lock)
-    _grammars: dict = PrivateAttr(default_factory=dict)
+    _grammars: OrderedDict = PrivateAttr(default_factory=OrderedDict)  # least recently used first
     _pool: Any = PrivateAttr(default_factory=OrderedDict)
 
     @property
@@ -157,9 +157,10 @@ class LlamaCppCompletionChat(BaseChatModel):
         if g is None:
             from llama_cpp import LlamaGrammar
 
-            if len(self._grammars) >= 64:  # the schemas' few grammars, and one-off ones (an answer's spans)
-                self._grammars.pop(next(iter(self._grammars)))
+            if len(self._grammars) >= 64:  # the schemas' few grammars stay; one-off ones (an answer's spans) go
+                self._grammars.popitem(last=False)
             g = self._grammars[gbnf] = LlamaGrammar.from_string(gbnf, verbose=False)
+        self._grammars.move_to_end(gbnf)
         return g
 
     def count_tokens(self, text: str) -> int:
