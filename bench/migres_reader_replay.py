@@ -23,7 +23,12 @@ for one LLM call per question instead of a whole MIGRES run:
 - ``read+top``: the same passages in the other order: those the run read first;
 - ``VARIANT:nostatements``, ``VARIANT:noknowledge``, ``VARIANT:nostatements+noknowledge``: the
   same passages without the Leaf Module's statements, without the LLM knowledge that knowledge
-  prompting generated (its first 500 characters, as the trace recorded them), or without both.
+  prompting generated (its first 500 characters, as the trace recorded them), or without both;
+- ``VARIANT:...+topchars=N``: the question's own top passages (the vanilla run's) cut to N
+  characters, as vanilla's prompt cuts them, and every other passage to ``max_passage_chars``:
+  ``reader_question_chars=N`` (the replay's node runs with ``reader_evidence="gathered"``, where
+  that setting does not apply, so the variants without ``topchars`` read every passage at
+  ``max_passage_chars``, the reader before 2026-11-28).
 
 A variant that wins here still has to win in a whole MIGRES run: the replay keeps every
 earlier decision of the recorded run fixed.
@@ -94,6 +99,19 @@ def evidence(variant: str, rec: dict, whole: dict[str, dict], top: list[dict], k
     raise SystemExit(f"unknown variant {variant!r}")
 
 
+def _cut(p: dict, n: int) -> dict:
+    """``p`` with its text cut to ``n`` characters the way the prompt cuts it (``format_passages``)."""
+    text = " ".join((p.get("text") or "").split())
+    return {**p, "text": text[:n].rsplit(" ", 1)[0] + " ..."} if len(text) > n else p
+
+
+def _topchars(mod: str) -> int | None:
+    for part in mod.split("+"):
+        if part.startswith("topchars="):
+            return int(part.split("=", 1)[1])
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--migres", required=True, help="results.jsonl of a MIGRES eval run")
@@ -119,15 +137,25 @@ def main(argv: list[str] | None = None) -> int:
     res["migres_recorded"] = {k: round(100 * mean(m[i][k] for i in ids), 1) for k in ("em", "f1", "acc")}
     for variant in a.variants.split(","):
         base, _, mod = variant.partition(":")
+        topchars = _topchars(mod)
+        if topchars:  # the prompt then cuts nothing: each passage is cut here, to its own length
+            runtime = SimpleNamespace(context=context_from(MIGRESContext, {"max_passage_chars": max(topchars, int(ctx.max_passage_chars))}, base=ctx))
+        else:
+            runtime = SimpleNamespace(context=ctx)
         t0 = time.perf_counter()
         scores, same = [], 0
         per = {}
         for i in ids:
             rec = m[i]
+            top = list(v[i].get("passages") or [])
+            read = evidence(base, rec, whole, top, int(ctx.max_passages))
+            if topchars:
+                top_ids = {p["id"] for p in top}
+                read = [_cut(p, topchars if p["id"] in top_ids else int(ctx.max_passage_chars)) for p in read]
             state = {"question": rec["question"], "useful_info": [] if "nostatements" in mod else statements(rec), "answered": rec["ended"] == "answered",
                      "exhausted": rec["ended"] == "exhausted",
                      "generated_knowledge": [] if "noknowledge" in mod else knowledge(rec),
-                     "passages": evidence(base, rec, whole, list(v[i].get("passages") or []), int(ctx.max_passages))}
+                     "passages": read}
             out = node(state, runtime)
             s = answer_scores(out["answer"], rec["gold"])
             scores.append(s)

@@ -359,6 +359,13 @@ class MIGRESContext(RAGContext):
         default=4, metadata={"description": "with reader_evidence=followups or passages: the question's own top "
                              "retrieved passages the reader reads first (vanilla's k)"},
     )
+    reader_question_chars: int = field(
+        default=1200, metadata={"description": "with reader_evidence=followups or passages: characters of each of "
+                                "the question's own top passages in the reader's prompt (vanilla's 1,200; the "
+                                "loop's passages keep max_passage_chars); 0 = max_passage_chars (before "
+                                "2026-11-28). Replayed over 558 questions with the shipped judge: "
+                                "bench/results/migres_reader_question_chars/"},
+    )
     shorten_answers: bool = field(
         default=True,
         metadata={"description": "when the final answer reads as a sentence (more than 3 words and a verb such as "

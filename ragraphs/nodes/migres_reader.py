@@ -23,7 +23,7 @@ from ..prompts import (
 )
 from ..settings import MIGRESContext, context_of
 from ..state.migres import MIGRESState
-from ..state.types import Passage, make_passage
+from ..state.types import Passage, cut_text, make_passage
 from ..tools.llm import complete, llm_usage
 from ..tools.structured import choice_gbnf, constraint_mode
 from .migres import _llm
@@ -55,6 +55,17 @@ def reader_evidence(state: MIGRESState, ctx: MIGRESContext) -> tuple[list[Passag
     evidence = (top + extra)[:cap]
     seen = {p["id"] for p in read}
     return evidence or knowledge, [p for p in evidence if p["id"] not in seen]
+
+
+def reader_prompt(state: MIGRESState, evidence: list[Passage], ctx: MIGRESContext) -> str:
+    """The reader's prompt over ``evidence``: the question's own top passages cut to
+    ``reader_question_chars`` (vanilla's length), every other passage to ``max_passage_chars``."""
+    own = int(ctx.reader_question_chars) or int(ctx.max_passage_chars)
+    top = [] if ctx.reader_evidence == "gathered" else (state.get("question_passages") or [])
+    top_ids = {p["id"] for p in top[: max(0, int(ctx.reader_question_passages))]}
+    cut = [{**p, "text": cut_text(p.get("text") or "", own if p["id"] in top_ids else int(ctx.max_passage_chars))}
+           for p in evidence]
+    return rag_answer_prompt(state["question"], cut, max_chars=max(own, int(ctx.max_passage_chars)))
 
 
 def shorten(llm, question: str, answer: str, ctx: MIGRESContext) -> tuple[str, dict, str | None]:
@@ -100,7 +111,7 @@ def make_final_answer(c: Components) -> Callable[[dict, Runtime], dict]:
         final = "answered" if state.get("answered") else ("exhausted" if state.get("exhausted") else "guard")
         if ctx.skip_generation:
             return {"answer": "", "final": final, "_trace": {"skipped": "skip_generation"}}
-        prompt = rag_answer_prompt(state["question"], evidence, max_chars=int(ctx.max_passage_chars))
+        prompt = reader_prompt(state, evidence, ctx)
         out = complete(_llm(c, ctx), prompt, stop=STOP_ANSWER, max_tokens=int(ctx.max_new_tokens))
         answer = clean_answer(out.text, cut_asides=bool(ctx.cut_asides))
         usage = llm_usage(out)

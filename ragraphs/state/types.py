@@ -96,13 +96,17 @@ def add_trace(left: list[dict] | None, right: list[dict] | dict | None) -> list[
     return out
 
 
+def cut_text(text: str, max_chars: int) -> str:
+    """``text`` on one line, cut at the last word boundary within ``max_chars`` (then " ...")."""
+    text = " ".join((text or "").split())
+    return text[:max_chars].rsplit(" ", 1)[0] + " ..." if len(text) > max_chars else text
+
+
 def format_passages(passages: Iterable[Passage], max_chars: int = 1200) -> str:
     """Render passages as numbered, quoted data blocks for a prompt."""
     lines = []
     for i, p in enumerate(passages, 1):
-        text = " ".join((p.get("text") or "").split())
-        if len(text) > max_chars:
-            text = text[:max_chars].rsplit(" ", 1)[0] + " ..."
+        text = cut_text(p.get("text") or "", max_chars)
         title = " ".join((p.get("title") or "").split())  # one line: a title cannot open a new prompt line
         head = f"[{i}] {title}: " if title else f"[{i}] "
         lines.append(head + text)

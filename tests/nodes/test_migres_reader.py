@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from ragraphs.nodes.migres_reader import reader_evidence, shorten, within_answer
+from ragraphs.nodes.migres_reader import reader_evidence, reader_prompt, shorten, within_answer
 from ragraphs.prompts import asks_yes_no, shortening_options
 from ragraphs.settings import MIGRESContext
 from ragraphs.state.types import make_passage
@@ -69,6 +69,29 @@ def test_followups_read_only_what_the_loops_own_queries_found():
     # "passages" reads the question's own kept passage x first
     ev, _ = reader_evidence(state, PASSAGES)
     assert [p["id"] for p in ev] == ["a", "b", "c", "d", "x"]
+
+
+def test_the_reader_reads_the_questions_own_passages_at_vanillas_length():
+    long_a = {**_p("a"), "text": " ".join(f"a{i}" for i in range(400))}  # about 1,900 characters
+    long_w = {**_p("w"), "text": " ".join(f"w{i}" for i in range(400)), "meta": {"query": "who founded it?"}}
+    state = {**STATE, "question_passages": [long_a, _p("b"), _p("c"), _p("d")], "passages": [long_w]}
+    ev, _ = reader_evidence(state, MIGRESContext())
+    assert [p["id"] for p in ev] == ["a", "b", "c", "d", "w"]
+
+    def lines(ctx):
+        prompt = reader_prompt(state, ev, ctx)
+        block = prompt[prompt.rindex("Passages:"):]
+        return {line[1]: line for line in block.splitlines() if line.startswith("[")}
+
+    read = lines(MIGRESContext())  # the default: the question's own at 1,200, the loop's at 600
+    assert MIGRESContext().reader_question_chars == 1200
+    assert 1150 < len(read["1"]) < 1220 and read["1"].endswith(" ...")
+    assert 550 < len(read["5"]) < 620 and read["5"].endswith(" ...")
+    assert read["2"] == "[2] B: text of b"
+    read = lines(MIGRESContext(reader_question_chars=0))  # the reader before: every passage at 600
+    assert 550 < len(read["1"]) < 620 and 550 < len(read["5"]) < 620
+    # the cut is the prompt's only: the run's passages keep their whole text
+    assert len(ev[0]["text"]) > 1800
 
 
 def test_nothing_retrieved_falls_back_to_the_llm_knowledge():
