@@ -28,7 +28,7 @@ for one LLM call per question instead of a whole MIGRES run:
   characters, as vanilla's prompt cuts them, and every other passage to ``max_passage_chars``:
   ``reader_question_chars=N`` (the replay's node runs with ``reader_evidence="gathered"``, where
   that setting does not apply, so the variants without ``topchars`` read every passage at
-  ``max_passage_chars``, the reader before 2026-11-28).
+  ``max_passage_chars``, the reader before 2026-11-27, night).
 
 A variant that wins here still has to win in a whole MIGRES run: the replay keeps every
 earlier decision of the recorded run fixed.

@@ -362,8 +362,8 @@ class MIGRESContext(RAGContext):
     reader_question_chars: int = field(
         default=1200, metadata={"description": "with reader_evidence=followups or passages: characters of each of "
                                 "the question's own top passages in the reader's prompt (vanilla's 1,200; the "
-                                "loop's passages keep max_passage_chars); 0 = max_passage_chars (before "
-                                "2026-11-28). Replayed over 558 questions with the shipped judge: "
+                                "loop's passages keep max_passage_chars); 0 = max_passage_chars (the reader before "
+                                "2026-11-27, night). Replayed over 558 questions with the shipped judge: "
                                 "bench/results/migres_reader_question_chars/"},
     )
     shorten_answers: bool = field(
