@@ -60,12 +60,14 @@ def reader_evidence(state: MIGRESState, ctx: MIGRESContext) -> tuple[list[Passag
 def reader_prompt(state: MIGRESState, evidence: list[Passage], ctx: MIGRESContext) -> str:
     """The reader's prompt over ``evidence``: the question's own top passages cut to
     ``reader_question_chars`` (vanilla's length), every other passage to ``max_passage_chars``."""
-    own = int(ctx.reader_question_chars) or int(ctx.max_passage_chars)
+    own, rest = int(ctx.reader_question_chars) or int(ctx.max_passage_chars), int(ctx.max_passage_chars)
     top = [] if ctx.reader_evidence == "gathered" else (state.get("question_passages") or [])
     top_ids = {p["id"] for p in top[: max(0, int(ctx.reader_question_passages))]}
-    cut = [{**p, "text": cut_text(p.get("text") or "", own if p["id"] in top_ids else int(ctx.max_passage_chars))}
+    longest = max(own, rest)
+    # the prompt cuts every passage at the longer length; the others are cut here, once
+    cut = [p if (n := own if p["id"] in top_ids else rest) >= longest else {**p, "text": cut_text(p.get("text") or "", n)}
            for p in evidence]
-    return rag_answer_prompt(state["question"], cut, max_chars=max(own, int(ctx.max_passage_chars)))
+    return rag_answer_prompt(state["question"], cut, max_chars=longest)
 
 
 def shorten(llm, question: str, answer: str, ctx: MIGRESContext) -> tuple[str, dict, str | None]:

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from ragraphs.nodes.migres_reader import reader_evidence, reader_prompt, shorten, within_answer
-from ragraphs.prompts import asks_yes_no, shortening_options
+from ragraphs.prompts import asks_yes_no, rag_answer_prompt, shortening_options
 from ragraphs.settings import MIGRESContext
 from ragraphs.state.types import make_passage
 from ragraphs.tools.llm import FakeAnswerChat
@@ -90,6 +90,8 @@ def test_the_reader_reads_the_questions_own_passages_at_vanillas_length():
     assert read["2"] == "[2] B: text of b"
     read = lines(MIGRESContext(reader_question_chars=0))  # the reader before: every passage at 600
     assert 550 < len(read["1"]) < 620 and 550 < len(read["5"]) < 620
+    assert reader_prompt(state, ev, MIGRESContext(reader_question_chars=0)) == rag_answer_prompt("q", ev, max_chars=600)
+    assert reader_prompt(state, ev, MIGRESContext(reader_question_chars=600, max_passage_chars=1200)).count(" ...") == 2
     # the cut is the prompt's only: the run's passages keep their whole text
     assert len(ev[0]["text"]) > 1800
 
