@@ -16,26 +16,23 @@ import argparse
 import numpy as np
 from sklearn.metrics import roc_auc_score
 
+from judges_dev_items import add_arguments, dev_items  # the same directory
+
 from ragraphs.tools.embeddings import MiniLMEmbeddings
-from ragraphs.tools.judges import baseline_judge, build_items, load_judge
+from ragraphs.tools.judges import baseline_judge, load_judge
 from ragraphs.tools.judges.metrics import best_threshold, judge_scores
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("judges")
-    ap.add_argument("--part", default="0/2")
-    ap.add_argument("--files", default="hotpotqa,2wikimultihopqa,musique")
-    ap.add_argument("--data", default="../shared/data")
+    add_arguments(ap)
     ap.add_argument("--weights", default="0,0.5,1,2,3,4,6,8")
     a = ap.parse_args(argv)
     judge = load_judge("evaluator", a.judges)
     emb = MiniLMEmbeddings()
     cosine = baseline_judge("evaluator", emb)
     scored = {}
-    for f in a.files.split(","):
-        items = build_items("evaluator", [f"{a.data}/{f}.dev.jsonl@{a.part}"], seed=0, embed=emb.encode, title_prob=1.0)
-        y = np.asarray([x.label for x in items])
+    for f, items, y in dev_items("evaluator", a, emb.encode):
         scored[f] = (y, judge_scores("evaluator", judge, items, 32), judge_scores("evaluator", cosine, items, 32))
     files = list(scored)
     print("| w | " + " | ".join(f"{f} (n = {len(scored[f][0])}): AUC / best-cut accuracy" for f in files) + " |")

@@ -16,26 +16,23 @@ import dataclasses
 import numpy as np
 from sklearn.metrics import roc_auc_score
 
+from judges_dev_items import add_arguments, dev_items  # the same directory
+
 from ragraphs.tools.embeddings import MiniLMEmbeddings
-from ragraphs.tools.judges import build_items, load_judge
+from ragraphs.tools.judges import load_judge
 from ragraphs.tools.judges.metrics import best_threshold, judge_scores
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("judges")
+    add_arguments(ap)
     ap.add_argument("--cut", type=float, default=0.5114, help="the accuracy cut (default: the shipped pair cut)")
-    ap.add_argument("--part", default="0/2")
-    ap.add_argument("--files", default="hotpotqa,2wikimultihopqa,musique")
-    ap.add_argument("--data", default="../shared/data")
     a = ap.parse_args(argv)
     judge = load_judge("pair", a.judges)
     emb = MiniLMEmbeddings()
     print("| file | n | order | accuracy at the cut | best-cut accuracy | AUC |")
     print("| --- | --- | --- | --- | --- | --- |")
-    for f in a.files.split(","):
-        items = build_items("pair", [f"{a.data}/{f}.dev.jsonl@{a.part}"], seed=0, embed=emb.encode, title_prob=1.0)
-        y = np.asarray([x.label for x in items])
+    for f, items, y in dev_items("pair", a, emb.encode):
         one = judge_scores("pair", judge, items, 32)
         swapped = [dataclasses.replace(x, texts=(x.texts[0], x.texts[2], x.texts[1])) for x in items]
         other = judge_scores("pair", judge, swapped, 32)
