@@ -53,6 +53,7 @@ from ragraphs.evaluation.paired import format_difference, paired_differences
 from ragraphs.nodes.migres import _UNANSWERABLE
 from ragraphs.nodes.migres_reader import make_final_answer, reader_evidence
 from ragraphs.settings import MIGRESContext, context_from
+from ragraphs.state.types import cut_text
 
 
 def _records(path: str) -> dict[str, dict]:
@@ -97,12 +98,6 @@ def evidence(variant: str, rec: dict, whole: dict[str, dict], top: list[dict], k
         ids = {p["id"] for p in full}
         return (full + [p for p in top if p["id"] not in ids])[: max(k, len(full))]
     raise SystemExit(f"unknown variant {variant!r}")
-
-
-def _cut(p: dict, n: int) -> dict:
-    """``p`` with its text cut to ``n`` characters the way the prompt cuts it (``format_passages``)."""
-    text = " ".join((p.get("text") or "").split())
-    return {**p, "text": text[:n].rsplit(" ", 1)[0] + " ..."} if len(text) > n else p
 
 
 def _topchars(mod: str) -> int | None:
@@ -151,7 +146,8 @@ def main(argv: list[str] | None = None) -> int:
             read = evidence(base, rec, whole, top, int(ctx.max_passages))
             if topchars:
                 top_ids = {p["id"] for p in top}
-                read = [_cut(p, topchars if p["id"] in top_ids else int(ctx.max_passage_chars)) for p in read]
+                read = [{**p, "text": cut_text(p.get("text") or "", topchars if p["id"] in top_ids else int(ctx.max_passage_chars))}
+                        for p in read]
             state = {"question": rec["question"], "useful_info": [] if "nostatements" in mod else statements(rec), "answered": rec["ended"] == "answered",
                      "exhausted": rec["ended"] == "exhausted",
                      "generated_knowledge": [] if "noknowledge" in mod else knowledge(rec),

@@ -64,10 +64,12 @@ def reader_prompt(state: MIGRESState, evidence: list[Passage], ctx: MIGRESContex
     top = [] if ctx.reader_evidence == "gathered" else (state.get("question_passages") or [])
     top_ids = {p["id"] for p in top[: max(0, int(ctx.reader_question_passages))]}
     longest = max(own, rest)
-    # the prompt cuts every passage at the longer length; the others are cut here, once
-    cut = [p if (n := own if p["id"] in top_ids else rest) >= longest else {**p, "text": cut_text(p.get("text") or "", n)}
-           for p in evidence]
-    return rag_answer_prompt(state["question"], cut, max_chars=longest)
+
+    def shorter(p: Passage) -> Passage:  # the prompt cuts at the longer length; a shorter cut is made here
+        n = own if p["id"] in top_ids else rest
+        return p if n >= longest else {**p, "text": cut_text(p.get("text") or "", n)}
+
+    return rag_answer_prompt(state["question"], [shorter(p) for p in evidence], max_chars=longest)
 
 
 def shorten(llm, question: str, answer: str, ctx: MIGRESContext) -> tuple[str, dict, str | None]:
