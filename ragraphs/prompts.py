@@ -140,6 +140,31 @@ def shortening_options(question: str, answer: str, max_words: int = 8) -> list[s
     return list(out)
 
 
+_ARTICLES = {"a", "an", "the"}
+
+
+def _content_words(text: str) -> list[str]:
+    """Lower-cased words, articles left out (as the answer metrics compare them)."""
+    return [w for w in re.findall(r"\w+", (text or "").lower()) if w not in _ARTICLES]
+
+
+def restates_question(question: str, phrase: str) -> bool:
+    """Whether ``phrase`` only says again a run of the question's own words ("the 404 area code"
+    for "... the state with the 404 area code?"), articles and punctuation aside, and is not a
+    choice the question offers: a run next to "or" ("Arthur's Magazine" in "..., Arthur's
+    Magazine or First for Women?") is an answer the question asks to pick."""
+    p, q = _content_words(phrase), _content_words(question)
+    if not p:
+        return False
+    for i in range(len(q) - len(p) + 1):
+        if q[i : i + len(p)] == p:
+            before = q[i - 1] if i > 0 else ""
+            after = q[i + len(p)] if i + len(p) < len(q) else ""
+            if "or" not in (before, after):
+                return True
+    return False
+
+
 def shorten_answer_prompt(question: str, answer: str) -> str:
     """Few-shot prompt that cuts a sentence-long answer down to the short phrase it names."""
     parts = [SHORTEN_INSTRUCTIONS, ""]

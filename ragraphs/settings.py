@@ -378,6 +378,13 @@ class MIGRESContext(RAGContext):
                   "checked and the answer kept when the cut is neither (false: the cut writes freely, as "
                   "before 2026-11-27, night)"},
     )
+    shorten_not_question: bool = field(
+        default=True,
+        metadata={"description": "a cut that only restates a phrase of the question (\"the 404 area code\" for "
+                  "\"... the state with the 404 area code?\") is refused and the reader's answer stays as it is; a "
+                  "phrase the question offers as a choice, next to \"or\", is not refused (the default since "
+                  "2026-11-28; false: the cut before)"},
+    )
     judge_max_tokens: int = field(default=48, metadata={"description": "tokens the Main Module may write"})
     leaf_max_tokens: int = field(default=80, metadata={"description": "tokens the Leaf Module may write"})
     query_max_tokens: int = field(default=64, metadata={"description": "tokens the Query Generator may write"})

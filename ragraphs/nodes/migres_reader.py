@@ -18,6 +18,7 @@ from ..prompts import (
     clean_answer,
     rag_answer_prompt,
     reads_as_sentence,
+    restates_question,
     shorten_answer_prompt,
     shortening_options,
 )
@@ -77,8 +78,10 @@ def shorten(llm, question: str, answer: str, ctx: MIGRESContext) -> tuple[str, d
     usage, and the phrase refused (else None). With ``shorten_to_span`` the phrase must be a run
     of the answer's words, or yes / no when the question asks yes or no
     (:func:`~ragraphs.prompts.shortening_options`): a llama.cpp model is held to it by a
-    grammar, and any other model's phrase is checked and refused when it is neither. The
-    phrase is "" when the cut wrote nothing usable (the answer then stays as it is)."""
+    grammar, and any other model's phrase is checked and refused when it is neither. With
+    ``shorten_not_question`` a phrase that only restates the question
+    (:func:`~ragraphs.prompts.restates_question`) is refused too. The phrase is "" when the cut
+    wrote nothing usable (the answer then stays as it is)."""
     kw = {}
     options = shortening_options(question, answer) if ctx.shorten_to_span else []
     if options and constraint_mode(llm) == "grammar":
@@ -87,6 +90,8 @@ def shorten(llm, question: str, answer: str, ctx: MIGRESContext) -> tuple[str, d
                    max_tokens=int(ctx.max_new_tokens), **kw)
     short = clean_answer(out.text, cut_asides=bool(ctx.cut_asides))
     if ctx.shorten_to_span and short and not _is_option(short, options):
+        return "", llm_usage(out), short
+    if ctx.shorten_not_question and short and restates_question(question, short):
         return "", llm_usage(out), short
     return short, llm_usage(out), None
 

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from ragraphs.nodes.migres_reader import reader_evidence, reader_prompt, shorten, within_answer
-from ragraphs.prompts import asks_yes_no, rag_answer_prompt, shortening_options
+from ragraphs.prompts import asks_yes_no, rag_answer_prompt, restates_question, shortening_options
 from ragraphs.settings import MIGRESContext
 from ragraphs.state.types import make_passage
 from ragraphs.tools.llm import FakeAnswerChat
@@ -125,6 +125,33 @@ def test_shortening_options_are_runs_of_the_answers_words_and_yes_no_only_when_a
     assert not within_answer("Where?", LONG, "no") and not within_answer("Where?", LONG, "orway")  # whole words only
 
 
+AREA = "Who has more titles than the school with Fort Hill or the state with the 404 area code?"
+AREA_LONG = "The school with the 404 area code is the University of Florida."
+CHOICE = "Which magazine was started first, Arthur's Magazine or First for Women?"
+
+
+def test_a_phrase_that_only_restates_the_question_unless_the_question_offers_it():
+    assert restates_question(AREA, "the 404 area code") and restates_question(AREA, "404 Area Code.")
+    assert not restates_question(AREA, "University of Florida") and not restates_question(AREA, "")
+    assert not restates_question(AREA, "the 404 area code is the University of Florida")
+    assert not restates_question(AREA, "Fort Hill")  # next to "or": one of the question's choices
+    assert not restates_question(CHOICE, "Arthur's Magazine") and not restates_question(CHOICE, "First for Women")
+    assert restates_question(CHOICE, "started first") and restates_question(CHOICE, "Magazine was started")
+
+
+def test_a_cut_that_restates_the_question_is_refused_and_the_readers_answer_stays():
+    for to_span in (True, False):  # the grammar's options and the free cut alike
+        ctx = MIGRESContext(shorten_not_question=True, shorten_to_span=to_span)
+        short, usage, refused = shorten(FakeAnswerChat(responses=["the 404 area code"]), AREA, AREA_LONG, ctx)
+        assert short == "" and refused == "the 404 area code" and usage["llm_calls"] == 1
+        short, _, refused = shorten(FakeAnswerChat(responses=["University of Florida"]), AREA, AREA_LONG, ctx)
+        assert short == "University of Florida" and refused is None
+    # off, the same cut is taken
+    off = MIGRESContext(shorten_not_question=False)
+    short, _, refused = shorten(FakeAnswerChat(responses=["the 404 area code"]), AREA, AREA_LONG, off)
+    assert (short, refused) == ("the 404 area code", None)
+
+
 def _cut(responses, **settings):
     llm = FakeAnswerChat(responses=responses)
     return shorten(llm, "Where was he born?", LONG, MIGRESContext(**settings)), llm
@@ -151,6 +178,16 @@ def test_the_reader_keeps_its_sentence_when_the_cut_is_refused_and_says_so():
     out = node(state, SimpleNamespace(context=MIGRESContext()))
     assert out["answer"] == "He was born in Flora, Norway" and out["llm_calls"] == 2
     assert out["_trace"]["cut_refused"] == "1866" and out["_trace"]["shortened_from"] is None
+
+
+def test_the_reader_keeps_its_sentence_when_the_cut_only_restates_the_question():
+    from ragraphs.components import Components
+    from ragraphs.nodes.migres_reader import make_final_answer
+
+    node = make_final_answer(Components(llm=FakeAnswerChat(responses=[AREA_LONG, "the 404 area code"])))
+    out = node({**STATE, "question": AREA}, SimpleNamespace(context=MIGRESContext(shorten_not_question=True)))
+    assert out["answer"] == AREA_LONG and out["llm_calls"] == 2
+    assert out["_trace"]["cut_refused"] == "the 404 area code" and out["_trace"]["shortened_from"] is None
 
 
 @pytest.mark.slow
