@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from .state.types import Passage, format_passages
+from .tools.text import normalize_answer
 
 STOP_ANSWER = ["\n", "Question:", "Passages:"]
 
@@ -140,12 +141,10 @@ def shortening_options(question: str, answer: str, max_words: int = 8) -> list[s
     return list(out)
 
 
-_ARTICLES = {"a", "an", "the"}
-
-
 def _content_words(text: str) -> list[str]:
-    """Lower-cased words, articles left out (as the answer metrics compare them)."""
-    return [w for w in re.findall(r"\w+", (text or "").lower()) if w not in _ARTICLES]
+    """The text's words as the answer metrics compare them (:func:`normalize_answer`: lower case,
+    articles left out)."""
+    return normalize_answer(" ".join(re.findall(r"\w+", text or ""))).split()
 
 
 def restates_question(question: str, phrase: str) -> bool:
