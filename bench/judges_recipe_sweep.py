@@ -212,7 +212,10 @@ RECIPES = {
 # the shipped recipe on the training files plus the whole HotpotQA, 2Wiki and MuSiQue dev files
 # (items "all"; the PopQA dev half 1 stays out: CRAG's calibration and the PopQA rows read it),
 # seeds 0-3, and seeds 3 and 4 without the dev files: do the dev files cost the PopQA row AUC?
-for _items, _seeds in (("all", range(4)), ("full", (3, 4)), ("allpq2", range(3)), ("allpq4", range(3))):
+# dist1 / dist2: allpq2's items with the mean logit of four allpq2 seeds as soft labels, at
+# temperature 1 or 2 (bench/judges_distill.py)
+for _items, _seeds in (("all", range(4)), ("full", (3, 4)), ("allpq2", range(4)), ("allpq4", range(3)),
+                       ("dist1", range(2)), ("dist2", range(1))):
     for _s in _seeds:
         RECIPES[f"{_items}_7e-5_x2" + (f"_s{_s}" if _s else "")] = [
             dict(items=_items, lr=7e-5, warmup=0.1, epochs=2, **({"seed": _s} if _s else {}))]
@@ -220,10 +223,8 @@ for _items, _seeds in (("all", range(4)), ("full", (3, 4)), ("allpq2", range(3))
 
 def train(items_dir: str, base: str, out_dir: str, recipes: list[str], budget: float, save: str | None,
           limit: int | None = None) -> None:
-    import numpy as np
     import torch
     from sentence_transformers.cross_encoder import CrossEncoder
-    from sklearn.metrics import roc_auc_score, roc_curve
 
     t_start = time.perf_counter()
     out = Path(out_dir)
@@ -237,44 +238,14 @@ def train(items_dir: str, base: str, out_dir: str, recipes: list[str], budget: f
         sets = {k: [r for sp in ("train", "val") for role in ("evaluator", "pair", "nli")
                     for r in [x for x in v if x["s"] == sp and x["r"] == role][:limit]] for k, v in sets.items()}
         dev = [r for key in DEV_ROWS for r in [x for x in dev if (x["r"], x["f"]) == key][:limit]]
-    present = list(dict.fromkeys((r["r"], r["f"]) for r in dev))
-    dev_rows = [k for k in DEV_ROWS if k in present] + [k for k in present if k not in DEV_ROWS]
+    dev_rows = dev_row_keys(dev)
     device = "cuda" if torch.cuda.is_available() else "cpu"
     torch.set_float32_matmul_precision("high")  # TF32 on a GPU: recipes are compared with each other
     results = json.loads((out / "results.json").read_text()) if (out / "results.json").is_file() else {}
 
-    def pairs_of(rows, fmt="cut"):
-        return [(texts[r["a"]], texts[r.get("b112", r["b"]) if (fmt == "b112" and r["r"] == "pair") else r["b"]]) for r in rows]
-
-    def best_acc(y, s):
-        fpr, tpr, thr = roc_curve(y, s)
-        n1 = y.sum()
-        acc = (tpr * n1 + (1 - fpr) * (len(y) - n1)) / len(y)
-        i = int(np.argmax(acc))
-        return float(acc[i]), float(min(thr[i], s.max()))
-
     def measure(model, tag):
-        res = {}
-        val = [r for r in sets["full"] if r["s"] == "val"]
-        cuts = {}
-        for role in ("evaluator", "pair", "nli"):
-            rows = [r for r in val if r["r"] == role]
-            y = np.array([r["y"] for r in rows])
-            s = model.predict(pairs_of(rows), batch_size=128, show_progress_bar=False)
-            acc, cut = best_acc(y, s)
-            cuts[role] = cut
-            res[f"val:{role}"] = {"n": len(rows), "auc": round(float(roc_auc_score(y, s)), 4), "best_acc": round(acc, 4)}
-        for role, f in dev_rows:
-            rows = [r for r in dev if r["r"] == role and r["f"] == f]
-            y = np.array([r["y"] for r in rows])
-            for fmt in (("cut", "b112") if role == "pair" else ("cut",)):
-                s = model.predict(pairs_of(rows, fmt), batch_size=128, show_progress_bar=False)
-                acc, _ = best_acc(y, s)
-                key = f"{role}:{f}" + (":b112" if fmt == "b112" else "")
-                res[key] = {"n": len(rows), "auc": round(float(roc_auc_score(y, s)), 4), "best_acc": round(acc, 4),
-                            "acc_at_val_cut": round(float(((s >= cuts[role]) == y).mean()), 4)}
-        dev_keys = [k for k in res if not k.startswith("val:")]
-        res["mean_dev_auc"] = round(float(np.mean([res[k]["auc"] for k in dev_keys])), 4)
+        res = measure_rows(lambda pairs: model.predict(pairs, batch_size=128, show_progress_bar=False),
+                           texts, [r for r in sets["full"] if r["s"] == "val"], dev, dev_rows)
         print(f"[{time.perf_counter() - t_start:6.0f}s] {tag}: mean dev AUC {res['mean_dev_auc']} | "
               + " ".join(f"{k}={v['auc']}/{v['best_acc']}" for k, v in res.items() if isinstance(v, dict)), flush=True)
         return res
@@ -299,7 +270,7 @@ def train(items_dir: str, base: str, out_dir: str, recipes: list[str], budget: f
         rec = {"phases": RECIPES[name], "epochs": [], "done": False}
         for pi, ph in enumerate(RECIPES[name]):
             rows = [r for r in sets[ph["items"]] if r["s"] == "train" and r["r"] in ph.get("roles", JUDGES)]
-            data = pairs_of(rows, ph.get("pair_format", "cut"))
+            data = pairs_of(texts, rows, ph.get("pair_format", "cut"))
             labels = [float(r["y"]) for r in rows]
             order = list(range(len(rows)))
             random.Random(pi + 1000 * seed).shuffle(order)
@@ -323,6 +294,55 @@ def train(items_dir: str, base: str, out_dir: str, recipes: list[str], budget: f
             model.model.half()
             model.save(str(out / f"model_{name}"))
     print(json.dumps({k: [e["mean_dev_auc"] for e in v["epochs"]] for k, v in results.items()}), flush=True)
+
+
+def pairs_of(texts: list[str], rows: list[dict], fmt: str = "cut") -> list[tuple[str, str]]:
+    """The (a, b) texts of item rows; pair rows in DR-RAG's 112-token reading with fmt b112."""
+    return [(texts[r["a"]], texts[r.get("b112", r["b"]) if (fmt == "b112" and r["r"] == "pair") else r["b"]]) for r in rows]
+
+
+def dev_row_keys(dev: list[dict]) -> list[tuple[str, str]]:
+    present = list(dict.fromkeys((r["r"], r["f"]) for r in dev))
+    return [k for k in DEV_ROWS if k in present] + [k for k in present if k not in DEV_ROWS]
+
+
+def best_acc(y, s) -> tuple[float, float]:
+    """The best accuracy over cuts on scores s of labels y, and that cut."""
+    import numpy as np
+    from sklearn.metrics import roc_curve
+
+    fpr, tpr, thr = roc_curve(y, s)
+    n1 = y.sum()
+    acc = (tpr * n1 + (1 - fpr) * (len(y) - n1)) / len(y)
+    i = int(np.argmax(acc))
+    return float(acc[i]), float(min(thr[i], s.max()))
+
+
+def measure_rows(score, texts: list[str], val: list[dict], dev: list[dict], dev_rows) -> dict:
+    """AUC and best-cut accuracy of score(pairs) -> scores on each role's validation items and
+    each dev row (pair rows also in the 112-token reading), accuracy at the validation cut."""
+    import numpy as np
+    from sklearn.metrics import roc_auc_score
+
+    res, cuts = {}, {}
+    for role in JUDGES:
+        rows = [r for r in val if r["r"] == role]
+        y = np.array([r["y"] for r in rows])
+        s = np.asarray(score(pairs_of(texts, rows)))
+        acc, cuts[role] = best_acc(y, s)
+        res[f"val:{role}"] = {"n": len(rows), "auc": round(float(roc_auc_score(y, s)), 4), "best_acc": round(acc, 4)}
+    for role, f in dev_rows:
+        rows = [r for r in dev if r["r"] == role and r["f"] == f]
+        y = np.array([r["y"] for r in rows])
+        for fmt in (("cut", "b112") if role == "pair" else ("cut",)):
+            s = np.asarray(score(pairs_of(texts, rows, fmt)))
+            acc, _ = best_acc(y, s)
+            key = f"{role}:{f}" + (":b112" if fmt == "b112" else "")
+            res[key] = {"n": len(rows), "auc": round(float(roc_auc_score(y, s)), 4), "best_acc": round(acc, 4),
+                        "acc_at_val_cut": round(float(((s >= cuts[role]) == y).mean()), 4)}
+    dev_keys = [k for k in res if not k.startswith("val:")]
+    res["mean_dev_auc"] = round(float(np.mean([res[k]["auc"] for k in dev_keys])), 4)
+    return res
 
 
 def _base_copy(base: str, out: Path) -> str:
@@ -422,7 +442,8 @@ def report(results_file: str, out_dir: str) -> None:
         e = res[name]["epochs"][-1]
         passes = 0
         for ph in res[name]["phases"]:
-            n = {"capped": 11756, "full": 18874, "neg3": 24332, "neg4": 28993, "cf0": 20689, "cf1": 20779, "all": 22579, "allpq2": 22579 + 295, "allpq4": 22579 + 3 * 295}[ph["items"]]
+            n = {"capped": 11756, "full": 18874, "neg3": 24332, "neg4": 28993, "cf0": 20689, "cf1": 20779, "all": 22579, "allpq2": 22579 + 295, "allpq4": 22579 + 3 * 295,
+                 "dist1": 22579 + 295, "dist2": 22579 + 295}[ph["items"]]
             passes += n * ph["epochs"] * (0.603 if ph.get("roles") == ["evaluator"] else 1)
         lines.append(f"| {name} | {passes / 1000:.1f}k | {e['mean_dev_auc']:.3f} | "
                      + " | ".join(f"{e[c]['auc']:.3f} / {100 * e[c]['best_acc']:.1f}" for c in cols) + " |")
