@@ -164,6 +164,41 @@ def restates_question(question: str, phrase: str) -> bool:
     return False
 
 
+# what a bare date or number may be made of besides its digits ("in 1975", "March 1990", "323 BC")
+_DATE_WORDS = frozenset(
+    "january february march april may june july august september october november december "
+    "jan feb mar apr jun jul aug sep sept oct nov dec ad bc bce ce in on of the from to until "
+    "about around circa c".split()
+)
+_NUMBER = re.compile(r"^\d[\d,.\-–/]*(?:s|st|nd|rd|th)?$")
+_PLACE_SLOT = r"(?:place|city|town|village|country|state|county|province|location)"
+_ASKS_PLACE = re.compile(
+    rf"^\W*where\b|\bwhere\W*$|\b{_PLACE_SLOT} of (?:birth|death|burial)\b"
+    rf"|\b(?:in|at) (?:what|which) {_PLACE_SLOT}\b|^\W*(?:what|which) {_PLACE_SLOT}\b",
+    re.I,
+)
+_ASKS_PERSON = re.compile(r"^\W*(?:who|whom)\b", re.I)
+
+
+def only_date_or_number(phrase: str) -> bool:
+    """Whether ``phrase`` is a bare date or number ("1975", "in 1955", "1854-1855", "March
+    1990", "323 BC"): a digit, and nothing but numbers, months, eras and a few small words."""
+    words = [w.strip(".,;:!?\"'()[]") for w in (phrase or "").lower().split()]
+    words = [w for w in words if w]
+    return any(ch.isdigit() for ch in phrase or "") and bool(words) and all(
+        _NUMBER.match(w) or w in _DATE_WORDS for w in words
+    )
+
+
+def mismatches_question_type(question: str, phrase: str) -> bool:
+    """Whether ``phrase`` is a bare date or number (:func:`only_date_or_number`) while the
+    question asks for a place ("Where did the band form ...?", "... born where?", "What is the
+    place of birth of ...?", "In which city ...") or a person ("Who ...?")."""
+    q = " ".join((question or "").split()).rstrip(" ?")
+    asks = bool(_ASKS_PLACE.search(q) or _ASKS_PERSON.match(q))
+    return asks and only_date_or_number(phrase)
+
+
 def shorten_answer_prompt(question: str, answer: str) -> str:
     """Few-shot prompt that cuts a sentence-long answer down to the short phrase it names."""
     parts = [SHORTEN_INSTRUCTIONS, ""]

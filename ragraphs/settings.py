@@ -385,6 +385,12 @@ class MIGRESContext(RAGContext):
                   "phrase the question offers as a choice, next to \"or\", is not refused (the default since "
                   "2026-11-28; false: the cut before)"},
     )
+    shorten_answer_type: bool = field(
+        default=True,
+        metadata={"description": "a cut that writes only a date or a number (\"1975\", \"in 1955\") for a question "
+                  "that asks for a place or a person (\"Where did the band form ...?\", \"Who ...?\") is refused and "
+                  "the reader's answer stays as it is (the default since 2026-11-28; false: the cut before)"},
+    )
     judge_max_tokens: int = field(default=48, metadata={"description": "tokens the Main Module may write"})
     leaf_max_tokens: int = field(default=80, metadata={"description": "tokens the Leaf Module may write"})
     query_max_tokens: int = field(default=64, metadata={"description": "tokens the Query Generator may write"})

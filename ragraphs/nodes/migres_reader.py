@@ -16,6 +16,7 @@ from ..components import Components
 from ..prompts import (
     STOP_ANSWER,
     clean_answer,
+    mismatches_question_type,
     rag_answer_prompt,
     reads_as_sentence,
     restates_question,
@@ -80,7 +81,9 @@ def shorten(llm, question: str, answer: str, ctx: MIGRESContext) -> tuple[str, d
     (:func:`~ragraphs.prompts.shortening_options`): a llama.cpp model is held to it by a
     grammar, and any other model's phrase is checked and refused when it is neither. With
     ``shorten_not_question`` a phrase that only restates the question
-    (:func:`~ragraphs.prompts.restates_question`) is refused too. The phrase is "" when the cut
+    (:func:`~ragraphs.prompts.restates_question`) is refused too, and with
+    ``shorten_answer_type`` a bare date or number for a question that asks for a place or a
+    person (:func:`~ragraphs.prompts.mismatches_question_type`). The phrase is "" when the cut
     wrote nothing usable (the answer then stays as it is)."""
     kw = {}
     options = shortening_options(question, answer) if ctx.shorten_to_span else []
@@ -92,6 +95,8 @@ def shorten(llm, question: str, answer: str, ctx: MIGRESContext) -> tuple[str, d
     if ctx.shorten_to_span and short and not _is_option(short, options):
         return "", llm_usage(out), short
     if ctx.shorten_not_question and short and restates_question(question, short):
+        return "", llm_usage(out), short
+    if ctx.shorten_answer_type and short and mismatches_question_type(question, short):
         return "", llm_usage(out), short
     return short, llm_usage(out), None
 

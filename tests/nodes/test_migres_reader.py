@@ -8,7 +8,14 @@ from types import SimpleNamespace
 import pytest
 
 from ragraphs.nodes.migres_reader import reader_evidence, reader_prompt, shorten, within_answer
-from ragraphs.prompts import asks_yes_no, rag_answer_prompt, restates_question, shortening_options
+from ragraphs.prompts import (
+    asks_yes_no,
+    mismatches_question_type,
+    only_date_or_number,
+    rag_answer_prompt,
+    restates_question,
+    shortening_options,
+)
 from ragraphs.settings import MIGRESContext
 from ragraphs.state.types import make_passage
 from ragraphs.tools.llm import FakeAnswerChat
@@ -150,6 +157,37 @@ def test_a_cut_that_restates_the_question_is_refused_and_the_readers_answer_stay
     off = MIGRESContext(shorten_not_question=False)
     short, _, refused = shorten(FakeAnswerChat(responses=["the 404 area code"]), AREA, AREA_LONG, off)
     assert (short, refused) == ("the 404 area code", None)
+
+
+BAND = "Where did the band form that made the live album Maiden Japan?"
+BAND_LONG = "The band formed in Leyton, East London, in 1975."
+
+
+def test_a_bare_date_or_number_for_a_question_that_asks_for_a_place_or_a_person():
+    assert only_date_or_number("1975") and only_date_or_number("in 1955") and only_date_or_number("1854-1855")
+    assert only_date_or_number("March 1990") and only_date_or_number("323 BC") and only_date_or_number("1,000")
+    assert not only_date_or_number("Apollo 11") and not only_date_or_number("the") and not only_date_or_number("")
+    assert mismatches_question_type(BAND, "1975") and not mismatches_question_type(BAND, "Leyton")
+    assert mismatches_question_type('"Ew!" is a song by a television host born where?', "in 1955")
+    assert mismatches_question_type("What is the place of birth of David Hyrum Smith's father?", "1844")
+    assert mismatches_question_type("In which city was the treaty signed in 1990?", "1990")
+    assert mismatches_question_type("Who was the first president of the association?", "1892")
+    # a date or a number is what these ask for
+    assert not mismatches_question_type("When did the band form?", "1975")
+    assert not mismatches_question_type("How many records did Shane Lynch sell?", "18")
+    assert not mismatches_question_type("What year did the author die?", "1900")
+    assert not mismatches_question_type("Where was he born?", "10 Downing Street")
+
+
+def test_a_cut_to_a_bare_year_for_a_where_question_is_refused_with_shorten_answer_type():
+    for to_span in (True, False):
+        ctx = MIGRESContext(shorten_answer_type=True, shorten_to_span=to_span)
+        short, usage, refused = shorten(FakeAnswerChat(responses=["1975"]), BAND, BAND_LONG, ctx)
+        assert short == "" and refused == "1975" and usage["llm_calls"] == 1
+        short, _, refused = shorten(FakeAnswerChat(responses=["Leyton"]), BAND, BAND_LONG, ctx)
+        assert short == "Leyton" and refused is None
+    off = MIGRESContext(shorten_answer_type=False)
+    assert shorten(FakeAnswerChat(responses=["1975"]), BAND, BAND_LONG, off)[::2] == ("1975", None)
 
 
 def _cut(responses, **settings):
