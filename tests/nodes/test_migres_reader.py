@@ -146,21 +146,29 @@ def test_a_phrase_that_only_restates_the_question_unless_the_question_offers_it(
     assert restates_question(CHOICE, "started first") and restates_question(CHOICE, "Magazine was started")
 
 
-def test_a_cut_that_restates_the_question_is_refused_and_the_readers_answer_stays():
-    for to_span in (True, False):  # the grammar's options and the free cut alike
-        ctx = MIGRESContext(shorten_not_question=True, shorten_to_span=to_span)
-        short, usage, refused = shorten(FakeAnswerChat(responses=["the 404 area code"]), AREA, AREA_LONG, ctx)
-        assert short == "" and refused == "the 404 area code" and usage["llm_calls"] == 1
-        short, _, refused = shorten(FakeAnswerChat(responses=["University of Florida"]), AREA, AREA_LONG, ctx)
-        assert short == "University of Florida" and refused is None
-    # off, the same cut is taken
-    off = MIGRESContext(shorten_not_question=False)
-    short, _, refused = shorten(FakeAnswerChat(responses=["the 404 area code"]), AREA, AREA_LONG, off)
-    assert (short, refused) == ("the 404 area code", None)
-
-
 BAND = "Where did the band form that made the live album Maiden Japan?"
 BAND_LONG = "The band formed in Leyton, East London, in 1975."
+
+
+@pytest.mark.parametrize(
+    "setting, question, long, refused_cut, kept_cut",
+    [
+        ("shorten_not_question", AREA, AREA_LONG, "the 404 area code", "University of Florida"),
+        ("shorten_answer_type", BAND, BAND_LONG, "1975", "Leyton"),
+    ],
+)
+def test_a_refused_cut_leaves_the_readers_answer_and_the_setting_off_takes_it(
+    setting, question, long, refused_cut, kept_cut
+):
+    for to_span in (True, False):  # the grammar's options and the free cut alike
+        ctx = MIGRESContext(**{setting: True}, shorten_to_span=to_span)
+        short, usage, refused = shorten(FakeAnswerChat(responses=[refused_cut]), question, long, ctx)
+        assert short == "" and refused == refused_cut and usage["llm_calls"] == 1
+        short, _, refused = shorten(FakeAnswerChat(responses=[kept_cut]), question, long, ctx)
+        assert short == kept_cut and refused is None
+    # off, the same cut is taken
+    off = MIGRESContext(**{setting: False})
+    assert shorten(FakeAnswerChat(responses=[refused_cut]), question, long, off)[::2] == (refused_cut, None)
 
 
 def test_a_bare_date_or_number_for_a_question_that_asks_for_a_place_or_a_person():
@@ -177,17 +185,6 @@ def test_a_bare_date_or_number_for_a_question_that_asks_for_a_place_or_a_person(
     assert not mismatches_question_type("How many records did Shane Lynch sell?", "18")
     assert not mismatches_question_type("What year did the author die?", "1900")
     assert not mismatches_question_type("Where was he born?", "10 Downing Street")
-
-
-def test_a_cut_to_a_bare_year_for_a_where_question_is_refused_with_shorten_answer_type():
-    for to_span in (True, False):
-        ctx = MIGRESContext(shorten_answer_type=True, shorten_to_span=to_span)
-        short, usage, refused = shorten(FakeAnswerChat(responses=["1975"]), BAND, BAND_LONG, ctx)
-        assert short == "" and refused == "1975" and usage["llm_calls"] == 1
-        short, _, refused = shorten(FakeAnswerChat(responses=["Leyton"]), BAND, BAND_LONG, ctx)
-        assert short == "Leyton" and refused is None
-    off = MIGRESContext(shorten_answer_type=False)
-    assert shorten(FakeAnswerChat(responses=["1975"]), BAND, BAND_LONG, off)[::2] == ("1975", None)
 
 
 def _cut(responses, **settings):
