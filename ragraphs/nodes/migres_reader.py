@@ -92,13 +92,12 @@ def shorten(llm, question: str, answer: str, ctx: MIGRESContext) -> tuple[str, d
     out = complete(llm, shorten_answer_prompt(question, answer), stop=STOP_ANSWER,
                    max_tokens=int(ctx.max_new_tokens), **kw)
     short = clean_answer(out.text, cut_asides=bool(ctx.cut_asides))
-    if ctx.shorten_to_span and short and not _is_option(short, options):
-        return "", llm_usage(out), short
-    if ctx.shorten_not_question and short and restates_question(question, short):
-        return "", llm_usage(out), short
-    if ctx.shorten_answer_type and short and mismatches_question_type(question, short):
-        return "", llm_usage(out), short
-    return short, llm_usage(out), None
+    refused = short and (
+        (ctx.shorten_to_span and not _is_option(short, options))
+        or (ctx.shorten_not_question and restates_question(question, short))
+        or (ctx.shorten_answer_type and mismatches_question_type(question, short))
+    )
+    return ("", llm_usage(out), short) if refused else (short, llm_usage(out), None)
 
 
 def _is_option(short: str, options: list[str]) -> bool:
