@@ -39,18 +39,14 @@ def _timed(fn, items, batch, repeat=1):
     return float(statistics.median(runs))
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--batch", type=int, default=32)
-    ap.add_argument("--n", type=int, default=256)
-    ap.add_argument("--repeat", type=int, default=3, help="passes per measurement; the median is reported")
-    a = ap.parse_args()
+def speed_inputs(tok, n: int) -> tuple[list, list, list]:
+    """The bench's inputs from real HotpotQA paragraphs: (question, passage) pairs repeated
+    to about 256 tokens, (question, 200-character strip) pairs, and (q, d_i, d') triples of
+    two whole paragraphs."""
     from ragraphs.datasets import load_dataset
 
     exs = load_dataset(str(DATA), "hotpotqa")
     paras = [(ex.question, passage_text(p)) for ex in exs for p in ex.paragraphs]
-    model, _meta = load_cross_encoder(weights_dir())
-    tok = model.tokenizer
     long_pairs, strips = [], []
     for q, p in paras:
         text = p
@@ -58,9 +54,20 @@ def main() -> None:
             text += " " + p
         long_pairs.append((q, text))
         strips.append((q, p[:200]))
-    long_pairs, strips = long_pairs[: a.n], strips[: a.n]
+    whole_triples = [(q, p, paras[i - 1][1]) for i, (q, p) in enumerate(paras)]
+    return long_pairs[:n], strips[:n], whole_triples[:n]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--n", type=int, default=256)
+    ap.add_argument("--repeat", type=int, default=3, help="passes per measurement; the median is reported")
+    a = ap.parse_args()
+    model, _meta = load_cross_encoder(weights_dir())
+    tok = model.tokenizer
+    long_pairs, strips, whole_triples = speed_inputs(tok, a.n)
     ntok = sum(min(256, len(tok(q, t, truncation=True, max_length=256)["input_ids"])) for q, t in long_pairs) / len(long_pairs)
-    whole_triples = [(q, p, paras[i - 1][1]) for i, (q, p) in enumerate(paras)][: a.n]
     ev, pair = load_default_judge("evaluator"), load_default_judge("pair")
     ev.batch_size = pair.batch_size = a.batch
     res = {
