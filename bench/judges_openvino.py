@@ -14,6 +14,7 @@ dependency: it needs ``pip install openvino nncf`` beside ragraphs. Three steps:
    items and the dev rows of ``judges_recipe_sweep.py dump`` (AUC, best-cut accuracy).
 
     python bench/judges_recipe_sweep.py dump ../shared/data ITEMS --only full
+    python bench/judges_recipe_sweep.py dump-crossfit ../shared/data ITEMS --only all,allpq2  # optional: half-file rows
     python bench/judges_openvino.py ITEMS OUT [--calib 300] [--n 128] [--repeat 5] [--rounds 3] [--others]
 
 Writes OUT/results.json (and the OpenVINO model, OUT/ov_int8.xml).
