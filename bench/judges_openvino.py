@@ -23,7 +23,6 @@ Writes OUT/results.json (and the OpenVINO model, OUT/ov_int8.xml).
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import random
 import sys
@@ -33,15 +32,10 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from judges_recipe_sweep import dev_row_keys, measure_rows, pairs_of  # noqa: E402
+from judges_recipe_sweep import _read, dev_row_keys, measure_rows, pairs_of  # noqa: E402
 from judges_speed import _timed, speed_inputs  # noqa: E402
 
 from ragraphs.tools.judges.core import CrossEncoderJudge, load_cross_encoder, weights_dir  # noqa: E402
-
-
-def _read(path: Path) -> list[dict]:
-    with gzip.open(path, "rt", encoding="utf-8") as f:
-        return [json.loads(line) for line in f]
 
 
 class OpenVinoCrossEncoder:
@@ -51,27 +45,26 @@ class OpenVinoCrossEncoder:
     def __init__(self, xml: Path, ort_model, threads: int = 2, precision: str = "f32"):
         import openvino as ov
 
-        self.ov, self.ort = ov, ort_model
+        self.ort = ort_model
         self.tokenizer = ort_model.tokenizer
         self.compiled = ov.Core().compile_model(str(xml), "CPU", {
             "PERFORMANCE_HINT": "THROUGHPUT", "NUM_STREAMS": threads, "INFERENCE_NUM_THREADS": threads,
             "INFERENCE_PRECISION_HINT": precision})
         self.names = [i.get_any_name() for i in self.compiled.inputs]
-        self.threads = threads
+        self._out = np.zeros(0)
+        self.queue = ov.AsyncInferQueue(self.compiled, threads)  # made once, as the shipped predictor's threads
+        self.queue.set_callback(self._done)
+
+    def _done(self, request, i):
+        self._out[i] = float(request.get_output_tensor(0).data.reshape(-1)[-1])
 
     def predict(self, pairs, batch_size: int = 1, show_progress_bar: bool = False, convert_to_numpy: bool = True):
         feeds = self.ort.feeds(pairs)
-        out = np.zeros(len(feeds), dtype=np.float64)
-        queue = self.ov.AsyncInferQueue(self.compiled, self.threads)
-
-        def done(request, i):
-            out[i] = float(request.get_output_tensor(0).data.reshape(-1)[-1])
-
-        queue.set_callback(done)
+        self._out = np.zeros(len(feeds), dtype=np.float64)
         for i, f in enumerate(feeds):
-            queue.start_async({k: f[k] for k in self.names}, i)
-        queue.wait_all()
-        return (1.0 / (1.0 + np.exp(-out))).astype(np.float32)
+            self.queue.start_async({k: f[k] for k in self.names}, i)
+        self.queue.wait_all()
+        return (1.0 / (1.0 + np.exp(-self._out))).astype(np.float32)
 
 
 def quantize(items_dir: Path, out: Path, calib: int, ort_model) -> Path:
