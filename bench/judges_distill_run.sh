@@ -3,14 +3,15 @@
 # (bench/judges_distill.py), then three students side by side; results.json, ensemble.json and
 # log.txt in $OUT, and the best student's fp16 weights (by mean validation AUC, the rows no
 # model trained on) in 15 MB chunks. Settings: ITEMS (.gpu/items), BASE (.gpu/base), LIMIT
-# (a smoke test: items of each kind), TLIMIT / SLIMIT (seconds for the teachers / students).
+# (a smoke test: items of each kind), TLIMIT / SLIMIT (seconds for the teachers / students),
+# STUDENTS (recipes), PICK (a part of the names of the students the best is chosen from).
 set -u
 ITEMS=${ITEMS:-.gpu/items}
 BASE=${BASE:-.gpu/base}
 OUT=${OUT:?}
 LIM=${LIMIT:+--limit $LIMIT}
 TEACHERS="allpq2_7e-5_x2 allpq2_7e-5_x2_s1 allpq2_7e-5_x2_s2 allpq2_7e-5_x2_s3"
-STUDENTS="dist1_7e-5_x2 dist1_7e-5_x2_s1 dist2_7e-5_x2"
+STUDENTS=${STUDENTS:-"dist1_7e-5_x2 dist1_7e-5_x2_s1 dist2_7e-5_x2"}
 if [ -d .whl ] && command -v nvidia-smi >/dev/null; then
   nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/sentence_transformers-*.whl && export PYTHONPATH=/tmp/site
@@ -29,6 +30,7 @@ date +%T
 [ -n "${SKIP_TEACHERS:-}" ] || stage "${TLIMIT:-240}" $TEACHERS
 PYTHONUNBUFFERED=1 timeout "${DLIMIT:-150}" python3 bench/judges_distill.py soft "$ITEMS" --items allpq2 --temps 1,2 --out "$OUT" $LIM \
   --teachers $(for r in $TEACHERS; do [ -d "$W/$r/model_$r" ] && echo "$W/$r/model_$r"; done) 2>&1 | grep -v "Loading weights"
+cp "$ITEMS"/train_dist*.jsonl.gz "$OUT"/ 2>/dev/null  # the soft labels, so a later call can skip the teachers
 date +%T
 stage "${SLIMIT:-230}" $STUDENTS
 python3 - "$W" <<'PY'
@@ -41,7 +43,7 @@ json.dump(res, open(f"{out}/results.json", "w"), indent=1)
 val = lambda e: sum(e[f"val:{r}"]["auc"] for r in ("evaluator", "pair", "nli")) / 3  # noqa: E731
 done = {k: round(val(v["epochs"][-1]), 4) for k, v in res.items() if v.get("done")}
 print("mean validation AUC:", done)
-students = {k: v for k, v in done.items() if k.startswith("dist")}
+students = {k: v for k, v in done.items() if os.environ.get("PICK", "dist") in k}
 if students:
     best = max(students, key=students.get)
     print("model back:", best)

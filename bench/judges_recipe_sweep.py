@@ -219,6 +219,12 @@ for _items, _seeds in (("all", range(4)), ("full", (3, 4)), ("allpq2", range(4))
     for _s in _seeds:
         RECIPES[f"{_items}_7e-5_x2" + (f"_s{_s}" if _s else "")] = [
             dict(items=_items, lr=7e-5, warmup=0.1, epochs=2, **({"seed": _s} if _s else {}))]
+# students of four or five layers on the soft labels: does distillation give back what fewer
+# layers lost (full_7e-5_x2_l4 / _l5 above), at the speed the #14 pair target needs? allpq2_*_l4:
+# the same items with the hard labels, beside them
+for _items, _layers, _s in (("allpq2", 4, 0), ("dist2", 4, 0), ("dist2", 4, 1), ("dist1", 4, 0), ("dist2", 5, 0)):
+    RECIPES[f"{_items}_7e-5_x2_l{_layers}" + (f"_s{_s}" if _s else "")] = [
+        dict(items=_items, lr=7e-5, warmup=0.1, epochs=2, layers=_layers, **({"seed": _s} if _s else {}))]
 
 
 def train(items_dir: str, base: str, out_dir: str, recipes: list[str], budget: float, save: str | None,

@@ -20,6 +20,10 @@
 # among eleven (bench/judges_recipe_sweep.py, bench/results/judges_recipe_sweep/). The shipped
 # file of 2026-11-27 is this recipe trained on a lent GPU by that sweep's loop
 # (bench/results/judges_all_dev/), so this command trains the same recipe, not the same bits.
+# SEED (default 0) trains another seed. TEACHERS="DIR0 DIR1 DIR2 DIR3" (four seeds trained by this
+# script) trains the judge shipped on 2026-11-28: the same items labelled sigmoid(mean teacher
+# logit / 2) (train-judge --teachers; bench/results/judges_distill/); the teachers first score
+# the 22,874 items (dequantized from their int8 files).
 set -euo pipefail
 D=${1:-../shared/data}
 OUT=${2:-runs/judges}
@@ -30,8 +34,14 @@ if [ "${WITH_DEV:-1}" != 0 ]; then
   POPQA_AGAIN=("$D/popqa.dev.jsonl@0/2")  # named twice, read twice: the shipped recipe (allpq2)
 fi
 
+DISTIL=()
+if [ -n "${TEACHERS:-}" ]; then
+  read -r -a T <<< "$TEACHERS"
+  DISTIL=(--teachers "${T[@]}" --temperature 2)
+fi
 ragraphs train-judge --data "$D"/train/*.jsonl "$D/popqa.dev.jsonl@0/2" "${POPQA_AGAIN[@]}" "${DEV[@]}" --out "$OUT" \
-    --epochs 2 --lr 7e-5 --warmup 0.1 --batch-size 16 --max-length 256 --neg-ratio 2 --no-cap --seed 0 --threads 2
+    --epochs 2 --lr 7e-5 --warmup 0.1 --batch-size 16 --max-length 256 --neg-ratio 2 --no-cap --seed "${SEED:-0}" --threads 2 \
+    "${DISTIL[@]}"
 python bench/judges_loss_plot.py "$OUT/ragraphs_judge.json" "$OUT/judges_loss.png"
 
 # judge-eval on the dev files (in-training rows when they were trained on), then the cuts

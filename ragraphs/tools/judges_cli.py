@@ -31,12 +31,17 @@ def cmd_train_judge(args: argparse.Namespace) -> int:
         raise ConfigError("--epochs and --lr must be > 0 and --batch-size >= 1")
     if args.neg_ratio < 1:
         raise ConfigError("--neg-ratio must be >= 1")
+    if args.temperature <= 0:
+        raise ConfigError("--temperature must be > 0")
+    if args.layers is not None and args.layers < 1:
+        raise ConfigError("--layers must be >= 1")
     if not 0.0 < args.val_fraction < 1.0:
         raise ConfigError("--val-fraction must be between 0 and 1")
     roles = tuple(args.judge or JUDGE_CHOICES)
     cfg = TrainConfig(roles=roles, epochs=args.epochs, lr=args.lr, warmup_ratio=args.warmup, batch_size=args.batch_size,
                       max_length=args.max_length, mine_k=args.mine_k, pair_mine_k=args.pair_mine_k, val_fraction=args.val_fraction, seed=args.seed,
                       threads=args.threads, limit=args.limit, init=args.init, neg_ratio=args.neg_ratio,
+                      teachers=tuple(args.teachers or ()), temperature=args.temperature, layers=args.layers,
                       **({"max_per_file": {}} if args.no_cap else {}))
     log = (lambda m: None) if args.json else (lambda m: print(m, file=sys.stderr, flush=True))
     meta = train_judges(args.data, args.out, cfg, log=log, progress=not args.json, keep_torch=args.keep_torch)
@@ -116,6 +121,12 @@ def register(subparsers) -> None:
     p.add_argument("--keep-torch", action="store_true", help="keep the fp32 weights beside the ONNX int8 model")
     p.add_argument("--init", metavar="DIR", default=None,
                    help="start from this model instead of the packaged MiniLM: a transformers directory, or judges that ship only the int8 ONNX file (their weights are dequantized)")
+    p.add_argument("--teachers", nargs="+", metavar="DIR", default=None,
+                   help="distil: label the training items sigmoid(mean logit / --temperature) of these judges "
+                        "(e.g. four seeds of this recipe) instead of 0 / 1")
+    p.add_argument("--temperature", type=float, default=2.0, help="with --teachers: the softening of their mean logit")
+    p.add_argument("--layers", type=int, default=None,
+                   help="keep the first N of the start model's transformer layers (MiniLM has 6): a faster judge")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_train_judge)
 

@@ -8,7 +8,7 @@ import shutil
 import numpy as np
 import pytest
 
-from ragraphs.errors import ConfigError
+from ragraphs.errors import ConfigError, InputError
 from ragraphs.tools import judges as J
 
 
@@ -273,6 +273,33 @@ def test_train_tiny_model_end_to_end(tmp_path, data_dir):
     rc = main(["judge-eval", "--judge", "evaluator", "--weights", str(out), "--data", str(data_dir / "musique.sample.jsonl"),
                "--limit", "4", "--baseline", "--no-timing", "--json"])
     assert rc == 0
+    # a four-layer student of that judge (int8 only, so its weights are dequantized first): soft labels
+    student = tmp_path / "s"
+    rc = main(["train-judge", "--data", str(data_dir / "hotpotqa.sample.jsonl"), str(data_dir / "2wikimultihopqa.sample.jsonl"),
+               "--out", str(student), "--limit", "6",
+               "--max-length", "96", "--batch-size", "8", "--val-fraction", "0.3", "--seed", "1", "--json",
+               "--teachers", str(out), "--temperature", "2", "--layers", "4"])
+    assert rc == 0
+    smeta = json.loads((student / "ragraphs_judge.json").read_text())
+    assert smeta["config"]["teachers"] == [str(out)] and smeta["config"]["layers"] == 4
+    assert smeta["n_params"] < meta["n_params"] - 3_000_000  # two of six layers gone (1.8 M parameters each)
+    assert J.load_judge("evaluator", student).score_batch([("q", "a passage")]).shape == (1,)
+
+
+def test_soft_labels_are_the_teachers_mean_logit_softened():
+    """Distillation labels: sigmoid(mean logit / T), so T = 1 doubles T = 2's log-odds; the
+    shipped judge (int8 only: dequantized) as both teachers keeps its own ranking."""
+    from ragraphs.tools.judges.train import soft_labels
+
+    pairs = [("relevance: who wrote Hamlet?", "Hamlet is a tragedy written by William Shakespeare around 1600."),
+             ("relevance: who wrote Hamlet?", "Paris is the capital and largest city of France.")]
+    teachers = [str(J.weights_dir())] * 2
+    s1, s2 = soft_labels(teachers, pairs, 1.0), soft_labels(teachers, pairs, 2.0)
+    assert np.all((0 < s2) & (s2 < 1)) and s2[0] > 0.5 > s2[1]
+    logit = lambda p: np.log(p / (1 - p))  # noqa: E731
+    assert np.allclose(logit(s1), 2 * logit(s2), atol=1e-4)
+    with pytest.raises(InputError, match="temperature"):
+        soft_labels(teachers, pairs, 0.0)
 
 
 def test_shipped_int8_weights_restore_to_a_trainable_model(tmp_path):

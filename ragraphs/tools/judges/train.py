@@ -47,6 +47,10 @@ class TrainConfig:
     threads: int = 0  # torch threads (0: all cores)
     limit: int | None = None  # questions per file
     init: str | None = None  # start from this model (a directory) instead of the packaged MiniLM
+    # distillation: training labels sigmoid(mean teacher logit / temperature) instead of 0 / 1
+    teachers: tuple = ()  # judge directories (train-judge's, or any CrossEncoder directory)
+    temperature: float = 2.0
+    layers: int | None = None  # keep the first N transformer layers of the start model (a faster judge)
     # items per role and file at most (a seeded sample): bounds the training time on a CPU
     max_per_file: dict = field(default_factory=lambda: {"evaluator": 1500, "pair": 800, "nli": 1200})
 
@@ -127,6 +131,41 @@ def _scores(model, role: str, items: list[Item], batch: int = 64) -> np.ndarray:
     return np.asarray(p, dtype=np.float32).reshape(len(items))
 
 
+def soft_labels(teachers: Sequence[str], pairs: list[tuple[str, str]], temperature: float = 2.0, *,
+                device: str = "cpu", max_length: int = 256, work: str | os.PathLike | None = None,
+                log: Callable[[str], None] = lambda m: None, progress: bool = False) -> np.ndarray:
+    """sigmoid(mean logit / temperature) of the ``teachers`` on ``pairs``: the labels a student
+    of their ensemble trains on (the mean logit of several seeds is a better judge than any one
+    of them; bench/results/judges_distill/)."""
+    import tempfile
+
+    import torch
+    from sentence_transformers.cross_encoder import CrossEncoder
+
+    from ...quiet import quiet_loading
+    from .onnx import restore_fp32
+
+    if temperature <= 0:
+        raise InputError(f"temperature must be > 0, not {temperature}")
+    logits = []
+    with tempfile.TemporaryDirectory(dir=work) as tmp:
+        for i, t in enumerate(teachers):
+            path = Path(t)
+            if not path.is_dir():
+                raise InputError(f"no teacher judge directory at {t}")
+            if not any((path / f).is_file() for f in ("model.safetensors", "pytorch_model.bin")):
+                path = restore_fp32(path, Path(tmp) / f"teacher{i}")  # only the int8 file: its weights
+            with quiet_loading():
+                model = CrossEncoder(str(path), num_labels=1, max_length=max_length, device=device, local_files_only=True)
+            model.model.float().eval()
+            t0 = time.perf_counter()
+            logits.append(np.asarray(model.predict(pairs, batch_size=64, show_progress_bar=progress,
+                                                   activation_fn=torch.nn.Identity()), dtype=np.float64).reshape(len(pairs)))
+            log(f"teacher {i + 1}/{len(teachers)} ({t}) scored {len(pairs)} items in {time.perf_counter() - t0:.0f} s")
+            del model
+    return 1.0 / (1.0 + np.exp(-np.mean(logits, axis=0) / temperature))
+
+
 def train_judges(files: Sequence[str], out_dir: str | os.PathLike, cfg: TrainConfig | None = None, *,
                  log: Callable[[str], None] = lambda m: None, progress: bool = False,
                  keep_torch: bool = False, export: bool = True) -> dict:
@@ -163,6 +202,10 @@ def train_judges(files: Sequence[str], out_dir: str | os.PathLike, cfg: TrainCon
     if len(train_rows) < 20:
         raise InputError(f"only {len(train_rows)} labelled items could be built from {', '.join(files)}")
     random.Random(cfg.seed).shuffle(train_rows)
+    if cfg.teachers:  # the same items, labelled by the teachers' ensemble
+        soft = soft_labels(cfg.teachers, [(a, b) for a, b, _y in train_rows], cfg.temperature, device=device,
+                           max_length=cfg.max_length, log=log, progress=progress)
+        train_rows = [(a, b, round(float(y), 5)) for (a, b, _y), y in zip(train_rows, soft)]
     ds = Dataset.from_dict({"text_a": [r[0] for r in train_rows], "text_b": [r[1] for r in train_rows],
                             "label": [r[2] for r in train_rows]})
     log(f"training on {len(ds)} items; validation {sum(map(len, val.values()))} items of held-out questions")
@@ -179,6 +222,12 @@ def train_judges(files: Sequence[str], out_dir: str | os.PathLike, cfg: TrainCon
         log(f"continuing from the int8 weights of {cfg.init}, dequantized")
     with quiet_loading():
         model = CrossEncoder(start, num_labels=1, max_length=cfg.max_length, device=device, local_files_only=True)
+    if cfg.layers:  # the first N layers: fewer multiply-adds per pair (a distilled student keeps most of the quality)
+        encoder = model.model.base_model.encoder
+        if not 0 < cfg.layers <= len(encoder.layer):
+            raise InputError(f"layers must be between 1 and {len(encoder.layer)}, not {cfg.layers}")
+        encoder.layer = encoder.layer[: cfg.layers]
+        model.model.config.num_hidden_layers = cfg.layers
     steps = max(1, int(-(-len(ds) // cfg.batch_size) * cfg.epochs))
     args = CrossEncoderTrainingArguments(
         output_dir=str(work), num_train_epochs=cfg.epochs, per_device_train_batch_size=cfg.batch_size,
