@@ -49,13 +49,13 @@ def main() -> None:
     from ragraphs.tools.embeddings import minilm_path
     from ragraphs.tools.judges.core import weights_dir
     from ragraphs.tools.judges.onnx import export_int8
+    from ragraphs.tools.judges.train import keep_layers
 
     blob = b"".join(Path(c).read_bytes() for c in a.chunks)
     state = {k: v.float() if v.is_floating_point() else v for k, v in load(blob).items()}
     model = CrossEncoder(minilm_path(), num_labels=1, max_length=256, device="cpu", local_files_only=True)
     if a.layers:
-        model.model.bert.encoder.layer = model.model.bert.encoder.layer[: a.layers]
-        model.model.config.num_hidden_layers = a.layers
+        keep_layers(model, a.layers)
     missing, unexpected = model.model.load_state_dict(state, strict=False)
     missing = [k for k in missing if not k.endswith("position_ids")]
     if missing or unexpected:

@@ -232,6 +232,8 @@ def train(items_dir: str, base: str, out_dir: str, recipes: list[str], budget: f
     import torch
     from sentence_transformers.cross_encoder import CrossEncoder
 
+    from ragraphs.tools.judges.train import keep_layers
+
     t_start = time.perf_counter()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -270,9 +272,7 @@ def train(items_dir: str, base: str, out_dir: str, recipes: list[str], budget: f
         model = CrossEncoder(_base_copy(base, out), num_labels=1, max_length=max_length, device=device,
                              local_files_only=True)
         if "layers" in RECIPES[name][0]:  # keep the first n transformer layers
-            n_layers = RECIPES[name][0]["layers"]
-            model.model.bert.encoder.layer = model.model.bert.encoder.layer[:n_layers]
-            model.model.config.num_hidden_layers = n_layers
+            keep_layers(model, RECIPES[name][0]["layers"])
         rec = {"phases": RECIPES[name], "epochs": [], "done": False}
         for pi, ph in enumerate(RECIPES[name]):
             rows = [r for r in sets[ph["items"]] if r["s"] == "train" and r["r"] in ph.get("roles", JUDGES)]

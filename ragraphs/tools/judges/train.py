@@ -131,6 +131,26 @@ def _scores(model, role: str, items: list[Item], batch: int = 64) -> np.ndarray:
     return np.asarray(p, dtype=np.float32).reshape(len(items))
 
 
+def torch_weights(path: str | os.PathLike, work: str | os.PathLike) -> Path:
+    """``path`` itself when it holds transformers weights, else the weights of its int8 ONNX
+    file dequantized into ``work`` (only the int8 file ships with train-judge's judges)."""
+    path = Path(path)
+    if any((path / f).is_file() for f in ("model.safetensors", "pytorch_model.bin")):
+        return path
+    from .onnx import restore_fp32
+
+    return restore_fp32(path, work)
+
+
+def keep_layers(model, n: int) -> None:
+    """Keep the first ``n`` transformer layers of a CrossEncoder (fewer multiply-adds per pair)."""
+    encoder = model.model.base_model.encoder
+    if not 0 < n <= len(encoder.layer):
+        raise InputError(f"layers must be between 1 and {len(encoder.layer)}, not {n}")
+    encoder.layer = encoder.layer[:n]
+    model.model.config.num_hidden_layers = n
+
+
 def soft_labels(teachers: Sequence[str], pairs: list[tuple[str, str]], temperature: float = 2.0, *,
                 device: str = "cpu", max_length: int = 256, work: str | os.PathLike | None = None,
                 log: Callable[[str], None] = lambda m: None, progress: bool = False) -> np.ndarray:
@@ -143,18 +163,15 @@ def soft_labels(teachers: Sequence[str], pairs: list[tuple[str, str]], temperatu
     from sentence_transformers.cross_encoder import CrossEncoder
 
     from ...quiet import quiet_loading
-    from .onnx import restore_fp32
 
     if temperature <= 0:
         raise InputError(f"temperature must be > 0, not {temperature}")
     logits = []
     with tempfile.TemporaryDirectory(dir=work) as tmp:
         for i, t in enumerate(teachers):
-            path = Path(t)
-            if not path.is_dir():
+            if not Path(t).is_dir():
                 raise InputError(f"no teacher judge directory at {t}")
-            if not any((path / f).is_file() for f in ("model.safetensors", "pytorch_model.bin")):
-                path = restore_fp32(path, Path(tmp) / f"teacher{i}")  # only the int8 file: its weights
+            path = torch_weights(t, Path(tmp) / f"teacher{i}")
             with quiet_loading():
                 model = CrossEncoder(str(path), num_labels=1, max_length=max_length, device=device, local_files_only=True)
             model.model.float().eval()
@@ -214,20 +231,13 @@ def train_judges(files: Sequence[str], out_dir: str | os.PathLike, cfg: TrainCon
 
     out = Path(out_dir)
     work = out / "_train"
-    start = cfg.init or minilm_path()
-    if cfg.init and not any((Path(cfg.init) / f).is_file() for f in ("model.safetensors", "pytorch_model.bin")):
-        from .onnx import restore_fp32  # only the int8 file ships: continue from its weights
-
-        start = str(restore_fp32(cfg.init, work / "_init"))
+    start = str(torch_weights(cfg.init, work / "_init")) if cfg.init else minilm_path()
+    if cfg.init and start != str(Path(cfg.init)):
         log(f"continuing from the int8 weights of {cfg.init}, dequantized")
     with quiet_loading():
         model = CrossEncoder(start, num_labels=1, max_length=cfg.max_length, device=device, local_files_only=True)
-    if cfg.layers:  # the first N layers: fewer multiply-adds per pair (a distilled student keeps most of the quality)
-        encoder = model.model.base_model.encoder
-        if not 0 < cfg.layers <= len(encoder.layer):
-            raise InputError(f"layers must be between 1 and {len(encoder.layer)}, not {cfg.layers}")
-        encoder.layer = encoder.layer[: cfg.layers]
-        model.model.config.num_hidden_layers = cfg.layers
+    if cfg.layers:  # a distilled student keeps most of the quality
+        keep_layers(model, cfg.layers)
     steps = max(1, int(-(-len(ds) // cfg.batch_size) * cfg.epochs))
     args = CrossEncoderTrainingArguments(
         output_dir=str(work), num_train_epochs=cfg.epochs, per_device_train_batch_size=cfg.batch_size,
