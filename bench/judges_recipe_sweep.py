@@ -225,6 +225,11 @@ for _items, _seeds in (("all", range(4)), ("full", (3, 4)), ("allpq2", range(4))
 for _items, _layers, _s in (("allpq2", 4, 0), ("dist2", 4, 0), ("dist2", 4, 1), ("dist1", 4, 0), ("dist2", 5, 0)):
     RECIPES[f"{_items}_7e-5_x2_l{_layers}" + (f"_s{_s}" if _s else "")] = [
         dict(items=_items, lr=7e-5, warmup=0.1, epochs=2, layers=_layers, **({"seed": _s} if _s else {}))]
+# four-layer students trained longer on the same soft labels (not yet run): can a four-layer
+# judge, which meets the 10 ms pair target, reach the six-layer teachers' validation AUC? Run with
+# SKIP_TEACHERS=1 after copying bench/results/judges_distill/run2/train_dist2.jsonl.gz into the items
+for _lr, _ep in (("7e-5", 3), ("7e-5", 4), ("1e-4", 3), ("1e-4", 4)):
+    RECIPES[f"dist2_{_lr}_x{_ep}_l4"] = [dict(items="dist2", lr=float(_lr), warmup=0.1, epochs=_ep, layers=4)]
 
 
 def train(items_dir: str, base: str, out_dir: str, recipes: list[str], budget: float, save: str | None,
