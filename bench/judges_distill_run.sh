@@ -28,7 +28,7 @@ stage() {  # seconds, recipes...
 }
 date +%T
 [ -n "${SKIP_TEACHERS:-}" ] || stage "${TLIMIT:-240}" $TEACHERS
-PYTHONUNBUFFERED=1 timeout "${DLIMIT:-150}" python3 bench/judges_distill.py soft "$ITEMS" --items allpq2 --temps 1,2 --out "$OUT" $LIM \
+[ -n "${SKIP_TEACHERS:-}" ] || PYTHONUNBUFFERED=1 timeout "${DLIMIT:-150}" python3 bench/judges_distill.py soft "$ITEMS" --items allpq2 --temps 1,2 --out "$OUT" $LIM \
   --teachers $(for r in $TEACHERS; do [ -d "$W/$r/model_$r" ] && echo "$W/$r/model_$r"; done) 2>&1 | grep -v "Loading weights"
 cp "$ITEMS"/train_dist*.jsonl.gz "$OUT"/ 2>/dev/null  # the soft labels, so a later call can skip the teachers
 date +%T
