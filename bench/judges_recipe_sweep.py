@@ -230,6 +230,13 @@ for _items, _layers, _s in (("allpq2", 4, 0), ("dist2", 4, 0), ("dist2", 4, 1), 
 # SKIP_TEACHERS=1 after copying bench/results/judges_distill/run2/train_dist2.jsonl.gz into the items
 for _lr, _ep in (("7e-5", 3), ("7e-5", 4), ("1e-4", 3), ("1e-4", 4)):
     RECIPES[f"dist2_{_lr}_x{_ep}_l4"] = [dict(items="dist2", lr=float(_lr), warmup=0.1, epochs=_ep, layers=4)]
+# from the shipped student instead of the base weights (BASE = its int8 file dequantized, e.g. by
+# ragraphs.tools.judges.train.torch_weights): the student as it is (x0: measured, not trained),
+# its first four layers as they are, and those four trained one epoch on call 2's soft labels:
+# does a four-layer judge cut from the trained six keep their AUC in one epoch a CPU can run?
+RECIPES["stu_x0"] = [dict(items="dist2", lr=0.0, warmup=0, epochs=0)]
+RECIPES["stu_x0_l4"] = [dict(items="dist2", lr=0.0, warmup=0, epochs=0, layers=4)]
+RECIPES["stu_5e-5_x1_l4"] = [dict(items="dist2", lr=5e-5, warmup=0.1, epochs=1, layers=4)]
 
 
 def train(items_dir: str, base: str, out_dir: str, recipes: list[str], budget: float, save: str | None,
@@ -378,6 +385,11 @@ def _fit(model, data, labels, *, lr, warmup, epochs, batch, seed, on_epoch, max_
     from transformers import get_linear_schedule_with_warmup
 
     net = model.model
+    if epochs == 0:  # measured as it is
+        net.eval()
+        with torch.no_grad():
+            on_epoch(0)
+        return []
     net.train()
     dev = net.device
     decay = [p for n, p in net.named_parameters() if not any(x in n for x in ("bias", "LayerNorm.weight"))]
