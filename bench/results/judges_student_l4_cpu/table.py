@@ -1,0 +1,58 @@
+"""The table and the loss curve of this folder, from results.json (the sweep's format).
+
+    python bench/results/judges_student_l4_cpu/table.py     # writes table.md and loss.png here
+"""
+
+import json
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+NAMES = {"stu_x0": "the shipped student (6 layers), as it is",
+         "stu_x0_l4": "its first 4 layers, untrained",
+         "stu_5e-5_x1_l4": "those 4 layers, one epoch on the soft labels"}
+# call 2's best four-layer student from the base weights, two epochs on a GPU (docs/judges.md)
+GPU_L4 = ("dist2_7e-5_x2_l4_s1", "4 layers from the base weights, two epochs (GPU, call 2)")
+GPU_RESULTS = HERE.parent / "judges_distill" / "run2" / "results.json"
+ROWS = ["val:evaluator", "val:pair", "val:nli"]
+
+
+def main() -> None:
+    res = json.loads((HERE / "results.json").read_text())
+    lines = ["| recipe | what | validation evaluator | pair | NLI | mean | PopQA half 1 | minutes |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for name, what in NAMES.items():
+        e = res[name]["epochs"][-1]
+        aucs = [e[r]["auc"] for r in ROWS]
+        cells = [f"{e[r]['auc']:.3f} / {100 * e[r]['best_acc']:.1f}" for r in ROWS]
+        pq = e["evaluator:popqa@1/2"]
+        lines.append(f"| `{name}` | {what} | " + " | ".join(cells)
+                     + f" | {sum(aucs) / 3:.4f} | {pq['auc']:.3f} / {100 * pq['best_acc']:.1f} | {res[name]['seconds'] / 60:.0f} |")
+    name, what = GPU_L4
+    e = json.loads(GPU_RESULTS.read_text())[name]["epochs"][-1]
+    aucs = [e[r]["auc"] for r in ROWS]
+    pq = e["evaluator:popqa@1/2"]
+    lines.append(f"| `{name}` | {what} | " + " | ".join(f"{e[r]['auc']:.3f} / {100 * e[r]['best_acc']:.1f}" for r in ROWS)
+                 + f" | {sum(aucs) / 3:.4f} | {pq['auc']:.3f} / {100 * pq['best_acc']:.1f} | - |")
+    (HERE / "table.md").write_text("AUC / best-cut accuracy (%), fp32, the validation items (766 / 456 / 206) "
+                                   "and the PopQA dev half 1 evaluator row (928); minutes on 2 cores, "
+                                   "measurement included\n\n" + "\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    curve = res["stu_5e-5_x1_l4"]["loss"][0]
+    fig, ax = plt.subplots(figsize=(6, 3.2))
+    ax.plot([s for s, _ in curve], [v for _, v in curve], marker=".")
+    ax.set_xlabel("step (batches of 16)")
+    ax.set_ylabel("BCE on the soft labels, mean of 50 steps")
+    ax.set_title("four layers cut from the student, one epoch (2-core CPU)", fontsize=9)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(HERE / "loss.png", dpi=110)
+
+
+if __name__ == "__main__":
+    main()
