@@ -1,0 +1,124 @@
+"""A judge with a narrower feed-forward: the neurons of each layer's feed-forward that matter
+most kept, the rest cut (#14's pair speed target without dropping layers).
+
+    python bench/judges_ffn_prune.py JUDGE_OR_MODEL_DIR ITEMS_DIR OUT --width 768 [--judges]
+
+Importance of neuron i in a layer: its mean |GELU activation| over the real tokens of the
+first ``--sample`` training items of ITEMS_DIR (the directory of
+``bench/judges_recipe_sweep.py dump``), times the norm of its output weights. OUT gets a
+transformers model that ``bench/judges_recipe_sweep.py train ITEMS OUT ...`` can start from;
+with ``--judges``, also OUT/judges: the same weights as a judges directory (the shipped judge's
+metadata, the int8 ONNX export) that ``RAGRAPHS_JUDGES_DIR`` and ``bench/judges_speed.py``
+read. Untrained, the cut model scores worse: it is a start for more training.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from judges_recipe_sweep import _read, pairs_of  # noqa: E402
+
+
+def importance(model, pairs: list[tuple[str, str]], batch: int = 16) -> list:
+    """Per layer, a tensor of each feed-forward neuron's importance on ``pairs``."""
+    import torch
+
+    net = model.model
+    layers = net.base_model.encoder.layer
+    sums = [torch.zeros(layer.intermediate.dense.out_features) for layer in layers]
+    count = {"tokens": 0}
+    mask_now = {}
+
+    def hook(i):
+        def fn(_module, _inputs, output):
+            m = mask_now["m"].unsqueeze(-1).to(output.dtype)
+            sums[i] += (output.abs() * m).sum(dim=(0, 1))
+        return fn
+
+    handles = [layer.intermediate.register_forward_hook(hook(i)) for i, layer in enumerate(layers)]
+    net.eval()
+    with torch.no_grad():
+        for s in range(0, len(pairs), batch):
+            b = pairs[s : s + batch]
+            enc = model.tokenizer([a for a, _ in b], [c for _, c in b], padding=True, truncation=True,
+                                  max_length=256, return_tensors="pt")
+            mask_now["m"] = enc["attention_mask"]
+            count["tokens"] += int(enc["attention_mask"].sum())
+            net(**enc)
+    for h in handles:
+        h.remove()
+    return [sums[i] / count["tokens"] * layer.output.dense.weight.norm(dim=0) for i, layer in enumerate(layers)]
+
+
+def cut(model, scores: list, width: int) -> None:
+    """Keep the ``width`` most important feed-forward neurons of every layer."""
+    import torch
+
+    net = model.model
+    for layer, score in zip(net.base_model.encoder.layer, scores, strict=True):
+        keep = torch.sort(torch.topk(score, width).indices).values
+        old_in, old_out = layer.intermediate.dense, layer.output.dense
+        new_in = torch.nn.Linear(old_in.in_features, width)
+        new_out = torch.nn.Linear(width, old_out.out_features)
+        with torch.no_grad():
+            new_in.weight.copy_(old_in.weight[keep])
+            new_in.bias.copy_(old_in.bias[keep])
+            new_out.weight.copy_(old_out.weight[:, keep])
+            new_out.bias.copy_(old_out.bias)
+        layer.intermediate.dense, layer.output.dense = new_in, new_out
+    net.config.intermediate_size = width
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("model", help="a transformers CrossEncoder directory, or judges that ship only the int8 file")
+    ap.add_argument("items", help="the directory bench/judges_recipe_sweep.py dump wrote")
+    ap.add_argument("out")
+    ap.add_argument("--width", type=int, default=768)
+    ap.add_argument("--sample", type=int, default=256, help="training items read for the importance")
+    ap.add_argument("--judges", action="store_true", help="also write OUT/judges (int8 ONNX) for judges_speed.py")
+    a = ap.parse_args()
+
+    import torch
+    from sentence_transformers.cross_encoder import CrossEncoder
+
+    from ragraphs.tools.judges.core import weights_dir
+    from ragraphs.tools.judges.onnx import export_int8
+    from ragraphs.tools.judges.train import torch_weights
+
+    torch.manual_seed(0)
+    out = Path(a.out)
+    if out.exists():
+        raise SystemExit(f"{out} exists: name a new directory")
+    src = torch_weights(a.model, out / "_fp32")
+    model = CrossEncoder(str(src), num_labels=1, max_length=256, device="cpu", local_files_only=True)
+    d = Path(a.items)
+    texts = [r["t"] for r in _read(d / "texts.jsonl.gz")]
+    rows = [r for r in _read(d / "train_full.jsonl.gz") if r["s"] == "train"][: a.sample]
+    cut(model, importance(model, pairs_of(texts, rows)), a.width)
+    model.save(str(out / "model"))
+    shutil.rmtree(out / "_fp32", ignore_errors=True)
+    n = sum(p.numel() for p in model.model.parameters())
+    print(f"{out / 'model'}: feed-forward {a.width} wide, {n:,} parameters")
+    if a.judges:
+        j = out / "judges"
+        shutil.copytree(out / "model", j)
+        meta = json.loads((weights_dir() / "ragraphs_judge.json").read_text(encoding="utf-8"))
+        keep = ("roles", "prefixes", "base", "max_length", "thresholds", "onnx_file")
+        meta = {k: meta[k] for k in keep if k in meta}
+        meta.update(name=f"ffn{a.width}", n_params=n, source="bench/judges_ffn_prune.py (untrained cut: for timing)")
+        (j / "ragraphs_judge.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+        with torch.no_grad():
+            export_int8(j, meta.get("max_length", 256))
+        (j / "onnx" / "model.onnx").unlink(missing_ok=True)
+        (j / "model.safetensors").unlink(missing_ok=True)
+        print(f"{j}: int8 judges for timing")
+
+
+if __name__ == "__main__":
+    main()
