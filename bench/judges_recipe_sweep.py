@@ -237,6 +237,10 @@ for _lr, _ep in (("7e-5", 3), ("7e-5", 4), ("1e-4", 3), ("1e-4", 4)):
 RECIPES["stu_x0"] = [dict(items="dist2", lr=0.0, warmup=0, epochs=0)]
 RECIPES["stu_x0_l4"] = [dict(items="dist2", lr=0.0, warmup=0, epochs=0, layers=4)]
 RECIPES["stu_5e-5_x1_l4"] = [dict(items="dist2", lr=5e-5, warmup=0.1, epochs=1, layers=4)]
+# from the student with its feed-forward cut to 512 neurons per layer (BASE = bench/judges_ffn_prune.py's
+# OUT/model): six layers at about four layers' speed
+RECIPES["ffn512_x0"] = [dict(items="dist2", lr=0.0, warmup=0, epochs=0)]
+RECIPES["ffn512_5e-5_x1"] = [dict(items="dist2", lr=5e-5, warmup=0.1, epochs=1)]
 
 
 def train(items_dir: str, base: str, out_dir: str, recipes: list[str], budget: float, save: str | None,
