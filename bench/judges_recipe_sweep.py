@@ -241,6 +241,8 @@ RECIPES["stu_5e-5_x1_l4"] = [dict(items="dist2", lr=5e-5, warmup=0.1, epochs=1, 
 # OUT/model): six layers at about four layers' speed
 RECIPES["ffn512_x0"] = [dict(items="dist2", lr=0.0, warmup=0, epochs=0)]
 RECIPES["ffn512_5e-5_x1"] = [dict(items="dist2", lr=5e-5, warmup=0.1, epochs=1)]
+# a second epoch, continued from ffn512_5e-5_x1's saved model (BASE = OUT/model_ffn512_5e-5_x1), lower lr
+RECIPES["ffn512_more_2e-5_x1"] = [dict(items="dist2", lr=2e-5, warmup=0.05, epochs=1, seed=1)]
 
 
 def train(items_dir: str, base: str, out_dir: str, recipes: list[str], budget: float, save: str | None,
