@@ -4,7 +4,7 @@ fp16 `model.safetensors`, brought back in chunks) made into a judges directory t
 MiniLM's classifier, the shipped directory's metadata (roles, task prefixes, cuts), the ONNX
 int8 export of `train-judge`.
 
-    python bench/judges_import.py OUT_DIR best_NAME.safetensors.00 [best_NAME.safetensors.01 ...] [--layers N]
+    python bench/judges_import.py OUT_DIR best_NAME.safetensors.00 [best_NAME.safetensors.01 ...] [--layers N | --config DIR]
 
 The cuts are the shipped model's until `bash bench/judges_dev_eval.sh OUT_DIR ...` refits them
 on the dev files. With `--results RESULTS.json --recipe NAME --items ITEMS_DIR` (the sweep's
@@ -33,6 +33,8 @@ def main() -> None:
     ap.add_argument("out")
     ap.add_argument("chunks", nargs="+", help="the safetensors file, or its chunks in order")
     ap.add_argument("--layers", type=int, default=None, help="the model kept only its first N layers")
+    ap.add_argument("--config", default=None, help="a model directory whose config the weights fit (a model cut by "
+                    "bench/judges_ffn_prune.py) instead of the packaged MiniLM's")
     ap.add_argument("--name", default=None, help="the judge's name in its metadata (default: the file's stem)")
     ap.add_argument("--results", default=None, help="the sweep's results.json (recipe, loss curve, seconds)")
     ap.add_argument("--recipe", default=None, help="the recipe's name in --results")
@@ -53,7 +55,7 @@ def main() -> None:
 
     blob = b"".join(Path(c).read_bytes() for c in a.chunks)
     state = {k: v.float() if v.is_floating_point() else v for k, v in load(blob).items()}
-    model = CrossEncoder(minilm_path(), num_labels=1, max_length=256, device="cpu", local_files_only=True)
+    model = CrossEncoder(a.config or minilm_path(), num_labels=1, max_length=256, device="cpu", local_files_only=True)
     if a.layers:
         keep_layers(model, a.layers)
     missing, unexpected = model.model.load_state_dict(state, strict=False)
