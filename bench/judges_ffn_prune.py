@@ -1,7 +1,7 @@
 """A judge with a narrower feed-forward: the neurons of each layer's feed-forward that matter
 most kept, the rest cut (#14's pair speed target without dropping layers).
 
-    python bench/judges_ffn_prune.py JUDGE_OR_MODEL_DIR ITEMS_DIR OUT --width 768 [--judges]
+    python bench/judges_ffn_prune.py JUDGE_OR_MODEL_DIR ITEMS_DIR OUT --width 768 [--judges] [--half]
 
 Importance of neuron i in a layer: its mean |GELU activation| over the real tokens of the
 first ``--sample`` training items of ITEMS_DIR (the directory of
@@ -82,6 +82,7 @@ def main() -> None:
     ap.add_argument("--width", type=int, default=768)
     ap.add_argument("--sample", type=int, default=256, help="training items read for the importance")
     ap.add_argument("--judges", action="store_true", help="also write OUT/judges (int8 ONNX) for judges_speed.py")
+    ap.add_argument("--half", action="store_true", help="write OUT/model in fp16 (half the size, to carry to a device)")
     a = ap.parse_args()
 
     import torch
@@ -101,7 +102,10 @@ def main() -> None:
     texts = [r["t"] for r in _read(d / "texts.jsonl.gz")]
     rows = [r for r in _read(d / "train_full.jsonl.gz") if r["s"] == "train"][: a.sample]
     cut(model, importance(model, pairs_of(texts, rows)), a.width)
+    if a.half:
+        model.model.half()
     model.save(str(out / "model"))
+    model.model.float()
     shutil.rmtree(out / "_fp32", ignore_errors=True)
     n = sum(p.numel() for p in model.model.parameters())
     print(f"{out / 'model'}: feed-forward {a.width} wide, {n:,} parameters")
