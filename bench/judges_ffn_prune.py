@@ -1,21 +1,21 @@
 """A judge with a narrower feed-forward: the neurons of each layer's feed-forward that matter
 most kept, the rest cut (#14's pair speed target without dropping layers).
 
-    python bench/judges_ffn_prune.py JUDGE_OR_MODEL_DIR ITEMS_DIR OUT --width 768 [--judges] [--half]
+    python bench/judges_ffn_prune.py JUDGE_OR_MODEL_DIR ITEMS_DIR OUT --width 768 [--half]
+    python bench/judges_import.py OUT/judges OUT/model/model.safetensors --config OUT/model --name ffn768
 
 Importance of neuron i in a layer: its mean |GELU activation| over the real tokens of the
 first ``--sample`` training items of ITEMS_DIR (the directory of
 ``bench/judges_recipe_sweep.py dump``), times the norm of its output weights. OUT gets a
-transformers model that ``bench/judges_recipe_sweep.py train ITEMS OUT ...`` can start from;
-with ``--judges``, also OUT/judges: the same weights as a judges directory (the shipped judge's
-metadata, the int8 ONNX export) that ``RAGRAPHS_JUDGES_DIR`` and ``bench/judges_speed.py``
-read. Untrained, the cut model scores worse: it is a start for more training.
+transformers model that ``bench/judges_recipe_sweep.py train ITEMS OUT/model ...`` can start
+from; ``bench/judges_import.py`` (second line) makes it a judges directory (the shipped judge's
+metadata, the int8 ONNX export) that ``RAGRAPHS_JUDGES_DIR`` and ``bench/judges_speed.py`` read.
+Untrained, the cut model scores worse: it is a start for more training.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import sys
 from pathlib import Path
@@ -81,18 +81,13 @@ def main() -> None:
     ap.add_argument("out")
     ap.add_argument("--width", type=int, default=768)
     ap.add_argument("--sample", type=int, default=256, help="training items read for the importance")
-    ap.add_argument("--judges", action="store_true", help="also write OUT/judges (int8 ONNX) for judges_speed.py")
     ap.add_argument("--half", action="store_true", help="write OUT/model in fp16 (half the size, to carry to a device)")
     a = ap.parse_args()
 
-    import torch
     from sentence_transformers.cross_encoder import CrossEncoder
 
-    from ragraphs.tools.judges.core import weights_dir
-    from ragraphs.tools.judges.onnx import export_int8
     from ragraphs.tools.judges.train import torch_weights
 
-    torch.manual_seed(0)
     out = Path(a.out)
     if out.exists():
         raise SystemExit(f"{out} exists: name a new directory")
@@ -105,23 +100,9 @@ def main() -> None:
     if a.half:
         model.model.half()
     model.save(str(out / "model"))
-    model.model.float()
     shutil.rmtree(out / "_fp32", ignore_errors=True)
     n = sum(p.numel() for p in model.model.parameters())
     print(f"{out / 'model'}: feed-forward {a.width} wide, {n:,} parameters")
-    if a.judges:
-        j = out / "judges"
-        shutil.copytree(out / "model", j)
-        meta = json.loads((weights_dir() / "ragraphs_judge.json").read_text(encoding="utf-8"))
-        keep = ("roles", "prefixes", "base", "max_length", "thresholds", "onnx_file")
-        meta = {k: meta[k] for k in keep if k in meta}
-        meta.update(name=f"ffn{a.width}", n_params=n, source="bench/judges_ffn_prune.py (untrained cut: for timing)")
-        (j / "ragraphs_judge.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
-        with torch.no_grad():
-            export_int8(j, meta.get("max_length", 256))
-        (j / "onnx" / "model.onnx").unlink(missing_ok=True)
-        (j / "model.safetensors").unlink(missing_ok=True)
-        print(f"{j}: int8 judges for timing")
 
 
 if __name__ == "__main__":
