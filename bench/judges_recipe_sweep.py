@@ -243,6 +243,8 @@ RECIPES["ffn512_x0"] = [dict(items="dist2", lr=0.0, warmup=0, epochs=0)]
 RECIPES["ffn512_5e-5_x1"] = [dict(items="dist2", lr=5e-5, warmup=0.1, epochs=1)]
 # a second epoch, continued from ffn512_5e-5_x1's saved model (BASE = OUT/model_ffn512_5e-5_x1), lower lr
 RECIPES["ffn512_more_2e-5_x1"] = [dict(items="dist2", lr=2e-5, warmup=0.05, epochs=1, seed=1)]
+# a third epoch, continued from ffn512_more_2e-5_x1's saved model, a new shuffle
+RECIPES["ffn512_more2_2e-5_x1"] = [dict(items="dist2", lr=2e-5, warmup=0.05, epochs=1, seed=2)]
 # for a device call (not yet run): the 512-wide cut trained longer from the start, BASE = the cut model
 # (bench/judges_ffn_prune.py OUT/model, carried in fp16)
 for _lr, _ep in (("5e-5", 2), ("5e-5", 3), ("7e-5", 3)):
