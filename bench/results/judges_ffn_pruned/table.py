@@ -12,6 +12,8 @@ sys.path.insert(0, str(HERE.parent / "judges_student_l4_cpu"))
 from table import CAPTION, HEAD, row, loss_plot  # noqa: E402
 
 L4 = HERE.parent / "judges_student_l4_cpu" / "results.json"
+LATER = [("ffn512_more_2e-5_x1", "one more epoch from that, lr 2e-5 (step 3)"),
+         ("ffn512_more2_2e-5_x1", "one more epoch from that, lr 2e-5 (step 4)")]
 
 
 def speed_lines() -> list[str]:
@@ -31,12 +33,20 @@ def main() -> None:
                     row("ffn512_x0", "its feed-forward cut to 512, untrained", res["ffn512_x0"]),
                     row("ffn512_5e-5_x1", "that cut, one epoch on the soft labels", res["ffn512_5e-5_x1"]),
                     row("stu_5e-5_x1_l4", "its first 4 layers, one epoch on the soft labels", l4["stu_5e-5_x1_l4"])]
+    later = [(n, w) for n, w in LATER if n in res]  # steps 3 and 4, each from the one before
+    lines[5:5] = [row(n, w, res[n]) for n, w in later]
     speed = speed_lines()
     (HERE / "table.md").write_text(CAPTION + "\n".join(lines) + "\n\nSpeed, `python bench/judges_speed.py --n 128 "
                                    "--repeat 5`, in turn (run 1, 2: step 1; b1, b2: step 1b)\n\n" + "\n".join(speed) + "\n")
     print("\n".join(lines + [""] + speed))
-    loss_plot(res["ffn512_5e-5_x1"]["loss"][0], HERE / "loss.png",
-              "the student's feed-forward cut to 512, one epoch (2-core CPU)")
+    curve, offset = [], 0  # the epochs one after another, steps counted on
+    for n in ["ffn512_5e-5_x1"] + [n for n, _ in later]:
+        part = res[n]["loss"][0]
+        curve += [(offset + st, v) for st, v in part]
+        offset += part[-1][0] + 1
+    loss_plot(curve, HERE / "loss.png",
+              "the student's feed-forward cut to 512, " + (f"{1 + len(later)} epochs in a row" if later else "one epoch")
+              + " (2-core CPU)")
 
 
 if __name__ == "__main__":
