@@ -386,13 +386,11 @@ def _base_copy(base: str, out: Path) -> str:
         shutil.copytree(base, dst)
         w = load_file(str(Path(base) / "model.safetensors"))
         save_file({k: (v.float() if v.is_floating_point() else v).contiguous() for k, v in w.items()}, str(dst / "model.safetensors"))
+        # the config must say fp32 too: a model saved in fp16 says float16 there, and transformers
+        # would load it back (and train it) in fp16, slow on a CPU, AdamW's small updates rounded away
         cfg = json.loads((dst / "config.json").read_text())
-        if cfg.get("dtype", cfg.get("torch_dtype")) not in (None, "float32"):
-            # a model saved in fp16 says so in its config, and transformers would load it back
-            # (and train it) in fp16: on a CPU slow, and AdamW's small updates round away
-            cfg.pop("torch_dtype", None)
-            cfg["dtype"] = "float32"
-            (dst / "config.json").write_text(json.dumps(cfg, indent=2))
+        cfg.pop("torch_dtype", None)
+        (dst / "config.json").write_text(json.dumps({**cfg, "dtype": "float32"}, indent=2))
     return str(dst)
 
 

@@ -29,12 +29,12 @@ def speed_lines() -> list[str]:
 def main() -> None:
     res = json.loads((HERE / "results.json").read_text())
     l4 = json.loads(L4.read_text())
+    later = [(n, w) for n, w in LATER if n in res]  # steps 3 and 4, each from the one before
     lines = HEAD + [row("stu_x0", "the shipped student (6 layers, 1536 wide), as it is", l4["stu_x0"]),
                     row("ffn512_x0", "its feed-forward cut to 512, untrained", res["ffn512_x0"]),
                     row("ffn512_5e-5_x1", "that cut, one epoch on the soft labels", res["ffn512_5e-5_x1"]),
+                    *(row(n, w, res[n]) for n, w in later),
                     row("stu_5e-5_x1_l4", "its first 4 layers, one epoch on the soft labels", l4["stu_5e-5_x1_l4"])]
-    later = [(n, w) for n, w in LATER if n in res]  # steps 3 and 4, each from the one before
-    lines[5:5] = [row(n, w, res[n]) for n, w in later]
     speed = speed_lines()
     (HERE / "table.md").write_text(CAPTION + "\n".join(lines) + "\n\nSpeed, `python bench/judges_speed.py --n 128 "
                                    "--repeat 5`, in turn (run 1, 2: step 1; b1, b2: step 1b)\n\n" + "\n".join(speed) + "\n")
