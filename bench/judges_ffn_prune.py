@@ -1,7 +1,7 @@
 """A judge with a narrower feed-forward: the neurons of each layer's feed-forward that matter
 most kept, the rest cut (#14's pair speed target without dropping layers).
 
-    python bench/judges_ffn_prune.py JUDGE_OR_MODEL_DIR ITEMS_DIR OUT --width 768 [--half]
+    python bench/judges_ffn_prune.py JUDGE_OR_MODEL_DIR ITEMS_DIR OUT --width 768 [--keep-last] [--half]
     python bench/judges_import.py OUT/judges OUT/model/model.safetensors --config OUT/model --name ffn768
 
 Importance of neuron i in a layer: its mean |GELU activation| over the real tokens of the
@@ -55,13 +55,26 @@ def importance(model, pairs: list[tuple[str, str]], batch: int = 16) -> list:
     return [sums[i] / count["tokens"] * layer.output.dense.weight.norm(dim=0) for i, layer in enumerate(layers)]
 
 
-def cut(model, scores: list, width: int) -> None:
-    """Keep the ``width`` most important feed-forward neurons of every layer."""
+def kept(score, width: int):
+    """The indices, in order, of the ``width`` most important neurons of a layer."""
+    import torch
+
+    return torch.sort(torch.topk(score, width).indices).values
+
+
+def cut(model, scores: list, width: int, keep_last: bool = False) -> None:
+    """Keep the ``width`` most important feed-forward neurons of every layer (but the last, whole,
+    with ``keep_last``: the exported graph computes it for the first position only)."""
     import torch
 
     net = model.model
-    for layer, score in zip(net.base_model.encoder.layer, scores, strict=True):
-        keep = torch.sort(torch.topk(score, width).indices).values
+    layers = list(net.base_model.encoder.layer)
+    widths = [width] * len(layers)
+    if keep_last:
+        widths[-1] = layers[-1].intermediate.dense.out_features
+        layers, scores = layers[:-1], scores[:-1]
+    for layer, score in zip(layers, scores, strict=True):
+        keep = kept(score, width)
         old_in, old_out = layer.intermediate.dense, layer.output.dense
         new_in = torch.nn.Linear(old_in.in_features, width)
         new_out = torch.nn.Linear(width, old_out.out_features)
@@ -72,6 +85,8 @@ def cut(model, scores: list, width: int) -> None:
             new_out.bias.copy_(old_out.bias)
         layer.intermediate.dense, layer.output.dense = new_in, new_out
     net.config.intermediate_size = width
+    if keep_last:
+        net.config.ffn_widths = widths  # read back by ragraphs.tools.judges.widths
 
 
 def main() -> None:
@@ -81,6 +96,7 @@ def main() -> None:
     ap.add_argument("out")
     ap.add_argument("--width", type=int, default=768)
     ap.add_argument("--sample", type=int, default=256, help="training items read for the importance")
+    ap.add_argument("--keep-last", action="store_true", help="leave the last layer's feed-forward whole")
     ap.add_argument("--half", action="store_true", help="write OUT/model in fp16 (half the size, to carry to a device)")
     a = ap.parse_args()
 
@@ -96,7 +112,7 @@ def main() -> None:
     d = Path(a.items)
     texts = [r["t"] for r in _read(d / "texts.jsonl.gz")]
     rows = [r for r in _read(d / "train_full.jsonl.gz") if r["s"] == "train"][: a.sample]
-    cut(model, importance(model, pairs_of(texts, rows)), a.width)
+    cut(model, importance(model, pairs_of(texts, rows)), a.width, a.keep_last)
     if a.half:
         model.model.half()
     model.save(str(out / "model"))

@@ -46,18 +46,19 @@ def main() -> None:
 
     import torch
     from safetensors.torch import load
-    from sentence_transformers.cross_encoder import CrossEncoder
-
     from ragraphs.tools.embeddings import minilm_path
     from ragraphs.tools.judges.core import weights_dir
     from ragraphs.tools.judges.onnx import export_int8
     from ragraphs.tools.judges.train import keep_layers
+    from ragraphs.tools.judges.widths import fit_ffn_widths, load_cross_encoder
 
     blob = b"".join(Path(c).read_bytes() for c in a.chunks)
     state = {k: v.float() if v.is_floating_point() else v for k, v in load(blob).items()}
-    model = CrossEncoder(a.config or minilm_path(), num_labels=1, max_length=256, device="cpu", local_files_only=True)
+    model = load_cross_encoder(a.config or minilm_path(), num_labels=1, max_length=256, device="cpu",
+                               local_files_only=True)
     if a.layers:
         keep_layers(model, a.layers)
+    fit_ffn_widths(model.model, state)  # the weights' own widths (a cut that kept a layer whole)
     missing, unexpected = model.model.load_state_dict(state, strict=False)
     missing = [k for k in missing if not k.endswith("position_ids")]
     if missing or unexpected:

@@ -245,6 +245,10 @@ RECIPES["ffn512_5e-5_x1"] = [dict(items="dist2", lr=5e-5, warmup=0.1, epochs=1)]
 RECIPES["ffn512_more_2e-5_x1"] = [dict(items="dist2", lr=2e-5, warmup=0.05, epochs=1, seed=1)]
 # a third epoch, continued from ffn512_more_2e-5_x1's saved model, a new shuffle
 RECIPES["ffn512_more2_2e-5_x1"] = [dict(items="dist2", lr=2e-5, warmup=0.05, epochs=1, seed=2)]
+# the 512 cut after ffn512_more2_2e-5_x1 with its last layer's feed-forward whole again
+# (bench/judges_ffn_last.py): as it is, then one more epoch, a new shuffle
+RECIPES["ffn512L_x0"] = [dict(items="dist2", lr=0.0, warmup=0, epochs=0)]
+RECIPES["ffn512L_more3_2e-5_x1"] = [dict(items="dist2", lr=2e-5, warmup=0.05, epochs=1, seed=3)]
 # for a device call (not yet run): the 512-wide cut trained longer from the start, BASE = the cut model
 # (bench/judges_ffn_prune.py OUT/model, carried in fp16)
 for _lr, _ep in (("5e-5", 2), ("5e-5", 3), ("7e-5", 3)):
@@ -254,9 +258,9 @@ for _lr, _ep in (("5e-5", 2), ("5e-5", 3), ("7e-5", 3)):
 def train(items_dir: str, base: str, out_dir: str, recipes: list[str], budget: float, save: str | None,
           limit: int | None = None) -> None:
     import torch
-    from sentence_transformers.cross_encoder import CrossEncoder
 
     from ragraphs.tools.judges.train import keep_layers
+    from ragraphs.tools.judges.widths import load_cross_encoder
 
     t_start = time.perf_counter()
     out = Path(out_dir)
@@ -293,8 +297,8 @@ def train(items_dir: str, base: str, out_dir: str, recipes: list[str], budget: f
         torch.manual_seed(seed)  # the classifier head's initial weights
         random.seed(seed)
         max_length = RECIPES[name][0].get("max_length", 256)
-        model = CrossEncoder(_base_copy(base, out), num_labels=1, max_length=max_length, device=device,
-                             local_files_only=True)
+        model = load_cross_encoder(_base_copy(base, out), num_labels=1, max_length=max_length, device=device,
+                                   local_files_only=True)
         if "layers" in RECIPES[name][0]:  # keep the first n transformer layers
             keep_layers(model, RECIPES[name][0]["layers"])
         rec = {"phases": RECIPES[name], "epochs": [], "done": False}

@@ -416,6 +416,53 @@ def test_last_layer_computes_the_first_position_only(tmp_path):
                   - whole.state_dict()["bert.encoder.layer.1.attention.self.query.weight"].numpy()).max() < 0.05
 
 
+def test_layers_of_different_feed_forward_widths_load_export_and_restore(tmp_path):
+    """A judge cut narrower for speed may keep one layer's feed-forward whole (its config names
+    each layer's width): it loads as a transformers model and as a CrossEncoder, exports to
+    int8 with the same scores, and the weights of its int8 file fit the same widths again
+    (``restore_fp32``'s path; the shipped file's own restore is tested above)."""
+    import torch
+    from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
+
+    from ragraphs.tools.judges.onnx import INT8_FILE, OnnxCrossEncoder, export_int8, int8_state_dict
+    from ragraphs.tools.judges.widths import ffn_widths, fit_ffn_widths, load_classifier, load_cross_encoder
+
+    model = _tiny_bert(tmp_path, seed=2)
+    assert ffn_widths(tmp_path) is None  # every layer as wide as the config says
+    layer = model.bert.encoder.layer[0]
+    narrow_in, narrow_out = torch.nn.Linear(64, 32), torch.nn.Linear(32, 64)
+    with torch.no_grad():
+        narrow_in.weight.copy_(layer.intermediate.dense.weight[:32])
+        narrow_in.bias.copy_(layer.intermediate.dense.bias[:32])
+        narrow_out.weight.copy_(layer.output.dense.weight[:, :32])
+        narrow_out.bias.copy_(layer.output.dense.bias)
+    layer.intermediate.dense, layer.output.dense = narrow_in, narrow_out
+    model.config.intermediate_size, model.config.ffn_widths = 32, [32, 128]
+    model.save_pretrained(str(tmp_path))
+    assert ffn_widths(tmp_path) == [32, 128]
+    tok = AutoTokenizer.from_pretrained(str(tmp_path))
+    pairs = [("who wrote Hamlet?", "Hamlet is a tragedy written by William Shakespeare."),
+             ("who wrote Hamlet?", "Paris is the capital of France.")]
+    batch = tok([a for a, _ in pairs], [b for _, b in pairs], padding=True, return_tensors="pt")
+    with torch.no_grad():
+        ref = torch.sigmoid(model(**batch).logits.reshape(-1)).numpy()
+        loaded = load_classifier(tmp_path, local_files_only=True).eval()
+        assert [l.intermediate.dense.out_features for l in loaded.bert.encoder.layer] == [32, 128]
+        assert np.allclose(torch.sigmoid(loaded(**batch).logits.reshape(-1)).numpy(), ref, atol=1e-6)
+    ce = load_cross_encoder(tmp_path, num_labels=1, device="cpu", local_files_only=True)
+    assert np.allclose(ce.predict(pairs, show_progress_bar=False), ref, atol=1e-5)
+    export_int8(tmp_path)
+    assert np.abs(OnnxCrossEncoder(tmp_path).predict(pairs) - ref).max() < 0.05
+    # restore_fp32's path: a model of the config, fitted to the int8 file's weights
+    state = {k: torch.from_numpy(v) for k, v in int8_state_dict(tmp_path / INT8_FILE).items()}
+    fresh = AutoModelForSequenceClassification.from_config(AutoConfig.from_pretrained(str(tmp_path)))
+    fit_ffn_widths(fresh, state)
+    assert [l.output.dense.weight.shape for l in fresh.bert.encoder.layer] == [(64, 32), (64, 128)]
+    assert fresh.config.ffn_widths == [32, 128]
+    with pytest.raises(ValueError, match="layer.1.intermediate"):  # weights of another depth
+        fit_ffn_widths(fresh, {k: v for k, v in state.items() if "layer.1." not in k})
+
+
 def test_cli_eval_shipped_judge_against_cosine(data_dir, capsys):
     from ragraphs.cli import main
 

@@ -153,11 +153,12 @@ def export_fp32(model_dir: str | os.PathLike, target: str | os.PathLike, attn_im
     of a 256-token pair (``bench/judges_graph_variants.py --profile``). ``first_token_only``
     (default): the last layer computes the first position only (:func:`first_token_last_layer`)."""
     import torch
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+    from transformers import AutoTokenizer
+
+    from .widths import load_classifier
 
     tok = AutoTokenizer.from_pretrained(str(model_dir), local_files_only=True)
-    model = AutoModelForSequenceClassification.from_pretrained(str(model_dir), local_files_only=True,
-                                                               attn_implementation=attn_implementation).eval()
+    model = load_classifier(model_dir, local_files_only=True, attn_implementation=attn_implementation).eval()
     if first_token_only:
         if attn_implementation != "eager":
             raise ValueError("first_token_only needs attn_implementation='eager'")
@@ -282,6 +283,8 @@ def restore_fp32(model_dir: str | os.PathLike, out_dir: str | os.PathLike, file_
     import torch
     from transformers import AutoConfig, AutoModelForSequenceClassification
 
+    from .widths import fit_ffn_widths
+
     src, out = Path(model_dir), Path(out_dir)
     onnx_file = src / file_name
     if not onnx_file.is_file():
@@ -292,6 +295,7 @@ def restore_fp32(model_dir: str | os.PathLike, out_dir: str | os.PathLike, file_
             shutil.copy2(f, out / f.name)
     model = AutoModelForSequenceClassification.from_config(AutoConfig.from_pretrained(str(src), local_files_only=True))
     state = {k: torch.from_numpy(v) for k, v in int8_state_dict(onnx_file).items()}
+    fit_ffn_widths(model, state)  # a judge whose layers' feed-forward widths differ
     missing, unexpected = model.load_state_dict(state, strict=False)
     missing = [k for k in missing if not k.endswith("position_ids")]
     if missing or unexpected:

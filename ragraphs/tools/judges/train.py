@@ -26,6 +26,7 @@ from .core import JUDGES, PAIR_SEP, PREFIX, clean
 from .data import Item, _balance, build_items, spec_name, split_items
 from .metrics import best_threshold, metrics_at
 from .onnx import export_int8
+from .widths import load_cross_encoder
 
 
 @dataclass
@@ -160,7 +161,6 @@ def soft_labels(teachers: Sequence[str], pairs: list[tuple[str, str]], temperatu
     import tempfile
 
     import torch
-    from sentence_transformers.cross_encoder import CrossEncoder
 
     from ...quiet import quiet_loading
 
@@ -173,7 +173,8 @@ def soft_labels(teachers: Sequence[str], pairs: list[tuple[str, str]], temperatu
                 raise InputError(f"no teacher judge directory at {t}")
             path = torch_weights(t, Path(tmp) / f"teacher{i}")
             with quiet_loading():
-                model = CrossEncoder(str(path), num_labels=1, max_length=max_length, device=device, local_files_only=True)
+                model = load_cross_encoder(path, num_labels=1, max_length=max_length, device=device,
+                                           local_files_only=True)
             model.model.float().eval()
             t0 = time.perf_counter()
             logits.append(np.asarray(model.predict(pairs, batch_size=64, show_progress_bar=progress,
@@ -189,8 +190,7 @@ def train_judges(files: Sequence[str], out_dir: str | os.PathLike, cfg: TrainCon
     """Train the multi-task judge on ``files``; write the ONNX int8 model to ``out_dir``."""
     import torch
     from datasets import Dataset
-    from sentence_transformers.cross_encoder import (CrossEncoder, CrossEncoderTrainer,
-                                                     CrossEncoderTrainingArguments)
+    from sentence_transformers.cross_encoder import CrossEncoderTrainer, CrossEncoderTrainingArguments
     from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
 
     from ..embeddings import MiniLMEmbeddings, minilm_path
@@ -235,7 +235,7 @@ def train_judges(files: Sequence[str], out_dir: str | os.PathLike, cfg: TrainCon
     if cfg.init and start != str(Path(cfg.init)):
         log(f"continuing from the int8 weights of {cfg.init}, dequantized")
     with quiet_loading():
-        model = CrossEncoder(start, num_labels=1, max_length=cfg.max_length, device=device, local_files_only=True)
+        model = load_cross_encoder(start, num_labels=1, max_length=cfg.max_length, device=device, local_files_only=True)
     if cfg.layers:  # a distilled student keeps most of the quality
         keep_layers(model, cfg.layers)
     steps = max(1, int(-(-len(ds) // cfg.batch_size) * cfg.epochs))
