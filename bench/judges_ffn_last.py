@@ -26,8 +26,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from judges_ffn_prune import importance, kept  # noqa: E402
-from judges_recipe_sweep import _read, pairs_of  # noqa: E402
+from judges_ffn_prune import importance, kept, open_judge, sample_pairs  # noqa: E402
 
 
 def main() -> None:
@@ -42,16 +41,11 @@ def main() -> None:
 
     import torch
     from safetensors.torch import load_file
-    from sentence_transformers.cross_encoder import CrossEncoder
 
-    from ragraphs.tools.judges.train import torch_weights
     from ragraphs.tools.judges.widths import fit_ffn_widths
 
     out = Path(a.out)
-    if out.exists():
-        raise SystemExit(f"{out} exists: name a new directory")
-    src = torch_weights(a.student, out / "_fp32")
-    model = CrossEncoder(str(src), num_labels=1, max_length=256, device="cpu", local_files_only=True)
+    model = open_judge(a.student, out)
     student = {k: v.clone() for k, v in model.model.state_dict().items()}
     state = {k: v.float() if v.is_floating_point() else v for k, v in load_file(str(Path(a.cut) / "model.safetensors")).items()}
     last = len(model.model.base_model.encoder.layer) - 1
@@ -62,10 +56,7 @@ def main() -> None:
         for k in (w_in, b_in, w_out, p + "output.dense.bias"):
             state[k] = student[k]
     else:
-        d = Path(a.items)
-        texts = [r["t"] for r in _read(d / "texts.jsonl.gz")]
-        rows = [r for r in _read(d / "train_full.jsonl.gz") if r["s"] == "train"][: a.sample]
-        keep = kept(importance(model, pairs_of(texts, rows))[last], width)
+        keep = kept(importance(model, sample_pairs(a.items, a.sample))[last], width)
         cos = torch.nn.functional.cosine_similarity(student[w_in][keep], state[w_in], dim=1)
         print(f"the cut's neurons against the student's it kept: cosine median {cos.median():.3f}, min {cos.min():.3f}")
         if cos.median() < 0.8:

@@ -89,6 +89,28 @@ def cut(model, scores: list, width: int, keep_last: bool = False) -> None:
         net.config.ffn_widths = widths  # read back by ragraphs.tools.judges.widths
 
 
+def open_judge(path: str, out: Path):
+    """The CrossEncoder of a judge (its int8 weights dequantized under ``out`` when that is all
+    it ships), once ``out`` is checked to be a new directory."""
+    from sentence_transformers.cross_encoder import CrossEncoder
+
+    from ragraphs.tools.judges.train import torch_weights
+
+    if out.exists():
+        raise SystemExit(f"{out} exists: name a new directory")
+    src = torch_weights(path, out / "_fp32")
+    return CrossEncoder(str(src), num_labels=1, max_length=256, device="cpu", local_files_only=True)
+
+
+def sample_pairs(items_dir: str, n: int) -> list[tuple[str, str]]:
+    """The first ``n`` training items of the sweep's items directory, as (a, b) texts: what the
+    importance is read on."""
+    d = Path(items_dir)
+    texts = [r["t"] for r in _read(d / "texts.jsonl.gz")]
+    rows = [r for r in _read(d / "train_full.jsonl.gz") if r["s"] == "train"][:n]
+    return pairs_of(texts, rows)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("model", help="a transformers CrossEncoder directory, or judges that ship only the int8 file")
@@ -100,19 +122,9 @@ def main() -> None:
     ap.add_argument("--half", action="store_true", help="write OUT/model in fp16 (half the size, to carry to a device)")
     a = ap.parse_args()
 
-    from sentence_transformers.cross_encoder import CrossEncoder
-
-    from ragraphs.tools.judges.train import torch_weights
-
     out = Path(a.out)
-    if out.exists():
-        raise SystemExit(f"{out} exists: name a new directory")
-    src = torch_weights(a.model, out / "_fp32")
-    model = CrossEncoder(str(src), num_labels=1, max_length=256, device="cpu", local_files_only=True)
-    d = Path(a.items)
-    texts = [r["t"] for r in _read(d / "texts.jsonl.gz")]
-    rows = [r for r in _read(d / "train_full.jsonl.gz") if r["s"] == "train"][: a.sample]
-    cut(model, importance(model, pairs_of(texts, rows)), a.width, a.keep_last)
+    model = open_judge(a.model, out)
+    cut(model, importance(model, sample_pairs(a.items, a.sample)), a.width, a.keep_last)
     if a.half:
         model.model.half()
     model.save(str(out / "model"))
