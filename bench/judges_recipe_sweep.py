@@ -249,6 +249,9 @@ RECIPES["ffn512_more2_2e-5_x1"] = [dict(items="dist2", lr=2e-5, warmup=0.05, epo
 # (bench/judges_ffn_last.py): as it is, then one more epoch, a new shuffle
 RECIPES["ffn512L_x0"] = [dict(items="dist2", lr=0.0, warmup=0, epochs=0)]
 RECIPES["ffn512L_more3_2e-5_x1"] = [dict(items="dist2", lr=2e-5, warmup=0.05, epochs=1, seed=3)]
+# the all-512 cut after ffn512_more2_2e-5_x1, one more epoch with PopQA's items read four times
+# (items dist2pq4: bench/judges_items_popqa.py)
+RECIPES["ffn512_pq4_2e-5_x1"] = [dict(items="dist2pq4", lr=2e-5, warmup=0.05, epochs=1, seed=4)]
 # for a device call (not yet run): the 512-wide cut trained longer from the start, BASE = the cut model
 # (bench/judges_ffn_prune.py OUT/model, carried in fp16)
 for _lr, _ep in (("5e-5", 2), ("5e-5", 3), ("7e-5", 3)):
@@ -487,7 +490,7 @@ def report(results_file: str, out_dir: str) -> None:
         passes = 0
         for ph in res[name]["phases"]:
             n = {"capped": 11756, "full": 18874, "neg3": 24332, "neg4": 28993, "cf0": 20689, "cf1": 20779, "all": 22579, "allpq2": 22579 + 295, "allpq4": 22579 + 3 * 295,
-                 "dist1": 22579 + 295, "dist2": 22579 + 295}[ph["items"]]
+                 "dist1": 22579 + 295, "dist2": 22579 + 295, "dist2pq4": 22579 + 3 * 295}[ph["items"]]
             passes += n * ph["epochs"] * (0.603 if ph.get("roles") == ["evaluator"] else 1)
         lines.append(f"| {name} | {passes / 1000:.1f}k | {e['mean_dev_auc']:.3f} | "
                      + " | ".join(f"{e[c]['auc']:.3f} / {100 * e[c]['best_acc']:.1f}" for c in cols) + " |")
