@@ -41,9 +41,13 @@ def main() -> None:
     res = json.loads(trained.read_text()) if trained.is_file() else {}
     if TRAINED in res:
         lines.append(row(TRAINED, "B, one more epoch, lr 2e-5", res[TRAINED]))
+    pq4 = HERE / "results_pq4.json"
+    if pq4.is_file():
+        lines.append(row("ffn512_pq4_2e-5_x1", "every layer at 512 (step 4 model), one more epoch, PopQA read 4 times (step 4)",
+                         json.loads(pq4.read_text())["ffn512_pq4_2e-5_x1"]))
     speed = speed_lines()
     (HERE / "table.md").write_text(CAPTION + "\n".join(lines) + "\n\nSpeed, `python bench/judges_speed.py --n 128 "
-                                   "--repeat 5`, each run's files in turn\n\n" + "\n".join(speed) + "\n")
+                                   "--repeat 5`, each run's files in turn (runs 1-2: step 1; runs 3-4: step 4)\n\n" + "\n".join(speed) + "\n")
     print("\n".join(lines + [""] + speed))
     if TRAINED in res:
         curve = [(st, v) for st, v in res[TRAINED]["loss"][0]]
