@@ -14,7 +14,6 @@ from table import CAPTION, HEAD, loss_plot, row  # noqa: E402
 L4 = HERE.parent / "judges_student_l4_cpu" / "results.json"
 PRUNED = HERE.parent / "judges_ffn_pruned" / "results.json"
 TRAINED = "ffn512L_more3_2e-5_x1"
-RUN_NAMES = {"1": "run 1", "2": "run 2", "3": "run 3", "4": "run 4"}
 
 
 def speed_lines() -> list[str]:
@@ -23,7 +22,7 @@ def speed_lines() -> list[str]:
     for f in sorted((HERE / "speed").glob("*.json"), key=lambda p: (p.stem.split(".")[1], p.stem)):
         name, run = f.stem.split(".")
         s = json.loads(f.read_text().strip().splitlines()[-1])
-        out.append(f"| {name} | {RUN_NAMES.get(run, run)} | {s['ms_per_256_token_pair']} | "
+        out.append(f"| {name} | run {run} | {s['ms_per_256_token_pair']} | "
                    f"{s['ms_per_200_char_strip']} | {s['ms_per_triple']} |")
     return out
 
