@@ -89,7 +89,7 @@ def open_corpus(args: argparse.Namespace, examples: list, embeddings_fast: bool 
 
         if not os.path.isfile(path):
             raise InputError(f"--pool: no such file: {path}")
-        pool += load_dataset(path, getattr(args, "dataset", None) if getattr(args, "dataset", "auto") != "auto" else None)
+        pool += load_dataset(path)  # each pooled file in its own format: any dataset's paragraphs are distractors
     return PooledCorpus(pooled_passages(pool), MiniLMEmbeddings(fast=embeddings_fast), quiet=args.quiet)
 
 
@@ -278,7 +278,8 @@ def register(subparsers) -> None:
     p.add_argument("--llm", default=None, metavar="SPEC", help="gemma (default) | llamacpp:PATH | openai:MODEL | fake:TEXT")
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="any other setting of the method's context (JSON values); METHOD.KEY=VALUE sets it "
                    "for that method only, e.g. --compare vanilla,crag --set crag.upper=0.93")
-    p.add_argument("--pool", action="append", metavar="PATH", help="also pool the paragraphs of this benchmark file into the corpus (a larger distractor pool; questions still come from --data)")
+    p.add_argument("--pool", action="append", metavar="PATH", help="also pool the paragraphs of this benchmark file, of any supported format, into the corpus "
+                   "(a larger distractor pool; questions still come from --data)")
     p.add_argument("--withhold-gold", action="store_true",
                    help="withhold each question's gold paragraphs from the corpus while it runs: every retrieval "
                    "truly misses (what CRAG's Incorrect route is for); not with the oracle or --server")

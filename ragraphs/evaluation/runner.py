@@ -388,7 +388,14 @@ def run_spec(
         if scratch is not None:
             close_reservoir(ctx.reservoir_path)
             shutil.rmtree(scratch, ignore_errors=True)
-    return finish_run(spec, examples, rec.records, done, out_dir=out_dir, dataset=dataset, data=data)
+    return finish_run(spec, examples, rec.records, done, out_dir=out_dir, dataset=dataset, data=data,
+                      extra={"corpus_passages": corpus_passages(components)})
+
+
+def corpus_passages(components) -> int | None:
+    """Passages in the run's corpus (what a scale report reads), or None without a retriever."""
+    count = getattr(getattr(components, "_retriever", None), "count", None)
+    return int(count()) if callable(count) else None
 
 
 RUN_RESERVOIR = "reservoir.sqlite3"

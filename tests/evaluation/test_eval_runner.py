@@ -200,6 +200,24 @@ def test_cli_eval_missing_data_file(tmp_path, capsys):
     assert rc == 2 and "no such file" in err
 
 
+def test_cli_eval_pools_files_of_other_formats(data_dir, capsys):
+    """--pool reads each file in its own format: a MuSiQue run can pool HotpotQA and 2Wiki
+    paragraphs as distractors, and the summary counts the corpus it searched."""
+    musique = load_dataset(str(data_dir / "musique.sample.jsonl"))
+    others = [load_dataset(str(data_dir / f)) for f in ("hotpotqa.sample.jsonl", "2wikimultihopqa.sample.jsonl")]
+    argv = ["eval", "--method", "vanilla", "--retrieval-only", "--dataset", "musique", "--limit", "3",
+            "--data", str(data_dir / "musique.sample.jsonl"), "--json", "--quiet"]
+    assert main(argv) == 0
+    alone = _last_json(capsys)
+    assert main(argv + ["--pool", str(data_dir / "hotpotqa.sample.jsonl"), "--pool", str(data_dir / "2wikimultihopqa.sample.jsonl")]) == 0
+    pooled = _last_json(capsys)
+    assert alone["corpus_passages"] == len(pooled_passages(musique))
+    assert pooled["corpus_passages"] == len(pooled_passages(musique + others[0] + others[1])) > alone["corpus_passages"] + 200
+    assert pooled["n"] == alone["n"] == 3 and pooled["dataset"] == "musique"  # the questions still come from --data
+    assert main(argv + ["--pool", str(data_dir / "nope.jsonl")]) == 2
+    assert "--pool: no such file" in capsys.readouterr().err
+
+
 def test_erm4_runs_get_a_memory_of_their_own(tmp_path, hotpot, corpus, monkeypatch):
     """ERM4 remembers across questions: each evaluation run gets its own reservoir (beside its
     results, or a temporary one), so no score depends on earlier runs or the user's reservoir."""
