@@ -13,7 +13,10 @@ a *copy* has the gold's page title and shares at least ``--overlap`` of the gold
 It prints recall as counted, and recall with copies counted as found (both the mean over
 questions, as ``ragraphs eval`` reports recall).
 
-    python bench/dr_rag_pool_copies.py RUN_DIR/results.jsonl DATA_FILE [--overlap 0.6] [--json OUT]
+    python bench/dr_rag_pool_copies.py RUN_DIR/results.jsonl DATA_FILE [--overlap 0.6] [--json OUT] [--pool FILE ...]
+
+With ``--pool`` (the files the run pooled), it also counts where the fed passages that are not
+gold come from: the data file itself or a pooled file.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import argparse
 import json
 import re
 
-from ragraphs.datasets import load_dataset
+from ragraphs.datasets import load_dataset, pooled_passages
 
 
 def _words(text: str) -> set[str]:
@@ -33,8 +36,19 @@ def _title(t: str) -> str:
     return " ".join((t or "").lower().split())
 
 
-def analyse(results_path: str, data_path: str, overlap: float = 0.6) -> dict:
+def sources(data_path: str, pool: list[str]) -> dict[str, str]:
+    """Passage id -> the first of the data file and the pooled files that holds it."""
+    where: dict[str, str] = {}
+    for path in [data_path, *pool]:
+        for p in pooled_passages(load_dataset(path)):
+            where.setdefault(p["id"], path.rsplit("/", 1)[-1])
+    return where
+
+
+def analyse(results_path: str, data_path: str, overlap: float = 0.6, pool: list[str] | None = None) -> dict:
     examples = {ex.id: ex for ex in load_dataset(data_path)}
+    where = sources(data_path, pool) if pool else {}
+    from_file: dict[str, int] = {}
     n_gold = found = copies = same_page = 0
     questions = 0
     per_q: list[tuple[float, float]] = []  # (recall as counted, with copies) per question
@@ -49,6 +63,9 @@ def analyse(results_path: str, data_path: str, overlap: float = 0.6) -> dict:
             got = set(r.get("gold_found") or [])
             gold = [p for p in ex.paragraphs if p["id"] in set(ex.supporting_ids)]
             fed = [p for p in r.get("passages") or [] if not p.get("gold")]
+            for p in fed if where else []:
+                f = where.get(p.get("id"), "?")
+                from_file[f] = from_file.get(f, 0) + 1
             q_found = q_copies = 0
             for g in gold:
                 n_gold += 1
@@ -74,7 +91,8 @@ def analyse(results_path: str, data_path: str, overlap: float = 0.6) -> dict:
         "recall": round(100 * sum(a for a, _ in per_q) / len(per_q), 1) if per_q else None,
         "copies_fed": copies, "same_page_fed": same_page,
         "recall_copies_counted": round(100 * sum(b for _, b in per_q) / len(per_q), 1) if per_q else None,
-        "overlap": overlap, "examples": examples_of_copies,
+        "overlap": overlap, "fed_not_gold_from": dict(sorted(from_file.items(), key=lambda kv: -kv[1])),
+        "examples": examples_of_copies,
     }
 
 
@@ -84,8 +102,9 @@ def main() -> None:
     ap.add_argument("data")
     ap.add_argument("--overlap", type=float, default=0.6)
     ap.add_argument("--json", default=None, metavar="OUT")
+    ap.add_argument("--pool", nargs="*", default=[], metavar="FILE", help="the files the run pooled")
     a = ap.parse_args()
-    out = analyse(a.results, a.data, a.overlap)
+    out = analyse(a.results, a.data, a.overlap, a.pool)
     if a.json:
         with open(a.json, "w", encoding="utf-8") as fh:
             json.dump(out, fh, indent=1)
