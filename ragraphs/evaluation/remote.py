@@ -104,7 +104,8 @@ def run_spec_remote(
 ) -> tuple[dict, list[dict]]:
     """:func:`ragraphs.evaluation.runner.run_spec` with the graph on the LangGraph server at
     ``url``; returns (summary, records in file order). The summary adds ``server``,
-    ``concurrency`` and ``run_s`` (the wall time of this call's questions)."""
+    ``concurrency`` and ``run_s`` (the wall time of this call's questions); its
+    ``corpus_passages`` is None (the corpus is the server's store, not counted from here)."""
     if spec.method == ORACLE:
         raise ConfigError("the oracle runs locally only (it reads the gold paragraphs of the data file); drop it with --server")
     if concurrency < 1:
@@ -117,5 +118,5 @@ def run_spec_remote(
         if rec.todo:
             asyncio.run(_run_remote(url.rstrip("/"), spec, context, rec, concurrency, timeout))
     run_s = time.perf_counter() - t0
-    extra = {"server": url, "concurrency": concurrency, "run_s": round(run_s, 3)}
+    extra = {"server": url, "concurrency": concurrency, "run_s": round(run_s, 3), "corpus_passages": None}
     return finish_run(spec, examples, rec.records, done, out_dir=out_dir, dataset=dataset, data=data, extra=extra)

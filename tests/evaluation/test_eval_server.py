@@ -46,6 +46,7 @@ def test_server_eval_matches_local_eval_over_the_same_store(served, tmp_path, ca
     # the same summary keys (plus where and how it ran), the same scores
     assert set(remote) - set(local) == {"server", "concurrency", "run_s"} and set(local) <= set(remote)
     assert remote["server"] == served["url"] and remote["concurrency"] == 4 and remote["run_s"] > 0
+    assert local["corpus_passages"] > 0 and remote["corpus_passages"] is None  # the server's store is not counted from here
     assert remote["label"] == local["label"] == "dr-rag-cfs-k3-retrieval"
     for key in ("recall", "recall_all", "n_with_gold", "docs_avg", "llm_calls_avg", "iterations_avg"):
         assert remote[key] == local[key], key
