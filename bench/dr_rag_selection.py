@@ -94,7 +94,7 @@ def stages(ds: str, path: str, part: tuple[int, int] | None = None) -> list[dict
                      if c["id"] not in (d1["id"], p1["id"])]
             s = score_triples(pair, [(q, judge_text(p1), judge_text(c)) for c in cands], ctx.pair_tokens)
             pairs = [(p1, c) for c in cands]
-            lb, bb = link_bonus(ctx, pairs, index), bridge_bonus(ctx, q, pairs)
+            lb, bb = link_bonus(ctx, pairs, index), bridge_bonus(ctx, q, pairs, index)
             tot = [x + lb.get((p1["id"], c["id"]), 0.0) + bb.get((p1["id"], c["id"]), 0.0) for x, c in zip(s, cands)]
             row["hop3"] = {"d1": d1, "p1": p1, "ranked": [c for _, c in sorted(zip(tot, cands), key=lambda z: -z[0])
                                                           if _ >= row["th"]]}

@@ -364,8 +364,9 @@ def make_inverse_select(c: Components) -> Callable[[dict, Runtime], dict]:
         th = pair_threshold(ctx, judge)
         pairs = [(d, dp) for dp in dynamic for d in first]
         scores = score_triples(judge, [(question, judge_text(d), judge_text(dp)) for d, dp in pairs], ctx.pair_tokens)
-        bonus = link_bonus(ctx, pairs, title_index_of(c.retriever))
-        bridge = bridge_bonus(ctx, question, pairs)
+        index = title_index_of(c.retriever)
+        bonus = link_bonus(ctx, pairs, index)
+        bridge = bridge_bonus(ctx, question, pairs, index)
         decisions = []
         for (d, dp), s in zip(pairs, scores):
             priors = priors_of((d["id"], dp["id"]), bonus, bridge)
@@ -406,8 +407,9 @@ def make_forward_select(c: Components) -> Callable[[dict, Runtime], dict]:
         score_of = {(first[i]["id"], d["id"]): s for (i, d), s in zip(pairs, scores)}
         pick = str(ctx.pick or "best")
         docs = [(first[i], d) for i, d in pairs]
-        bonus = link_bonus(ctx, docs, title_index_of(c.retriever))
-        bridge = bridge_bonus(ctx, question, docs)
+        index = title_index_of(c.retriever)
+        bonus = link_bonus(ctx, docs, index)
+        bridge = bridge_bonus(ctx, question, docs, index)
         added, decisions = forward_walk(first, second, score_of, th, k, pick, bonus, bool(ctx.extra_partners), bridge)
         filled = fill_budget(first + added, state.get("candidates") or [], k) if ctx.fill else []
         have = {p["id"] for p in first + added}

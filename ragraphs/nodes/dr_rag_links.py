@@ -43,23 +43,41 @@ def link_bonus(ctx: Any, pairs: Sequence[tuple[Passage, Passage]], index: Any = 
     return out
 
 
-def bridge_bonus(ctx: Any, question: str, pairs: Sequence[tuple[Passage, Passage]]) -> dict:
+def bridge_bonus(ctx: Any, question: str, pairs: Sequence[tuple[Passage, Passage]], index: Any = None) -> dict:
     """The bridge prior of CFS/CIS (not in the paper): ``ctx.bridge_bonus`` for each (d_i, d')
     whose texts share a capitalised name the question does not hold, the bridge entity of a
     two-hop question ("Copper is voiced by *Kurt Russell*" ... "*Kurt Russell* plays John
-    Ruth"), keyed by their ids (see :func:`ragraphs.tools.titles.proper_names`)."""
+    Ruth"), keyed by their ids (see :func:`ragraphs.tools.titles.proper_names`).
+
+    A name that is the title of a hub of ``index`` (the corpus's title index; see
+    :func:`link_bonus`) is no bridge: a page such as "California" shares its own name with
+    every passage that names it, and the hub rule that refuses it the link bonus refuses it
+    this one too."""
     b = float(ctx.bridge_bonus or 0.0)
     if not b:
         return {}
     asked = proper_names(question)
+    share = float(ctx.link_hub_share)
+    is_hub = getattr(index, "is_hub", None)
     seen: dict[str, frozenset] = {}
+    hub: dict[str, bool] = {}
 
     def names_of(p: Passage) -> frozenset:
         if p["id"] not in seen:
             seen[p["id"]] = proper_names(f"{p.get('title') or ''}. {p.get('text') or ''}") - asked
         return seen[p["id"]]
 
-    return {(d["id"], dp["id"]): b for d, dp in pairs if names_of(d) & names_of(dp)}
+    def bridges(shared: frozenset) -> bool:
+        if is_hub is None:
+            return bool(shared)
+        for name in shared:
+            if name not in hub:
+                hub[name] = bool(is_hub(name, share))
+            if not hub[name]:
+                return True
+        return False
+
+    return {(d["id"], dp["id"]): b for d, dp in pairs if bridges(names_of(d) & names_of(dp))}
 
 
 def linked_candidates(retriever: Any, first: Sequence[Passage], second: Sequence[list[Passage]], n: int) -> list[list[Passage]]:

@@ -460,6 +460,31 @@ def test_the_bridge_bonus_favours_a_partner_that_shares_a_name_with_its_static_d
     assert [d["id"] for d in added] == ["e"] and [d["accepted"] for d in dec] == [False, True]
 
 
+def test_a_hubs_name_is_no_bridge():
+    """A page the corpus names everywhere shares its own name with every passage that names it:
+    the hub rule that refuses it the link bonus refuses it the bridge bonus too."""
+    from ragraphs.nodes.dr_rag_links import bridge_bonus
+    from ragraphs.tools.titles import TitleIndex
+
+    def p(i, title, text=""):
+        return {"id": i, "title": title, "text": text, "source": "corpus", "score": None}
+
+    country = p("c", "Australia", "Australia is a country of the Southern Hemisphere.")
+    river = p("r", "Parramatta River", "The Parramatta River flows into Port Jackson, Australia.")
+    creek = p("k", "Toongabbie Creek", "Toongabbie Creek is part of the Parramatta River catchment, Australia.")
+    towns = [p(f"t{i}", f"Town {i}", f"Town {i} is a town in Australia.") for i in range(6)]
+    index = TitleIndex([country, river, creek] + towns)
+    assert index.is_hub("Australia", DRRAGContext().link_hub_share) and not index.is_hub("Parramatta River")
+    q = "Which body of water does the creek flow into?"
+    pairs = [(creek, country), (creek, river), (towns[0], country)]
+    b = DRRAGContext().bridge_bonus
+    # the creek and the river share "Parramatta River" (and the hub); the creek and the country only the hub
+    assert bridge_bonus(DRRAGContext(), q, pairs, index) == {("k", "r"): b}
+    every = {("k", "c"): b, ("k", "r"): b, ("t0", "c"): b}
+    assert bridge_bonus(DRRAGContext(), q, pairs) == every  # without an index no hub is known
+    assert bridge_bonus(DRRAGContext(link_hub_share=1.0), q, pairs, index) == every  # 1 = no hubs
+
+
 def test_title_links_need_no_title_index_and_leave_sm_alone(slices):
     exs, corpus = slices["2wikimultihopqa"]
 
