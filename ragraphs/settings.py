@@ -217,12 +217,14 @@ class DRRAGContext(RAGContext):
     link_hub_share: float = field(
         default=0.005,
         metadata={"description": "title links, CFS: no bonus for a hub, a page that more than this share of the corpus's "
-                  "passages (and more than 5) name, such as a country (1 = every named page earns it)"},
+                  "passages (and more than 5) name, such as a country: neither the link bonus nor, through its name, the "
+                  "bridge bonus (1 = every named page earns them)"},
     )
     bridge_bonus: float = field(
         default=0.3,
         metadata={"description": "CFS / CIS: added to C(q, d_i, d') when d_i and d' share a capitalised name the question "
-                  "does not hold, the bridge entity (0.3: the best MuSiQue row of bench/results/dr_rag_retune/; "
+                  "does not hold, the bridge entity, other than a hub's title (see link_hub_share; since 2026-11-28, "
+                  "bench/results/dr_rag_pooled_all/) (0.3: the best MuSiQue row of bench/results/dr_rag_retune/; "
                   "0 = the classifier alone; not in the paper)"},
     )
     answer_prompt: Literal["paper", "reader"] = field(
