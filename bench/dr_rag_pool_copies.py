@@ -23,17 +23,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 
 from ragraphs.datasets import load_dataset, pooled_passages
+from ragraphs.evaluation.metrics import _title  # the title form recall's matching reads
+from ragraphs.tools.titles import words
 
 
 def _words(text: str) -> set[str]:
-    return set(re.findall(r"\w+", (text or "").lower()))
-
-
-def _title(t: str) -> str:
-    return " ".join((t or "").lower().split())
+    return set(words(text))
 
 
 def sources(data_path: str, pool: list[str]) -> dict[str, str]:
@@ -75,13 +72,13 @@ def analyse(results_path: str, data_path: str, overlap: float = 0.6, pool: list[
                     continue
                 gw = _words(g["text"])
                 same = [p for p in fed if _title(p.get("title")) == _title(g["title"])]
-                if any(gw and len(gw & _words(p.get("text"))) / len(gw) >= overlap for p in same):
+                copy = next((p for p in same if gw and len(gw & _words(p.get("text"))) / len(gw) >= overlap), None)
+                if copy is not None:
                     copies += 1
                     q_copies += 1
                     if len(examples_of_copies) < 5:
-                        p = next(p for p in same if len(gw & _words(p.get("text"))) / max(1, len(gw)) >= overlap)
                         examples_of_copies.append({"question": ex.question, "title": g["title"],
-                                                   "gold": g["text"][:160], "fed": (p.get("text") or "")[:160]})
+                                                   "gold": g["text"][:160], "fed": (copy.get("text") or "")[:160]})
                 elif same:
                     same_page += 1
             if gold:

@@ -57,8 +57,7 @@ def stages(ds: str, path: str, part: tuple[int, int] | None = None) -> list[dict
     from ragraphs.evaluation.runner import RunSpec, build_context, unique_ids
     from ragraphs.graphs import build_graph
     from ragraphs.nodes.dr_rag import concat_query, judge_text
-    from ragraphs.nodes.dr_rag_links import bridge_bonus, link_bonus, linked_candidates
-    from ragraphs.nodes.links import title_index_of
+    from ragraphs.nodes.dr_rag_links import linked_candidates, pair_priors
     from ragraphs.nodes.retrieve import search_many
     from ragraphs.tools.embeddings import MiniLMEmbeddings
     from ragraphs.tools.judges.core import passage_text, score_triples
@@ -72,7 +71,6 @@ def stages(ds: str, path: str, part: tuple[int, int] | None = None) -> list[dict
     ctx = build_context(spec)
     graph = build_graph(spec.graph_method, comps)
     evaluator, pair = comps.judge("evaluator"), comps.judge("pair")
-    index = title_index_of(comps.retriever)
     out = []
     for ex in examples:
         if not ex.supporting:
@@ -94,7 +92,7 @@ def stages(ds: str, path: str, part: tuple[int, int] | None = None) -> list[dict
                      if c["id"] not in (d1["id"], p1["id"])]
             s = score_triples(pair, [(q, judge_text(p1), judge_text(c)) for c in cands], ctx.pair_tokens)
             pairs = [(p1, c) for c in cands]
-            lb, bb = link_bonus(ctx, pairs, index), bridge_bonus(ctx, q, pairs, index)
+            lb, bb = pair_priors(ctx, q, pairs, comps.retriever)
             tot = [x + lb.get((p1["id"], c["id"]), 0.0) + bb.get((p1["id"], c["id"]), 0.0) for x, c in zip(s, cands)]
             row["hop3"] = {"d1": d1, "p1": p1, "ranked": [c for _, c in sorted(zip(tot, cands), key=lambda z: -z[0])
                                                           if _ >= row["th"]]}

@@ -43,7 +43,7 @@ from ..settings import DRRAGContext, context_of
 from ..state.types import Passage, question_of, reset, with_meta
 from ..tools.judges import own_threshold, score_triples
 from .dr_rag_generate import dr_rag_answer_prompt, make_dr_generate  # noqa: F401  (re-exported)
-from .dr_rag_links import bridge_bonus, link_bonus, linked_candidates, uses_question_links
+from .dr_rag_links import linked_candidates, pair_priors, uses_question_links
 from .links import lead_with_named, named_count, question_links, title_index_of
 from .rerank import brief, judge_scores, rerank_passages, rerank_spec, reranker_of
 from .retrieve import search_many
@@ -364,9 +364,7 @@ def make_inverse_select(c: Components) -> Callable[[dict, Runtime], dict]:
         th = pair_threshold(ctx, judge)
         pairs = [(d, dp) for dp in dynamic for d in first]
         scores = score_triples(judge, [(question, judge_text(d), judge_text(dp)) for d, dp in pairs], ctx.pair_tokens)
-        index = title_index_of(c.retriever)
-        bonus = link_bonus(ctx, pairs, index)
-        bridge = bridge_bonus(ctx, question, pairs, index)
+        bonus, bridge = pair_priors(ctx, question, pairs, c.retriever)
         decisions = []
         for (d, dp), s in zip(pairs, scores):
             priors = priors_of((d["id"], dp["id"]), bonus, bridge)
@@ -407,9 +405,7 @@ def make_forward_select(c: Components) -> Callable[[dict, Runtime], dict]:
         score_of = {(first[i]["id"], d["id"]): s for (i, d), s in zip(pairs, scores)}
         pick = str(ctx.pick or "best")
         docs = [(first[i], d) for i, d in pairs]
-        index = title_index_of(c.retriever)
-        bonus = link_bonus(ctx, docs, index)
-        bridge = bridge_bonus(ctx, question, docs, index)
+        bonus, bridge = pair_priors(ctx, question, docs, c.retriever)
         added, decisions = forward_walk(first, second, score_of, th, k, pick, bonus, bool(ctx.extra_partners), bridge)
         filled = fill_budget(first + added, state.get("candidates") or [], k) if ctx.fill else []
         have = {p["id"] for p in first + added}

@@ -13,6 +13,7 @@ entity (:func:`bridge_bonus`). With the settings at 0 / false the graph is the p
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any, Sequence
 
 from ..state.types import Passage, with_meta
@@ -57,27 +58,23 @@ def bridge_bonus(ctx: Any, question: str, pairs: Sequence[tuple[Passage, Passage
     if not b:
         return {}
     asked = proper_names(question)
-    share = float(ctx.link_hub_share)
     is_hub = getattr(index, "is_hub", None)
+    hub = cache(lambda name: bool(is_hub(name, float(ctx.link_hub_share)))) if is_hub else (lambda name: False)
     seen: dict[str, frozenset] = {}
-    hub: dict[str, bool] = {}
 
     def names_of(p: Passage) -> frozenset:
         if p["id"] not in seen:
             seen[p["id"]] = proper_names(f"{p.get('title') or ''}. {p.get('text') or ''}") - asked
         return seen[p["id"]]
 
-    def bridges(shared: frozenset) -> bool:
-        if is_hub is None:
-            return bool(shared)
-        for name in shared:
-            if name not in hub:
-                hub[name] = bool(is_hub(name, share))
-            if not hub[name]:
-                return True
-        return False
+    return {(d["id"], dp["id"]): b for d, dp in pairs if any(not hub(n) for n in names_of(d) & names_of(dp))}
 
-    return {(d["id"], dp["id"]): b for d, dp in pairs if bridges(names_of(d) & names_of(dp))}
+
+def pair_priors(ctx: Any, question: str, pairs: Sequence[tuple[Passage, Passage]], retriever: Any) -> tuple[dict, dict]:
+    """The two priors CFS and CIS add to C(q, d_i, d'), (link bonus, bridge bonus), both read
+    against the retriever's title index (its hubs earn neither)."""
+    index = title_index_of(retriever)
+    return link_bonus(ctx, pairs, index), bridge_bonus(ctx, question, pairs, index)
 
 
 def linked_candidates(retriever: Any, first: Sequence[Passage], second: Sequence[list[Passage]], n: int) -> list[list[Passage]]:
@@ -95,4 +92,4 @@ def linked_candidates(retriever: Any, first: Sequence[Passage], second: Sequence
     return out
 
 
-__all__ = ["bridge_bonus", "link_bonus", "linked_candidates", "uses_question_links"]
+__all__ = ["bridge_bonus", "link_bonus", "linked_candidates", "pair_priors", "uses_question_links"]
