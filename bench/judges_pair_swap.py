@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 
-import numpy as np
 from sklearn.metrics import roc_auc_score
 
 from judges_dev_items import add_arguments, dev_items  # the same directory

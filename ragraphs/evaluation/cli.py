@@ -16,7 +16,6 @@ import argparse
 import json
 import os
 import sys
-from typing import Any
 
 from ..errors import ConfigError, InputError
 from .report import fmt as _fmt, summary_table

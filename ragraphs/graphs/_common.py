@@ -15,7 +15,6 @@ from typing import Any, Callable
 
 from langgraph.runtime import Runtime
 
-from ..tools.llm import llm_usage  # noqa: F401  (it lived here; nodes import it from tools.llm)
 
 
 def _emit(runtime: Any, entry: dict) -> None:

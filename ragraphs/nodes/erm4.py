@@ -28,26 +28,14 @@ from ..tools.reservoir import Reservoir, open_reservoir
 from ..tools.structured import Entailment, RewritePlus, decide
 from ..tools.trigger import trigger_lookup
 from ..tools.websearch import search_checked
-from .erm4_parsing import (  # noqa: F401  (re-exported: prompts and reading live beside the nodes)
-    _STOPWORDS,
-    _LABEL_PREFIX,
-    _words,
-    _clean_piece,
-    parse_rewrite,
+from .erm4_parsing import (
     check_rewrite,
     read_rewrite_legacy,
     read_nli_legacy,
-    parse_nli,
     mixed_order,
     knowledge_text,
 )
-from .erm4_prompts import (  # noqa: F401
-    REWRITE_INSTRUCTION,
-    REWRITE_SHOTS,
-    NLI_HYPOTHESES,
-    NLI_SHOTS,
-    NLI_LABELS,
-    _rewrite_json,
+from .erm4_prompts import (
     rewrite_prompt,
     nli_prompt,
 )

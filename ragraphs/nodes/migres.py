@@ -28,36 +28,19 @@ from ..tools.llm import complete, llm_usage
 from ..tools.structured import LeafExtraction, MainVerdict, QueryList, decide
 from ..tools.text import split_sentences
 from .links import linked_search
-from .migres_parsing import (  # noqa: F401  (re-exported: the paper's modules, one file each)
+from .migres_parsing import (
     _UNANSWERABLE,
-    parse_main,
     verdict,
     read_main_legacy,
     read_leaf_legacy,
     read_queries_legacy,
-    parse_leaf,
     _norm,
-    _tokens,
     similar_query,
     content_key,
 )
-from .migres_prompts import (  # noqa: F401
-    PASSAGE_NOTE,
-    LEAF_INSTRUCTIONS,
-    _LEAF_SHOTS,
-    LEAF_OPEN,
-    MAIN_INSTRUCTIONS,
-    _MAIN_SHOTS,
-    MAIN_OPEN,
-    QUERY_INSTRUCTIONS,
-    _QUERY_SHOTS,
-    KNOWLEDGE_INSTRUCTIONS,
-    _KNOWLEDGE_SHOTS,
+from .migres_prompts import (
     STOP_LINE,
-    _passage_block,
-    _shot_passages,
     leaf_prompt,
-    _info_block,
     main_prompt,
     query_prompt,
     knowledge_prompt,

@@ -352,7 +352,6 @@ def test_hard_negatives_are_not_fed_again(corpus):
 
 
 def test_sentence_filter_keeps_relevant_sentences_or_whole_passage(corpus):
-    from ragraphs.graphs._common import timed  # noqa: F401  (nodes are used bare here)
     from ragraphs.nodes.migres import make_filter_knowledge
     from ragraphs.state.types import make_passage
 

@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from ragraphs.nodes.migres import LEAF_OPEN, MAIN_OPEN, parse_leaf, parse_main, similar_query
+from ragraphs.nodes.migres_parsing import parse_leaf, parse_main, similar_query
+from ragraphs.nodes.migres_prompts import LEAF_OPEN, MAIN_OPEN
 from ragraphs.tools.parsing import (
     close_json,
     extract_int_list,

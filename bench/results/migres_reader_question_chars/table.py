@@ -1,5 +1,5 @@
 # Writes table.md from the replay files here and the vanilla runs (run from the repository root).
-import json, sys
+import json
 from ragraphs.evaluation.paired import format_difference, paired_differences
 O='bench/results/migres_reader_question_chars'
 A='top+later:nostatements+noknowledge'; B=A+'+topchars=1200'
