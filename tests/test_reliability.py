@@ -673,7 +673,7 @@ def test_injected_text_reaches_the_prompt_only_as_quoted_data(injected_store, mi
     assert sum(ln.startswith("Question:") for ln in prompt.split("\n")) == 4  # 3 examples + the question
 
     # the other methods' prompt builders quote the same passages the same way
-    from ragraphs.nodes.dr_rag import dr_rag_answer_prompt
+    from ragraphs.nodes.dr_rag_generate import dr_rag_answer_prompt
     from ragraphs.nodes.migres import leaf_prompt
 
     _assert_quoted(dr_rag_answer_prompt(q, out["passages"]), q, r"Document \d+: ", "Contexts:")

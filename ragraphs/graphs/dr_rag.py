@@ -21,7 +21,6 @@ from langgraph.graph import END, START, StateGraph
 
 from ..components import Components, default_components
 from ..nodes.dr_rag import (
-    make_dr_generate,
     make_first_stage,
     make_forward_select,
     make_inverse_select,
@@ -32,6 +31,7 @@ from ..nodes.dr_rag import (
     second_rerank_of,
     strategy_of,
 )
+from ..nodes.dr_rag_generate import make_dr_generate
 from ..nodes.rerank import rerank_spec
 from ..settings import DRRAGContext, context_of
 from ..state.base import RAGInput

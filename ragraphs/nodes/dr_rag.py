@@ -42,7 +42,6 @@ from ..prompts import one_line
 from ..settings import DRRAGContext, context_of
 from ..state.types import Passage, question_of, reset, with_meta
 from ..tools.judges import own_threshold, score_triples
-from .dr_rag_generate import dr_rag_answer_prompt, make_dr_generate  # noqa: F401  (re-exported)
 from .dr_rag_links import linked_candidates, pair_priors, uses_question_links
 from .links import lead_with_named, named_count, question_links, title_index_of
 from .rerank import brief, judge_scores, rerank_passages, rerank_spec, reranker_of

@@ -17,11 +17,11 @@ from ragraphs.graphs.dr_rag import DRRAGContext, build_dr_rag_graph
 from ragraphs.nodes.dr_rag import (
     KNOWN_THRESHOLDS,
     concat_query,
-    dr_rag_answer_prompt,
     first_stage_size,
     pair_threshold,
     qdc_select,
 )
+from ragraphs.nodes.dr_rag_generate import dr_rag_answer_prompt
 from ragraphs.tools.llm import FakeAnswerChat
 from ragraphs.tools.vectorstore import InMemoryCorpus
 
