@@ -16,7 +16,6 @@ from typing import Any, Callable
 from langgraph.runtime import Runtime
 
 
-
 def _emit(runtime: Any, entry: dict) -> None:
     writer = getattr(runtime, "stream_writer", None)
     if writer is None:
