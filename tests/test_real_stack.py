@@ -83,3 +83,49 @@ def test_cli_ingest_and_ask_json(cli, data_dir):
     assert out["answer"] and out["llm_calls"] == 1 and len(out["passages"]) == 4
     assert set(out["node_times"]) == {"retrieve", "generate"}
     assert "--- [" in r.stderr and "retrieve" in r.stderr  # the streamed trace
+
+
+def test_the_embedded_model_streams_the_text_it_returns(gemma):
+    """``stream`` yields token pieces whose text is ``invoke``'s (same context, warm), with the
+    token counts on the last chunk; under a grammar too."""
+    from langchain_core.messages import HumanMessage
+
+    from ragraphs.tools import structured as S
+
+    msgs = [HumanMessage("Write a list of three fruits:\n1.")]
+    gemma.invoke(msgs)  # a prompt's first call evaluates it whole; later ones reuse its prefix
+    whole = gemma.invoke(msgs)
+    chunks = list(gemma.stream(msgs))
+    assert len([c for c in chunks if c.content]) > 3
+    assert "".join(c.content for c in chunks) == whole.content
+    last = chunks[-1]
+    assert last.usage_metadata["input_tokens"] == whole.usage_metadata["input_tokens"]
+    assert last.usage_metadata["output_tokens"] == whole.usage_metadata["output_tokens"] == 32
+    assert last.response_metadata["finish_reason"] == "length"
+
+    grammar = S.gbnf(S.Keywords)
+    prompt = [HumanMessage("Keywords for: Where was the author of Killing Pablo born?\n")]
+    gemma.invoke(prompt, grammar=grammar)
+    fixed = gemma.invoke(prompt, grammar=grammar).content
+    streamed = "".join(c.content for c in gemma.stream(prompt, grammar=grammar))
+    assert streamed == fixed
+    S.Keywords.model_validate_json(streamed)
+
+
+def test_a_graph_streams_its_answer_through_langgraph_messages(tmp_path, data_dir, minilm, gemma):
+    """LangGraph's ``stream_mode="messages"`` gets the embedded model's answer as it is
+    written, tagged with the node that asked; the state's answer is cut from that text."""
+    corpus = ChromaCorpus(str(tmp_path / "chroma"), collection="stream", embeddings=minilm)
+    ingest([str(data_dir / "hotpotqa.sample.jsonl")], corpus, progress=False)
+    g = build_vanilla_graph(Components(llm=gemma, retriever=corpus, embeddings=minilm))
+    q = {"question": "Which borough of New York City is the setting of the novel?"}
+    pieces, final = [], None
+    for mode, chunk in g.stream(q, context=RAGContext(k=2), stream_mode=["messages", "values"]):
+        if mode == "messages":
+            message, meta = chunk
+            assert meta["langgraph_node"] == "generate"
+            pieces.append(message.content)
+        else:
+            final = chunk
+    assert len([p for p in pieces if p]) >= 1 and final["answer"].strip()
+    assert final["answer"].strip() in "".join(pieces)

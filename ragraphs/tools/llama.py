@@ -9,12 +9,12 @@ import os
 import threading
 import weakref
 from collections import OrderedDict
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models.chat_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from pydantic import ConfigDict, Field, PrivateAttr
 
 from ..errors import ConfigError
@@ -167,13 +167,9 @@ class LlamaCppCompletionChat(BaseChatModel):
         llama = self._load()
         return len(llama.tokenize(text.encode("utf-8", "replace"), add_bos=True))
 
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: Optional[list[str]] = None,
-        run_manager: Optional[CallbackManagerForLLMRun] = None,
-        **kwargs: Any,
-    ) -> ChatResult:
+    def _request(self, messages: list[BaseMessage], stop: Optional[list[str]], kwargs: dict) -> tuple[str, list, dict]:
+        """The prompt (its kind picks the context), its tokens and ``create_completion``'s
+        arguments, shared by :meth:`_generate` and :meth:`_stream`."""
         llama = self._load()
         prompt = render_messages(messages)
         max_tokens = int(kwargs.get("max_tokens") or self.max_tokens)
@@ -186,16 +182,26 @@ class LlamaCppCompletionChat(BaseChatModel):
         else:
             prompt_arg = prompt
         grammar = kwargs.get("grammar")
+        args = {
+            "prompt": prompt_arg,
+            "max_tokens": max_tokens,
+            "temperature": float(kwargs.get("temperature", self.temperature)),
+            "stop": list(stop or []) + list(self.stop),
+            "seed": self.seed,
+            "grammar": self._grammar(grammar) if grammar else None,
+        }
+        return prompt, tokens, args
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: Optional[list[str]] = None,
+        run_manager: Optional[CallbackManagerForLLMRun] = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        prompt, tokens, args = self._request(messages, stop, kwargs)
         with self._lock:
-            llama = self._context_for(prompt)
-            out = llama.create_completion(
-                prompt=prompt_arg,
-                max_tokens=max_tokens,
-                temperature=float(kwargs.get("temperature", self.temperature)),
-                stop=list(stop or []) + list(self.stop),
-                seed=self.seed,
-                grammar=self._grammar(grammar) if grammar else None,
-            )
+            out = self._context_for(prompt).create_completion(**args)
         text = out["choices"][0]["text"]
         usage = out.get("usage") or {}
         msg = AIMessage(
@@ -208,6 +214,48 @@ class LlamaCppCompletionChat(BaseChatModel):
             response_metadata={"finish_reason": out["choices"][0].get("finish_reason")},
         )
         return ChatResult(generations=[ChatGeneration(message=msg)])
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: Optional[list[str]] = None,
+        run_manager: Optional[CallbackManagerForLLMRun] = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        """Token by token, the same greedy decoding as :meth:`_generate` (the same text).
+
+        LangChain takes this path when a streaming handler listens, e.g. LangGraph's
+        ``stream_mode="messages"`` or ``astream_events``; a plain ``invoke`` does not. The
+        last chunk carries the token counts and the finish reason. The model's lock is held
+        until the stream ends or is closed."""
+        prompt, tokens, args = self._request(messages, stop, kwargs)
+        pieces: list[str] = []
+        finish = None
+        with self._lock:
+            llama = self._context_for(prompt)
+            for part in llama.create_completion(stream=True, **args):
+                choice = part["choices"][0]
+                finish = choice.get("finish_reason") or finish
+                text = choice.get("text") or ""
+                if not text:
+                    continue
+                pieces.append(text)
+                chunk = ChatGenerationChunk(message=AIMessageChunk(content=text))
+                if run_manager:
+                    run_manager.on_llm_new_token(text, chunk=chunk)
+                yield chunk
+            # llama.cpp's stream reports no usage, and a held-back stop string or a split
+            # character joins tokens into one piece: count the text's tokens instead
+            n_out = len(llama.tokenize("".join(pieces).encode("utf-8", "replace"), add_bos=False)) if pieces else 0
+        yield ChatGenerationChunk(
+            message=AIMessageChunk(
+                content="",
+                usage_metadata={"input_tokens": len(tokens), "output_tokens": n_out,
+                                "total_tokens": len(tokens) + n_out},
+                response_metadata={"finish_reason": finish},
+                chunk_position="last",
+            )
+        )
 
 
 # the llama.cpp models this process loaded, by id (pydantic models are not hashable)
