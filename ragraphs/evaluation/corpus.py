@@ -37,7 +37,7 @@ def corpus_key(passages: Iterable[Passage], embeddings: Any) -> str:
     for p in passages:
         h.update(p["id"].encode())
         h.update(b"\n")
-    name = getattr(embeddings, "name", type(embeddings).__name__)
+    name = getattr(embeddings, "vectors_id", None) or getattr(embeddings, "name", type(embeddings).__name__)
     safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in str(name))
     return f"{safe}-{h.hexdigest()[:16]}"
 

@@ -5,10 +5,14 @@ embeddings object can be used instead wherever ragraphs takes ``embeddings=``.
 
 Speed: passages are embedded in length-sorted batches with ``torch.inference_mode``;
 ``fast=True`` (the default for ingestion) additionally applies dynamic int8
-quantisation of the encoder's linear layers, about twice as fast on a CPU. Its embeddings
-differ slightly from the float model's (cosine about 0.99 to the float vector); the
-measured retrieval cost is in ``bench/ingest_throughput.py`` and the README. Queries and
-documents of one store must be embedded by the same variant: the store records which.
+quantisation of the encoder's linear layers, about twice as fast on a CPU. Dynamic int8
+scales each layer's input by the whole batch tensor (padding included), so the int8 variant
+embeds every text alone, one text per forward pass: a vector depends on its text only, not
+on what was embedded beside it or in which order, and no faster batched path was lost
+(``bench/results/embed_per_text/``). Its vectors differ from the float model's (cosine 0.93
+on average over benchmark paragraphs) with the same dense recall; the measured cost is in
+``bench/ingest_throughput.py`` and that folder. Queries and documents of one store must be
+embedded by the same variant: the store records which.
 """
 
 from __future__ import annotations
@@ -121,6 +125,9 @@ class MiniLMEmbeddings(Embeddings):
         self.fast = fast
         self.batch_size = batch_size
         self.name = "all-MiniLM-L6-v2" + ("-int8" if fast else "")
+        # what on-disk vector caches are keyed by: the int8 vectors changed on 2026-11-29, when
+        # each text began to be read alone (a store keeps ``name``: its old vectors still match)
+        self.vectors_id = self.name + ("-alone" if fast else "")
 
     @property
     def model(self):
@@ -135,8 +142,8 @@ class MiniLMEmbeddings(Embeddings):
 
         A text this process embedded before (same variant) is not embedded again: its vector
         comes from an in-process cache (``RAGRAPHS_EMBED_CACHE`` vectors, default 50,000, about
-        80 MB; 0 turns it off). Within a batch, dynamic int8 quantisation makes a vector depend
-        slightly on its batch companions, so a cached vector is the one of its first batch."""
+        80 MB; 0 turns it off). The int8 variant reads one text per forward pass (see the module
+        docstring), so a cached vector is the one the text gets anywhere."""
         import torch
 
         texts = [t if (t and t.strip()) else " " for t in texts]
@@ -160,13 +167,16 @@ class MiniLMEmbeddings(Embeddings):
         with torch.inference_mode():
             for s in range(0, len(unique), self.batch_size):
                 batch = [unique[i] for i in order[s : s + self.batch_size]]
-                emb = model.encode(
-                    batch,
-                    batch_size=len(batch),
-                    convert_to_numpy=True,
-                    normalize_embeddings=True,
-                    show_progress_bar=False,
-                )
+                if self.fast:  # int8: one text per forward pass
+                    emb = _encode_alone(model, batch)
+                else:
+                    emb = model.encode(
+                        batch,
+                        batch_size=len(batch),
+                        convert_to_numpy=True,
+                        normalize_embeddings=True,
+                        show_progress_bar=False,
+                    )
                 for t, v in zip(batch, emb):
                     out[todo[t]] = v
                     cache.put((self.fast, t), v.copy())
@@ -179,6 +189,30 @@ class MiniLMEmbeddings(Embeddings):
 
     def embed_query(self, text: str) -> list[float]:
         return self.encode([text])[0].tolist()
+
+
+def _encode_alone(model, texts: list[str]) -> np.ndarray:
+    """Normalised mean-pooled vectors of ``texts``, each read alone (no padding, nothing shared).
+
+    The packaged MiniLM is Transformer -> mean Pooling -> Normalize: this runs those steps
+    per text without ``SentenceTransformer.encode``'s per-call set-up, about 1.5 ms a text
+    (the same vectors to 1e-7); any other module layout goes through ``encode`` one text at a
+    time."""
+    import torch
+
+    modules = list(model)
+    pooling = getattr(modules[1], "pooling_mode_mean_tokens", False) if len(modules) > 1 else False
+    if len(modules) != 3 or not pooling or type(modules[2]).__name__ != "Normalize":
+        return model.encode(texts, batch_size=1, convert_to_numpy=True, normalize_embeddings=True,
+                            show_progress_bar=False)
+    tok, encoder = model.tokenizer, modules[0].auto_model
+    enc = tok(list(texts), truncation=True, max_length=model.max_seq_length, padding=False)
+    out = np.zeros((len(texts), _dim(model)), dtype=np.float32)
+    for i, ids in enumerate(enc["input_ids"]):
+        x = torch.tensor([ids])
+        h = encoder(input_ids=x, attention_mask=torch.ones_like(x)).last_hidden_state[0].mean(0)
+        out[i] = torch.nn.functional.normalize(h, dim=0).numpy()
+    return out
 
 
 def cosine_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -43,3 +43,21 @@ def test_cache_is_bounded_and_can_be_turned_off(monkeypatch):
     monkeypatch.setenv("RAGRAPHS_EMBED_CACHE", "lots")
     with pytest.raises(ConfigError, match="RAGRAPHS_EMBED_CACHE"):
         E._cache_size()
+
+
+def test_an_int8_vector_depends_on_its_text_only(monkeypatch):
+    """Dynamic int8 scales a layer's input by the whole batch; each text is read alone, so the
+    same text gets the same vector whatever is embedded beside it, in any order, and the same
+    as SentenceTransformer.encode gives it alone."""
+    monkeypatch.setenv("RAGRAPHS_EMBED_CACHE", "0")
+    monkeypatch.setattr(E, "_VECTORS", None)
+    emb = E.MiniLMEmbeddings(fast=True)
+    text = "Gustave Eiffel's company built the tower for the 1889 World's Fair in Paris."
+    others = ["A short one.", "Chroma stores vectors on disk. " * 20, "Kyoto was the capital of Japan for a thousand years."]
+    alone = emb.encode([text])[0]
+    among = emb.encode(others + [text])[-1]
+    reversed_ = emb.encode([text] + others[::-1])[0]
+    assert np.array_equal(alone, among) and np.array_equal(alone, reversed_)
+    lib = emb.model.encode([text], batch_size=1, normalize_embeddings=True)[0]
+    assert np.abs(lib - alone).max() < 1e-5
+    assert emb.vectors_id != emb.name  # on-disk caches of the batched vectors are not read
