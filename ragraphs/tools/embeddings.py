@@ -9,7 +9,7 @@ quantisation of the encoder's linear layers, about twice as fast on a CPU. Dynam
 scales each layer's input by the whole batch tensor (padding included), so the int8 variant
 embeds every text alone, one text per forward pass: a vector depends on its text only, not
 on what was embedded beside it or in which order, and no faster batched path was lost
-(``bench/results/embed_per_text/``). Its vectors differ from the float model's (cosine 0.93
+(``bench/results/embed_per_text/``). Its vectors differ from the float model's (cosine 0.94
 on average over benchmark paragraphs) with the same dense recall; the measured cost is in
 ``bench/ingest_throughput.py`` and that folder. Queries and documents of one store must be
 embedded by the same variant: the store records which.
