@@ -194,27 +194,27 @@ def real_reservoir(tmp_path_factory, wiki, minilm):
 def test_trigger_boundary_on_real_reservoir(real_reservoir):
     # 2Wiki paragraphs' titles, MiniLM title similarity, the paper's tau 0.6 and theta 3
     (pop_in, hits_in), (pop_near, _), (pop_out, hits_out) = real_reservoir.lookup(
-        ["Henrik Selberg", "Catherine of Henneberg", "Danish chemist who introduced pH"], 0.6, 10
+        ["Henrik Selberg", "Lord Adolphus Vane-Tempest", "Danish chemist who introduced pH"], 0.6, 10
     )
     assert pop_in >= 3 and hits_in[0]["title"] == "Henrik Selberg" and hits_in[0]["source"] == "memory"
     assert all(h["score"] >= 0.6 for h in hits_in) and [h["score"] for h in hits_in] == sorted((h["score"] for h in hits_in), reverse=True)
-    assert 1 <= pop_near < 3  # one exact title is not enough popularity
+    assert 1 <= pop_near < 3  # its own title and one close one (0.72; the next 0.52) are not enough popularity
     assert pop_out == 0 and hits_out == []
     # a lower tau widens the boundary
-    assert real_reservoir.popularity(["Catherine of Henneberg"], 0.3)[0] >= 3
+    assert real_reservoir.popularity(["Lord Adolphus Vane-Tempest"], 0.3)[0] >= 3
 
 
 def test_graph_routes_inside_to_memory_and_outside_to_retrieval(real_reservoir, wiki_corpus, minilm):
-    llm = FakeAnswerChat(responses=["Was Henrik Selberg born before Catherine of Henneberg?**Henrik Selberg**Catherine of Henneberg", "no"])
+    llm = FakeAnswerChat(responses=["Was Henrik Selberg born before Lord Adolphus Vane-Tempest?**Henrik Selberg**Lord Adolphus Vane-Tempest", "no"])
     retr = CountingRetriever(wiki_corpus)
     c = Components(llm=llm, retriever=retr, embeddings=minilm, judges={"nli": ConstJudge(0.9)},
                    extra={"reservoir": real_reservoir})
     g = build_erm4_graph(c)
     before = real_reservoir.count()
-    out = g.invoke({"question": "Was Henrik Selberg older than Catherine of Henneberg?"}, context=paper_ctx(update_memory=False, k=3))
+    out = g.invoke({"question": "Was Henrik Selberg older than Lord Adolphus Vane-Tempest?"}, context=paper_ctx(update_memory=False, k=3))
     assert [r["query"] for r in out["inside"]] == ["Henrik Selberg"] and out["inside"][0]["popularity"] >= 3
-    assert [r["query"] for r in out["outside"]] == ["Catherine of Henneberg"]
-    assert retr.queries == ["Catherine of Henneberg"]  # external retrieval only for the outside query
+    assert [r["query"] for r in out["outside"]] == ["Lord Adolphus Vane-Tempest"]
+    assert retr.queries == ["Lord Adolphus Vane-Tempest"]  # external retrieval only for the outside query
     assert out["memory_knowledge"] and all(p["source"] == "memory" for p in out["memory_knowledge"])
     assert len(out["external_knowledge"]) == 3 and all(p["source"] != "memory" for p in out["external_knowledge"])
     # mixed order: memory (query 0) and external (query 1) alternate at the top
@@ -222,7 +222,7 @@ def test_graph_routes_inside_to_memory_and_outside_to_retrieval(real_reservoir, 
     assert len(out["passages"]) <= 10 and out["filtered_out"] == 0 and out["backoff"] is False
     assert [t["node"] for t in out["trace"]] == ["rewrite", "memory_check", "retrieve", "filter", "generate", "memory_update"]
     assert out["answer"] == "no" and out["llm_calls"] == 2
-    assert "Question: Was Henrik Selberg born before Catherine of Henneberg?" in llm.prompts[-1]  # the rewritten one
+    assert "Question: Was Henrik Selberg born before Lord Adolphus Vane-Tempest?" in llm.prompts[-1]  # the rewritten one
     assert real_reservoir.count() == before
     # every query inside: no retrieval node at all
     retr.queries.clear()
