@@ -3,13 +3,13 @@
 :class:`MiniLMEmbeddings` is a standard LangChain ``Embeddings``; any other LangChain
 embeddings object can be used instead wherever ragraphs takes ``embeddings=``.
 
-Speed: passages are embedded in length-sorted batches with ``torch.inference_mode``;
-``fast=True`` (the default for ingestion) additionally applies dynamic int8
-quantisation of the encoder's linear layers, about twice as fast on a CPU. Dynamic int8
-scales each layer's input by the whole batch tensor (padding included), so the int8 variant
-embeds every text alone, one text per forward pass: a vector depends on its text only, not
-on what was embedded beside it or in which order, and no faster batched path was lost
-(``bench/results/embed_per_text/``). Its vectors differ from the float model's (cosine 0.94
+Speed: texts are embedded longest first with ``torch.inference_mode``; ``fast=True`` (the
+default for ingestion) applies dynamic int8 quantisation of the encoder's linear layers,
+about twice as fast on a CPU as the float model. Dynamic int8 scales each layer's input by
+the whole batch tensor (padding included), so the int8 variant embeds every text alone, one
+text per forward pass: a vector depends on its text only, not on what was embedded beside it
+or in which order. That costs 10-30% of the batched rate and about 5 ms per short query
+(``bench/results/embed_per_text/``); the float variant keeps batches of ``batch_size``. Its vectors differ from the float model's (cosine 0.94
 on average over benchmark paragraphs) with the same dense recall; the measured cost is in
 ``bench/ingest_throughput.py`` and that folder. Queries and documents of one store must be
 embedded by the same variant: the store records which.
