@@ -10,7 +10,9 @@ per-question difference of each metric with a 95% percentile bootstrap interval
 means the sample does not settle the sign of the difference. `ragraphs eval --compare ...
 --out DIR` puts the same table in its report; this script pairs runs made by separate
 commands. ``--by-subset`` also pairs each subset of a file on its own (the records' ``subset``:
-``nq`` and ``trivia`` in the NQ + TriviaQA file).
+``nq`` and ``trivia`` in the NQ + TriviaQA file), and ``--by-part N`` each part K of N of the
+stable hash split that ``FILE@K/N`` selects (``ragraphs.datasets.part_of`` on id and question:
+PopQA's half 1, which no judge trained on, is ``popqa / part 1 of 2``).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import argparse
 import glob
 import os
 
+from ragraphs.datasets import part_of
 from ragraphs.evaluation.paired import format_difference, paired_differences
 from ragraphs.evaluation.records import read_results
 
@@ -47,11 +50,25 @@ def cli_runs(doc: str, ref: bool = True) -> tuple[argparse.Namespace, list[str],
     ap.add_argument("--seed", type=int, default=0)
     if ref:
         ap.add_argument("--by-subset", action="store_true", help="also pair each subset of a file on its own")
+        ap.add_argument("--by-part", type=int, default=0, metavar="N",
+                        help="also pair each part K of N of the stable hash split (FILE@K/N) on its own")
     a = ap.parse_args()
     found = runs(a.dirs)
     if not found:
         raise SystemExit(f"no results.jsonl under {', '.join(a.dirs)}")
     return a, [m.strip() for m in a.metrics.split(",") if m.strip()], found
+
+
+def groups(ds: str, recs: dict[str, dict], by_subset: bool, by_part: int) -> list[tuple[str, dict[str, dict]]]:
+    """(row name, records) to pair: the whole file, then each subset and each part asked for."""
+    out = [(ds, recs)]
+    subsets = sorted({str(r.get("subset")) for r in recs.values()}) if by_subset else []
+    for sub in subsets if len(subsets) > 1 else []:
+        out.append((f"{ds} / {sub}", {i: r for i, r in recs.items() if str(r.get("subset")) == sub}))
+    for k in range(by_part if by_part > 1 else 0):
+        out.append((f"{ds} / part {k} of {by_part}",
+                    {i: r for i, r in recs.items() if part_of(f"{i}\x1f{r.get('question', '')}", by_part) == k}))
+    return out
 
 
 def main() -> None:
@@ -63,14 +80,12 @@ def main() -> None:
         ref = found.get((ds, a.ref))
         if ref is None or label == a.ref:
             continue
-        subsets = sorted({str(r.get("subset")) for r in recs.values()}) if a.by_subset else []
-        for sub in [None] + (subsets if len(subsets) > 1 else []):
-            part = recs if sub is None else {i: r for i, r in recs.items() if str(r.get("subset")) == sub}
+        for sub, part in groups(ds, recs, a.by_subset, a.by_part):
             diffs = {p.metric: p for p in paired_differences(part, ref, metrics=metrics, seed=a.seed,
                                                              n_resamples=a.n_resamples)}
             n = max((p.n for p in diffs.values()), default=0)
             cells = [format_difference(diffs[m]) if m in diffs else "-" for m in metrics]
-            print(f"| {ds if sub is None else ds + ' / ' + sub} | {label} | {n} | " + " | ".join(cells) + " |")
+            print(f"| {sub} | {label} | {n} | " + " | ".join(cells) + " |")
     print(f"\n* the interval excludes 0. Reference: {a.ref}; percent points; paired by question id.")
 
 
