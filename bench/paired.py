@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import glob
 import os
+import re
 
 from ragraphs.datasets import part_of
 from ragraphs.evaluation.paired import format_difference, paired_differences
@@ -59,6 +60,12 @@ def cli_runs(doc: str, ref: bool = True) -> tuple[argparse.Namespace, list[str],
     return a, [m.strip() for m in a.metrics.split(",") if m.strip()], found
 
 
+def _loader_id(record_id: str) -> str:
+    """The id the loader gave: the eval renames a repeated id to ``ID#N``, and FILE@K/N hashes the
+    loader's."""
+    return re.sub(r"#\d+$", "", record_id)
+
+
 def groups(ds: str, recs: dict[str, dict], by_subset: bool, by_part: int) -> list[tuple[str, dict[str, dict]]]:
     """(row name, records) to pair: the whole file, then each subset and each part asked for."""
     out = [(ds, recs)]
@@ -67,7 +74,7 @@ def groups(ds: str, recs: dict[str, dict], by_subset: bool, by_part: int) -> lis
         out.append((f"{ds} / {sub}", {i: r for i, r in recs.items() if str(r.get("subset")) == sub}))
     for k in range(by_part if by_part > 1 else 0):
         out.append((f"{ds} / part {k} of {by_part}",
-                    {i: r for i, r in recs.items() if part_of(f"{i}\x1f{r.get('question', '')}", by_part) == k}))
+                    {i: r for i, r in recs.items() if part_of(f"{_loader_id(i)}\x1f{r.get('question', '')}", by_part) == k}))
     return out
 
 
