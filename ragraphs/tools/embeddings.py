@@ -9,9 +9,10 @@ about twice as fast on a CPU as the float model. Dynamic int8 scales each layer'
 the whole batch tensor (padding included), so the int8 variant embeds every text alone, one
 text per forward pass: a vector depends on its text only, not on what was embedded beside it
 or in which order. That costs 10-30% of the batched rate and about 5 ms per short query
-(``bench/results/embed_per_text/``); the float variant keeps batches of ``batch_size``. Its vectors differ from the float model's (cosine 0.94
-on average over benchmark paragraphs) with the same dense recall; the measured cost is in
-``bench/ingest_throughput.py`` and that folder. Queries and documents of one store must be
+(``bench/results/embed_per_text/``); the float variant keeps batches of ``batch_size``.
+The int8 vectors differ from the float model's (cosine 0.94 on average over benchmark
+paragraphs) with the same dense recall; the measured cost is in ``bench/ingest_throughput.py``
+and that folder. Queries and documents of one store must be
 embedded by the same variant: the store records which.
 """
 
