@@ -203,9 +203,11 @@ class DRRAGContext(RAGContext):
                   "link_depth hybrid candidates) become the static documents first (not in the paper)"},
     )
     link_expand: int = field(
-        default=5,
+        default=2,
         metadata={"description": "title links, second stage: up to this many passages whose title d_i names join d_i's "
-                  "candidates (needs a retriever with a title index: the Chroma store, in-memory corpora; 0 = off)"},
+                  "candidates (needs a retriever with a title index: the Chroma store, in-memory corpora; 0 = off; 2 "
+                  "since 2026-11-29: recall@4 as with 5 on the HotpotQA and 2Wiki dev files, MuSiQue +0.5, and at "
+                  "about tenfold MuSiQue's fall 6.4 -> 5.2 points, bench/results/dr_rag_link_expand_scale/)"},
     )
     link_bonus: float = field(
         default=1.0,
@@ -213,6 +215,12 @@ class DRRAGContext(RAGContext):
                   "is always accepted and ranks above unlinked ones; with bridge_bonus 0.3, recall@4 95.5 / 96.7 / 65.8 "
                   "on the dev files against 92.5 / 93.3 / 64.8 at 0.3 / 0.1, bench/results/dr_rag_retune/; 0 = the "
                   "paper's classifier alone)"},
+    )
+    expand_bonus: float | None = field(
+        default=None,
+        metadata={"description": "title links, CFS / CIS: the link bonus of a candidate that only the second stage's "
+                  "title link brought (link_expand), not its retrieval; none = link_bonus (a page d_i names is "
+                  "accepted whether retrieval found it or not)"},
     )
     link_hub_share: float = field(
         default=0.005,

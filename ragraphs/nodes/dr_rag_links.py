@@ -30,17 +30,22 @@ def link_bonus(ctx: Any, pairs: Sequence[tuple[Passage, Passage]], index: Any = 
     """The title-link prior of CFS/CIS: ``ctx.link_bonus`` for each (d_i, d') whose d_i names
     the title of d' (see :mod:`ragraphs.tools.titles`; ``index``: the corpus's title index),
     keyed by their ids; none for a page the corpus's passages name everywhere (a hub, see
-    :meth:`~ragraphs.tools.titles.TitleIndex.is_hub` and ``ctx.link_hub_share``)."""
+    :meth:`~ragraphs.tools.titles.TitleIndex.is_hub` and ``ctx.link_hub_share``). A d' that
+    only d_i's title link brought (``meta["linked_from"]`` is d_i, see
+    :func:`linked_candidates`) gets ``ctx.expand_bonus`` instead, where it is set."""
     b = float(ctx.link_bonus or 0.0)
     if not b:
         return {}
+    expand = getattr(ctx, "expand_bonus", None)
     share = float(ctx.link_hub_share)
     is_hub = getattr(index, "is_hub", None)  # a title index of the user's own may not count hubs
     out = {}
     for d, dp in pairs:
         title = dp.get("title") or ""
         if index_names(index, title, d.get("text") or "") and not (is_hub is not None and is_hub(title, share)):
-            out[(d["id"], dp["id"])] = b
+            only_linked = expand is not None and (dp.get("meta") or {}).get("linked_from") == d["id"]
+            if not only_linked or float(expand):
+                out[(d["id"], dp["id"])] = float(expand) if only_linked else b
     return out
 
 

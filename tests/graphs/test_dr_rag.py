@@ -428,6 +428,29 @@ def test_the_link_bonus_skips_a_page_the_corpus_names_everywhere():
     assert link_bonus(DRRAGContext(link_bonus=0.0), pairs, index) == {}
 
 
+def test_expand_bonus_is_the_link_bonus_of_a_page_only_the_title_link_brought():
+    from ragraphs.nodes.dr_rag_links import link_bonus
+    from ragraphs.tools.titles import TitleIndex
+
+    def p(i, title, text="", **meta):
+        return {"id": i, "title": title, "text": text, "source": "corpus", "score": None, "meta": meta}
+
+    creek = p("k", "Toongabbie Creek", "Toongabbie Creek flows into the Parramatta River near Sydney Harbour.")
+    river = p("r", "Parramatta River", "The river flows east.")  # found by the second stage's retrieval
+    harbour = p("h", "Sydney Harbour", "A harbour.", stage=2, linked_from="k")  # brought by the creek's title link
+    elsewhere = p("h2", "Sydney Harbour", "A harbour.", stage=2, linked_from="other")  # another d_i's link
+    index = TitleIndex([creek, river, harbour])
+    pairs = [(creek, river), (creek, harbour), (creek, elsewhere)]
+    b = DRRAGContext().link_bonus
+    assert DRRAGContext().expand_bonus is None
+    assert link_bonus(DRRAGContext(), pairs, index) == {("k", "r"): b, ("k", "h"): b, ("k", "h2"): b}
+    assert link_bonus(DRRAGContext(expand_bonus=0.25), pairs, index) == {("k", "r"): b, ("k", "h"): 0.25, ("k", "h2"): b}
+    assert link_bonus(DRRAGContext(expand_bonus=0.0), pairs, index) == {("k", "r"): b, ("k", "h2"): b}
+    assert link_bonus(DRRAGContext(link_bonus=0.0, expand_bonus=0.5), pairs, index) == {}  # links off
+    with pytest.raises(ConfigError, match="expand_bonus"):
+        DRRAGContext(expand_bonus="high")
+
+
 def test_the_bridge_bonus_favours_a_partner_that_shares_a_name_with_its_static_document():
     from ragraphs.nodes.dr_rag import forward_walk
     from ragraphs.nodes.dr_rag_links import bridge_bonus

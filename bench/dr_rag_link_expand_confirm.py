@@ -1,0 +1,58 @@
+"""DR-RAG recall@4 (SM and CFS) of the training files' questions, each on its own file's paragraphs
+and on the every-file pool, for one or more values of ``link_expand``.
+
+    python bench/dr_rag_link_expand_confirm.py 5,2 > confirm.jsonl
+
+The pool is the corpus of the MuSiQue tenfold run of bench/results/dr_rag_tenfold_per_text/
+(19,822 passages), built in the same file order, so the eval's cached vectors are reused.
+Prints one JSON line per (file, corpus, value): recall in points, n with gold, seconds per
+strategy. The confirmation step of bench/results/dr_rag_link_expand_scale/PLAN.txt.
+"""
+import json, sys, time
+from ragraphs.components import Components
+from ragraphs.datasets import load_dataset, pooled_passages
+from ragraphs.evaluation.corpus import PooledCorpus
+from ragraphs.evaluation.runner import RunSpec, build_context, unique_ids
+from ragraphs.evaluation.metrics import retrieval_recall
+from ragraphs.graphs import build_graph
+from ragraphs.tools.embeddings import MiniLMEmbeddings
+
+S = "../shared/data"; T = S + "/train"
+ORDER = [(S + "/musique.dev.jsonl", "musique"), (S + "/hotpotqa.dev.jsonl", None), (S + "/2wikimultihopqa.dev.jsonl", None),
+         (T + "/hotpotqa.train.jsonl", None), (T + "/hotpotqa.extra.train.jsonl", None), (T + "/hotpotqa.retrieved.train.jsonl", None),
+         (T + "/2wikimultihopqa.train.jsonl", None), (T + "/2wikimultihopqa.extra.train.jsonl", None),
+         (T + "/musique.train.jsonl", None), (T + "/musique.extra.train.jsonl", None)]
+FILES = [("hotpotqa", "hotpotqa.train"), ("2wikimultihopqa", "2wikimultihopqa.train"),
+         ("2wikimultihopqa", "2wikimultihopqa.extra.train"), ("musique", "musique.train"), ("musique", "musique.extra.train")]
+values = [int(v) for v in sys.argv[1].split(",")]
+emb = MiniLMEmbeddings(fast=True)
+pool_ex = []
+for i, (path, ds) in enumerate(ORDER):
+    got = load_dataset(path, ds) if ds else load_dataset(path)
+    pool_ex += unique_ids(got) if i == 0 else got
+big = PooledCorpus(pooled_passages(pool_ex), emb, quiet=True)
+
+def run(corpus, examples, v):
+    comps = Components(retriever=corpus, embeddings=emb)
+    out = {}
+    for strat in ("sm", "cfs"):
+        spec = RunSpec(method="dr-rag", k=4, strategy=strat, retrieval_only=True, settings={"link_expand": v})
+        ctx, graph = build_context(spec), build_graph(spec.graph_method, comps)
+        rec, t0 = [], time.time()
+        for ex in examples:
+            if ex.supporting:
+                f = graph.invoke({"question": ex.question}, context=ctx)
+                rec.append(retrieval_recall(f["passages"], ex.supporting))
+        out[strat] = round(100 * sum(rec) / len(rec), 2); out["n_with_gold"] = len(rec)
+        out[strat + "_s"] = round(time.time() - t0, 1)
+    return out
+
+for ds, name in FILES:
+    loaded = load_dataset(f"{T}/{name}.jsonl", ds)
+    ex = unique_ids(loaded)
+    own = PooledCorpus(pooled_passages(ex), emb, quiet=True)
+    for v in values:
+        for cname, corpus in (("own", own), ("pool", big)):
+            r = run(corpus, ex, v)
+            print(json.dumps({"file": name, "corpus": cname, "passages": len(corpus.passages) if hasattr(corpus, "passages") else None,
+                              "link_expand": v, **r}), flush=True)
