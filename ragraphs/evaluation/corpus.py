@@ -4,7 +4,10 @@ The default corpus of an evaluation is every question's paragraphs of the data f
 into one index (the distractor-pool setting of HotpotQA, 2Wiki and MuSiQue). Embedding a
 thousand paragraphs takes tens of seconds on a CPU, so the vectors are cached under
 ``$RAGRAPHS_HOME/eval-cache/`` in a file named by the embeddings' name and a hash of the
-pooled passages' ids; a second evaluation of the same file loads them in milliseconds.
+pooled passages' ids; a second evaluation of the same file loads them in milliseconds. Beside
+each file, ``.keys.npy`` holds a digest of each passage's text: for an embedder whose vector
+depends on its text alone (``per_text``, the shipped int8 MiniLM), a new pool (other files, or
+the same in another order) takes every vector a cached corpus already holds and embeds the rest.
 """
 
 from __future__ import annotations
@@ -62,15 +65,68 @@ class PooledCorpus(InMemoryCorpus):
                     vectors, self.cached = v.astype(np.float32), True
             except (OSError, ValueError):
                 vectors = None
+            if self.cached and getattr(embeddings, "per_text", False) and not os.path.exists(_keys_path(self.cache_path)):
+                # a corpus cached before the text digests were kept: other pools can use it from now on
+                _atomic_save(_keys_path(self.cache_path), _text_keys([_passage_text(p) for p in self.passages]))
         if vectors is None:
-            if self.passages and not quiet:
-                print(f"embedding the pooled corpus: {len(self.passages)} passages ...", file=sys.stderr, flush=True)
             texts = [_passage_text(p) for p in self.passages]
-            vectors = embed_texts(embeddings, texts) if texts else np.zeros((0, 384), np.float32)
+            keys = _text_keys(texts)
+            # an embedder whose vector depends on its text alone can take any cached corpus's vectors
+            known = _cached_by_text(self.cache_path, keys) if self.cache_path and getattr(embeddings, "per_text", False) else {}
+            todo = [i for i in range(len(texts)) if i not in known]
+            if todo and not quiet:
+                reused = f" ({len(known)} cached)" if known else ""
+                print(f"embedding the pooled corpus: {len(todo)} passages{reused} ...", file=sys.stderr, flush=True)
+            fresh = embed_texts(embeddings, [texts[i] for i in todo]) if todo else None
+            dim = fresh.shape[1] if fresh is not None else (len(next(iter(known.values()))) if known else 384)
+            vectors = np.zeros((len(texts), dim), np.float32)
+            if fresh is not None:
+                vectors[todo] = fresh
+            for i, v in known.items():
+                vectors[i] = v
             if self.cache_path:
                 _atomic_save(self.cache_path, vectors)
+                _atomic_save(_keys_path(self.cache_path), keys)
         self.vectors = vectors
         self._bm25 = BM25Index(self.passages)
+
+
+def _text_keys(texts: list[str]) -> np.ndarray:
+    """A 16-byte digest of each text, as an (n, 16) uint8 array (saved beside a corpus's vectors)."""
+    digests = b"".join(hashlib.sha256(t.encode("utf-8", "surrogatepass")).digest()[:16] for t in texts)
+    return np.frombuffer(digests, np.uint8).reshape(len(texts), 16)
+
+
+def _keys_path(vectors_path: str) -> str:
+    return vectors_path[: -len(".npy")] + ".keys.npy"
+
+
+def _cached_by_text(cache_path: str, keys: np.ndarray) -> dict[int, np.ndarray]:
+    """Row -> vector for each text of ``keys`` that another cached corpus of the same embedder
+    (the same file name prefix, with its ``.keys.npy``) holds."""
+    folder, name = os.path.split(cache_path)
+    prefix = name[: name.rfind("-") + 1]
+    want = {keys[i].tobytes(): i for i in range(len(keys))}
+    found: dict[int, np.ndarray] = {}
+    try:
+        names = sorted(f for f in os.listdir(folder) if f.startswith(prefix) and f.endswith(".keys.npy"))
+    except OSError:
+        return found
+    for f in names:
+        try:
+            theirs = np.load(os.path.join(folder, f))
+            vecs = np.load(os.path.join(folder, f[: -len(".keys.npy")] + ".npy"), mmap_mode="r")
+        except (OSError, ValueError):
+            continue
+        if theirs.ndim != 2 or theirs.shape[1] != 16 or vecs.shape[0] != theirs.shape[0]:
+            continue
+        for j in range(theirs.shape[0]):
+            i = want.get(theirs[j].tobytes())
+            if i is not None and i not in found:
+                found[i] = np.asarray(vecs[j], np.float32)
+        if len(found) == len(want):
+            break
+    return found
 
 
 def _atomic_save(path: str, arr: np.ndarray) -> None:

@@ -129,6 +129,9 @@ class MiniLMEmbeddings(Embeddings):
         # what on-disk vector caches are keyed by: the int8 vectors changed on 2026-11-29, when
         # each text began to be read alone (a store keeps ``name``: its old vectors still match)
         self.vectors_id = self.name + ("-alone" if fast else "")
+        # each vector depends on its text alone (int8: one text per forward pass), so vectors
+        # cached for one corpus serve another (evaluation's pooled corpora reuse them)
+        self.per_text = bool(fast)
 
     @property
     def model(self):

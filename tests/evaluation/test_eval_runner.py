@@ -15,7 +15,7 @@ from fakes import HashEmbeddings
 from ragraphs.cli import main
 from ragraphs.components import Components
 from ragraphs.datasets import load_dataset, pooled_passages
-from ragraphs.evaluation.corpus import OracleRetriever, PooledCorpus
+from ragraphs.evaluation.corpus import OracleRetriever, PooledCorpus, _passage_text
 from ragraphs.evaluation.runner import RunSpec, read_results, run_spec, summarize
 from ragraphs.tools.llm import FakeAnswerChat
 from ragraphs.tools.vectorstore import InMemoryCorpus
@@ -131,6 +131,42 @@ def test_pooled_corpus_is_cached_on_disk(hotpot):
     assert b.cached and np.allclose(a.vectors, b.vectors)
     q = hotpot[0].question
     assert [p["id"] for p in a.search(q, 3)] == [p["id"] for p in b.search(q, 3)]
+
+
+class _CountingEmbeddings(HashEmbeddings):
+    """HashEmbeddings that count the texts they embed; ``per_text`` as the int8 MiniLM declares it."""
+
+    def __init__(self, per_text: bool):
+        super().__init__(256, "strip")
+        self.per_text, self.embedded = per_text, []
+
+    def embed_documents(self, texts):
+        self.embedded += list(texts)
+        return super().embed_documents(texts)
+
+
+def test_a_new_pool_takes_the_vectors_other_cached_corpora_hold(hotpot):
+    first, more = pooled_passages(hotpot[:3]), pooled_passages(hotpot[3:5])
+    emb = _CountingEmbeddings(per_text=True)
+    a = PooledCorpus(first, emb, quiet=True)
+    assert len(emb.embedded) == len(first) and os.path.exists(a.cache_path[: -len(".npy")] + ".keys.npy")
+    # another pool (new passages, the old ones in another order): only the new ones are embedded
+    emb.embedded = []
+    pool = more + first[::-1]
+    b = PooledCorpus(pool, emb, quiet=True)
+    assert not b.cached and len(emb.embedded) == len(more)
+    by_id = dict(zip([p["id"] for p in first], a.vectors))
+    assert all(np.array_equal(b.vectors[i], by_id[p["id"]]) for i, p in enumerate(pool) if p["id"] in by_id)
+    fresh = HashEmbeddings(256, "strip").embed_documents([_passage_text(p) for p in pool])
+    assert np.allclose(b.vectors, np.asarray(fresh, np.float32))  # the same vectors as embedding all of them
+    # an embedder whose vectors depend on their batch reuses nothing across corpora
+    batched = _CountingEmbeddings(per_text=False)
+    other = first + more[::-1]  # an order no corpus was cached in
+    c = PooledCorpus(other, batched, quiet=True)
+    assert not c.cached and len(batched.embedded) == len(other)
+    # a corpus cached before the digests were kept gets them the next time it is loaded
+    os.remove(a.cache_path[: -len(".npy")] + ".keys.npy")
+    assert PooledCorpus(first, emb, quiet=True).cached and os.path.exists(a.cache_path[: -len(".npy")] + ".keys.npy")
 
 
 # ---------------------------------------------------------------- the command
