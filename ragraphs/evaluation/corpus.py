@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import sys
 import tempfile
 from typing import Any, Iterable
@@ -105,11 +106,11 @@ def _cached_by_text(cache_path: str, keys: np.ndarray) -> dict[int, np.ndarray]:
     """Row -> vector for each text of ``keys`` that another cached corpus of the same embedder
     (the same file name prefix, with its ``.keys.npy``) holds."""
     folder, name = os.path.split(cache_path)
-    prefix = name[: name.rfind("-") + 1]
+    same_embedder = re.compile(re.escape(name[: name.rfind("-") + 1]) + r"[0-9a-f]{16}\.keys\.npy")
     want = {keys[i].tobytes(): i for i in range(len(keys))}
     found: dict[int, np.ndarray] = {}
     try:
-        names = sorted(f for f in os.listdir(folder) if f.startswith(prefix) and f.endswith(".keys.npy"))
+        names = sorted(f for f in os.listdir(folder) if same_embedder.fullmatch(f))
     except OSError:
         return found
     for f in names:
