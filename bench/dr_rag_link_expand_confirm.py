@@ -8,29 +8,25 @@ The pool is the corpus of the MuSiQue tenfold run of bench/results/dr_rag_tenfol
 Prints one JSON line per (file, corpus, value): recall in points, n with gold, seconds per
 strategy. The confirmation step of bench/results/dr_rag_link_expand_scale/PLAN.txt.
 """
-import json, sys, time
+import json
+import sys
+import time
+
+from dr_rag_link_expand_diag import T, every_file_pool, musique_dev
 from ragraphs.components import Components
 from ragraphs.datasets import load_dataset, pooled_passages
 from ragraphs.evaluation.corpus import PooledCorpus
-from ragraphs.evaluation.runner import RunSpec, build_context, unique_ids
 from ragraphs.evaluation.metrics import retrieval_recall
+from ragraphs.evaluation.runner import RunSpec, build_context, unique_ids
 from ragraphs.graphs import build_graph
 from ragraphs.tools.embeddings import MiniLMEmbeddings
 
-S = "../shared/data"; T = S + "/train"
-ORDER = [(S + "/musique.dev.jsonl", "musique"), (S + "/hotpotqa.dev.jsonl", None), (S + "/2wikimultihopqa.dev.jsonl", None),
-         (T + "/hotpotqa.train.jsonl", None), (T + "/hotpotqa.extra.train.jsonl", None), (T + "/hotpotqa.retrieved.train.jsonl", None),
-         (T + "/2wikimultihopqa.train.jsonl", None), (T + "/2wikimultihopqa.extra.train.jsonl", None),
-         (T + "/musique.train.jsonl", None), (T + "/musique.extra.train.jsonl", None)]
 FILES = [("hotpotqa", "hotpotqa.train"), ("2wikimultihopqa", "2wikimultihopqa.train"),
          ("2wikimultihopqa", "2wikimultihopqa.extra.train"), ("musique", "musique.train"), ("musique", "musique.extra.train")]
 values = [int(v) for v in sys.argv[1].split(",")]
 emb = MiniLMEmbeddings(fast=True)
-pool_ex = []
-for i, (path, ds) in enumerate(ORDER):
-    got = load_dataset(path, ds) if ds else load_dataset(path)
-    pool_ex += unique_ids(got) if i == 0 else got
-big = PooledCorpus(pooled_passages(pool_ex), emb, quiet=True)
+big = PooledCorpus(pooled_passages(every_file_pool(musique_dev())), emb, quiet=True)
+
 
 def run(corpus, examples, v):
     comps = Components(retriever=corpus, embeddings=emb)

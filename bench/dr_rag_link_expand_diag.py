@@ -18,50 +18,81 @@ from collections import Counter
 from ragraphs.components import Components
 from ragraphs.datasets import load_dataset, pooled_passages
 from ragraphs.evaluation.corpus import PooledCorpus
-from ragraphs.evaluation.runner import RunSpec, build_context, unique_ids
 from ragraphs.evaluation.metrics import gold_found
+from ragraphs.evaluation.runner import RunSpec, build_context, unique_ids
 from ragraphs.graphs import build_graph
 from ragraphs.tools.embeddings import MiniLMEmbeddings
 
-S="../shared/data"; T=S+"/train"
-POOL=[S+"/hotpotqa.dev.jsonl", S+"/2wikimultihopqa.dev.jsonl", T+"/hotpotqa.train.jsonl",
-      T+"/hotpotqa.extra.train.jsonl", T+"/hotpotqa.retrieved.train.jsonl", T+"/2wikimultihopqa.train.jsonl",
-      T+"/2wikimultihopqa.extra.train.jsonl", T+"/musique.train.jsonl", T+"/musique.extra.train.jsonl"]
-name, out = sys.argv[1], sys.argv[2]
-settings = json.loads(sys.argv[3]) if len(sys.argv) > 3 else {}
-loaded = load_dataset(S+"/musique.dev.jsonl", "musique")
-every = unique_ids(loaded)
-ex_all = list(every)
-if name == "all":
-    for p in POOL: ex_all += load_dataset(p)
-emb = MiniLMEmbeddings(fast=True)
-comps = Components(retriever=PooledCorpus(pooled_passages(ex_all), emb, quiet=True), embeddings=emb)
-spec = RunSpec(method="dr-rag", k=4, strategy="cfs", retrieval_only=True, settings=settings)
-ctx = build_context(spec)
-graph = build_graph(spec.graph_method, comps)
-rows = []
-for ex in every:
-    if not ex.supporting: continue
-    f = graph.invoke({"question": ex.question}, context=ctx)
-    gold = ex.supporting
-    def info(ps):
-        return [dict(id=p["id"], title=p.get("title"), gold=any(gold_found([p], [g])[0] for g in gold),
-                     meta={k: v for k, v in (p.get("meta") or {}).items() if k in ("stage", "named_by_question", "fill", "linked_from", "link_bonus", "bridge_bonus", "pair_score", "extra", "via")}) for p in ps]
-    cands2 = [p for c in f["second_stage"] for p in c]
-    rows.append(dict(id=ex.id, q=ex.question, n_gold=len(gold),
-                     first=info(f["first_stage"]), cands=info(f["candidates"][:20]),
-                     second=info(cands2), final=info(f["passages"]),
-                     recall=sum(gold_found(f["passages"], gold)) / len(gold)))
-json.dump(rows, open(out, "w"))
-print(name, "recall", round(100 * sum(r["recall"] for r in rows) / len(rows), 1), "n", len(rows))
+S = "../shared/data"
+T = S + "/train"
+#: the other multi-hop files of the every-file pool, after MuSiQue's dev file, in the eval's order
+POOL = [S + "/hotpotqa.dev.jsonl", S + "/2wikimultihopqa.dev.jsonl", T + "/hotpotqa.train.jsonl",
+        T + "/hotpotqa.extra.train.jsonl", T + "/hotpotqa.retrieved.train.jsonl", T + "/2wikimultihopqa.train.jsonl",
+        T + "/2wikimultihopqa.extra.train.jsonl", T + "/musique.train.jsonl", T + "/musique.extra.train.jsonl"]
+META = ("stage", "named_by_question", "fill", "linked_from", "link_bonus", "bridge_bonus", "pair_score", "extra", "via")
 
-kinds = Counter()
-for r in rows:
-    for p in r["final"]:
-        m = p["meta"]
-        if m.get("stage") != 2 or m.get("fill"):
+
+def musique_dev() -> list:
+    """MuSiQue's dev questions, with the ids the eval gives them."""
+    return unique_ids(load_dataset(S + "/musique.dev.jsonl", "musique"))
+
+
+def every_file_pool(first: list) -> list:
+    """``first`` followed by every example of :data:`POOL`: the corpus of the every-file pool."""
+    out = list(first)
+    for path in POOL:
+        out += load_dataset(path)
+    return out
+
+
+def stages(corpus_name: str, settings: dict) -> list[dict]:
+    """Each MuSiQue dev question's stages under DR-RAG (CFS, k = 4, ``settings``)."""
+    every = musique_dev()
+    examples = every_file_pool(every) if corpus_name == "all" else every
+    emb = MiniLMEmbeddings(fast=True)
+    comps = Components(retriever=PooledCorpus(pooled_passages(examples), emb, quiet=True), embeddings=emb)
+    spec = RunSpec(method="dr-rag", k=4, strategy="cfs", retrieval_only=True, settings=settings)
+    ctx, graph = build_context(spec), build_graph(spec.graph_method, comps)
+    rows = []
+    for ex in every:
+        if not ex.supporting:
             continue
-        kind = ("link" if m.get("link_bonus") else "") + ("+bridge" if m.get("bridge_bonus") else "") or "plain"
-        kinds[(kind + (" (linked cand)" if m.get("linked_from") else ""), "gold" if p["gold"] else "not gold")] += 1
-for k, v in sorted(kinds.items()):
-    print(f"  {k[0]:<28} {k[1]:<9} {v}")
+        f = graph.invoke({"question": ex.question}, context=ctx)
+        gold = ex.supporting
+
+        def info(ps):
+            return [dict(id=p["id"], title=p.get("title"), gold=any(gold_found([p], gold)),
+                         meta={k: v for k, v in (p.get("meta") or {}).items() if k in META}) for p in ps]
+
+        rows.append(dict(id=ex.id, q=ex.question, n_gold=len(gold), first=info(f["first_stage"]),
+                         cands=info(f["candidates"][:20]), second=info([p for c in f["second_stage"] for p in c]),
+                         final=info(f["passages"]), recall=sum(gold_found(f["passages"], gold)) / len(gold)))
+    return rows
+
+
+def partner_kinds(rows: list[dict]) -> Counter:
+    """The partners fed (stage 2, not the fill), by the priors they carried and whether only a
+    title link brought them, gold or not."""
+    kinds = Counter()
+    for r in rows:
+        for p in r["final"]:
+            m = p["meta"]
+            if m.get("stage") != 2 or m.get("fill"):
+                continue
+            kind = ("link" if m.get("link_bonus") else "") + ("+bridge" if m.get("bridge_bonus") else "") or "plain"
+            kinds[(kind + (" (linked cand)" if m.get("linked_from") else ""), "gold" if p["gold"] else "not gold")] += 1
+    return kinds
+
+
+def main(argv: list[str]) -> None:
+    if len(argv) < 2 or argv[0] not in ("dev", "all"):
+        raise SystemExit(__doc__)
+    rows = stages(argv[0], json.loads(argv[2]) if len(argv) > 2 else {})
+    json.dump(rows, open(argv[1], "w"))
+    print(argv[0], "recall", round(100 * sum(r["recall"] for r in rows) / len(rows), 1), "n", len(rows))
+    for k, v in sorted(partner_kinds(rows).items()):
+        print(f"  {k[0]:<28} {k[1]:<9} {v}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -71,23 +71,21 @@ class PooledCorpus(InMemoryCorpus):
                 _atomic_save(_keys_path(self.cache_path), _text_keys([_passage_text(p) for p in self.passages]))
         if vectors is None:
             texts = [_passage_text(p) for p in self.passages]
-            keys = _text_keys(texts)
             # an embedder whose vector depends on its text alone can take any cached corpus's vectors
-            known = _cached_by_text(self.cache_path, keys) if self.cache_path and getattr(embeddings, "per_text", False) else {}
+            keys = _text_keys(texts) if self.cache_path and getattr(embeddings, "per_text", False) else None
+            known = _cached_by_text(self.cache_path, keys) if keys is not None else {}
             todo = [i for i in range(len(texts)) if i not in known]
             if todo and not quiet:
                 reused = f" ({len(known)} cached)" if known else ""
                 print(f"embedding the pooled corpus: {len(todo)} passages{reused} ...", file=sys.stderr, flush=True)
-            fresh = embed_texts(embeddings, [texts[i] for i in todo]) if todo else None
-            dim = fresh.shape[1] if fresh is not None else (len(next(iter(known.values()))) if known else 384)
-            vectors = np.zeros((len(texts), dim), np.float32)
-            if fresh is not None:
-                vectors[todo] = fresh
-            for i, v in known.items():
-                vectors[i] = v
+            rows = dict(known)
+            if todo:
+                rows.update(zip(todo, embed_texts(embeddings, [texts[i] for i in todo])))
+            vectors = np.stack([rows[i] for i in range(len(texts))]).astype(np.float32) if texts else np.zeros((0, 384), np.float32)
             if self.cache_path:
                 _atomic_save(self.cache_path, vectors)
-                _atomic_save(_keys_path(self.cache_path), keys)
+                if keys is not None:
+                    _atomic_save(_keys_path(self.cache_path), keys)
         self.vectors = vectors
         self._bm25 = BM25Index(self.passages)
 
