@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -90,6 +91,25 @@ class Components:
 
                 self.judges[name] = load_default_judge(name, embeddings=self.embeddings)
             return self.judges[name]
+
+    def warm_up(self, ctx: Any = None) -> float:
+        """Load the models a run of ``ctx``'s settings will surely use, before its clock starts:
+        the retriever's query embedder and, unless the run skips generation, the LLM. Returns
+        the seconds it took. Only a retriever already built or given is touched (no store is
+        opened here), and judges and other lazy parts still load in their node on first use.
+        A failure is left to show up, recorded, in the run itself."""
+        t0 = time.perf_counter()
+        try:
+            retriever = self._retriever
+            if retriever is not None and hasattr(retriever, "embed_queries"):
+                retriever.embed_queries(["warm up"])
+            if ctx is not None and not getattr(ctx, "skip_generation", False):
+                llm = self.llm(getattr(ctx, "llm", None), max_tokens=int(getattr(ctx, "max_new_tokens", 64)))
+                if hasattr(llm, "_load"):
+                    llm._load()
+        except Exception:  # the run meets it again and reports it where it happens
+            pass
+        return time.perf_counter() - t0
 
 
 _DEFAULT: Components | None = None

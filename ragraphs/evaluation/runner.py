@@ -316,22 +316,6 @@ def unique_ids(examples: list) -> list:
     return examples
 
 
-def warm_up(components, ctx) -> None:
-    """Load the models a run will surely use before the clock starts, so that the first
-    question's time is not the loading time (judges and other lazy parts still load inside
-    their node on first use)."""
-    try:
-        retriever = components._retriever  # only one the caller gave: never build a store here
-        if retriever is not None and hasattr(retriever, "embed_queries"):
-            retriever.embed_queries(["warm up"])
-        if not ctx.skip_generation:
-            llm = components.llm(ctx.llm, max_tokens=ctx.max_new_tokens)
-            if hasattr(llm, "_load"):
-                llm._load()
-    except Exception:  # a failure here shows up, recorded, on the first question instead
-        pass
-
-
 def finish_run(spec: RunSpec, examples: list, records: dict[str, dict], done: dict[str, dict], *,
                out_dir: str | None, dataset: str = "", data: str = "", extra: dict | None = None) -> tuple[dict, list[dict]]:
     """The summary of a run (plus ``extra``) and its records in file order; the summary is
@@ -371,7 +355,7 @@ def run_spec(
     try:
         with Recorder(spec, examples, done, results_path, progress=progress, on_record=on_record) as rec:
             if rec.todo:
-                warm_up(components, ctx)
+                components.warm_up(ctx)  # the first question's time is not the loading time
             for ex in rec.todo:
                 if withheld is not None:
                     withheld.withhold(ex.supporting_ids)
