@@ -86,7 +86,8 @@ def _cli(tmp_path: Path, *args, timeout: float = 240, **env) -> subprocess.Compl
 
 
 def _one_error_line(err: str) -> str:
-    lines = [ln for ln in err.splitlines() if ln.strip() and not ln.startswith(("Loading weights", "\r"))]
+    # besides the trace a run with --trace asked for ("--- " lines: the models' loading, each node)
+    lines = [ln for ln in err.splitlines() if ln.strip() and not ln.startswith(("Loading weights", "\r", "--- "))]
     assert "Traceback" not in err, err
     assert len(lines) == 1 and lines[0].startswith("ragraphs: error: "), err
     return lines[0]
