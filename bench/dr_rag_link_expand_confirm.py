@@ -12,13 +12,11 @@ import json
 import sys
 import time
 
-from dr_rag_link_expand_diag import T, every_file_pool, musique_dev
-from ragraphs.components import Components
+from dr_rag_link_expand_diag import T, dr_rag_over, every_file_pool, musique_dev
 from ragraphs.datasets import load_dataset, pooled_passages
 from ragraphs.evaluation.corpus import PooledCorpus
 from ragraphs.evaluation.metrics import retrieval_recall
-from ragraphs.evaluation.runner import RunSpec, build_context, unique_ids
-from ragraphs.graphs import build_graph
+from ragraphs.evaluation.runner import unique_ids
 from ragraphs.tools.embeddings import MiniLMEmbeddings
 
 FILES = [("hotpotqa", "hotpotqa.train"), ("2wikimultihopqa", "2wikimultihopqa.train"),
@@ -29,11 +27,9 @@ big = PooledCorpus(pooled_passages(every_file_pool(musique_dev())), emb, quiet=T
 
 
 def run(corpus, examples, v):
-    comps = Components(retriever=corpus, embeddings=emb)
     out = {}
     for strat in ("sm", "cfs"):
-        spec = RunSpec(method="dr-rag", k=4, strategy=strat, retrieval_only=True, settings={"link_expand": v})
-        ctx, graph = build_context(spec), build_graph(spec.graph_method, comps)
+        _, ctx, graph = dr_rag_over(corpus, strat, {"link_expand": v})
         rec, t0 = [], time.time()
         for ex in examples:
             if ex.supporting:

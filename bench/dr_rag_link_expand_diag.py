@@ -45,14 +45,19 @@ def every_file_pool(first: list) -> list:
     return out
 
 
+def dr_rag_over(corpus: PooledCorpus, strategy: str = "cfs", settings: dict | None = None):
+    """(components, context, graph) of DR-RAG at k = 4, retrieval only, over ``corpus``."""
+    comps = Components(retriever=corpus, embeddings=corpus.embeddings)
+    spec = RunSpec(method="dr-rag", k=4, strategy=strategy, retrieval_only=True, settings=dict(settings or {}))
+    return comps, build_context(spec), build_graph(spec.graph_method, comps)
+
+
 def stages(corpus_name: str, settings: dict) -> list[dict]:
     """Each MuSiQue dev question's stages under DR-RAG (CFS, k = 4, ``settings``)."""
     every = musique_dev()
     examples = every_file_pool(every) if corpus_name == "all" else every
-    emb = MiniLMEmbeddings(fast=True)
-    comps = Components(retriever=PooledCorpus(pooled_passages(examples), emb, quiet=True), embeddings=emb)
-    spec = RunSpec(method="dr-rag", k=4, strategy="cfs", retrieval_only=True, settings=settings)
-    ctx, graph = build_context(spec), build_graph(spec.graph_method, comps)
+    _, ctx, graph = dr_rag_over(PooledCorpus(pooled_passages(examples), MiniLMEmbeddings(fast=True), quiet=True),
+                                settings=settings)
     rows = []
     for ex in every:
         if not ex.supporting:

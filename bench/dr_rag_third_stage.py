@@ -22,13 +22,10 @@ import json
 import sys
 from collections import Counter, defaultdict
 
-from dr_rag_link_expand_diag import musique_dev  # the same directory
+from dr_rag_link_expand_diag import dr_rag_over, musique_dev  # the same directory
 
-from ragraphs.components import Components
 from ragraphs.datasets import pooled_passages
 from ragraphs.evaluation.corpus import PooledCorpus
-from ragraphs.evaluation.runner import RunSpec, build_context
-from ragraphs.graphs import build_graph
 from ragraphs.nodes.dr_rag import concat_query, judge_text, pair_threshold, priors_of
 from ragraphs.nodes.dr_rag_links import pair_priors
 from ragraphs.nodes.retrieve import search_many
@@ -43,11 +40,8 @@ def strength(p: dict) -> float:
 
 def main(out: str) -> None:
     every = musique_dev()
-    emb = MiniLMEmbeddings(fast=True)
-    corpus = PooledCorpus(pooled_passages(every), emb, quiet=True)
-    comps = Components(retriever=corpus, embeddings=emb)
-    spec = RunSpec(method="dr-rag", k=4, strategy="cfs", retrieval_only=True)
-    ctx, graph = build_context(spec), build_graph(spec.graph_method, comps)
+    corpus = PooledCorpus(pooled_passages(every), MiniLMEmbeddings(fast=True), quiet=True)
+    comps, ctx, graph = dr_rag_over(corpus)
     judge = comps.judge("pair")
     cut = pair_threshold(ctx, judge)
     by: dict[str, Counter] = defaultdict(Counter)
