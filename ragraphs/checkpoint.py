@@ -20,7 +20,7 @@ import os
 import sqlite3
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import AsyncIterator
+from typing import Any, AsyncIterator, TypeGuard
 
 from .errors import ConfigError
 from .settings import data_dir
@@ -33,8 +33,8 @@ def default_checkpointer_path() -> str:
     return str(data_dir() / DEFAULT_FILE)
 
 
-def is_postgres_url(spec: str | None) -> bool:
-    return bool(spec) and spec.split("://", 1)[0].lower() in ("postgresql", "postgres") and "://" in spec
+def is_postgres_url(spec: str | None) -> TypeGuard[str]:
+    return spec is not None and "://" in spec and spec.split("://", 1)[0].lower() in ("postgresql", "postgres")
 
 
 def describe(spec: str | None) -> str:
@@ -112,15 +112,15 @@ def open_checkpointer(spec: str | None = None):
         raise ConfigError(f"--checkpointer {path} is a directory; give a file name such as {path}/checkpoints.sqlite")
     try:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(path, check_same_thread=False)
-        saver = SqliteSaver(conn)
-        saver.setup()
+        db = sqlite3.connect(path, check_same_thread=False)
+        lite = SqliteSaver(db)
+        lite.setup()
     except sqlite3.DatabaseError as e:
         raise ConfigError(f"cannot use {path} as a SQLite checkpointer: {e}") from e
     except OSError as e:
         raise ConfigError(f"cannot create the checkpointer file {path}: {e}") from e
-    _OPEN.append(conn)
-    return saver
+    _OPEN.append(db)
+    return lite
 
 
 @asynccontextmanager
@@ -134,7 +134,7 @@ async def open_async_checkpointer(spec: str | None = None) -> AsyncIterator:
         from psycopg.rows import dict_row
         from psycopg_pool import AsyncConnectionPool
 
-        pool = AsyncConnectionPool(
+        pool: Any = AsyncConnectionPool(  # of dict rows, as the saver reads them
             spec,
             min_size=1,
             max_size=int(os.environ.get("RAGRAPHS_PG_POOL", "8")),
@@ -158,9 +158,9 @@ async def open_async_checkpointer(spec: str | None = None) -> AsyncIterator:
 
     path = sqlite_path(spec)
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    async with AsyncSqliteSaver.from_conn_string(path) as saver:
-        await saver.setup()
-        yield saver
+    async with AsyncSqliteSaver.from_conn_string(path) as lite:
+        await lite.setup()
+        yield lite
 
 
 @asynccontextmanager

@@ -53,7 +53,7 @@ def output(verbose: bool) -> Iterator[None]:
     ``main()`` inside another program (the tests) leaves it as it was. With ``verbose``
     the quiet variables are cleared for the run and ``RAGRAPHS_VERBOSE=1`` is set.
     """
-    env = {**QUIET_ENV, "RAGRAPHS_VERBOSE": None}
+    env: dict[str, str | None] = {**QUIET_ENV, "RAGRAPHS_VERBOSE": None}
     saved_env = {k: os.environ.get(k) for k in env}
     saved_levels = {name: logging.getLogger(name).level for name in LOGGERS}
     with warnings.catch_warnings():
@@ -70,11 +70,11 @@ def output(verbose: bool) -> Iterator[None]:
         try:
             yield
         finally:
-            for k, v in saved_env.items():
-                if v is None:
+            for k, old in saved_env.items():
+                if old is None:
                     os.environ.pop(k, None)
                 else:
-                    os.environ[k] = v
+                    os.environ[k] = old
             for name, level in saved_levels.items():
                 logging.getLogger(name).setLevel(level)
 

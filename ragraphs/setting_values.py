@@ -36,7 +36,7 @@ def _accepts(tp: Any, v: Any) -> tuple[bool, str]:
     if tp is bool:
         return isinstance(v, bool), "true or false"
     if tp is int:
-        return isinstance(v, numbers.Integral) and not isinstance(v, bool) and v >= 0, "a whole number >= 0"
+        return isinstance(v, numbers.Integral) and not isinstance(v, bool) and int(v) >= 0, "a whole number >= 0"
     if tp is float:
         return isinstance(v, numbers.Real) and not isinstance(v, bool), "a number"
     if tp is str:
@@ -64,7 +64,7 @@ def check_values(ctx: Any) -> None:
     number is read, a listed choice for a ``Literal``, counts >= 0, or the field's
     ``minimum``) and passes the field's own ``check``; a :class:`ConfigError` naming the
     setting otherwise, rather than a failure deep inside a node."""
-    hints = _hints(type(ctx))
+    hints = _hints(ctx.__class__)
     for f in fields(ctx):
         v = getattr(ctx, f.name)
         tp = hints.get(f.name, Any)

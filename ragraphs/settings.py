@@ -421,7 +421,7 @@ def context_of(runtime: Any, cls: type):
     return ctx
 
 
-def context_from(cls: type, values: dict[str, Any] | None = None, base: Any = None):
+def context_from(cls: type[Any], values: dict[str, Any] | None = None, base: Any = None):
     """Build a context dataclass from a dict, ignoring unknown keys; clear errors for bad ones."""
     values = dict(values or {})
     names = {f.name for f in fields(cls)}

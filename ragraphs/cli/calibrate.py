@@ -52,6 +52,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..errors import InputError
+from ..state.types import Passage
 
 
 def _objectives(cands: np.ndarray, s: np.ndarray, y: np.ndarray, alpha: float, above: bool) -> np.ndarray:
@@ -154,7 +155,7 @@ def collect_withheld(examples: list, retriever: Any, judge: Any, k: int, mode: s
     return score_hits(examples, hits, judge)
 
 
-def score_hits(examples: list, hits: list[list[dict]], judge: Any) -> list[dict]:
+def score_hits(examples: list, hits: Sequence[Sequence[Passage]], judge: Any) -> list[dict]:
     """Per question: its retrieved docs' evaluator scores and whether each is supporting."""
     from ..nodes.refine import judge_text
 
@@ -174,7 +175,7 @@ def score_hits(examples: list, hits: list[list[dict]], judge: Any) -> list[dict]
     return rows
 
 
-def collect_strips(examples: list, hits: list[list[dict]], judge: Any, sentences: int = 3) -> tuple[list[float], list[bool]]:
+def collect_strips(examples: list, hits: Sequence[Sequence[Passage]], judge: Any, sentences: int = 3) -> tuple[list[float], list[bool]]:
     """Every knowledge strip of the retrieved documents (CRAG's decomposition), scored by the
     evaluator and labelled by whether it holds a gold answer (PopQA's labels are answers)."""
     from ..nodes.refine import decompose, judge_text

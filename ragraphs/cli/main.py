@@ -81,9 +81,10 @@ def main(argv: list[str] | None = None) -> int:
         raise
 
 
-def _user_cause(e: BaseException):
+def _user_cause(exc: BaseException) -> RagraphsError | None:
     """A RagraphsError wrapped somewhere in the exception chain (e.g. by the graph runtime)."""
     seen = set()
+    e: BaseException | None = exc
     while e is not None and id(e) not in seen:
         seen.add(id(e))
         if isinstance(e, RagraphsError):

@@ -31,7 +31,7 @@ def _csv(value: str | None) -> list[str]:
 def _ks(value: str | None) -> list[int | None]:
     if not value:
         return [None]
-    out = []
+    out: list[int | None] = []
     for v in _csv(value):
         try:
             k = int(v)
@@ -99,7 +99,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
     methods = resolve_methods(args)
     ks = _ks(args.k)
-    strategies: list[str | None] = _csv(args.strategy) or [None]
+    strategies: list[str | None] = list(_csv(args.strategy)) or [None]
     settings = parse_settings(args.set)
     if args.limit is not None and args.limit < 1:
         raise InputError("--limit must be at least 1")

@@ -17,7 +17,7 @@ import os
 import re
 import sys
 import tempfile
-from typing import Any, Iterable
+from typing import Any, Iterable, cast
 
 import numpy as np
 
@@ -73,7 +73,7 @@ class PooledCorpus(InMemoryCorpus):
             texts = [_passage_text(p) for p in self.passages]
             # an embedder whose vector depends on its text alone can take any cached corpus's vectors
             keys = _text_keys(texts) if self.cache_path and getattr(embeddings, "per_text", False) else None
-            known = _cached_by_text(self.cache_path, keys) if keys is not None else {}
+            known = _cached_by_text(self.cache_path, keys) if self.cache_path and keys is not None else {}
             todo = [i for i in range(len(texts)) if i not in known]
             if todo and not quiet:
                 reused = f" ({len(known)} cached)" if known else ""
@@ -153,12 +153,12 @@ class OracleRetriever:
     def __init__(self, examples: Iterable[Any]):
         self.gold: dict[str, list[Passage]] = {}
         for ex in examples:
-            ps = []
+            ps: list[Passage] = []
             for p in ex.supporting:
                 q = dict(p)
                 q.pop("meta", None)
                 q["score"] = 1.0
-                ps.append(q)
+                ps.append(cast(Passage, q))
             self.gold[" ".join(ex.question.split())] = ps
 
     def search(self, query: str, k: int, mode: str = "dense") -> list[Passage]:

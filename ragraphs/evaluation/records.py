@@ -53,7 +53,7 @@ class _Progress:
             post["s/q"] = f"{sum(walls) / len(walls):.2f}"
         errs = sum(1 for r in records if r.get("error"))
         if errs:
-            post["err"] = errs
+            post["err"] = str(errs)
         self.bar.set_postfix(post, refresh=False)
         self.bar.update(1)
 

@@ -76,8 +76,8 @@ async def _run_remote(url: str, spec: RunSpec, context: dict, rec: Recorder, con
                 out = await client.runs.wait(None, assistant, input={"question": ex.question}, context=context,
                                              raise_error=False)
                 err = _server_error(out)
-                if err:
-                    raise RemoteRunError(err)
+                if err or not isinstance(out, dict):
+                    raise RemoteRunError(str(err))
                 r = score_example(ex, out, time.perf_counter() - t0, retrieval_only=spec.retrieval_only)
             except asyncio.CancelledError:
                 raise

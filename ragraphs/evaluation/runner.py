@@ -272,7 +272,7 @@ def summarize(records: list[dict], *, spec: RunSpec | None = None, dataset: str 
     if spec is not None:
         out.update({"k": spec.k, "strategy": spec.strategy, "retrieval": spec.retrieval,
                     "retrieval_only": spec.retrieval_only, "llm": spec.llm or "gemma", "settings": spec.settings})
-    subsets = sorted({r.get("subset") for r in records if r.get("subset")})
+    subsets = sorted({str(r["subset"]) for r in records if r.get("subset")})
     if len(subsets) > 1:
         out["by_subset"] = {
             s: {

@@ -11,9 +11,18 @@ from __future__ import annotations
 
 import functools
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Hashable, TypeVar
 
 from langgraph.runtime import Runtime
+from langgraph.typing import StateLike
+
+from ..state.types import Node
+
+S = TypeVar("S")
+C = TypeVar("C", bound="StateLike | None")
+
+Routes = dict[Hashable, str]
+"""A conditional edge's path map: each route the router may return -> the node it leads to."""
 
 
 def _emit(runtime: Any, entry: dict) -> None:
@@ -26,11 +35,11 @@ def _emit(runtime: Any, entry: dict) -> None:
         pass
 
 
-def timed(name: str, fn: Callable[[dict, Runtime], dict]) -> Callable[[dict, Runtime], dict]:
+def timed(name: str, fn: Node[S, C]) -> Node[S, C]:
     """Wrap ``fn(state, runtime)`` so that it records its time and details in ``trace``."""
 
     @functools.wraps(fn)
-    def node(state: dict, runtime: Runtime) -> dict:
+    def node(state: S, runtime: Runtime[C]) -> dict[str, Any]:
         t0 = time.perf_counter()
         update = dict(fn(state, runtime) or {})
         details = update.pop("_trace", None) or {}
@@ -44,7 +53,7 @@ def timed(name: str, fn: Callable[[dict, Runtime], dict]) -> Callable[[dict, Run
     return node
 
 
-def routed(source: str, fn: Callable[[dict], str], path_map: dict[str, str] | None = None) -> Callable[[dict], str]:
+def routed(source: str, fn: Callable[..., str], path_map: Routes | None = None) -> Callable[..., str]:
     """Wrap a conditional edge's router so that its decision is a custom stream event too:
     ``{"event": "route", "node": source, "route": choice, "to": target}``.
 

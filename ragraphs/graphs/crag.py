@@ -24,6 +24,8 @@
 from __future__ import annotations
 
 from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Checkpointer
 
 from ..components import Components, default_components
 from ..nodes.crag import (
@@ -43,9 +45,11 @@ from ..nodes.generate import make_generate
 from ..settings import CALIBRATED_LOWER, CALIBRATED_UPPER, PAPER_LOWER, PAPER_UPPER, CRAGContext
 from ..state.base import RAGInput
 from ..state.crag import CRAGOutput, CRAGState
-from ._common import routed, timed
+from ._common import Routes, routed, timed
 
-def build_crag_graph(components: Components | None = None, *, checkpointer=None):
+def build_crag_graph(
+    components: Components | None = None, *, checkpointer: Checkpointer = None
+) -> CompiledStateGraph[CRAGState, CRAGContext, RAGInput, CRAGOutput]:
     """Compile the CRAG graph over ``components`` (embedded defaults if None)."""
     c = components or default_components()
     g = StateGraph(CRAGState, context_schema=CRAGContext, input_schema=RAGInput, output_schema=CRAGOutput)
@@ -58,9 +62,9 @@ def build_crag_graph(components: Components | None = None, *, checkpointer=None)
     g.add_node("generate", timed("generate", make_generate(c)))
     g.add_edge(START, "retrieve")
     g.add_edge("retrieve", "evaluate")
-    actions = {CORRECT: "refine", INCORRECT: "rewrite", AMBIGUOUS: "refine"}
+    actions: Routes = {CORRECT: "refine", INCORRECT: "rewrite", AMBIGUOUS: "refine"}
     g.add_conditional_edges("evaluate", routed("evaluate", route_action, actions), actions)
-    after_refine = {"web": "rewrite", "generate": "generate"}
+    after_refine: Routes = {"web": "rewrite", "generate": "generate"}
     g.add_conditional_edges("refine", routed("refine", route_after_refine, after_refine), after_refine)
     g.add_edge("rewrite", "web_search")
     g.add_edge("web_search", "refine_web")

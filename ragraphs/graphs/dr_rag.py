@@ -18,6 +18,8 @@ the selections; see :mod:`ragraphs.nodes.dr_rag_links`.
 from __future__ import annotations
 
 from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Checkpointer
 
 from ..components import Components, default_components
 from ..nodes.dr_rag import (
@@ -36,7 +38,7 @@ from ..nodes.rerank import rerank_spec
 from ..settings import DRRAGContext, context_of
 from ..state.base import RAGInput
 from ..state.dr_rag import DRRAGOutput, DRRAGState
-from ._common import routed, timed
+from ._common import Routes, routed, timed
 
 
 def _reranks(runtime) -> bool:
@@ -68,7 +70,9 @@ def _after_qdc(state: dict) -> str:
     return "cis" if state.get("strategy") == "cis" else "qdc"
 
 
-def build_dr_rag_graph(components: Components | None = None, *, checkpointer=None):
+def build_dr_rag_graph(
+    components: Components | None = None, *, checkpointer: Checkpointer = None
+) -> CompiledStateGraph[DRRAGState, DRRAGContext, RAGInput, DRRAGOutput]:
     """Compile the DR-RAG graph over ``components`` (embedded defaults if None)."""
     c = components or default_components()
     g = StateGraph(DRRAGState, context_schema=DRRAGContext, input_schema=RAGInput, output_schema=DRRAGOutput)
@@ -81,15 +85,15 @@ def build_dr_rag_graph(components: Components | None = None, *, checkpointer=Non
     g.add_node("forward_select", timed("forward_select", make_forward_select(c)))
     g.add_node("generate", timed("generate", make_dr_generate(c)))
     g.add_edge(START, "first_stage")
-    after_rerank = {"sm": "generate", "two_stage": "second_stage"}
-    after_first = {"rerank": "rerank", **after_rerank}
-    select = {"qdc": "qdc_select", "cis": "qdc_select", "cfs": "forward_select"}
-    after_second = {"rerank_second": "rerank_second", **select}
+    after_rerank: Routes = {"sm": "generate", "two_stage": "second_stage"}
+    after_first: Routes = {"rerank": "rerank", **after_rerank}
+    select: Routes = {"qdc": "qdc_select", "cis": "qdc_select", "cfs": "forward_select"}
+    after_second: Routes = {"rerank_second": "rerank_second", **select}
     g.add_conditional_edges("first_stage", routed("first_stage", _after_first, after_first), after_first)
     g.add_conditional_edges("rerank", routed("rerank", _after_rerank, after_rerank), after_rerank)
     g.add_conditional_edges("second_stage", routed("second_stage", _after_second, after_second), after_second)
     g.add_conditional_edges("rerank_second", routed("rerank_second", _select, select), select)
-    after_qdc = {"qdc": "generate", "cis": "inverse_select"}
+    after_qdc: Routes = {"qdc": "generate", "cis": "inverse_select"}
     g.add_conditional_edges("qdc_select", routed("qdc_select", _after_qdc, after_qdc), after_qdc)
     g.add_edge("inverse_select", "generate")
     g.add_edge("forward_select", "generate")

@@ -33,6 +33,8 @@ The reservoir is a SQLite file shared safely by concurrent processes
 from __future__ import annotations
 
 from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Checkpointer
 
 from ..components import Components, default_components
 from ..nodes.erm4 import (
@@ -49,10 +51,12 @@ from ..nodes.erm4 import (
 from ..settings import ERM4Context
 from ..state.base import RAGInput
 from ..state.erm4 import ERM4Output, ERM4State
-from ._common import routed, timed
+from ._common import Routes, routed, timed
 
 
-def build_erm4_graph(components: Components | None = None, *, checkpointer=None):
+def build_erm4_graph(
+    components: Components | None = None, *, checkpointer: Checkpointer = None
+) -> CompiledStateGraph[ERM4State, ERM4Context, RAGInput, ERM4Output]:
     """Compile the ERM4 graph over ``components`` (embedded defaults if None)."""
     c = components or default_components()
     g = StateGraph(ERM4State, context_schema=ERM4Context, input_schema=RAGInput, output_schema=ERM4Output)
@@ -65,10 +69,10 @@ def build_erm4_graph(components: Components | None = None, *, checkpointer=None)
     g.add_node("memory_update", timed("memory_update", make_memory_update(c)))
     g.add_edge(START, "rewrite")
     g.add_edge("rewrite", "memory_check")
-    after_memory = {"external": "retrieve", "memory_only": "filter"}
+    after_memory: Routes = {"external": "retrieve", "memory_only": "filter"}
     g.add_conditional_edges("memory_check", routed("memory_check", route_after_memory, after_memory), after_memory)
     g.add_edge("retrieve", "filter")
-    after_filter = {"answer": "generate", "backoff": "backoff"}
+    after_filter: Routes = {"answer": "generate", "backoff": "backoff"}
     g.add_conditional_edges("filter", routed("filter", route_after_filter, after_filter), after_filter)
     g.add_edge("generate", "memory_update")
     g.add_edge("backoff", "memory_update")

@@ -28,7 +28,9 @@ found and kept (``reader_evidence``).
 from __future__ import annotations
 
 from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
+from langgraph.types import Checkpointer
 
 from ..components import Components, default_components
 from ..nodes.migres import (
@@ -44,7 +46,7 @@ from ..nodes.migres_reader import make_final_answer
 from ..settings import MIGRESContext, context_of
 from ..state.base import RAGInput
 from ..state.migres import MIGRESOutput, MIGRESState
-from ._common import routed, timed
+from ._common import Routes, routed, timed
 
 #: the most iterations any run may take, whatever its context says
 ITERATION_CAP = 10
@@ -62,7 +64,9 @@ def recursion_limit_for(iterations: int) -> int:
     return STEPS_PER_ITERATION * iterations + 5
 
 
-def build_migres_graph(components: Components | None = None, *, checkpointer=None, iteration_cap: int = ITERATION_CAP):
+def build_migres_graph(
+    components: Components | None = None, *, checkpointer: Checkpointer = None, iteration_cap: int = ITERATION_CAP
+) -> CompiledStateGraph[MIGRESState, MIGRESContext, RAGInput, MIGRESOutput]:
     """Compile the MIGRES graph over ``components`` (embedded defaults if None).
 
     ``iteration_cap`` bounds every run's ``max_iterations``; the compiled graph's recursion
@@ -95,18 +99,18 @@ def build_migres_graph(components: Components | None = None, *, checkpointer=Non
 
     g.add_edge(START, "retrieve")
     g.add_edge("retrieve", "filter_knowledge")
-    filtered = {"passages": "leaf_extract", "knowledge": "knowledge_prompt", "nothing": "memory"}
+    filtered: Routes = {"passages": "leaf_extract", "knowledge": "knowledge_prompt", "nothing": "memory"}
     g.add_conditional_edges("filter_knowledge", routed("filter_knowledge", after_filter, filtered), filtered)
     g.add_edge("knowledge_prompt", "leaf_extract")
     g.add_edge("leaf_extract", "memory")
     g.add_edge("memory", "main_judge")
-    judged = {"answered": END, "reread": "reader_answer", "unanswerable": "generate_queries", "guard": "final_answer"}
+    judged: Routes = {"answered": END, "reread": "reader_answer", "unanswerable": "generate_queries", "guard": "final_answer"}
     g.add_conditional_edges("main_judge", routed("main_judge", after_judge, judged), judged)
 
     def after_queries(state: MIGRESState) -> str:
         return "exhausted" if state.get("exhausted") else "new queries"
 
-    asked = {"new queries": "retrieve", "exhausted": "final_answer"}
+    asked: Routes = {"new queries": "retrieve", "exhausted": "final_answer"}
     g.add_conditional_edges("generate_queries", routed("generate_queries", after_queries, asked), asked)
     g.add_edge("final_answer", END)
     g.add_edge("reader_answer", END)

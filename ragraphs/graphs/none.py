@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Checkpointer
 
 from ..components import Components, default_components
 from ..nodes.generate import make_generate_closed_book
@@ -11,7 +13,9 @@ from ..state.base import RAGInput, RAGOutput, RAGState
 from ._common import timed
 
 
-def build_none_graph(components: Components | None = None, *, checkpointer=None):
+def build_none_graph(
+    components: Components | None = None, *, checkpointer: Checkpointer = None
+) -> CompiledStateGraph[RAGState, RAGContext, RAGInput, RAGOutput]:
     c = components or default_components()
     g = StateGraph(RAGState, context_schema=RAGContext, input_schema=RAGInput, output_schema=RAGOutput)
     g.add_node("generate", timed("generate", make_generate_closed_book(c)))

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Checkpointer
 
 from ..components import Components, default_components
 from ..nodes.generate import make_generate
@@ -10,7 +12,7 @@ from ..nodes.rerank import make_rerank, rerank_spec
 from ..nodes.retrieve import make_retrieve
 from ..settings import RAGContext
 from ..state.base import RAGInput, RAGOutput, RAGState
-from ._common import routed, timed
+from ._common import Routes, routed, timed
 
 
 def _after_retrieve(state: dict, runtime=None) -> str:
@@ -18,7 +20,9 @@ def _after_retrieve(state: dict, runtime=None) -> str:
     return "generate" if rerank_spec(ctx) == "none" else "rerank"
 
 
-def build_vanilla_graph(components: Components | None = None, *, checkpointer=None):
+def build_vanilla_graph(
+    components: Components | None = None, *, checkpointer: Checkpointer = None
+) -> CompiledStateGraph[RAGState, RAGContext, RAGInput, RAGOutput]:
     """Compile the vanilla RAG graph over ``components`` (embedded defaults if None)."""
     c = components or default_components()
     g = StateGraph(RAGState, context_schema=RAGContext, input_schema=RAGInput, output_schema=RAGOutput)
@@ -26,7 +30,7 @@ def build_vanilla_graph(components: Components | None = None, *, checkpointer=No
     g.add_node("rerank", timed("rerank", make_rerank(c)))
     g.add_node("generate", timed("generate", make_generate(c)))
     g.add_edge(START, "retrieve")
-    paths = {"rerank": "rerank", "generate": "generate"}
+    paths: Routes = {"rerank": "rerank", "generate": "generate"}
     g.add_conditional_edges("retrieve", routed("retrieve", _after_retrieve, paths), paths)
     g.add_edge("rerank", "generate")
     g.add_edge("generate", END)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import threading
-from typing import Any, Callable
+from typing import Any
 
 from langgraph.runtime import Runtime
 
@@ -20,7 +20,7 @@ from ..components import Components
 from ..prompts import one_line
 from ..settings import CRAGContext, context_of
 from ..state.crag import CRAGState
-from ..state.types import Passage, reset
+from ..state.types import Node, Passage, reset, with_score
 from ..tools.structured import Keywords, decide
 from .refine import judge_text, refine_knowledge
 from .retrieve import make_retrieve
@@ -63,7 +63,7 @@ def decide_action(scores: list[float], upper: float, lower: float) -> tuple[str,
     return AMBIGUOUS, f"max score {top:.3f} lies between the lower {lower:g} and upper {upper:g} thresholds"
 
 
-def make_crag_retrieve(c: Components) -> Callable[[dict, Runtime], dict]:
+def make_crag_retrieve(c: Components) -> Node[CRAGState, CRAGContext]:
     """The retriever's top-k documents, kept in ``retrieved`` (``passages`` starts empty)."""
     inner = make_retrieve(c)
 
@@ -76,7 +76,7 @@ def make_crag_retrieve(c: Components) -> Callable[[dict, Runtime], dict]:
     return retrieve
 
 
-def make_evaluate(c: Components) -> Callable[[dict, Runtime], dict]:
+def make_evaluate(c: Components) -> Node[CRAGState, CRAGContext]:
     """Score every retrieved document with the evaluator and choose the action."""
 
     def evaluate(state: CRAGState, runtime: Runtime[CRAGContext]) -> dict:
@@ -88,7 +88,7 @@ def make_evaluate(c: Components) -> Callable[[dict, Runtime], dict]:
         action, reason = decide_action(scores, upper, lower)
         return {
             "scores": scores,
-            "retrieved": [{**d, "score": s} for d, s in zip(docs, scores)],
+            "retrieved": [with_score(d, s) for d, s in zip(docs, scores)],
             "action": action,
             "action_reason": reason,
             "_trace": {
@@ -130,7 +130,7 @@ def _refine_trace(r) -> dict:
     }
 
 
-def make_refine(c: Components) -> Callable[[dict, Runtime], dict]:
+def make_refine(c: Components) -> Node[CRAGState, CRAGContext]:
     """Internal knowledge: the retrieved documents refined (decompose, filter, recompose)."""
 
     def refine(state: CRAGState, runtime: Runtime[CRAGContext]) -> dict:
@@ -161,7 +161,7 @@ def read_keywords_legacy(text: str) -> Keywords | None:
     return Keywords(keywords=words) if words else None
 
 
-def make_rewrite(c: Components) -> Callable[[dict, Runtime], dict]:
+def make_rewrite(c: Components) -> Node[CRAGState, CRAGContext]:
     """Rewrite the question into keyword queries with the paper's few-shot prompt."""
 
     def rewrite(state: CRAGState, runtime: Runtime[CRAGContext]) -> dict:
@@ -217,7 +217,7 @@ def _fetcher(c: Components, ctx: CRAGContext):
     )
 
 
-def make_web_search_node(c: Components) -> Callable[[dict, Runtime], dict]:
+def make_web_search_node(c: Components) -> Node[CRAGState, CRAGContext]:
     """Search the web for the rewritten queries, prefer Wikipedia, fetch and extract pages."""
 
     def web_search(state: CRAGState, runtime: Runtime[CRAGContext]) -> dict:
@@ -306,7 +306,7 @@ def make_web_search_node(c: Components) -> Callable[[dict, Runtime], dict]:
     return web_search
 
 
-def make_refine_web(c: Components) -> Callable[[dict, Runtime], dict]:
+def make_refine_web(c: Components) -> Node[CRAGState, CRAGContext]:
     """External knowledge: the web results refined like the internal documents.
 
     When the web gave nothing (not configured, failed, timed out, no results) on the

@@ -33,14 +33,15 @@ static document, the bridge entity.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import Any, Mapping, Sequence
 
 from langgraph.runtime import Runtime
 
 from ..components import Components
 from ..prompts import one_line
 from ..settings import DRRAGContext, context_of
-from ..state.types import Passage, question_of, reset, with_meta
+from ..state.dr_rag import DRRAGState
+from ..state.types import Node, Passage, question_of, reset, with_meta
 from ..tools.judges import own_threshold, score_triples
 from .dr_rag_links import linked_candidates, pair_priors, uses_question_links
 from .links import lead_with_named, named_count, question_links, title_index_of
@@ -68,7 +69,7 @@ def first_stage_size(ctx: Any) -> int:
     return max(1, min(k1, k))
 
 
-def kept_first(ctx: Any, state: dict) -> int:
+def kept_first(ctx: Any, state: Mapping[str, Any]) -> int:
     """Documents the first stage hands on: k for SM, k1 otherwise."""
     strategy = state.get("strategy") or strategy_of(ctx)
     return max(1, int(ctx.k)) if strategy == "sm" else first_stage_size(ctx)
@@ -200,7 +201,7 @@ def priors_of(key: tuple, bonus: dict, bridge: dict) -> dict:
 def fill_budget(context: list[Passage], candidates: Sequence[Passage], k: int) -> list[Passage]:
     """The next ``candidates`` not in ``context``, until it holds ``k`` documents."""
     have = {p["id"] for p in context}
-    out = []
+    out: list[Passage] = []
     for p in candidates:
         if len(context) + len(out) >= k:
             break
@@ -211,11 +212,11 @@ def fill_budget(context: list[Passage], candidates: Sequence[Passage], k: int) -
 
 
 # ---------------------------------------------------------------- retrieval nodes
-def make_first_stage(c: Components) -> Callable[[dict, Runtime], dict]:
+def make_first_stage(c: Components) -> Node[DRRAGState, DRRAGContext]:
     """First stage: the question's candidates (``rerank_depth`` of them when a re-ranker
     follows); without a re-ranker its top k (SM) or k1 are the static-relevant documents."""
 
-    def first_stage(state: dict, runtime: Runtime) -> dict:
+    def first_stage(state: DRRAGState, runtime: Runtime[DRRAGContext]) -> dict:
         ctx = context_of(runtime, DRRAGContext)
         question = question_of(state)
         strategy = strategy_of(ctx)
@@ -249,11 +250,11 @@ def make_first_stage(c: Components) -> Callable[[dict, Runtime], dict]:
     return first_stage
 
 
-def make_rerank_first(c: Components) -> Callable[[dict, Runtime], dict]:
+def make_rerank_first(c: Components) -> Node[DRRAGState, DRRAGContext]:
     """``rerank``: the cross-encoder scores every candidate with the question; the best k
     (SM) or k1 become the static-relevant documents."""
 
-    def rerank(state: dict, runtime: Runtime) -> dict:
+    def rerank(state: DRRAGState, runtime: Runtime[DRRAGContext]) -> dict:
         ctx = context_of(runtime, DRRAGContext)
         spec = rerank_spec(ctx)
         judge = reranker_of(c, spec)
@@ -276,10 +277,10 @@ def make_rerank_first(c: Components) -> Callable[[dict, Runtime], dict]:
     return rerank
 
 
-def make_second_stage(c: Components) -> Callable[[dict, Runtime], dict]:
+def make_second_stage(c: Components) -> Node[DRRAGState, DRRAGContext]:
     """Second stage: one search per q*_i = <q, d_i> (batched), ``k2`` candidates each."""
 
-    def second_stage(state: dict, runtime: Runtime) -> dict:
+    def second_stage(state: DRRAGState, runtime: Runtime[DRRAGContext]) -> dict:
         ctx = context_of(runtime, DRRAGContext)
         first = list(state.get("first_stage") or [])
         depth = max(1, int(ctx.k2))
@@ -299,12 +300,12 @@ def make_second_stage(c: Components) -> Callable[[dict, Runtime], dict]:
     return second_stage
 
 
-def make_rerank_second(c: Components) -> Callable[[dict, Runtime], dict]:
+def make_rerank_second(c: Components) -> Node[DRRAGState, DRRAGContext]:
     """``rerank_second``: re-order each second-stage list by the cross-encoder's score of the
     candidate with the question (``second_rerank="question"``, scores shared with the first
     stage) or with the concatenated query q*_i (``"concat"``)."""
 
-    def rerank_second(state: dict, runtime: Runtime) -> dict:
+    def rerank_second(state: DRRAGState, runtime: Runtime[DRRAGContext]) -> dict:
         ctx = context_of(runtime, DRRAGContext)
         how = second_rerank_of(ctx)
         if how == "none":
@@ -336,10 +337,10 @@ def make_rerank_second(c: Components) -> Callable[[dict, Runtime], dict]:
 
 
 # ---------------------------------------------------------------- selection nodes
-def make_qdc_select(c: Components) -> Callable[[dict, Runtime], dict]:
+def make_qdc_select(c: Components) -> Node[DRRAGState, DRRAGContext]:
     """QDC (Eq. 1): the first new document of each (re-ranked) second-stage list, up to k."""
 
-    def qdc(state: dict, runtime: Runtime) -> dict:
+    def qdc(state: DRRAGState, runtime: Runtime[DRRAGContext]) -> dict:
         k = max(1, int(context_of(runtime, DRRAGContext).k))
         first = list(state.get("first_stage") or [])
         added = qdc_select(first, list(state.get("second_stage") or []), k)
@@ -349,10 +350,10 @@ def make_qdc_select(c: Components) -> Callable[[dict, Runtime], dict]:
     return qdc
 
 
-def make_inverse_select(c: Components) -> Callable[[dict, Runtime], dict]:
+def make_inverse_select(c: Components) -> Node[DRRAGState, DRRAGContext]:
     """CIS (Eq. 3): drop each second-stage document C rejects together with every d_i."""
 
-    def inverse_select(state: dict, runtime: Runtime) -> dict:
+    def inverse_select(state: DRRAGState, runtime: Runtime[DRRAGContext]) -> dict:
         ctx = context_of(runtime, DRRAGContext)
         question = state["question"]
         first = list(state.get("first_stage") or [])
@@ -384,12 +385,12 @@ def make_inverse_select(c: Components) -> Callable[[dict, Runtime], dict]:
     return inverse_select
 
 
-def make_forward_select(c: Components) -> Callable[[dict, Runtime], dict]:
+def make_forward_select(c: Components) -> Node[DRRAGState, DRRAGContext]:
     """CFS (Eq. 4, Algorithm 1): per d_i, keep one d'_ij not in Cnt that C accepts; then
     (``extra_partners``) the other accepted candidates, best first, and (``fill``) the next
     re-ranked first-stage candidates up to k."""
 
-    def forward_select(state: dict, runtime: Runtime) -> dict:
+    def forward_select(state: DRRAGState, runtime: Runtime[DRRAGContext]) -> dict:
         ctx = context_of(runtime, DRRAGContext)
         question = state["question"]
         k = max(1, int(ctx.k))

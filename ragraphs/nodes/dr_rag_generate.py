@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Sequence
 
 from langgraph.runtime import Runtime
 
 from ..components import Components
 from ..prompts import STOP_ANSWER, clean_answer, one_line, rag_answer_prompt
-from ..state.types import Passage
+from ..state.dr_rag import DRRAGState
+from ..state.types import Node, Passage
 from ..settings import DRRAGContext, context_of
 from ..tools.llm import complete, llm_usage
 
@@ -75,10 +76,10 @@ def dr_rag_answer_prompt(question: str, passages: Sequence[Passage], max_chars: 
     return "\n".join(parts)
 
 
-def make_dr_generate(c: Components) -> Callable[[dict, Runtime], dict]:
+def make_dr_generate(c: Components) -> Node[DRRAGState, DRRAGContext]:
     """The one LLM call of DR-RAG: answer from the selected documents (honours skip_generation)."""
 
-    def generate(state: dict, runtime: Runtime) -> dict:
+    def generate(state: DRRAGState, runtime: Runtime[DRRAGContext]) -> dict:
         ctx = context_of(runtime, DRRAGContext)
         passages = list(state.get("passages") or [])
         if ctx.skip_generation:

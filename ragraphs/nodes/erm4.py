@@ -11,7 +11,7 @@ knowledge, no benchmark questions) written in the JSON of each decision's schema
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Mapping
 
 from langgraph.runtime import Runtime
 
@@ -20,7 +20,7 @@ from ..errors import ConfigError
 from ..prompts import STOP_ANSWER, clean_answer, closed_book_prompt
 from ..settings import ERM4Context, context_of
 from ..state.erm4 import ERM4State
-from ..state.types import Passage, question_of, reset
+from ..state.types import Node, Passage, question_of, reset, with_score
 from ..tools.fetch import fetch_results
 from ..tools.judges import own_threshold
 from ..tools.llm import complete, llm_usage
@@ -77,7 +77,7 @@ def _fetcher(c: Components, ctx):
 
 
 def _tag(passages: list[Passage], qi: int, query: str, origin: str) -> list[Passage]:
-    out = []
+    out: list[Passage] = []
     for r, p in enumerate(passages):
         meta = {**(p.get("meta") or {}), "query": query, "query_index": qi, "rank": r, "knowledge": origin}
         out.append({**p, "meta": meta})
@@ -94,7 +94,7 @@ def _brief(passages: list[Passage]) -> list[dict]:
 # ---------------------------------------------------------------- nodes
 
 
-def make_rewrite(c: Components) -> Callable[[dict, Runtime], dict]:
+def make_rewrite(c: Components) -> Node[ERM4State, ERM4Context]:
     """Query Rewriter+: one LLM call -> rewritten question and up to ``max_queries`` queries."""
 
     def rewrite(state: ERM4State, runtime: Runtime[ERM4Context]) -> dict:
@@ -119,7 +119,7 @@ def make_rewrite(c: Components) -> Callable[[dict, Runtime], dict]:
     return rewrite
 
 
-def make_memory_check(c: Components) -> Callable[[dict, Runtime], dict]:
+def make_memory_check(c: Components) -> Node[ERM4State, ERM4Context]:
     """Retrieval Trigger: Pop(q) = #reservoir entries matching q at tau; inside when Pop >= theta.
 
     ``trigger="title"``: cosine of query and title (the paper); ``trigger="evaluator"``: the
@@ -170,7 +170,7 @@ def route_after_memory(state: dict) -> str:
     return "external" if state.get("outside") else "memory_only"
 
 
-def make_external_retrieve(c: Components) -> Callable[[dict, Runtime], dict]:
+def make_external_retrieve(c: Components) -> Node[ERM4State, ERM4Context]:
     """External retrieval for the outside queries: the vector store and/or web search."""
 
     def retrieve(state: ERM4State, runtime: Runtime[ERM4Context]) -> dict:
@@ -224,7 +224,7 @@ def make_external_retrieve(c: Components) -> Callable[[dict, Runtime], dict]:
     return retrieve
 
 
-def _candidates(state: dict, limit: int) -> list[Passage]:
+def _candidates(state: Mapping[str, Any], limit: int) -> list[Passage]:
     queries = list(state.get("queries") or [])
     per_query: list[list[Passage]] = [[] for _ in queries]
     for p in list(state.get("memory_knowledge") or []) + list(state.get("external_knowledge") or []):
@@ -236,7 +236,7 @@ def _candidates(state: dict, limit: int) -> list[Passage]:
     return mixed_order(per_query, limit)
 
 
-def make_filter(c: Components) -> Callable[[dict, Runtime], dict]:
+def make_filter(c: Components) -> Node[ERM4State, ERM4Context]:
     """Knowledge Filter: keep the knowledge judged entailment for the rewritten question.
 
     ``filter="judge"`` (default): the ``filter_judge`` role scores each instance and keeps it
@@ -264,7 +264,7 @@ def make_filter(c: Components) -> Callable[[dict, Runtime], dict]:
             thr = ctx.filter_threshold
             # None: the judge's own cut, else the scale's middle
             thr = own_threshold(judge, 0.0 if role == "evaluator" else 0.5) if thr is None else float(thr)
-            kept = [{**p, "score": float(s)} for p, s in zip(cands, scores) if float(s) >= thr]
+            kept = [with_score(p, float(s)) for p, s in zip(cands, scores) if float(s) >= thr]
             decisions = [{"title": p["title"], "score": round(float(s), 4), "kept": float(s) >= thr} for p, s in zip(cands, scores)]
         else:  # "llm"
             llm, kept = _llm(c, ctx), []
@@ -302,7 +302,7 @@ def _question_for_answer(state: ERM4State, ctx: ERM4Context) -> str:
     return state.get("rewritten_question") or state["question"]
 
 
-def make_generate(c: Components) -> Callable[[dict, Runtime], dict]:
+def make_generate(c: Components) -> Node[ERM4State, ERM4Context]:
     """The reader: the rewritten question with the filtered knowledge (one LLM call)."""
     from ..prompts import rag_answer_prompt
 
@@ -323,7 +323,7 @@ def make_generate(c: Components) -> Callable[[dict, Runtime], dict]:
     return generate
 
 
-def make_backoff_generate(c: Components) -> Callable[[dict, Runtime], dict]:
+def make_backoff_generate(c: Components) -> Node[ERM4State, ERM4Context]:
     """Back-off: no knowledge survived the filter, so the LLM answers on its own."""
 
     def backoff(state: ERM4State, runtime: Runtime[ERM4Context]) -> dict:
@@ -337,7 +337,7 @@ def make_backoff_generate(c: Components) -> Callable[[dict, Runtime], dict]:
     return backoff
 
 
-def make_memory_update(c: Components) -> Callable[[dict, Runtime], dict]:
+def make_memory_update(c: Components) -> Node[ERM4State, ERM4Context]:
     """Memory Knowledge Reservoir update: store the kept external title-content pairs
     (a newer entry replaces the stored one with the same title)."""
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Mapping
 
 from langgraph.runtime import Runtime
 
@@ -10,7 +10,7 @@ from ..components import Components
 from ..prompts import STOP_ANSWER, clean_answer, closed_book_prompt, rag_answer_prompt
 from ..settings import RAGContext, context_of
 from ..state.base import RAGState
-from ..state.types import question_of
+from ..state.types import Node, question_of
 from ..tools.llm import complete, llm_usage
 
 
@@ -18,10 +18,10 @@ def _llm(c: Components, ctx: RAGContext):
     return c.llm(ctx.llm, max_tokens=int(ctx.max_new_tokens))
 
 
-def make_generate(c: Components, *, passages_key: str = "passages", question_key: str = "question") -> Callable:
+def make_generate(c: Components, *, passages_key: str = "passages", question_key: str = "question") -> Node[Any, Any]:
     """Answer the question from the passages in ``state[passages_key]`` (one LLM call)."""
 
-    def generate(state: RAGState, runtime: Runtime[RAGContext]) -> dict:
+    def generate(state: Mapping[str, Any], runtime: Runtime[RAGContext]) -> dict:  # reads the keys it is given
         ctx = context_of(runtime, RAGContext)
         passages = state.get(passages_key) or []
         question = state.get(question_key) or state["question"]
@@ -39,7 +39,7 @@ def make_generate(c: Components, *, passages_key: str = "passages", question_key
     return generate
 
 
-def make_generate_closed_book(c: Components) -> Callable:
+def make_generate_closed_book(c: Components) -> Node[Any, Any]:
     """Answer without any retrieved passage (the no-retrieval baseline)."""
 
     def generate(state: RAGState, runtime: Runtime[RAGContext]) -> dict:

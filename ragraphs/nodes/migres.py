@@ -14,7 +14,7 @@ degrades to "nothing said", never to an exception, and is counted in ``parse_fai
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 from langgraph.runtime import Runtime
 
@@ -22,7 +22,7 @@ from ..components import Components
 from ..prompts import one_line
 from ..settings import MIGRESContext, context_of
 from ..state.migres import MIGRESState
-from ..state.types import Passage, make_passage, question_of
+from ..state.types import Node, Passage, make_passage, question_of
 from ..tools.judges import own_threshold
 from ..tools.llm import complete, llm_usage
 from ..tools.structured import LeafExtraction, MainVerdict, QueryList, decide
@@ -63,7 +63,7 @@ def _llm(c: Components, ctx: MIGRESContext):
 # ---------------------------------------------------------------------------- nodes
 
 
-def make_retrieve(c: Components) -> Callable[[dict, Runtime], dict]:
+def make_retrieve(c: Components) -> Node[MIGRESState, MIGRESContext]:
     """Retriever: top-k passages for each of this iteration's queries (the question first)."""
 
     def retrieve(state: MIGRESState, runtime: Runtime[MIGRESContext]) -> dict:
@@ -114,7 +114,7 @@ def kept_text(text: str, passage_score: float, sentences: list[str], scores: lis
     return " ".join(kept), f"{len(kept)}/{len(sentences)} sentences"
 
 
-def make_filter_knowledge(c: Components) -> Callable[[dict, Runtime], dict]:
+def make_filter_knowledge(c: Components) -> Node[MIGRESState, MIGRESContext]:
     """Knowledge Filter: passage-level re-rank with a threshold, then sentence-level filtering.
 
     Each retrieved passage is scored against the query that found it by the relevance
@@ -159,7 +159,7 @@ def make_filter_knowledge(c: Components) -> Callable[[dict, Runtime], dict]:
             text, kept_how = kept_text(p["text"], ps, split[j], per[j], s_thr)
             if not text.strip():
                 continue
-            q = {**p, "text": text, "score": ps, "meta": {**p["meta"], "passage_score": ps, "kept": kept_how}}
+            q: Passage = {**p, "text": text, "score": ps, "meta": {**p["meta"], "passage_score": ps, "kept": kept_how}}
             if content_key(q) in fed:
                 continue
             if p["id"] not in best or ps > float(best[p["id"]]["score"] or 0):
@@ -182,7 +182,7 @@ def make_filter_knowledge(c: Components) -> Callable[[dict, Runtime], dict]:
     return filter_knowledge
 
 
-def make_knowledge_prompt(c: Components) -> Callable[[dict, Runtime], dict]:
+def make_knowledge_prompt(c: Components) -> Node[MIGRESState, MIGRESContext]:
     """LLM knowledge prompting (Appendix C): when no passage survives, ask the LLM for
     information relevant to the iteration's first query; it becomes the knowledge read."""
 
@@ -204,7 +204,7 @@ def make_knowledge_prompt(c: Components) -> Callable[[dict, Runtime], dict]:
     return knowledge
 
 
-def make_leaf_extract(c: Components) -> Callable[[dict, Runtime], dict]:
+def make_leaf_extract(c: Components) -> Node[MIGRESState, MIGRESContext]:
     """Leaf Module: extract useful statements citing their passages, then drop every
     statement its cited passages do not entail (``c.judge("nli")`` >= ``nli_threshold``).
 
@@ -223,7 +223,7 @@ def make_leaf_extract(c: Components) -> Callable[[dict, Runtime], dict]:
         out = decide(_llm(c, ctx), prompt, LeafExtraction, stop=STOP_LINE, max_tokens=int(ctx.leaf_max_tokens),
                      legacy=read_leaf_legacy)
         extracted = out.value.useful_information if out.value is not None else []
-        items = [{"info": one_line(st.info, 500), "support": list(st.support_passages)} for st in extracted]
+        items: list[dict[str, Any]] = [{"info": one_line(st.info, 500), "support": list(st.support_passages)} for st in extracted]
         known = {_norm(u["info"]) for u in state.get("useful_info") or []}
         pairs, plan = [], []  # plan: (item index, cited passage indexes)
         for i, it in enumerate(items):
@@ -240,7 +240,9 @@ def make_leaf_extract(c: Components) -> Callable[[dict, Runtime], dict]:
         nli = c.judge("nli")
         scores = list(nli.score_batch(pairs)) if pairs else []
         thr = threshold(ctx.nli_threshold, nli, 0.5)
-        kept, dropped, pos = [], [], 0
+        kept: list[dict[str, Any]] = []
+        dropped: list[dict[str, Any]] = []
+        pos = 0
         for i, options in plan:
             opt_scores = [float(s) for s in scores[pos : pos + len(options)]]
             pos += len(options)
@@ -267,7 +269,7 @@ def make_leaf_extract(c: Components) -> Callable[[dict, Runtime], dict]:
     return leaf
 
 
-def make_memory(c: Components) -> Callable[[dict, Runtime], dict]:
+def make_memory(c: Components) -> Node[MIGRESState, MIGRESContext]:
     """Memory Module: record this iteration's queries and the passages read. A passage
     that was read and supports no kept statement (in this or an earlier iteration) is a
     hard negative, never fed again; text already read is not read again either."""
@@ -289,7 +291,7 @@ def make_memory(c: Components) -> Callable[[dict, Runtime], dict]:
     return memory
 
 
-def make_main_judge(c: Components) -> Callable[[dict, Runtime], dict]:
+def make_main_judge(c: Components) -> Node[MIGRESState, MIGRESContext]:
     """Main Module: answer from the useful information, or say "unanswerable" and name
     what is missing. Ends one iteration (``iterations`` + 1)."""
 
@@ -324,7 +326,7 @@ def make_main_judge(c: Components) -> Callable[[dict, Runtime], dict]:
     return main_judge
 
 
-def make_generate_queries(c: Components) -> Callable[[dict, Runtime], dict]:
+def make_generate_queries(c: Components) -> Node[MIGRESState, MIGRESContext]:
     """Query Generator: at most ``max_queries`` new simple queries for the missing
     information, none like a query already in memory. When the model gives none, the
     missing information itself is the query (or the question joined to it). When that too

@@ -8,7 +8,7 @@ docs/migres.md.
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any
 
 from langgraph.runtime import Runtime
 
@@ -25,7 +25,7 @@ from ..prompts import (
 )
 from ..settings import MIGRESContext, context_of
 from ..state.migres import MIGRESState
-from ..state.types import Passage, cut_text, make_passage
+from ..state.types import Node, Passage, cut_text, make_passage
 from ..tools.llm import complete, llm_usage
 from ..tools.structured import choice_gbnf, constraint_mode
 from .migres import _llm
@@ -85,7 +85,7 @@ def shorten(llm, question: str, answer: str, ctx: MIGRESContext) -> tuple[str, d
     ``shorten_answer_type`` a bare date or number for a question that asks for a place or a
     person (:func:`~ragraphs.prompts.mismatches_question_type`). The phrase is "" when the cut
     wrote nothing usable (the answer then stays as it is)."""
-    kw = {}
+    kw: dict[str, Any] = {}
     options = shortening_options(question, answer) if ctx.shorten_to_span else []
     if options and constraint_mode(llm) == "grammar":
         kw["grammar"] = choice_gbnf(options)
@@ -111,7 +111,7 @@ def within_answer(question: str, answer: str, short: str) -> bool:
     return _is_option(short, shortening_options(question, answer))
 
 
-def make_final_answer(c: Components) -> Callable[[dict, Runtime], dict]:
+def make_final_answer(c: Components) -> Node[MIGRESState, MIGRESContext]:
     """Answer the question with the reader prompt over :func:`reader_evidence` (one LLM call):
     the best effort when the iteration guard stops the loop or no new query is left, and the
     answer itself after an "answerable" verdict with ``answer_with="reader"`` (``final`` keeps

@@ -22,7 +22,7 @@ from langgraph.runtime import Runtime
 
 from ..components import Components
 from ..settings import RAGContext, context_of
-from ..state.types import Passage, reset
+from ..state.types import Node, Passage, reset
 from .links import question_links, title_index_of
 
 NONE = ("", "none", "off", "false", "no")
@@ -78,7 +78,7 @@ def rerank_passages(judge: Any, query: str, passages: Sequence[Passage], cache: 
         return passages
     scores = judge_scores(judge, query, passages, cache)
     order = sorted(range(len(passages)), key=lambda i: (-scores[i], i))
-    out = []
+    out: list[Passage] = []
     for i in order:
         p = passages[i]
         meta = {**(p.get("meta") or {}), "retrieval_score": p.get("score"), "retrieval_rank": i + 1}
@@ -96,7 +96,7 @@ def make_rerank(
     source: str = "passages",
     keep: Callable[[Any, dict], int] | None = None,
     extra: Callable[[dict, list[Passage], list[Passage]], dict] | None = None,
-) -> Callable[[dict, Runtime], dict]:
+) -> Node[Any, Any]:
     """The ``rerank`` node: score ``state[source]`` against the question with the run's
     re-ranker, keep the best ``keep(ctx, state)`` (default ``ctx.k``) as ``passages``.
 

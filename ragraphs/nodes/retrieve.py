@@ -4,14 +4,14 @@ retriever; with ``link_question``, the candidates whose title the question names
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 from langgraph.runtime import Runtime
 
 from ..components import Components
 from ..settings import RAGContext, context_of
 from ..state.base import RAGState
-from ..state.types import Passage, question_of
+from ..state.types import Node, Passage, question_of
 from ..tools.vectorstore import rrf_fuse
 from .links import linked_search
 from .rerank import rerank_spec
@@ -40,7 +40,7 @@ def retrieval_depth(ctx: Any, k: int) -> int:
     return max(k, int(ctx.rerank_depth or k))
 
 
-def make_retrieve(c: Components, *, query_key: str = "question") -> Callable[[dict, Runtime], dict]:
+def make_retrieve(c: Components, *, query_key: str = "question") -> Node[Any, Any]:
     def retrieve(state: RAGState, runtime: Runtime[RAGContext]) -> dict:
         ctx = context_of(runtime, RAGContext)
         query = question_of(state, query_key)

@@ -3,9 +3,24 @@
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Protocol, TypeVar
 
+from langgraph.runtime import Runtime
+from langgraph.typing import StateLike
 from typing_extensions import NotRequired, TypedDict  # pydantic (Studio schemas) needs these on Python < 3.12
+
+StateT_contra = TypeVar("StateT_contra", contravariant=True)
+ContextT = TypeVar("ContextT", bound="StateLike | None")
+
+
+class Node(Protocol[StateT_contra, ContextT]):
+    """A graph node: ``node(state, runtime)`` returns a partial state update.
+
+    LangGraph hands the node the run's ``Runtime``; its ``context`` is the method's settings
+    (``Node[CRAGState, CRAGContext]``). A node shared by several methods is ``Node[Any, Any]``.
+    """
+
+    def __call__(self, state: StateT_contra, runtime: Runtime[ContextT]) -> dict[str, Any]: ...
 
 
 class Passage(TypedDict):
@@ -79,6 +94,11 @@ def with_meta(p: Passage, **meta: Any) -> Passage:
     return {**p, "meta": {**(p.get("meta") or {}), **meta}}
 
 
+def with_score(p: Passage, score: float | None) -> Passage:
+    """A copy of the passage with ``score``."""
+    return {**p, "score": score}
+
+
 def reset(value: Iterable[Passage] = ()) -> Any:
     """An update for a :func:`merge_passages` field that replaces the list."""
     return {"__reset__": True, "value": list(value)}
@@ -120,6 +140,6 @@ def question_of(state: Mapping[str, Any], key: str = "question") -> str:
     q = state.get(key)
     if q is not None and not isinstance(q, str):
         raise InputError(f"the question must be text, got {type(q).__name__}")
-    if not (q or "").strip():
+    if q is None or not q.strip():
         raise InputError("the question is empty")
     return q

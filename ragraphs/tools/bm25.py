@@ -7,7 +7,7 @@ import threading
 
 import numpy as np
 
-from ..state.types import Passage
+from ..state.types import Passage, with_score
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 STOPWORDS = frozenset(
@@ -54,4 +54,4 @@ class BM25Index:
         k = min(k, s.size)
         top = np.argpartition(-s, k - 1)[:k]
         top = top[np.argsort(-s[top], kind="stable")]
-        return [{**self.passages[i], "score": float(s[i])} for i in top if s[i] > 0]
+        return [with_score(self.passages[i], float(s[i])) for i in top if s[i] > 0]

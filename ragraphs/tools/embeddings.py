@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import threading
 from collections import OrderedDict
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Hashable, Iterable, Sequence
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
@@ -71,17 +71,17 @@ class VectorCache:
 
     def __init__(self, size: int):
         self.size = size
-        self._d: "OrderedDict[tuple, np.ndarray]" = OrderedDict()
+        self._d: "OrderedDict[Hashable, np.ndarray]" = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, key: tuple) -> np.ndarray | None:
+    def get(self, key: Hashable) -> np.ndarray | None:
         with self._lock:
             v = self._d.get(key)
             if v is not None:
                 self._d.move_to_end(key)
             return v
 
-    def put(self, key: tuple, vec: np.ndarray) -> None:
+    def put(self, key: Hashable, vec: np.ndarray) -> None:
         if self.size <= 0:
             return
         with self._lock:

@@ -91,7 +91,7 @@ def resolve(host: str, port: int, allow_private: bool) -> str:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except socket.gaierror as e:
         raise FetchError(f"cannot resolve {host!r}: {e}") from e
-    addrs = [i[4][0] for i in infos]
+    addrs = [str(i[4][0]) for i in infos]
     if not addrs:
         raise FetchError(f"cannot resolve {host!r}")
     if not allow_private:
@@ -259,8 +259,8 @@ def fetch_results(fetcher: "PageFetcher", results: list, max_workers: int = 5) -
     import concurrent.futures as cf
 
     out = list(results)
-    todo = [(i, (p.get("meta") or {}).get("url")) for i, p in enumerate(out)]
-    todo = [(i, u) for i, u in todo if u]
+    urls = [(i, (p.get("meta") or {}).get("url")) for i, p in enumerate(out)]
+    todo = [(i, str(u)) for i, u in urls if u]
     report: list[dict] = []
     if not todo:
         return out, report

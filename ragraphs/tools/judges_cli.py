@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import sys
+from typing import Any
 
 from ..errors import ConfigError, InputError
 
@@ -38,11 +39,12 @@ def cmd_train_judge(args: argparse.Namespace) -> int:
     if not 0.0 < args.val_fraction < 1.0:
         raise ConfigError("--val-fraction must be between 0 and 1")
     roles = tuple(args.judge or JUDGE_CHOICES)
+    no_cap: dict[str, Any] = {"max_per_file": {}} if args.no_cap else {}
     cfg = TrainConfig(roles=roles, epochs=args.epochs, lr=args.lr, warmup_ratio=args.warmup, batch_size=args.batch_size,
                       max_length=args.max_length, mine_k=args.mine_k, pair_mine_k=args.pair_mine_k, val_fraction=args.val_fraction, seed=args.seed,
                       threads=args.threads, limit=args.limit, init=args.init, neg_ratio=args.neg_ratio,
                       teachers=tuple(args.teachers or ()), temperature=args.temperature, layers=args.layers,
-                      **({"max_per_file": {}} if args.no_cap else {}))
+                      **no_cap)
     log = (lambda m: None) if args.json else (lambda m: print(m, file=sys.stderr, flush=True))
     meta = train_judges(args.data, args.out, cfg, log=log, progress=not args.json, keep_torch=args.keep_torch)
     if args.json:

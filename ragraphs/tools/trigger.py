@@ -20,7 +20,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..errors import ConfigError
-from ..state.types import Passage
+from ..state.types import Passage, with_score
 
 TRIGGERS = ("title", "evaluator")
 
@@ -61,7 +61,7 @@ def trigger_lookup(
             out.append((0, []))
             continue
         scores = np.asarray(judge.score_batch([(q, _text(p)) for p in entries]), dtype=np.float32)
-        hits = [({**p, "score": float(s)}, float(s)) for p, s in zip(entries, scores) if float(s) >= tau]
+        hits = [(with_score(p, float(s)), float(s)) for p, s in zip(entries, scores) if float(s) >= tau]
         hits.sort(key=lambda x: -x[1])
         out.append((len(hits), [p for p, _ in hits[: max(0, int(k))]]))
     return out

@@ -18,7 +18,7 @@ from urllib.parse import urlparse
 import numpy as np
 
 from ..errors import ConfigError, StoreError
-from ..state.types import Passage, make_passage
+from ..state.types import Passage, make_passage, with_score
 from .bm25 import BM25Index
 from .embeddings import MiniLMEmbeddings, embed_texts
 from .titles import TitleIndex
@@ -40,7 +40,7 @@ def rrf_fuse(lists: Sequence[list[Passage]], k: int, c: int = 60) -> list[Passag
             scores[p["id"]] = scores.get(p["id"], 0.0) + 1.0 / (c + r + 1)
             first.setdefault(p["id"], p)
     ranked = sorted(scores, key=lambda i: -scores[i])[:k]
-    return [{**first[i], "score": scores[i]} for i in ranked]
+    return [with_score(first[i], scores[i]) for i in ranked]
 
 
 def _client(path: str | None, url: str | None):
@@ -153,7 +153,7 @@ class ChromaCorpus:
             vecs = embed_texts(self.embeddings, texts)
             metas = []
             for p in batch:
-                m = {"title": p["title"], "source": p.get("source") or "corpus"}
+                m: dict[str, str | int | float | bool] = {"title": p["title"], "source": p.get("source") or "corpus"}
                 for key, val in (p.get("meta") or {}).items():
                     if isinstance(val, (str, int, float, bool)):
                         m[key] = val
@@ -321,12 +321,12 @@ class InMemoryCorpus:
         q = np.asarray(vectors, dtype=np.float32)
         q = q / (np.linalg.norm(q, axis=1, keepdims=True) + 1e-9)
         sims = q @ self.vectors.T
-        out = []
+        out: list[list[Passage]] = []
         for row in sims:
             kk = min(k, row.size)
             top = np.argpartition(-row, kk - 1)[:kk]
             top = top[np.argsort(-row[top], kind="stable")]
-            out.append([{**self.passages[i], "score": float(row[i])} for i in top])
+            out.append([with_score(self.passages[i], float(row[i])) for i in top])
         return out
 
     search_many = ChromaCorpus.search_many

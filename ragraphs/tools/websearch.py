@@ -50,7 +50,8 @@ class OfflineCorpusSearch:
             pages.setdefault(p["id"], {**p, "source": "web"})
         for path in [paths] if isinstance(paths, str) else (paths or []):
             for row in iter_rows(path):
-                items = row.get("results") if isinstance(row.get("results"), list) else [row]
+                results = row.get("results")
+                items = results if isinstance(results, list) else [row]
                 for r in items:
                     text = " ".join(str(r.get("text") or "").split())
                     if text:

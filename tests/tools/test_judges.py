@@ -161,6 +161,10 @@ def test_missing_and_corrupt_model_files_name_the_file(tmp_path):
         J.load_judge("evaluator", d)
     with pytest.raises(ConfigError, match="unknown judge"):
         J.load_default_judge("oracle")
+    with pytest.raises(ConfigError, match="unknown judge backend 'openvino'"):
+        J.load_judge("evaluator", J.weights_dir(), backend="openvino")
+    with pytest.raises(ConfigError, match="needs a model directory holding its ONNX file; some-cached-reranker"):
+        J.load_judge("evaluator", "some-cached-reranker", backend="onnx")  # a name, not a directory
 
 
 def test_shipped_model_is_light_and_described():

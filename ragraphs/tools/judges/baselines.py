@@ -240,7 +240,7 @@ class LLMJudge:
 
     def score_batch(self, pairs: Sequence[tuple]) -> np.ndarray:
         if self.kind == "pair":
-            return self.score_pairs(pairs)  # type: ignore[arg-type]
+            return self.score_pairs(pairs)
         return np.asarray([self.score(a, b) for a, b in pairs], dtype=np.float32)
 
     def score_pair(self, question: str, d1: str, d2: str) -> float:

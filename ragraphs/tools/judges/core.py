@@ -97,8 +97,12 @@ def load_cross_encoder(path: str | os.PathLike, backend: str | None = None, max_
     onnx_file = p / meta.get("onnx_file", _ONNX_FILE) if local else None
     if backend is None:  # a ragraphs judge directory names its ONNX file: that one, or an error naming it
         backend = "onnx" if onnx_file is not None and (onnx_file.is_file() or meta.get("onnx_file")) else "torch"
+    if backend not in ("onnx", "torch"):
+        raise ConfigError(f"unknown judge backend {backend!r}; choose onnx or torch")
+    if backend == "onnx" and onnx_file is None:
+        raise ConfigError(f"the onnx judge backend needs a model directory holding its ONNX file; {path} is not a directory here")
     if local:
-        needed = [p / "config.json"] + ([onnx_file] if backend == "onnx" else [])
+        needed = [p / "config.json"] + ([onnx_file] if backend == "onnx" and onnx_file is not None else [])
         for f in needed:
             if not f.is_file():
                 raise ConfigError(f"judge model file missing: {f}")
@@ -111,7 +115,7 @@ def load_cross_encoder(path: str | os.PathLike, backend: str | None = None, max_
 
         try:
             with quiet_loading():
-                if backend == "onnx":
+                if backend == "onnx" and onnx_file is not None:
                     from .onnx import OnnxCrossEncoder
 
                     model = OnnxCrossEncoder(p, str(onnx_file.relative_to(p)), max_length=length)
@@ -192,7 +196,7 @@ class CrossEncoderJudge:
     # evaluator and nli: (first, second) pairs
     def score_batch(self, pairs: Sequence[tuple]) -> np.ndarray:
         if self.role == "pair":
-            return self.score_pairs(pairs)  # type: ignore[arg-type]
+            return self.score_pairs(pairs)
         texts = [(self.prefix + clean(a, 1000), clean(b)) for a, b in pairs]
         if self.role == "nli":  # trained as (hypothesis, premise): the premise may be long
             texts = [(self.prefix + clean(b, 1000), clean(a)) for a, b in pairs]

@@ -29,6 +29,7 @@ import numpy as np
 
 from ...datasets import parse_data_spec, part_of
 from ...errors import ConfigError, InputError
+from ...state.types import Passage, make_passage
 from .core import JUDGES, passage_text
 
 def iter_pairs(question: str, passages: Iterable[str]) -> list[tuple[str, str]]:
@@ -79,7 +80,7 @@ def _row_examples(spec: str, dataset: str | None = None, limit: int | None = Non
     return out
 
 
-def _ptext(p: dict, rng: random.Random, title_prob: float) -> str:
+def _ptext(p: Passage | dict, rng: random.Random, title_prob: float) -> str:
     return passage_text(p) if rng.random() < title_prob else (p.get("text") or "")
 
 
@@ -166,12 +167,12 @@ def _statement(subject: str, relation: str, obj: str) -> str:
 _DECOMP = re.compile(r"^(.*?)\s*>>\s*(.*)$")
 
 
-def _facts(row: dict, ex) -> list[tuple[str, str, str, dict]]:
+def _facts(row: dict, ex) -> list[tuple[str, str, str, Passage]]:
     """(subject, relation, object, supporting paragraph) facts annotated in a row."""
     from ...datasets import _maybe_literal
 
-    out = []
-    by_title = {}
+    out: list[tuple[str, str, str, Passage]] = []
+    by_title: dict[str, Passage] = {}
     for p in ex.paragraphs:
         by_title.setdefault(p["title"].strip().lower(), p)
     if "evidences" in row:  # 2WikiMultihopQA
@@ -196,8 +197,6 @@ def _facts(row: dict, ex) -> list[tuple[str, str, str, dict]]:
             if not isinstance(idx, int) or not (0 <= idx < len(raw_paras)) or not a.strip():
                 continue
             rp = raw_paras[idx]
-            from ...state.types import make_passage
-
             p = make_passage(rp.get("title", ""), " ".join(str(rp.get("paragraph_text", "")).split()), "corpus")
             m = _DECOMP.match(q)
             if m:

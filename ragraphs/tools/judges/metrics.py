@@ -6,6 +6,7 @@ import time
 from typing import Any, Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.metrics import accuracy_score, precision_recall_fscore_support, roc_auc_score, roc_curve
 
 from ...errors import InputError
@@ -14,16 +15,16 @@ from .core import score_triples
 from .data import Item, build_items, spec_name
 
 
-def auc_score(y: Sequence[int], s: Sequence[float]) -> float:
+def auc_score(labels: ArrayLike, s: ArrayLike) -> float:
     """Area under the ROC curve; NaN when only one class is present."""
-    y = np.asarray(y).astype(int)
+    y = np.asarray(labels).astype(int)
     if y.min(initial=1) == y.max(initial=0) or len(set(y.tolist())) < 2:
         return float("nan")
     return float(roc_auc_score(y, np.asarray(s, dtype=np.float64)))
 
 
-def metrics_at(y: Sequence[int], s: Sequence[float], threshold: float) -> dict:
-    y = np.asarray(y).astype(int)
+def metrics_at(labels: ArrayLike, s: ArrayLike, threshold: float) -> dict:
+    y = np.asarray(labels).astype(int)
     pred = (np.asarray(s) >= threshold).astype(int)
     p, r, f, _ = precision_recall_fscore_support(y, pred, average="binary", zero_division=0) if len(y) else (0, 0, 0, 0)
     return {
@@ -38,10 +39,10 @@ def metrics_at(y: Sequence[int], s: Sequence[float], threshold: float) -> dict:
     }
 
 
-def best_threshold(y: Sequence[int], s: Sequence[float]) -> float:
-    """The cut with the highest accuracy on (y, s), from the ROC curve's thresholds."""
-    y = np.asarray(y).astype(int)
-    s = np.asarray(s, dtype=np.float64)
+def best_threshold(labels: ArrayLike, scores: ArrayLike) -> float:
+    """The cut with the highest accuracy on (labels, scores), from the ROC curve's thresholds."""
+    y = np.asarray(labels).astype(int)
+    s = np.asarray(scores, dtype=np.float64)
     if len(s) == 0 or len(set(y.tolist())) < 2:
         return 0.5
     fpr, tpr, thr = roc_curve(y, s)

@@ -47,7 +47,8 @@ class OnnxCrossEncoder:
 
         self.session = session(cores)  # one pair: every core
         self._solo = session(1) if cores > 1 else None  # several pairs: one core each, side by side
-        self._cores, self._pool, self._pool_pid, self._pool_lock = cores, None, 0, threading.Lock()
+        self._cores, self._pool_pid, self._pool_lock = cores, 0, threading.Lock()
+        self._pool: ThreadPoolExecutor | None = None
         self.inputs = {i.name for i in self.session.get_inputs()}
         self.max_length = max_length
 

@@ -17,7 +17,7 @@ import shutil
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -274,7 +274,7 @@ def train_judges(files: Sequence[str], out_dir: str | os.PathLike, cfg: TrainCon
             if child.name != "_train":
                 shutil.rmtree(child) if child.is_dir() else child.unlink()
     model.save(str(out))
-    meta = {
+    meta: dict[str, Any] = {
         "name": "ragraphs-minilm-cross-encoder",
         "roles": list(cfg.roles),
         "prefixes": {r: PREFIX[r] for r in cfg.roles},
