@@ -12,13 +12,33 @@ from __future__ import annotations
 import os
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from langchain_core.language_models import BaseChatModel
 
+from .errors import ConfigError
 from .settings import default_store_path
 from .tools.llm import make_llm
 from .tools.vectorstore import ChromaCorpus, LangChainRetriever, Retriever
+
+if TYPE_CHECKING:  # the types a user's objects are checked against; nothing imported at run time
+    from langchain_core.embeddings import Embeddings
+    from langchain_core.retrievers import BaseRetriever
+    from langchain_core.vectorstores import VectorStore
+
+    from .tools.websearch import WebSearch
+
+
+def _langchain_search(obj: Any) -> bool:
+    """Whether ``obj`` searches the LangChain way (a vector store, whose own ``search`` takes a
+    search type and not ragraphs' ``(query, k, mode)``, or a retriever), not as a :class:`Retriever`."""
+    from langchain_core.retrievers import BaseRetriever
+    from langchain_core.vectorstores import VectorStore
+
+    if isinstance(obj, (VectorStore, BaseRetriever)):
+        return True
+    ours = isinstance(obj, Retriever) or hasattr(obj, "search_many")
+    return not ours and (hasattr(obj, "invoke") or hasattr(obj, "similarity_search"))
 
 
 class Components:
@@ -26,13 +46,13 @@ class Components:
         self,
         *,
         llm: BaseChatModel | None = None,
-        embeddings: Any = None,
-        retriever: Any = None,
-        vectorstore: Any = None,
+        embeddings: Embeddings | None = None,
+        retriever: Retriever | BaseRetriever | VectorStore | None = None,
+        vectorstore: VectorStore | None = None,
         store_path: str | None = None,
         store_url: str | None = None,
         collection: str = "ragraphs",
-        web_search: Any = None,
+        web_search: WebSearch | None = None,
         judges: dict[str, Any] | None = None,
         extra: dict[str, Any] | None = None,
     ):
@@ -77,11 +97,14 @@ class Components:
                         collection=self.collection,
                         embeddings=self.embeddings,
                     )
-            elif not isinstance(self._retriever, Retriever) and (
-                hasattr(self._retriever, "invoke") or hasattr(self._retriever, "similarity_search")
-            ):
+            elif _langchain_search(self._retriever):
                 self._retriever = LangChainRetriever(self._retriever)
-            return self._retriever
+            elif not (isinstance(self._retriever, Retriever) or hasattr(self._retriever, "search_many")):
+                raise ConfigError(
+                    "retriever must be a LangChain retriever or vector store, or have search(query, k, mode) "
+                    f"or search_many(queries, k, mode); got {type(self._retriever).__name__}"
+                )
+            return cast(Retriever, self._retriever)  # or one with only the batch search_many, which nodes prefer
 
     def judge(self, name: str):
         """A judge by name ("evaluator", "pair", "nli"): the user's, else the shipped default."""

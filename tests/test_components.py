@@ -44,3 +44,28 @@ def test_a_failing_load_is_left_to_the_run():
             raise RuntimeError("no model file")
 
     assert Components(retriever=Broken()).warm_up(RAGContext(skip_generation=True)) >= 0.0
+
+
+def test_a_langchain_vector_store_given_as_the_retriever_is_searched_the_langchain_way():
+    # a VectorStore has a search() of its own, search(query, search_type): it must not be
+    # taken for ragraphs' search(query, k, mode)
+    from langchain_core.embeddings import DeterministicFakeEmbedding
+    from langchain_core.vectorstores import InMemoryVectorStore
+
+    from ragraphs.nodes.retrieve import search_many
+
+    vs = InMemoryVectorStore(DeterministicFakeEmbedding(size=16))
+    vs.add_texts(["Paris is the capital of France.", "Tokyo is in Japan."],
+                 metadatas=[{"title": "Paris"}, {"title": "Tokyo"}])
+    hits = search_many(Components(retriever=vs).retriever, ["Paris is the capital of France."], 1, "dense")
+    assert [p["title"] for p in hits[0]] == ["Paris"]
+    assert hits[0][0]["text"] == "Paris is the capital of France."
+
+
+def test_a_retriever_that_cannot_search_is_refused_by_name():
+    import pytest
+
+    from ragraphs.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="retriever must be .* got dict"):
+        Components(retriever={"not": "a retriever"}).retriever
