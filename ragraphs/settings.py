@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from .errors import ConfigError
 from .setting_values import (  # noqa: F401
@@ -409,7 +409,10 @@ class MIGRESContext(RAGContext):
     knowledge_max_tokens: int = field(default=64, metadata={"description": "tokens knowledge prompting may write"})
 
 
-def context_of(runtime: Any, cls: type):
+ContextT = TypeVar("ContextT")
+
+
+def context_of(runtime: Any, cls: type[ContextT]) -> ContextT:
     """The run's context for a node of a graph whose settings are ``cls``: ``cls()``'s defaults
     when the run was given none, a :class:`ConfigError` when it was given another method's
     settings (``RAGContext`` to the CRAG graph); read once per node."""
