@@ -1,6 +1,10 @@
 """One module per method, each with ``build_<method>_graph(components)`` and a module-level
 compiled ``graph`` for LangGraph Studio.
 
+:func:`timed` (a node that records its time and details in ``trace``), :func:`routed` (a
+router whose decision is a stream event) and :data:`Routes` (a path map) are what every graph
+here is built with; a graph of your own uses them the same way (``docs/extending.md``).
+
 :data:`METHODS` maps the CLI's method names to ``(module, builder, context class)``; the
 modules are imported lazily so that ``ragraphs --help`` stays fast.
 """
@@ -11,6 +15,7 @@ import importlib
 from typing import Any
 
 from ..errors import ConfigError
+from ._common import Routes, routed, timed  # for graphs of your own (docs/extending.md)
 
 # name -> (module path, builder function, context class path)
 METHODS: dict[str, tuple[str, str, str]] = {

@@ -3,24 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-
 
 @pytest.fixture(scope="module")
-def app_module():
-    sys.path.insert(0, str(EXAMPLES))
-    try:
-        import langchain_app
-
-        yield langchain_app
-    finally:
-        sys.path.remove(str(EXAMPLES))
+def app_module(example):
+    return example("langchain_app")
 
 
 @pytest.mark.slow
