@@ -214,3 +214,52 @@ def test_ambiguous_with_failed_web_keeps_internal_knowledge(popqa):
     out = build_crag_graph(c).invoke({"question": ex.question}, context=CRAGContext(upper=1.0, lower=-1.0))
     assert _entry(out, "refine_web")["fallback"].endswith("answering from the internal knowledge only")
     assert out["passages"] and all(p["source"] == "corpus" for p in out["passages"])
+
+
+class _AskedWeb:
+    """A web backend that records what it was asked and finds one page."""
+
+    name = "asked"
+
+    def __init__(self):
+        self.asked: list[str] = []
+
+    def search(self, query, k=5):
+        self.asked.append(query)
+        return [make_passage("Lima", "Lima is the capital and largest city of Peru.", source="web", score=1.0)]
+
+
+class _LowJudge:
+    """Every retrieved document irrelevant: the Incorrect route, to the web."""
+
+    def score_batch(self, pairs):
+        return np.full(len(pairs), -0.99)
+
+    def score(self, question, passage):
+        return -0.99
+
+
+def test_a_run_paused_before_the_web_search_can_be_read_edited_and_resumed():
+    """Human in the loop, as LangGraph gives it to every graph with a checkpointer: stop before
+    a step (here CRAG's web search), read the state, change it, and go on."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    class Cusco:
+        def search(self, query, k, mode="dense"):
+            return [make_passage("Cusco", "Cusco is a city in the Peruvian Andes.", score=0.4)][:k]
+
+    web = _AskedWeb()
+    c = Components(llm=FakeAnswerChat(responses=["capital of Peru", "Lima"]), retriever=Cusco(), web_search=web,
+                   judges={"evaluator": _LowJudge()})
+    g = build_crag_graph(c, checkpointer=InMemorySaver())
+    cfg = {"configurable": {"thread_id": "approve-web"}}
+    ctx = CRAGContext(k=1, fetch_pages=False)
+    g.invoke({"question": "What is the capital of Peru?"}, cfg, context=ctx, interrupt_before=["web_search"])
+    paused = g.get_state(cfg)
+    assert paused.next == ("web_search",) and web.asked == []  # nothing searched yet
+    assert paused.values["action"] == "incorrect" and paused.values["queries"] == ["capital of Peru"]
+    g.update_state(cfg, {"queries": ["Peru capital city"]})  # the reviewer's query instead
+    out = g.invoke(None, cfg, context=ctx)
+    assert web.asked == ["Peru capital city"]
+    assert out["answer"] == "Lima" and [p["title"] for p in out["passages"]] == ["Lima"]
+    assert [t["node"] for t in out["trace"]] == ["retrieve", "evaluate", "rewrite", "web_search", "refine_web", "generate"]
