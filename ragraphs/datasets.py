@@ -5,7 +5,8 @@ when the file has them, the question's paragraphs with supporting labels (as pas
 whose ``meta["supporting"]`` is True). Supported: HotpotQA (original rows and HF-style
 rows with dict-shaped ``context``/``supporting_facts``), 2WikiMultihopQA, MuSiQue, PopQA,
 NQ/TriviaQA (the MIGRES ``odqa`` rows), StrategyQA, the PopQA web-results snapshot, and
-FlashRAG-style JSONL (``id, question, golden_answers``).
+FlashRAG-style JSONL (``id, question, golden_answers``), which also reads plain
+question-answer rows (``question`` with ``answers`` or ``answer``).
 
 Broken lines are reported (file and line number) and skipped; they never stop a load.
 """
@@ -213,6 +214,8 @@ def detect_format(row: dict) -> str | None:
         return "flashrag"
     if "question" in row and ("answer" in row or "short_answers" in row) and "dataset" in row:
         return "odqa"
+    if isinstance(row.get("question"), str) and ("answers" in row or "answer" in row):
+        return "flashrag"  # plain question-answer rows: {question, answers} or {question, answer}
     return None
 
 

@@ -89,7 +89,11 @@ def open_corpus(args: argparse.Namespace, examples: list, embeddings_fast: bool 
         if not os.path.isfile(path):
             raise InputError(f"--pool: no such file: {path}")
         pool += load_dataset(path)  # each pooled file in its own format: any dataset's paragraphs are distractors
-    return PooledCorpus(pooled_passages(pool), MiniLMEmbeddings(fast=embeddings_fast), quiet=args.quiet)
+    passages = pooled_passages(pool)
+    if not passages:  # question-answer rows only: nothing to search
+        raise InputError(f"{args.data}: its rows hold no paragraphs to search; give a store with --corpus DIR "
+                         "(`ragraphs ingest` your documents first) or --pool a file that holds paragraphs")
+    return PooledCorpus(passages, MiniLMEmbeddings(fast=embeddings_fast), quiet=args.quiet)
 
 
 def cmd_eval(args: argparse.Namespace) -> int:

@@ -135,6 +135,26 @@ def test_flashrag_jsonl(tmp_path, data_dir):
     assert exs[0].paragraphs == []
 
 
+def test_plain_question_answer_rows_are_read_and_need_a_store_to_search(tmp_path, data_dir, capsys):
+    from conftest import main_captured
+
+    real = [r for r in _rows(data_dir, "odqa") if isinstance(r.get("answer"), list)][:2]
+    rows = [{"question": real[0]["question"], "answers": real[0]["answer"]},  # a user's own QA pairs
+            {"question": real[1]["question"], "answer": real[1]["answer"][0]}]
+    path = tmp_path / "mine.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    assert [detect_format(r) for r in rows] == ["flashrag", "flashrag"]
+    exs = load_dataset(str(path))
+    assert [e.question for e in exs] == [r["question"] for r in rows]
+    assert exs[0].answers == real[0]["answer"] and exs[1].answers == [real[1]["answer"][0]]
+    # no paragraphs in the file: a method that retrieves needs a store, and says so
+    code, out, err = main_captured(capsys, "eval", "--method", "vanilla", "--data", path, "--llm", "fake:x", "--quiet")
+    assert code == 2 and out == ""
+    assert "its rows hold no paragraphs to search; give a store with --corpus DIR" in err
+    code, out, _ = main_captured(capsys, "eval", "--method", "none", "--data", path, "--llm", "fake:x", "--quiet", "--json")
+    assert code == 0 and json.loads(out)["n"] == 2 and json.loads(out)["dataset"] == "flashrag"
+
+
 def test_pooled_corpus_holds_every_gold_paragraph(data_dir):
     for name in ("hotpotqa", "2wikimultihopqa", "musique", "popqa"):
         exs = load_dataset(str(data_dir / f"{name}.sample.jsonl"), name)
