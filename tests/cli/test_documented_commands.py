@@ -1,0 +1,85 @@
+"""Every ``ragraphs`` command written in the README, the docs and the bench result notes is one
+the command line accepts: its verb and every option exist, with a value where one is needed.
+
+The commands are read from the Markdown code blocks (``$ `` prompts and ``\\`` continuations
+included) and parsed by the real parser; nothing runs. A command written as a template
+(``[--limit N]``, ``{a,b}``, ``...``, a bare placeholder such as ``PATH``) is left out, and
+so is one where a shell variable stands for several options.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+from ragraphs.cli.main import build_parser
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "bench" / "results").glob("*/README.md"))]
+TEMPLATE = re.compile(r"[\[\]{}|]|\.\.\.|^(PATH|FILE|DIR|N|K|METHOD|ID|STEP|QUESTION)$")
+
+
+def documented_commands(path: Path) -> list[tuple[int, str]]:
+    """(line number, command) for each ``ragraphs`` command in the file's code blocks."""
+    found: list[tuple[int, str]] = []
+    in_block, start, pending = False, 0, ""
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if line.startswith("```"):
+            in_block, pending = not in_block, ""
+            continue
+        if not in_block:
+            continue
+        text = line.strip()
+        if pending:
+            text = pending + " " + text
+        else:
+            text = text[2:] if text.startswith("$ ") else text
+            if not text.startswith("ragraphs "):
+                continue
+            start = n
+        if text.endswith("\\"):  # continued on the next line
+            pending = text[:-1].rstrip()
+            continue
+        found.append((start, text))
+        pending = ""
+    return found
+
+
+def _runnable(argv: list[str]) -> bool:
+    return not any(TEMPLATE.search(a) for a in argv)
+
+
+def _cases() -> list:
+    cases = []
+    for path in DOCS:
+        for n, cmd in documented_commands(path):
+            argv = shlex.split(cmd, comments=True)
+            if _runnable(argv):
+                cases.append(pytest.param(argv, id=f"{path.relative_to(ROOT)}:{n}"))
+    return cases
+
+
+CASES = _cases()
+
+
+def test_the_docs_hold_commands_to_check():
+    assert len(CASES) >= 80  # README alone writes dozens; a reader that found none would pass everything
+    assert any(argv[1] == "eval" for argv in (c.values[0] for c in CASES))
+
+
+@pytest.mark.parametrize("argv", CASES)
+def test_a_documented_command_parses(argv):
+    args = ["X" if re.fullmatch(r"\$\w+", a) else a for a in argv[1:]]  # a shell variable: some value
+    err = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(err):
+            build_parser().parse_args(args)
+    except SystemExit as e:
+        if e.code and re.search(r"unrecognized arguments: X( X)*$", err.getvalue().strip()):
+            pytest.skip("a shell variable stands for options here")
+        assert not e.code, f"{shlex.join(argv)}\n{err.getvalue()}"
