@@ -95,6 +95,20 @@ def gemma():
     return make_llm("gemma", max_tokens=32)
 
 
+@pytest.fixture(scope="module")
+def example():
+    """``example("custom_method")``: that program of ``examples/`` as a module, with the folder
+    on the path while the test module runs (tests/examples/)."""
+    import importlib
+
+    folder = str(Path(__file__).resolve().parents[1] / "examples")
+    sys.path.insert(0, folder)
+    try:
+        yield importlib.import_module
+    finally:
+        sys.path.remove(folder)
+
+
 @pytest.fixture(scope="session")
 def hotpot_examples():
     from ragraphs.datasets import load_dataset

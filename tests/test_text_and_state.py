@@ -113,7 +113,8 @@ def test_detect_format():
 
 
 @pytest.mark.parametrize("state, message", [
-    ({}, "the question is empty"),
+    ({}, "no question given: run the graph with {'question': \"...\"} as its input"),
+    ({"question": None}, "the question is empty"),
     ({"question": "  \n"}, "the question is empty"),
     ({"question": 42}, "the question must be text, got int"),
     ({"question": ["who?"]}, "the question must be text, got list"),
@@ -148,6 +149,8 @@ def test_every_graph_refuses_a_question_that_is_not_text_before_any_call(method)
 
     c = Components(llm=NoCall(responses=["x"]), retriever=InMemoryCorpus([], NoEmbed()), embeddings=NoEmbed())
     g = build_graph(method, c)
-    for state, message in (({"question": 42}, "must be text, got int"), ({}, "the question is empty")):
+    given = ({"question": 42}, "must be text, got int"), ({"question": ""}, "the question is empty"), \
+        ({"query": "who?"}, "no question given")  # a key the input does not have: dropped, so no question
+    for state, message in given:
         with pytest.raises(InputError, match=message):
             g.invoke(state)

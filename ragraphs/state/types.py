@@ -137,6 +137,8 @@ def question_of(state: Mapping[str, Any], key: str = "question") -> str:
     """The run's question (or the query at ``key``), checked before any work: text, not empty."""
     from ..errors import InputError
 
+    if key not in state:
+        raise InputError(f"no {key} given: run the graph with {{{key!r}: \"...\"}} as its input")
     q = state.get(key)
     if q is not None and not isinstance(q, str):
         raise InputError(f"the question must be text, got {type(q).__name__}")
