@@ -52,7 +52,10 @@ def load_sentence_transformer(fast: bool = False):
             import torch
             from sentence_transformers import SentenceTransformer
 
-            model = SentenceTransformer(minilm_path(), device="cpu", local_files_only=True)
+            from ..quiet import quiet_loading
+
+            with quiet_loading():  # no load report or bar unless verbose, in library use too
+                model = SentenceTransformer(minilm_path(), device="cpu", local_files_only=True)
             model.eval()
             if fast:
                 import warnings

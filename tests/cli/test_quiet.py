@@ -105,3 +105,17 @@ def test_an_in_process_run_leaves_the_environment_as_it_was(monkeypatch, capsys)
     assert main(["methods"]) == 0 and "crag: settings" in capsys.readouterr().out
     assert not any(k in os.environ for k in QUIET_ENV)
     assert {name: logging.getLogger(name).level for name in before} == before and warnings.filters == filters
+
+
+def test_a_library_user_sees_no_load_bars_unless_verbose(tmp_path):
+    """Python, not the command line: the embedder and the judge load without transformers'
+    bars and reports; RAGRAPHS_VERBOSE=1 brings them back."""
+    code = ("from ragraphs import Components\n"
+            "c = Components()\n"
+            "print(len(c.embeddings.embed_query('hello')))\n"
+            "print(round(float(c.judge('evaluator').score('Who?', 'Paris')), 1) <= 1.0)\n")
+    quiet, verbose = run_together((["-c", code], {}), (["-c", code], {"RAGRAPHS_VERBOSE": "1"}), tmp_path=tmp_path)
+    assert quiet.returncode == 0 and verbose.returncode == 0, quiet.stderr + verbose.stderr
+    assert quiet.stdout.split() == verbose.stdout.split() == ["384", "True"]
+    assert "Loading weights" not in quiet.stderr and quiet.stderr.strip() == "", quiet.stderr
+    assert "Loading weights" in verbose.stderr
