@@ -20,6 +20,7 @@ from .errors import ConfigError
 from .settings import default_store_path
 from .tools.llm import make_llm
 from .tools.vectorstore import ChromaCorpus, LangChainRetriever, Retriever
+from .tools.websearch import as_web_search
 
 if TYPE_CHECKING:  # the types a user's objects are checked against; nothing imported at run time
     from langchain_core.embeddings import Embeddings
@@ -52,7 +53,7 @@ class Components:
         store_path: str | None = None,
         store_url: str | None = None,
         collection: str = "ragraphs",
-        web_search: WebSearch | None = None,
+        web_search: WebSearch | BaseRetriever | None = None,
         judges: dict[str, Any] | None = None,
         extra: dict[str, Any] | None = None,
     ):
@@ -63,7 +64,7 @@ class Components:
         self.store_path = store_path
         self.store_url = store_url
         self.collection = collection
-        self.web_search = web_search
+        self.web_search = as_web_search(web_search)  # a LangChain retriever is wrapped
         self.judges: dict[str, Any] = dict(judges or {})
         self.extra: dict[str, Any] = dict(extra or {})
         self._lock = threading.RLock()

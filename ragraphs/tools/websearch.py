@@ -8,6 +8,9 @@
 - :class:`SearxngSearch`: a SearXNG instance's JSON API (``/search?q=...&format=json``),
   for self-hosted search.
 - :class:`DuckDuckGoSearch`: DuckDuckGo through the ``ddgs`` package (needs the internet).
+- :class:`LangChainWebSearch`: any LangChain retriever that searches the web
+  (``TavilySearchAPIRetriever``, ``WikipediaRetriever``, ...); :func:`as_web_search` wraps one
+  given as ``Components(web_search=...)``.
 
 Results that carry a URL keep it in ``meta["url"]``; the methods fetch those pages with
 :class:`ragraphs.tools.fetch.PageFetcher`. :func:`make_web_search` builds a backend from a
@@ -254,6 +257,43 @@ class DuckDuckGoSearch:
             if len(out) >= k:
                 break
         return out
+
+
+class LangChainWebSearch:
+    """A LangChain retriever as a :class:`WebSearch`: its first ``k`` documents become web
+    passages (title from the metadata's ``title``, else the URL). A document whose metadata
+    ``url`` or ``source`` is an http(s) address keeps it in ``meta["url"]``, so the methods fetch
+    the page as they do for the other backends (``fetch_pages=false`` keeps the retriever's text)."""
+
+    def __init__(self, retriever: Any, name: str | None = None):
+        self.inner = retriever
+        self.name = name or type(retriever).__name__
+
+    def search(self, query: str, k: int = 5) -> list[Passage]:
+        try:
+            docs = list(self.inner.invoke(query))
+        except Exception as e:  # the retriever's own network or API errors
+            raise WebSearchError(f"{self.name} failed: {type(e).__name__}: {e}") from e
+        out = []
+        for rank, d in enumerate(docs[: max(0, int(k))]):
+            md = d.metadata or {}
+            url = next((str(md[key]) for key in ("url", "source")
+                        if str(md.get(key) or "").startswith(("http://", "https://"))), "")
+            out.append(_web_passage(str(md.get("title") or url), d.page_content or "", url, self.name, rank))
+        return out
+
+
+def as_web_search(backend: Any) -> Any:
+    """``backend`` as a :class:`WebSearch`: itself when it has ``search(query, k)``, a LangChain
+    retriever wrapped in :class:`LangChainWebSearch`, ``None`` for none; a :class:`ConfigError`
+    naming its type otherwise."""
+    from langchain_core.retrievers import BaseRetriever
+
+    if isinstance(backend, BaseRetriever):
+        return LangChainWebSearch(backend)
+    if backend is None or callable(getattr(backend, "search", None)):
+        return backend
+    raise ConfigError(f"web_search must be a LangChain retriever or have search(query, k); got {type(backend).__name__}")
 
 
 def make_web_search(spec: str | None, **kw: Any) -> Any:

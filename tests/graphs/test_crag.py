@@ -263,3 +263,24 @@ def test_a_run_paused_before_the_web_search_can_be_read_edited_and_resumed():
     assert web.asked == ["Peru capital city"]
     assert out["answer"] == "Lima" and [p["title"] for p in out["passages"]] == ["Lima"]
     assert [t["node"] for t in out["trace"]] == ["retrieve", "evaluate", "rewrite", "web_search", "refine_web", "generate"]
+
+
+def test_a_langchain_retriever_as_the_web_search_feeds_the_incorrect_route():
+    from langchain_core.documents import Document
+    from langchain_core.retrievers import BaseRetriever
+
+    class WikiLike(BaseRetriever):  # a user's LangChain web retriever
+        def _get_relevant_documents(self, query, *, run_manager=None):
+            return [Document(page_content=f"Lima is the capital of Peru. ({query})", metadata={"title": "Lima"})]
+
+    class Cusco:
+        def search(self, query, k, mode="dense"):
+            return [make_passage("Cusco", "Cusco is a city in the Peruvian Andes.", score=0.4)][:k]
+
+    c = Components(llm=FakeAnswerChat(responses=["capital of Peru", "Lima"]), retriever=Cusco(), web_search=WikiLike(),
+                   judges={"evaluator": _LowJudge()})
+    out = build_crag_graph(c).invoke({"question": "What is the capital of Peru?"}, context=CRAGContext(k=1))
+    web = next(t for t in out["trace"] if t["node"] == "web_search")
+    assert out["action"] == "incorrect" and "web_error" not in out and web["backend"] == "WikiLike"
+    assert out["answer"] == "Lima" and [(p["title"], p["source"]) for p in out["passages"]] == [("Lima", "web")]
+    assert "(capital of Peru)" in out["passages"][0]["text"]  # searched with the rewritten query

@@ -256,3 +256,38 @@ def test_duckduckgo_default_client_is_ddgs_with_the_timeout():
     assert isinstance(ddg, DuckDuckGoSearch) and ddg.timeout == 3.0
     client = ddg._client()  # built, not used: no network here
     assert isinstance(client, ddgs.DDGS) and client._timeout == 3
+
+
+def _langchain_web(docs=None, error=None):
+    from langchain_core.retrievers import BaseRetriever
+
+    class UsersWebRetriever(BaseRetriever):  # as TavilySearchAPIRetriever or WikipediaRetriever would be
+        def _get_relevant_documents(self, query, *, run_manager=None):
+            if error:
+                raise error
+            return docs
+
+    return UsersWebRetriever()
+
+
+def test_a_langchain_retriever_serves_as_the_web_search():
+    from langchain_core.documents import Document
+
+    from ragraphs.components import Components
+    from ragraphs.tools.websearch import LangChainWebSearch, WebSearchError
+
+    docs = [Document(page_content="Lima is the capital\n and largest city of Peru.",
+                     metadata={"title": "Lima", "source": "https://en.wikipedia.org/wiki/Lima"}),
+            Document(page_content="Peru's capital moved from Jauja.", metadata={"url": "https://example.org/jauja"}),
+            Document(page_content="A note with no address.", metadata={"source": "notes.txt"})]
+    web = Components(web_search=_langchain_web(docs)).web_search
+    assert isinstance(web, LangChainWebSearch) and web.name == "UsersWebRetriever"
+    got = web.search("capital of Peru", k=3)
+    assert [p["title"] for p in got] == ["Lima", "https://example.org/jauja", ""]
+    assert [p["meta"].get("url") for p in got] == ["https://en.wikipedia.org/wiki/Lima", "https://example.org/jauja", ""]
+    assert got[0]["text"] == "Lima is the capital and largest city of Peru." and {p["source"] for p in got} == {"web"}
+    assert len(web.search("capital of Peru", k=1)) == 1
+    with pytest.raises(WebSearchError, match="UsersWebRetriever failed: RuntimeError: quota"):
+        LangChainWebSearch(_langchain_web(error=RuntimeError("quota"))).search("q", 3)
+    with pytest.raises(ConfigError, match="web_search must be a LangChain retriever or have search"):
+        Components(web_search="https://my-search.example")
