@@ -65,7 +65,11 @@ class Components:
         self.store_url = store_url
         self.collection = collection
         self.web_search = as_web_search(web_search)  # a LangChain retriever is wrapped
-        self.judges: dict[str, Any] = dict(judges or {})
+        self.judges: dict[str, Any] = {}
+        if judges:
+            from .tools.judges.core import as_judge  # a CrossEncoder of the user's is wrapped
+
+            self.judges = {role: as_judge(role, j) for role, j in judges.items()}
         self.extra: dict[str, Any] = dict(extra or {})
         self._lock = threading.RLock()
 
@@ -108,12 +112,17 @@ class Components:
             return cast(Retriever, self._retriever)  # or one with only the batch search_many, which nodes prefer
 
     def judge(self, name: str):
-        """A judge by name ("evaluator", "pair", "nli"): the user's, else the shipped default."""
+        """A judge by name ("evaluator", "pair", "nli"): the user's (an object, or a model path or
+        name loaded here once), else the shipped default."""
         with self._lock:
             if name not in self.judges:
                 from .tools.judges import load_default_judge
 
                 self.judges[name] = load_default_judge(name, embeddings=self.embeddings)
+            elif isinstance(self.judges[name], (str, os.PathLike)):
+                from .tools.judges import load_judge
+
+                self.judges[name] = load_judge(name, self.judges[name])
             return self.judges[name]
 
     def warm_up(self, ctx: Any = None) -> float:

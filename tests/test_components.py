@@ -69,3 +69,29 @@ def test_a_retriever_that_cannot_search_is_refused_by_name():
 
     with pytest.raises(ConfigError, match="retriever must be .* got dict"):
         Components(retriever={"not": "a retriever"}).retriever
+
+
+def test_judges_given_as_a_crossencoder_a_path_or_anything_else():
+    import numpy as np
+    import pytest
+    from sentence_transformers import CrossEncoder
+
+    from ragraphs.errors import ConfigError
+    from ragraphs.tools.embeddings import minilm_path
+    from ragraphs.tools.judges import CrossEncoderJudge, weights_dir
+
+    # a sentence-transformers CrossEncoder of the user's: the evaluator, read as a plain re-ranker
+    ce = CrossEncoder(minilm_path(), num_labels=1, device="cpu", local_files_only=True)
+    evaluator = Components(judges={"evaluator": ce}).judge("evaluator")
+    assert isinstance(evaluator, CrossEncoderJudge) and evaluator.prefix == "" and evaluator.model is ce
+    scores = evaluator.score_batch([("Where is Cusco?", "Cusco is in Peru."), ("Where is Cusco?", "")])
+    assert scores.shape == (2,) and np.all(np.abs(scores) <= 1.0)
+    with pytest.raises(ConfigError, match="evaluator only, not as the nli judge"):
+        Components(judges={"nli": ce})
+    # a model directory: loaded on first use, once
+    c = Components(judges={"nli": str(weights_dir())})
+    assert isinstance(c.judges["nli"], str)
+    nli = c.judge("nli")
+    assert isinstance(nli, CrossEncoderJudge) and c.judge("nli") is nli and nli.role == "nli"
+    with pytest.raises(ConfigError, match="the pair judge must have score_batch"):
+        Components(judges={"pair": object()})

@@ -259,6 +259,24 @@ def load_judge(name: str, path: str | os.PathLike | None = None, embeddings: Any
     return CrossEncoderJudge(name, model, meta, prefix=None if ours else "", name=meta.get("name", str(path or "shipped")))
 
 
+def as_judge(role: str, judge: Any) -> Any:
+    """A judge a user gives for ``role``: itself when it scores (``score_batch``, or the pair
+    role's ``score_pair`` / ``score_pairs``) or is a path or cached model name (loaded by
+    :func:`load_judge` on first use); a sentence-transformers ``CrossEncoder`` object wrapped
+    as the evaluator (a plain re-ranker, no task prefix); a :class:`ConfigError` naming the
+    role and the type otherwise."""
+    if isinstance(judge, (str, os.PathLike)):
+        return judge
+    if role not in JUDGES or any(callable(getattr(judge, m, None)) for m in ("score_batch", "score_pair", "score_pairs")):
+        return judge
+    if callable(getattr(judge, "predict", None)):
+        if role != "evaluator":
+            raise ConfigError(f"a CrossEncoder of your own can serve as the evaluator only, not as the {role} judge")
+        return CrossEncoderJudge("evaluator", judge, prefix="", name=type(judge).__name__)
+    raise ConfigError(f"the {role} judge must have score_batch(pairs), or be a model path or name, or a "
+                      f"sentence-transformers CrossEncoder (as the evaluator); got {type(judge).__name__}")
+
+
 def load_default_judge(name: str, embeddings: Any = None):
     """The default judge for ``name``: ``RAGRAPHS_JUDGES_DIR`` if set, else the shipped one;
     for the evaluator, ``RAGRAPHS_RERANKER`` (a CrossEncoder path or cached name) wins."""
