@@ -14,7 +14,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, cast
 
-from langchain_core.language_models import BaseChatModel
+from langchain_core.language_models import BaseLanguageModel
 
 from .errors import ConfigError
 from .settings import default_store_path
@@ -46,7 +46,7 @@ class Components:
     def __init__(
         self,
         *,
-        llm: BaseChatModel | None = None,
+        llm: BaseLanguageModel | None = None,  # a chat model, or a completion model (BaseLLM)
         embeddings: Embeddings | None = None,
         retriever: Retriever | BaseRetriever | VectorStore | None = None,
         vectorstore: VectorStore | None = None,
@@ -74,7 +74,7 @@ class Components:
         self._lock = threading.RLock()
 
     # the LLM: the user's model wins over the context's spec
-    def llm(self, spec: str | None = None, max_tokens: int = 64) -> BaseChatModel:
+    def llm(self, spec: str | None = None, max_tokens: int = 64) -> BaseLanguageModel:
         if self._llm is not None:
             return self._llm
         return make_llm(spec, max_tokens=max_tokens)

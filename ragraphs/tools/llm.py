@@ -23,6 +23,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Iterator
 
+from langchain_core.language_models import BaseLanguageModel
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.language_models.llms import BaseLLM
 from langchain_core.messages import AIMessage, HumanMessage
@@ -174,7 +175,7 @@ def llm_usage(completion: Any, calls: int = 1) -> dict:
 
 
 def complete(
-    llm: BaseChatModel,
+    llm: BaseLanguageModel,
     prompt: str,
     *,
     stop: list[str] | None = None,

@@ -30,7 +30,7 @@ import re
 from dataclasses import dataclass
 from typing import Annotated, Any, Callable, Generic, Literal, TypeVar
 
-from langchain_core.language_models import BaseChatModel
+from langchain_core.language_models import BaseLanguageModel
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, ValidationError, WithJsonSchema
 
 from .llm import Completion, LlamaCppCompletionChat, complete
@@ -270,7 +270,7 @@ class Decision(Generic[M]):
         return out
 
 
-def constraint_mode(llm: BaseChatModel) -> str:
+def constraint_mode(llm: BaseLanguageModel) -> str:
     """How a model's output can be constrained: "grammar", "json_schema" or "lenient"."""
     if isinstance(llm, LlamaCppCompletionChat):
         return "grammar"
@@ -291,7 +291,7 @@ def repair_prompt(prompt: str, bad: str) -> str:
 
 
 def decide(
-    llm: BaseChatModel,
+    llm: BaseLanguageModel,
     prompt: str,
     schema: type[M],
     *,

@@ -273,3 +273,22 @@ def test_choice_grammar_escapes_its_options_and_llama_cpp_reads_it():
     LlamaGrammar.from_string(text, verbose=False)  # raises on a grammar llama.cpp cannot read
     with pytest.raises(ValueError):
         S.choice_gbnf([])
+
+
+def test_a_langchain_completion_model_runs_every_method():
+    """A BaseLLM (text in, text out: a LangChain wrapper of a completion endpoint) is a model
+    every method can run on: answers are read, decisions parsed leniently and counted."""
+    from langchain_core.language_models.fake import FakeListLLM
+
+    from ragraphs import Components
+    from ragraphs.graphs import build_graph
+    from ragraphs.state import make_passage
+
+    class Lima:
+        def search(self, query, k, mode="dense"):
+            return [make_passage("Lima", "Lima is the capital of Peru.", score=0.5)][:k]
+
+    for method in ("none", "vanilla", "crag", "dr-rag", "erm4", "migres"):
+        c = Components(llm=FakeListLLM(responses=["Lima"] * 40), retriever=Lima())
+        out = build_graph(method, c).invoke({"question": "What is the capital of Peru?"})
+        assert out["answer"] == "Lima" and out["llm_calls"] >= 1, method
