@@ -263,7 +263,8 @@ def ingest(
 
     t0 = time.perf_counter()
     passages, report = collect_passages(paths, max_words=max_words)
-    bar = tqdm(total=report.passages, desc="embedding", unit="passage", disable=not progress, dynamic_ncols=True)
+    bar = tqdm(total=report.passages, desc="embedding", unit="passage", disable=not progress or not report.passages,
+               dynamic_ncols=True)
     try:
         report.added = corpus.add(passages, progress=bar.update)
     finally:
