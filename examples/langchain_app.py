@@ -28,9 +28,10 @@ import sys
 import tempfile
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from langchain_core.documents import Document
-from langchain_core.runnables import RunnableLambda, RunnableParallel
+from langchain_core.runnables import Runnable, RunnableLambda, RunnableParallel
 from langchain_core.vectorstores import InMemoryVectorStore
 
 from ragraphs.checkpoint import open_async_checkpointer, open_checkpointer
@@ -67,7 +68,7 @@ def build_app(method: str = "vanilla", *, llm=None, embeddings=None, vectorstore
         settings.setdefault("web", "none")  # no web search unless the app asks for one
     context = get_context_class(method)(k=k, **settings)
     rag = graph.bind(context=context)  # run settings for every call through the chain
-    chain = RunnableLambda(lambda q: {"question": q}) | rag | RunnableLambda(lambda s: s["answer"].strip())
+    chain: Runnable[Any, str] = RunnableLambda(lambda q: {"question": q}) | rag | RunnableLambda(lambda s: s["answer"].strip())
     return graph, rag, chain
 
 

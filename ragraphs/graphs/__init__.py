@@ -12,10 +12,15 @@ modules are imported lazily so that ``ragraphs --help`` stays fast.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
 from ._common import Routes, routed, timed  # for graphs of your own (docs/extending.md)
+
+if TYPE_CHECKING:
+    from langgraph.graph.state import CompiledStateGraph
+
+    from ..components import Components
 
 # name -> (module path, builder function, context class path)
 METHODS: dict[str, tuple[str, str, str]] = {
@@ -60,5 +65,7 @@ def get_context_class(method: str):
     return _resolve(METHODS[method][2])
 
 
-def build_graph(method: str, components=None, **kwargs):
+def build_graph(method: str, components: Components | None = None, **kwargs: Any) -> CompiledStateGraph[Any, Any, Any, Any]:
+    """The compiled graph of ``method`` (a name of :data:`METHODS`) over ``components``;
+    ``kwargs`` go to its builder (``checkpointer=``)."""
     return get_builder(method)(components, **kwargs)
