@@ -14,9 +14,15 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from .errors import ConfigError
-from .setting_values import (  # noqa: F401
-    check_setting_names, check_shared_settings, check_values, describe_settings, parse_settings, settings_for,
-    web_spec_error)
+from .setting_values import (  # noqa: F401  re-exported: ragraphs.settings is where callers find them
+    check_setting_names as check_setting_names,
+    check_shared_settings as check_shared_settings,
+    check_values as check_values,
+    describe_settings as describe_settings,
+    parse_settings as parse_settings,
+    settings_for as settings_for,
+    web_spec_error as web_spec_error,
+)
 
 
 def data_dir() -> Path:

@@ -33,6 +33,10 @@ METHODS: dict[str, tuple[str, str, str]] = {
 }
 
 
+__all__ = ["METHODS", "Routes", "available", "build_graph", "get_builder", "get_context_class", "method_names",
+           "routed", "timed"]
+
+
 def available(method: str) -> bool:
     """Whether the method's module exists in this installation."""
     import importlib.util

@@ -14,12 +14,11 @@ import time
 from typing import Any, Callable, Hashable, TypeVar
 
 from langgraph.runtime import Runtime
-from langgraph.typing import StateLike
+from langgraph.typing import ContextT as C
 
 from ..state.types import Node
 
 S = TypeVar("S")
-C = TypeVar("C", bound="StateLike | None")
 
 Routes = dict[Hashable, str]
 """A conditional edge's path map: each route the router may return -> the node it leads to."""

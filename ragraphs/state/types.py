@@ -6,11 +6,10 @@ import hashlib
 from typing import Any, Iterable, Mapping, Protocol, TypeVar
 
 from langgraph.runtime import Runtime
-from langgraph.typing import StateLike
+from langgraph.typing import ContextT  # a run context type (a dataclass, TypedDict, pydantic model or None)
 from typing_extensions import NotRequired, TypedDict  # pydantic (Studio schemas) needs these on Python < 3.12
 
 StateT_contra = TypeVar("StateT_contra", contravariant=True)
-ContextT = TypeVar("ContextT", bound="StateLike | None")
 
 
 class Node(Protocol[StateT_contra, ContextT]):

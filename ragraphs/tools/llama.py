@@ -155,7 +155,7 @@ class LlamaCppCompletionChat(BaseChatModel):
     def _grammar(self, gbnf: str):
         g = self._grammars.get(gbnf)
         if g is None:
-            from llama_cpp import LlamaGrammar
+            from llama_cpp.llama_grammar import LlamaGrammar
 
             if len(self._grammars) >= 64:  # the schemas' few grammars stay; one-off ones (an answer's spans) go
                 self._grammars.popitem(last=False)

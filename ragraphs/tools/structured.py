@@ -33,7 +33,8 @@ from typing import Annotated, Any, Callable, Generic, Literal, TypeVar
 from langchain_core.language_models import BaseLanguageModel
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, ValidationError, WithJsonSchema
 
-from .llm import Completion, LlamaCppCompletionChat, complete
+from .llama import LlamaCppCompletionChat
+from .llm import Completion, complete
 from .parsing import parse_json_object
 
 M = TypeVar("M", bound=BaseModel)

@@ -9,9 +9,17 @@
 
 from .baselines import CachedMiniLM, CosineJudge, CosineNLIJudge, CosinePairJudge, LLMJudge
 from .core import JUDGES, CrossEncoderJudge, Judge, load_default_judge, load_judge, own_threshold, passage_text, score_triples, weights_dir
-from .data import Item, build_items, iter_pairs, nli_items, pair_items, evaluator_items, parse_data_spec, spec_name, split_items
+from ...datasets import parse_data_spec
+from .data import Item, build_items, iter_pairs, nli_items, pair_items, evaluator_items, spec_name, split_items
 from .data import _facts, _row_examples  # noqa: F401  (used by bench scripts and tests)
 from .metrics import auc_score, best_threshold, evaluate_judge, judge_scores, metrics_at
+
+__all__ = [  # what a type checker counts as this package's own (TrainConfig, train_judges: below, lazily)
+    "JUDGES", "CachedMiniLM", "CosineJudge", "CosineNLIJudge", "CosinePairJudge", "CrossEncoderJudge", "Item", "Judge",
+    "LLMJudge", "auc_score", "baseline_judge", "best_threshold", "build_items", "evaluate_judge", "evaluator_items",
+    "iter_pairs", "judge_scores", "load_default_judge", "load_judge", "metrics_at", "nli_items", "own_threshold",
+    "pair_items", "parse_data_spec", "passage_text", "score_triples", "spec_name", "split_items", "weights_dir",
+]
 
 
 def baseline_judge(name: str, embeddings=None):
