@@ -37,8 +37,7 @@ from ragraphs.graphs import Routes, routed, timed
 from ragraphs.nodes.generate import make_generate, make_generate_closed_book
 from ragraphs.nodes.retrieve import make_retrieve
 from ragraphs.settings import RAGContext, context_of
-from ragraphs.state import Passage, RAGInput, RAGOutput, RAGState, reset
-from ragraphs.state.types import Node
+from ragraphs.state import Node, Passage, RAGInput, RAGOutput, RAGState, reset
 from ragraphs.tools.judges import own_threshold, passage_text
 
 

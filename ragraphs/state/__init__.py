@@ -1,9 +1,10 @@
 """Typed graph states: shared types and one TypedDict per method."""
 
 from .base import RAGInput, RAGOutput, RAGState
-from .types import Passage, add_trace, format_passages, make_passage, merge_passages, passage_id, reset
+from .types import Node, Passage, add_trace, format_passages, make_passage, merge_passages, passage_id, reset, with_score
 
 __all__ = [
+    "Node",
     "Passage",
     "RAGInput",
     "RAGOutput",
@@ -14,4 +15,5 @@ __all__ = [
     "merge_passages",
     "passage_id",
     "reset",
+    "with_score",
 ]
