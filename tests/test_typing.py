@@ -46,6 +46,7 @@ reveal_type(graph)
 out = graph.invoke({"question": "Who wrote Hamlet?"}, context=CRAGContext(upper=0.5))
 bad = CRAGContext(upper="high")
 also_bad = DRRAGContext(k2="ten")
+misspelled = graph.invoke({"questoin": "Who wrote Hamlet?"})
 '''
 
 
@@ -61,7 +62,9 @@ def test_a_users_program_sees_typed_graphs_and_settings(tmp_path):
                  "ragraphs.state.base.RAGInput", "ragraphs.state.crag.CRAGOutput"):
         assert name in revealed[0], revealed[0]
     errors = [ln for ln in lines if ": error:" in ln]
-    # a setting of the wrong kind is caught before anything runs; the right ones pass
-    assert len(errors) == 2, run.stdout
+    # a setting of the wrong kind and an input without its question are caught before anything
+    # runs; the right ones pass
+    assert len(errors) == 3, run.stdout
     assert ':9: error: Argument "upper" to "CRAGContext" has incompatible type "str"; expected "float"' in errors[0]
     assert ':10: error: Argument "k2" to "DRRAGContext" has incompatible type "str"; expected "int"' in errors[1]
+    assert ':11: error: No overload variant of "invoke"' in errors[2]
