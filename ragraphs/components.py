@@ -30,16 +30,20 @@ if TYPE_CHECKING:  # the types a user's objects are checked against; nothing imp
     from .tools.websearch import WebSearch
 
 
+def _searches_our_way(obj: Any) -> bool:
+    """Whether ``obj`` has ragraphs' ``search(query, k, mode)`` or the batch ``search_many``."""
+    return isinstance(obj, Retriever) or hasattr(obj, "search_many")
+
+
 def _langchain_search(obj: Any) -> bool:
     """Whether ``obj`` searches the LangChain way (a vector store, whose own ``search`` takes a
-    search type and not ragraphs' ``(query, k, mode)``, or a retriever), not as a :class:`Retriever`."""
+    search type and not ragraphs' ``(query, k, mode)``, or a retriever), not ragraphs' way."""
     from langchain_core.retrievers import BaseRetriever
     from langchain_core.vectorstores import VectorStore
 
     if isinstance(obj, (VectorStore, BaseRetriever)):
         return True
-    ours = isinstance(obj, Retriever) or hasattr(obj, "search_many")
-    return not ours and (hasattr(obj, "invoke") or hasattr(obj, "similarity_search"))
+    return not _searches_our_way(obj) and (hasattr(obj, "invoke") or hasattr(obj, "similarity_search"))
 
 
 class Components:
@@ -104,7 +108,7 @@ class Components:
                     )
             elif _langchain_search(self._retriever):
                 self._retriever = LangChainRetriever(self._retriever)
-            elif not (isinstance(self._retriever, Retriever) or hasattr(self._retriever, "search_many")):
+            elif not _searches_our_way(self._retriever):
                 raise ConfigError(
                     "retriever must be a LangChain retriever or vector store, or have search(query, k, mode) "
                     f"or search_many(queries, k, mode); got {type(self._retriever).__name__}"

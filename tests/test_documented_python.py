@@ -7,17 +7,15 @@ import ast
 import importlib
 import importlib.util
 import re
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "bench" / "results").glob("*/README.md"))]
+from conftest import DOC_FILES, ROOT
 
 
 def _blocks() -> list:
     found = []
-    for path in DOCS:
+    for path in DOC_FILES:
         text = path.read_text(encoding="utf-8")
         for m in re.finditer(r"^```python\n(.*?)^```", text, re.S | re.M):
             line = text[: m.start()].count("\n") + 1

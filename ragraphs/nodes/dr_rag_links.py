@@ -43,8 +43,8 @@ def link_bonus(ctx: Any, pairs: Sequence[tuple[Passage, Passage]], index: Any = 
     for d, dp in pairs:
         title = dp.get("title") or ""
         if index_names(index, title, d.get("text") or "") and not (is_hub is not None and is_hub(title, share)):
-            only_linked = expand is not None and (dp.get("meta") or {}).get("linked_from") == d["id"]
-            value = float(expand) if only_linked and expand is not None else b
+            only_linked = (dp.get("meta") or {}).get("linked_from") == d["id"]
+            value = float(expand) if expand is not None and only_linked else b
             if value:
                 out[(d["id"], dp["id"])] = value
     return out

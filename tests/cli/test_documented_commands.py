@@ -17,10 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from conftest import DOC_FILES, ROOT
 from ragraphs.cli.main import build_parser
 
-ROOT = Path(__file__).resolve().parents[2]
-DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "bench" / "results").glob("*/README.md"))]
 TEMPLATE = re.compile(r"[\[\]{}|]|\.\.\.|^(PATH|FILE|DIR|N|K|METHOD|ID|STEP|QUESTION)$")
 
 
@@ -56,7 +55,7 @@ def _runnable(argv: list[str]) -> bool:
 
 def _cases() -> list:
     cases = []
-    for path in DOCS:
+    for path in DOC_FILES:
         for n, cmd in documented_commands(path):
             argv = shlex.split(cmd, comments=True)
             if _runnable(argv):
