@@ -33,11 +33,36 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
+# the libraries whose versions a bug report needs, by distribution name
+REPORTED = ("langgraph", "langchain-core", "llama-cpp-python", "sentence-transformers", "transformers", "torch",
+            "onnxruntime", "chromadb")
+
+
+def versions() -> str:
+    """``ragraphs X`` and a line each for Python and the libraries of :data:`REPORTED`
+    (``not installed`` for one that is missing), read from the installed metadata."""
+    import platform
+    from importlib import metadata
+
+    from .. import __version__
+
+    lines = [f"ragraphs {__version__}", f"  python {platform.python_version()} ({platform.system()} {platform.machine()})"]
+    for dist in REPORTED:
+        try:
+            lines.append(f"  {dist} {metadata.version(dist)}")
+        except metadata.PackageNotFoundError:
+            lines.append(f"  {dist} not installed")
+    return "\n".join(lines)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="ragraphs", description="Advanced RAG methods as LangGraph graphs, offline by default.")
+    parser = _Parser(prog="ragraphs", description="Advanced RAG methods as LangGraph graphs, offline by default.",
+                     formatter_class=argparse.RawDescriptionHelpFormatter)  # keeps --version's lines
     parser.add_argument(
         "--verbose", action="store_true", help="show the libraries' logs, load reports and warnings (also RAGRAPHS_DEBUG=1)"
     )
+    parser.add_argument("--version", action="version", version=versions(),
+                        help="print the versions of ragraphs, Python and the libraries it runs on (for a bug report)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     for mod in COMMANDS:
