@@ -1,6 +1,6 @@
 """Is a method's gain over a reference more than the sample? Paired bootstrap over questions.
 
-    python bench/paired.py runs/full runs/m100/musique [--ref vanilla] [--metrics em,f1,acc] [--by-subset]
+    python bench/paired.py runs/full runs/m100/musique [--ref vanilla] [--metrics em,f1,acc] [--by-subset] [--plot DIR]
 
 Reads the per-question records (DIR/**/runs/<dataset>/<label>/results.jsonl, the last record
 of a question wins) of every run under the given directories, pairs each run with the
@@ -12,7 +12,9 @@ means the sample does not settle the sign of the difference. `ragraphs eval --co
 commands. ``--by-subset`` also pairs each subset of a file on its own (the records' ``subset``:
 ``nq`` and ``trivia`` in the NQ + TriviaQA file), and ``--by-part N`` each part K of N of the
 stable hash split that ``FILE@K/N`` selects (``ragraphs.datasets.part_of`` on id and question:
-PopQA's half 1, which no judge trained on, is ``popqa / part 1 of 2``).
+PopQA's half 1, which no judge trained on, is ``popqa / part 1 of 2``). ``--plot DIR`` also
+draws each dataset's differences (EM, F1, acc) with their intervals beside a line at 0, as
+``DIR/paired_<dataset>.png`` (the plot ``ragraphs eval --compare`` puts in its report).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import re
 from ragraphs.datasets import part_of
 from ragraphs.evaluation.paired import format_difference, paired_differences
 from ragraphs.evaluation.records import read_results
+from ragraphs.evaluation.report import plot_paired
 
 
 def runs(dirs: list[str]) -> dict[tuple[str, str], dict[str, dict]]:
@@ -53,6 +56,7 @@ def cli_runs(doc: str, ref: bool = True) -> tuple[argparse.Namespace, list[str],
         ap.add_argument("--by-subset", action="store_true", help="also pair each subset of a file on its own")
         ap.add_argument("--by-part", type=int, default=0, metavar="N",
                         help="also pair each part K of N of the stable hash split (FILE@K/N) on its own")
+        ap.add_argument("--plot", metavar="DIR", help="also draw each dataset's differences as DIR/paired_<dataset>.png")
     a = ap.parse_args()
     found = runs(a.dirs)
     if not found:
@@ -94,6 +98,15 @@ def main() -> None:
             cells = [format_difference(diffs[m]) if m in diffs else "-" for m in metrics]
             print(f"| {sub} | {label} | {n} | " + " | ".join(cells) + " |")
     print(f"\n* the interval excludes 0. Reference: {a.ref}; percent points; paired by question id.")
+    if a.plot:
+        os.makedirs(a.plot, exist_ok=True)
+        for ds in sorted({ds for ds, _ in found}):
+            labels = sorted(label for d, label in found if d == ds)
+            summaries = [{"label": label, "method": label, "dataset": ds} for label in labels]
+            records = {label: list(found[(ds, label)].values()) for label in labels}
+            path = os.path.join(a.plot, f"paired_{ds}.png")
+            if plot_paired(summaries, records, path, ref=a.ref):
+                print(f"plot: {path}")
 
 
 if __name__ == "__main__":

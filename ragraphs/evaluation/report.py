@@ -116,7 +116,7 @@ def plot_node_times(summaries: list[dict], path: str) -> bool:
         for n in s["node_s_avg"]:
             if n not in nodes:
                 nodes.append(n)
-    fig, ax = plt.subplots(figsize=(6.4, max(2.4, 0.5 * len(rows) + 1.6)))
+    fig, ax = plt.subplots(figsize=(7.6, max(2.4, 0.5 * len(rows) + 1.6)))
     left = [0.0] * len(rows)
     cmap = plt.get_cmap("tab20")
     for j, n in enumerate(nodes + ["(outside nodes)"]):
@@ -130,37 +130,90 @@ def plot_node_times(summaries: list[dict], path: str) -> bool:
     ax.invert_yaxis()
     ax.set_xlabel("seconds per question (mean)")
     ax.set_title("Time per node")
-    ax.legend(fontsize=7, loc="lower right")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside the bars, never over them
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return True
 
 
+def paired_runs(summaries: list[dict], records: dict[str, list[dict]],
+                ref: str | None = None) -> tuple[str, list[tuple[str, dict]]]:
+    """The reference run (``ref``, else vanilla if run, else the first) and, for every other run
+    with records, its paired differences from it by metric (:data:`_PCT`); no runs when fewer than
+    two have records."""
+    labels = [s["label"] for s in summaries if records.get(s["label"])]
+    if len(labels) < 2 or (ref is not None and ref not in labels):
+        return "", []
+    by_method = {s.get("method"): s["label"] for s in summaries if s["label"] in labels}
+    ref = ref or by_method.get("vanilla", labels[0])
+    runs = []
+    for label in labels:
+        if label == ref:
+            continue
+        diffs = {p.metric: p for p in paired_differences(records[label], records[ref], metrics=_PCT)}
+        if diffs:
+            runs.append((label, diffs))
+    return ref, runs
+
+
 def paired_section(summaries: list[dict], records: dict[str, list[dict]]) -> list[str]:
     """Report lines comparing every run with the reference (vanilla if run, else the first run)
     question by question; nothing when fewer than two runs have records."""
-    labels = [s["label"] for s in summaries if records.get(s["label"])]
-    if len(labels) < 2:
+    ref, runs = paired_runs(summaries, records)
+    if not ref:
         return []
-    by_method = {s.get("method"): s["label"] for s in summaries if s["label"] in labels}
-    ref = by_method.get("vanilla", labels[0])
     lines = [f"## Against {ref}, question by question", "",
              ("Mean per-question difference (percent points) with its 95% paired bootstrap interval; "
               "`*` marks an interval that excludes 0 (on 10 paired questions or more). A difference whose "
               "interval holds 0 is not settled by this sample; recall pairs only the questions that have gold "
               "paragraphs."), "",
              "| run | n (paired) | EM | F1 | acc | recall |", "| --- | --- | --- | --- | --- | --- |"]
-    for label in labels:
-        if label == ref:
-            continue
-        diffs = {p.metric: p for p in paired_differences(records[label], records[ref], metrics=_PCT)}
-        if not diffs:
-            continue
+    for label, diffs in runs:
         n = max(p.n for p in diffs.values())
         cells = [format_difference(diffs[m]) if m in diffs else "-" for m in _PCT]
         lines.append(f"| {label} | {n} | " + " | ".join(cells) + " |")
     return lines + [""]
+
+
+def plot_paired(summaries: list[dict], records: dict[str, list[dict]], path: str, ref: str | None = None) -> bool:
+    """Each run minus the reference, EM / F1 / acc, as a point with its 95% paired bootstrap
+    interval beside a line at 0: a filled point is a settled difference (the interval excludes 0
+    on enough questions), a hollow one is not. False (no file) with fewer than two runs."""
+    ref, runs = paired_runs(summaries, records, ref)
+    runs = [(label, diffs) for label, diffs in runs if any(m in diffs for m in ("em", "f1", "acc"))]
+    if not runs:
+        return False
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(6.4, max(2.2, 0.55 * len(runs) + 1.4)))
+    colors = {"em": "tab:blue", "f1": "tab:orange", "acc": "tab:green"}
+    for j, m in enumerate(("em", "f1", "acc")):
+        for i, (label, diffs) in enumerate(runs):
+            d = diffs.get(m)
+            if d is None:
+                continue
+            x, lo, hi = 100 * d.mean, 100 * d.low, 100 * d.high
+            ax.errorbar([x], [i + (j - 1) * 0.22], xerr=[[x - lo], [hi - x]], fmt="o", color=colors[m], capsize=3,
+                        markersize=5, markerfacecolor=colors[m] if d.settled else "white")
+    ax.axvline(0, color="gray", linewidth=1)
+    ax.set_yticks(range(len(runs)))
+    ax.set_yticklabels([label for label, _ in runs], fontsize=8)
+    ax.invert_yaxis()
+    n = max(p.n for _, diffs in runs for p in diffs.values())
+    ax.set_xlabel(f"minus {ref}, percent points (95% paired bootstrap interval)")
+    dataset = summaries[0].get("dataset")
+    ax.set_title(f"{dataset + ': ' if dataset else ''}each run minus {ref}, question by question (n={n})", fontsize=10)
+    from matplotlib.lines import Line2D
+
+    handles = [Line2D([], [], marker="o", linestyle="", color=c, label="acc" if m == "acc" else m.upper())
+               for m, c in colors.items()]
+    handles.append(Line2D([], [], marker="o", linestyle="", color="gray", markerfacecolor="white",
+                          label="interval\nholds 0"))
+    ax.legend(handles=handles, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
 
 
 def write_report(
@@ -191,6 +244,11 @@ def write_report(
         "",
     ]
     lines += paired_section(summaries, records)
+    try:
+        if plot_paired(summaries, records, os.path.join(out, "plots", "paired.png")):
+            lines += ["![Against the reference, question by question](plots/paired.png)", ""]
+    except Exception as e:  # a plot must never lose the results
+        lines += [f"(paired differences: plot failed: {type(e).__name__}: {e})", ""]
     plots = [
         ("answers.png", plot_answer_metrics, "Answer quality per method"),
         ("recall.png", plot_recall, "Recall of gold supporting paragraphs"),

@@ -53,3 +53,6 @@ def test_eval_two_methods_on_real_questions(tmp_path, data_dir, capsys):
     row = next(line for line in section.splitlines() if line.startswith("| none-k2 | 2 | "))
     assert row.count("[") == 4  # EM, F1, acc and recall, each with its interval
     assert "*" not in row  # two questions settle nothing
+    # and draws it: each run's differences with their intervals beside a line at 0
+    assert "![Against the reference, question by question](plots/paired.png)" in report
+    assert (out / "plots" / "paired.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ragraphs.evaluation.paired import format_difference, paired_differences
-from ragraphs.evaluation.report import paired_section
+from ragraphs.evaluation.report import paired_runs, paired_section, plot_paired
 
 
 def _recs(values: list[float], start: int = 0, **extra) -> list[dict]:
@@ -69,3 +69,22 @@ def test_the_report_compares_every_run_with_vanilla():
     assert not any(line.startswith("| vanilla-k2") for line in lines)
     # one run: nothing to compare
     assert paired_section(summaries[:1], records) == []
+
+
+def test_the_paired_plot_draws_every_run_against_the_reference(tmp_path):
+    summaries = [{"label": "none", "method": "none", "dataset": "musique"}, {"label": "vanilla-k2", "method": "vanilla"},
+                 {"label": "crag", "method": "crag"}]
+    records = {"none": _recs([0] * 20), "vanilla-k2": _recs([0] * 10 + [1] * 10), "crag": _recs([1] * 20)}
+    path = tmp_path / "paired.png"
+    assert plot_paired(summaries, records, str(path))
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # the same differences as the report's table: vanilla is the reference, each run settled
+    ref, runs = paired_runs(summaries, records)
+    assert ref == "vanilla-k2" and [label for label, _ in runs] == ["none", "crag"]
+    assert [round(d["em"].mean, 2) for _, d in runs] == [-0.5, 0.5] and all(d["em"].settled for _, d in runs)
+    # another reference by name (bench/paired.py --ref); one not run, or a single run, draws nothing
+    ref, runs = paired_runs(summaries, records, ref="none")
+    assert ref == "none" and [(label, d["em"].mean) for label, d in runs] == [("vanilla-k2", 0.5), ("crag", 1.0)]
+    assert not plot_paired(summaries, records, str(tmp_path / "x.png"), ref="oracle")
+    assert not plot_paired(summaries[:1], records, str(tmp_path / "y.png"))
+    assert not (tmp_path / "x.png").exists() and not (tmp_path / "y.png").exists()
