@@ -157,10 +157,14 @@ def paired_runs(summaries: list[dict], records: dict[str, list[dict]],
     return ref, runs
 
 
-def paired_section(summaries: list[dict], records: dict[str, list[dict]]) -> list[str]:
+Paired = tuple[str, list[tuple[str, dict]]]  # what paired_runs returns
+
+
+def paired_section(summaries: list[dict], records: dict[str, list[dict]], paired: Paired | None = None) -> list[str]:
     """Report lines comparing every run with the reference (vanilla if run, else the first run)
-    question by question; nothing when fewer than two runs have records."""
-    ref, runs = paired_runs(summaries, records)
+    question by question (``paired``: :func:`paired_runs`'s result, when already computed);
+    nothing when fewer than two runs have records."""
+    ref, runs = paired or paired_runs(summaries, records)
     if not ref:
         return []
     lines = [f"## Against {ref}, question by question", "",
@@ -176,11 +180,13 @@ def paired_section(summaries: list[dict], records: dict[str, list[dict]]) -> lis
     return lines + [""]
 
 
-def plot_paired(summaries: list[dict], records: dict[str, list[dict]], path: str, ref: str | None = None) -> bool:
+def plot_paired(summaries: list[dict], records: dict[str, list[dict]], path: str, ref: str | None = None,
+                paired: Paired | None = None) -> bool:
     """Each run minus the reference, EM / F1 / acc, as a point with its 95% paired bootstrap
     interval beside a line at 0: a filled point is a settled difference (the interval excludes 0
-    on enough questions), a hollow one is not. False (no file) with fewer than two runs."""
-    ref, runs = paired_runs(summaries, records, ref)
+    on enough questions), a hollow one is not. False (no file) with fewer than two runs.
+    ``paired``: :func:`paired_runs`'s result, when already computed."""
+    ref, runs = paired or paired_runs(summaries, records, ref)
     runs = [(label, diffs) for label, diffs in runs if any(m in diffs for m in ("em", "f1", "acc"))]
     if not runs:
         return False
@@ -243,9 +249,10 @@ def write_report(
         summary_table(summaries),
         "",
     ]
-    lines += paired_section(summaries, records)
+    paired = paired_runs(summaries, records)  # the bootstrap once, for the table and its picture
+    lines += paired_section(summaries, records, paired)
     try:
-        if plot_paired(summaries, records, os.path.join(out, "plots", "paired.png")):
+        if plot_paired(summaries, records, os.path.join(out, "plots", "paired.png"), paired=paired):
             lines += ["![Against the reference, question by question](plots/paired.png)", ""]
     except Exception as e:  # a plot must never lose the results
         lines += [f"(paired differences: plot failed: {type(e).__name__}: {e})", ""]
