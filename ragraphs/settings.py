@@ -9,9 +9,10 @@ importing a graph module; the graph modules re-export them.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, cast
 
 from .errors import ConfigError
 from .setting_values import (  # noqa: F401  re-exported: ragraphs.settings is where callers find them
@@ -419,15 +420,28 @@ ContextT = TypeVar("ContextT")
 
 
 def context_of(runtime: Any, cls: type[ContextT]) -> ContextT:
-    """The run's context for a node of a graph whose settings are ``cls``: ``cls()``'s defaults
-    when the run was given none, a :class:`ConfigError` when it was given another method's
-    settings (``RAGContext`` to the CRAG graph); read once per node."""
+    """The run's context for a node of a graph whose settings are ``cls``, read once per node:
+
+    - ``cls()``'s defaults when the run was given none;
+    - a :class:`ConfigError` when it was given another method's settings (``RAGContext`` to the
+      CRAG graph), a likely mistake;
+    - for any other object, the settings of ``cls`` it carries by name, checked, the rest
+      defaults. That is the context of a user's own graph that runs this one as a subgraph
+      (LangGraph hands a subgraph its parent's context), or a plain dict of settings.
+    """
     ctx = getattr(runtime, "context", None)
     if ctx is None:
         return cls()
-    if not isinstance(ctx, cls):
+    if isinstance(ctx, cls):
+        return ctx
+    if isinstance(ctx, RAGContext):
         raise ConfigError(f"this graph runs with {cls.__name__} (or a dict of its settings), got {type(ctx).__name__}")
-    return ctx
+    names = [f.name for f in fields(cast(Any, cls))]
+    if isinstance(ctx, Mapping):
+        values = {k: ctx[k] for k in names if k in ctx}
+    else:
+        values = {k: getattr(ctx, k) for k in names if hasattr(ctx, k)}
+    return context_from(cls, values)
 
 
 def context_from(cls: type[Any], values: dict[str, Any] | None = None, base: Any = None):

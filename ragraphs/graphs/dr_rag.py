@@ -42,7 +42,7 @@ from ._common import Routes, routed, timed
 
 
 def _reranks(runtime) -> bool:
-    return rerank_spec(getattr(runtime, "context", None) or DRRAGContext()) != "none"
+    return rerank_spec(context_of(runtime, DRRAGContext)) != "none"
 
 
 def _after_first(state: dict, runtime=None) -> str:

@@ -10,14 +10,13 @@ from ..components import Components, default_components
 from ..nodes.generate import make_generate
 from ..nodes.rerank import make_rerank, rerank_spec
 from ..nodes.retrieve import make_retrieve
-from ..settings import RAGContext
+from ..settings import RAGContext, context_of
 from ..state.base import RAGInput, RAGOutput, RAGState
 from ._common import Routes, routed, timed
 
 
 def _after_retrieve(state: dict, runtime=None) -> str:
-    ctx = getattr(runtime, "context", None)
-    return "generate" if rerank_spec(ctx) == "none" else "rerank"
+    return "generate" if rerank_spec(context_of(runtime, RAGContext)) == "none" else "rerank"
 
 
 def build_vanilla_graph(

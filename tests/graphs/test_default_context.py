@@ -146,3 +146,84 @@ def test_migres_guard_stops_at_the_context_max_iterations(corpus):
     assert _entry(out, "final_answer")
     r = _entries(out, "retrieve")[0]
     assert (r["mode"], r["k"]) == (d.retrieval, d.k)
+
+
+def test_a_graph_run_as_a_subgraph_reads_its_settings_from_the_parents_context(corpus):
+    """LangGraph hands a subgraph its parent's context. A user's app graph with a context class of
+    its own runs ours as a node: the settings that class names (``k``, ``web``) reach our nodes,
+    checked, and the others keep their defaults; a plain dict works the same way."""
+    from dataclasses import dataclass
+    from typing import TypedDict
+
+    from langgraph.graph import END, START, StateGraph
+
+    from ragraphs.errors import ConfigError
+
+    @dataclass
+    class App:  # the user's own run context: one field of theirs, two of ours
+        user_id: str = "ada"
+        k: int = 2
+        web: str = "none"
+
+    class AppState(TypedDict, total=False):
+        question: str
+        answer: str
+        trace: list
+
+    def app(method, c, context_schema=App):
+        g = StateGraph(AppState, context_schema=context_schema)
+        g.add_node("rag", build_graph(method, c))
+        g.add_edge(START, "rag")
+        g.add_edge("rag", END)
+        return g.compile()
+
+    out = app("vanilla", _components(corpus, ["Danube"])).invoke({"question": QUESTION}, context=App())
+    r = _entry(out, "retrieve")
+    assert out["answer"] == "Danube" and r["k"] == 2 and r["mode"] == RAGContext().retrieval
+    # CRAG takes web from it too: an Incorrect route searches no web backend
+    c = _components(corpus, ["Danube river Vienna", "Danube"], evaluator=ConstJudge(-0.95))
+    out = app("crag", c).invoke({"question": QUESTION}, context=App())
+    assert _entry(out, "retrieve")["k"] == 2 and _entry(out, "web_search")["backend"] == "none"
+    assert _entry(out, "evaluate")["upper"] == CRAGContext().upper  # not named by App: the default
+    # a parent context that names none of our settings gives the defaults; a dict is read by key
+    @dataclass
+    class Other:
+        user_id: str = "bob"
+    out = app("vanilla", _components(corpus, ["Danube"]), Other).invoke({"question": QUESTION}, context=Other())
+    assert _entry(out, "retrieve")["k"] == RAGContext().k
+    out = app("vanilla", _components(corpus, ["Danube"]), None).invoke({"question": QUESTION}, context={"k": 3})
+    assert _entry(out, "retrieve")["k"] == 3
+    # the values are checked as ours are
+    with pytest.raises(ConfigError, match="'k'"):
+        app("vanilla", _components(corpus, ["Danube"])).invoke({"question": QUESTION}, context=App(k=0))
+
+
+@pytest.mark.parametrize("method, replies, judges, first", [
+    ("dr-rag", ["Danube"], {"pair": ConstJudge(0.9)}, "first_stage"),
+    ("erm4", ["Which river flows through Vienna?**Vienna river**Danube Vienna", "Danube"],
+     {"nli": ConstJudge(0.9), "evaluator": ConstJudge(0.9)}, "retrieve"),
+    ("migres", ['unanswerable", "missing_information": "the river"}'],
+     {"evaluator": ConstJudge(0.5), "nli": ConstJudge(0.9)}, "retrieve"),
+])
+def test_every_method_runs_as_a_subgraph_under_a_parents_own_context(corpus, method, replies, judges, first):
+    from dataclasses import dataclass
+    from typing import TypedDict
+
+    from langgraph.graph import END, START, StateGraph
+
+    @dataclass
+    class App:
+        user_id: str = "ada"
+        k: int = 2
+
+    class AppState(TypedDict, total=False):
+        question: str
+        answer: str
+        trace: list
+
+    g = StateGraph(AppState, context_schema=App)
+    g.add_node("rag", build_graph(method, _components(corpus, replies, **judges)))
+    g.add_edge(START, "rag")
+    g.add_edge("rag", END)
+    out = g.compile().invoke({"question": QUESTION}, context=App())
+    assert isinstance(out["answer"], str) and _entries(out, first)[0]["k"] == 2
