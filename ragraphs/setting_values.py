@@ -11,8 +11,9 @@ import numbers
 import os
 import types
 import typing
-from dataclasses import fields
-from typing import Any, Literal
+from collections.abc import Mapping
+from dataclasses import fields, replace
+from typing import Any, Literal, TypeVar, cast
 
 from .errors import ConfigError, InputError
 
@@ -158,3 +159,39 @@ def parse_settings(pairs: list[str] | None) -> dict[str, Any]:
         except ValueError:
             out[key.strip()] = val
     return out
+
+
+T = TypeVar("T")
+
+
+def context_in(ctx: Any, cls: type[T], family: type) -> T:
+    """A run's context ``ctx`` read as the settings class ``cls``: ``cls()`` for none, ``ctx``
+    itself when it is one; a :class:`ConfigError` for another class of the ``family`` (another
+    method's settings, a likely mistake); from any other object or a dict, the settings of
+    ``cls`` it carries by name, checked, the rest defaults. LangGraph hands a subgraph its
+    parent's context, so a user's graph with a context class of its own can run ours as a node."""
+    if ctx is None:
+        return cls()
+    if isinstance(ctx, cls):
+        return ctx
+    if isinstance(ctx, family):
+        raise ConfigError(f"this graph runs with {cls.__name__} (or a dict of its settings), got {type(ctx).__name__}")
+    names = [f.name for f in fields(cast(Any, cls))]
+    if isinstance(ctx, Mapping):
+        values = {k: ctx[k] for k in names if k in ctx}
+    else:
+        values = {k: getattr(ctx, k) for k in names if hasattr(ctx, k)}
+    return context_from(cls, values)
+
+
+def context_from(cls: type[Any], values: dict[str, Any] | None = None, base: Any = None):
+    """Build a context dataclass from a dict, ignoring unknown keys; clear errors for bad ones."""
+    values = dict(values or {})
+    names = {f.name for f in fields(cls)}
+    known = {k: v for k, v in values.items() if k in names and v is not None}
+    try:
+        if base is not None and isinstance(base, cls):
+            return replace(base, **known)
+        return cls(**known)
+    except TypeError as e:
+        raise ConfigError(f"bad run setting: {e}") from e

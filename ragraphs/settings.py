@@ -9,16 +9,16 @@ importing a graph module; the graph modules re-export them.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TypeVar, cast
+from typing import Any, Literal, TypeVar
 
-from .errors import ConfigError
 from .setting_values import (  # noqa: F401  re-exported: ragraphs.settings is where callers find them
     check_setting_names as check_setting_names,
     check_shared_settings as check_shared_settings,
     check_values as check_values,
+    context_from as context_from,
+    context_in as context_in,
     describe_settings as describe_settings,
     parse_settings as parse_settings,
     settings_for as settings_for,
@@ -76,6 +76,22 @@ class RAGContext:
 
     def __post_init__(self) -> None:
         check_values(self)
+
+
+@dataclass(kw_only=True)
+class ChatContext(RAGContext):
+    """Settings of the chat graph (``ragraphs.graphs.chat``): which method answers each user
+    message, the shared settings above, and the method's own settings by name."""
+
+    method: Literal["none", "vanilla", "crag", "dr-rag", "erm4", "migres"] = field(
+        default="vanilla", metadata={"description": "the method that answers each user message"}
+    )
+    settings: dict[str, Any] = field(
+        default_factory=dict,
+        metadata={"description": 'the method\'s own settings by name, e.g. {"web": "ddg"} for crag or '
+                  '{"strategy": "sm"} for dr-rag (checked when a message is answered)',
+                  "check": lambda v: None if isinstance(v, dict) else "must be an object of the method's settings"},
+    )
 
 
 # ---------------------------------------------------------------- per method
@@ -421,37 +437,8 @@ ContextT = TypeVar("ContextT")
 
 def context_of(runtime: Any, cls: type[ContextT]) -> ContextT:
     """The run's context for a node of a graph whose settings are ``cls``, read once per node:
-
-    - ``cls()``'s defaults when the run was given none;
-    - a :class:`ConfigError` when it was given another method's settings (``RAGContext`` to the
-      CRAG graph), a likely mistake;
-    - for any other object, the settings of ``cls`` it carries by name, checked, the rest
-      defaults. That is the context of a user's own graph that runs this one as a subgraph
-      (LangGraph hands a subgraph its parent's context), or a plain dict of settings.
-    """
-    ctx = getattr(runtime, "context", None)
-    if ctx is None:
-        return cls()
-    if isinstance(ctx, cls):
-        return ctx
-    if isinstance(ctx, RAGContext):
-        raise ConfigError(f"this graph runs with {cls.__name__} (or a dict of its settings), got {type(ctx).__name__}")
-    names = [f.name for f in fields(cast(Any, cls))]
-    if isinstance(ctx, Mapping):
-        values = {k: ctx[k] for k in names if k in ctx}
-    else:
-        values = {k: getattr(ctx, k) for k in names if hasattr(ctx, k)}
-    return context_from(cls, values)
-
-
-def context_from(cls: type[Any], values: dict[str, Any] | None = None, base: Any = None):
-    """Build a context dataclass from a dict, ignoring unknown keys; clear errors for bad ones."""
-    values = dict(values or {})
-    names = {f.name for f in fields(cls)}
-    known = {k: v for k, v in values.items() if k in names and v is not None}
-    try:
-        if base is not None and isinstance(base, cls):
-            return replace(base, **known)
-        return cls(**known)
-    except TypeError as e:
-        raise ConfigError(f"bad run setting: {e}") from e
+    ``cls()``'s defaults when the run was given none; a :class:`ConfigError` for another
+    method's settings (``RAGContext`` to the CRAG graph); from any other object, such as the
+    context of a user's graph that runs this one as a subgraph, or a dict, the settings of
+    ``cls`` it names, checked (:func:`ragraphs.setting_values.context_in`)."""
+    return context_in(getattr(runtime, "context", None), cls, RAGContext)

@@ -13,7 +13,14 @@ def test_langgraph_json_lists_every_method_with_descriptions():
     from ragraphs.graphs import METHODS
 
     cfg = json.loads((ROOT / "langgraph.json").read_text())
-    assert set(cfg["graphs"]) == set(METHODS) == {"vanilla", "none", "crag", "dr-rag", "erm4", "migres"}
+    assert set(METHODS) == {"vanilla", "none", "crag", "dr-rag", "erm4", "migres"}
+    assert set(cfg["graphs"]) == set(METHODS) | {"chat"}
+    chat = cfg["graphs"].pop("chat")  # any method as a chat: messages in and out
+    assert chat["path"] == "ragraphs.graphs.chat:graph" and len(chat["description"]) > 40
+    g = importlib.import_module("ragraphs.graphs.chat").graph
+    assert g.checkpointer is None and g.name == "chat"
+    assert "messages" in g.get_input_jsonschema()["properties"]  # Studio's chat view
+    assert {"method", "settings", "k"} <= set(g.get_context_jsonschema()["properties"])
     for name, spec in cfg["graphs"].items():
         assert len(spec["description"]) > 40
         mod, _, attr = spec["path"].partition(":")

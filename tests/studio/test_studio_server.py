@@ -91,6 +91,27 @@ def test_every_graph_runs_to_completion(client):
             assert out["answer"].strip() and out["llm_calls"] >= 1
 
 
+def test_the_chat_graph_answers_each_message_of_a_thread(client):
+    """Studio's chat view: messages in, one AI message per turn, the thread keeping the
+    conversation; the embedded Gemma answers through vanilla, then CRAG with a setting of its own."""
+    found = _assistants(client)
+    chat = found["chat"]["assistant_id"]
+    schemas = client.assistants.get_schemas(chat)
+    assert "messages" in schemas["input_schema"]["properties"]
+    assert {"method", "settings"} <= set(schemas["context_schema"]["properties"])
+    thread = client.threads.create()
+    turns = [({"method": "vanilla", "llm": "gemma", "k": 2}, QUESTION),
+             ({"method": "crag", "llm": "gemma", "k": 2, "settings": {"web": "none"}}, "Who was S. P. L. Sørensen?")]
+    for i, (context, question) in enumerate(turns):
+        out = client.runs.wait(thread["thread_id"], chat, input={"messages": [{"role": "user", "content": question}]},
+                               context=context)
+        assert isinstance(out, dict) and "__error__" not in out, out
+        msgs = out["messages"]
+        assert [m["type"] for m in msgs] == ["human", "ai"] * (i + 1)
+        assert msgs[-2]["content"] == question and msgs[-1]["content"].strip() and msgs[-1]["name"] == context["method"]
+        assert out["passages"] and len(out["passages"]) <= 2
+
+
 def test_stream_updates_of_one_run_and_event_loop_stays_free(client, server):
     found = _assistants(client)
     thread = client.threads.create()

@@ -1,0 +1,69 @@
+"""Any method as a chat: user messages in, each answered by the method as an AI message.
+
+::
+
+    START -> answer -> END        (answer: the last user message -> the method's graph -> an AI message)
+
+The state is LangGraph's ``MessagesState`` (``messages`` with ``add_messages``), so LangGraph
+Studio opens it in its chat view and an app built on messages can add it as a node. The run
+setting ``method`` picks the method; the shared settings (``k``, ``llm``, ``retrieval``, ...)
+reach it, and ``settings`` holds its own by name (``{"web": "ddg"}`` for CRAG). With a
+checkpointer each thread keeps its conversation, and each turn is answered on its own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from typing import Annotated, Any
+
+from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Checkpointer
+from typing_extensions import NotRequired
+
+from ..components import Components, default_components
+from ..nodes.chat import make_chat_answer
+from ..settings import ChatContext, RAGContext, check_setting_names, context_from
+from ..state.types import Passage, add_trace
+from ._common import timed
+
+
+class ChatState(MessagesState):
+    # the last answer's passages (replaced each turn) and the trace of every turn
+    passages: NotRequired[list[Passage]]
+    trace: NotRequired[Annotated[list[dict], add_trace]]
+
+
+class ChatOutput(MessagesState):
+    passages: NotRequired[list[Passage]]
+
+
+def build_chat_graph(
+    components: Components | None = None, *, checkpointer: Checkpointer = None
+) -> CompiledStateGraph[ChatState, ChatContext, MessagesState, ChatOutput]:
+    """Compile the chat graph over ``components`` (embedded defaults if None); each method's
+    graph is built on first use over the same components."""
+    from . import build_graph, get_context_class
+
+    c = components or default_components()
+    built: dict[str, Any] = {}
+    shared = [f.name for f in fields(RAGContext)]
+
+    def run_method(method: str, question: str, ctx: ChatContext) -> dict:
+        if method not in built:
+            built[method] = build_graph(method, c)
+        cls = get_context_class(method)
+        check_setting_names(cls, ctx.settings, method)  # a mistyped name, with the closest ones
+        settings = context_from(cls, {**{k: getattr(ctx, k) for k in shared}, **ctx.settings})
+        return built[method].invoke({"question": question}, context=settings)
+
+    g = StateGraph(ChatState, context_schema=ChatContext, input_schema=MessagesState, output_schema=ChatOutput)
+    g.add_node("answer", timed("answer", make_chat_answer(run_method)))
+    g.add_edge(START, "answer")
+    g.add_edge("answer", END)
+    return g.compile(checkpointer=checkpointer, name="chat")
+
+
+graph = build_chat_graph()
+
+__all__ = ["ChatContext", "ChatState", "build_chat_graph", "graph"]
