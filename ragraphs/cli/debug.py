@@ -27,6 +27,7 @@ from .common import make_components, stream_run
 __all__ = ["open_checkpointer", "thread_config", "register", "load_history", "infer_method"]
 
 META_METHOD = "ragraphs_method"
+CHAT = "chat"  # the chat graph's threads: `ragraphs chat --thread`, or the server's "chat" graph
 META_CONTEXT = "ragraphs_context"
 META_STORE = "ragraphs_store"
 
@@ -66,8 +67,9 @@ def stored_context(meta: dict, method: str) -> dict[str, Any]:
     from dataclasses import fields
 
     from ..graphs import get_context_class
+    from ..settings import ChatContext
 
-    names = {f.name for f in fields(get_context_class(method))}
+    names = {f.name for f in fields(ChatContext if method == CHAT else get_context_class(method))}
     return {k: v for k, v in meta.items() if k in names and isinstance(v, (str, int, float, bool))}
 
 
@@ -107,7 +109,11 @@ def _graph_for(thread_id: str, saver, method: str | None, components=None):
     meta = dict(tup.metadata or {})
     # runs made by ragraphs carry their method; runs made on a LangGraph server carry the
     # graph id (the same names, see langgraph.json)
-    method = method or meta.get(META_METHOD) or (meta.get("graph_id") if meta.get("graph_id") in method_names() else None)
+    method = method or meta.get(META_METHOD) or (meta.get("graph_id") if meta.get("graph_id") in {*method_names(), CHAT} else None)
+    if method == CHAT:  # a conversation of `ragraphs chat` or the server's chat graph
+        from ..graphs.chat import build_chat_graph
+
+        return build_chat_graph(components, checkpointer=saver), CHAT, meta
     if not method:
         seen: set[str] = set()
         for tup in saver.list({"configurable": {"thread_id": thread_id}}):
@@ -147,12 +153,20 @@ def load_history(graph, thread_id: str) -> list[dict]:
                 "created_at": s.created_at,
                 "ran": trace[before:],
                 "next": list(s.next),
-                "answer": (s.values or {}).get("answer"),
-                "question": (s.values or {}).get("question"),
+                "answer": (s.values or {}).get("answer", _last_message(s.values, "ai")),
+                "question": (s.values or {}).get("question", _last_message(s.values, "human")),
                 "config": s.config,
             }
         )
     return rows
+
+
+def _last_message(values: dict | None, kind: str) -> str | None:
+    """A chat thread's last message of ``kind`` (``human`` or ``ai``) as text, or None."""
+    for m in reversed((values or {}).get("messages") or []):
+        if getattr(m, "type", None) == kind:
+            return m.content if isinstance(m.content, str) else str(m.content)
+    return None
 
 
 def _details(entry: dict) -> str:
@@ -244,6 +258,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
     saver = open_checkpointer(args.checkpointer)
     # a first pass without components only reads the thread's metadata
     _, method, meta = _graph_for(args.thread_id, saver, args.method)
+    if method == CHAT:
+        raise InputError(f"thread {args.thread_id!r} is a chat; go on with it with `ragraphs chat --thread "
+                         f"{args.thread_id}` (`ragraphs history` shows its turns)")
     store = _loads(meta.get(META_STORE))
     ns = argparse.Namespace(
         store=args.store or store.get("store"),

@@ -21,6 +21,7 @@ from ..errors import RagraphsError, redact
 COMMANDS = [
     "ragraphs.cli.ingest",
     "ragraphs.cli.ask",
+    "ragraphs.cli.chat",
     "ragraphs.evaluation.cli",
     "ragraphs.tools.judges_cli",
     "ragraphs.cli.calibrate",

@@ -1,0 +1,110 @@
+"""``ragraphs chat``: a conversation with a method in the terminal, one answer per line read.
+
+Each line read from standard input is a user message; the chat graph (:mod:`ragraphs.graphs.chat`)
+answers it with the method and prints the answer, then its sources. An empty line is skipped;
+end of input (Ctrl-D), ``exit`` or ``quit`` ends the conversation. ``--thread ID`` keeps the
+conversation in the checkpointer, so the same command later goes on with it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import uuid
+from dataclasses import fields
+from typing import Any, cast
+
+from langchain_core.runnables import RunnableConfig
+
+from ..errors import ConfigError
+from .common import add_store_args, make_components
+
+ENDS = {"exit", "quit", ":q"}
+
+
+def chat_context(method: str, values: dict):
+    """The chat graph's settings for ``method`` and the ``values`` given (``--llm``, ``--k``,
+    ``--set``...): the shared ones at the top, the method's own under ``settings``; each name
+    and value is checked against the method's own class, as ``ask`` checks them."""
+    from ..graphs import get_context_class
+    from ..settings import ChatContext, RAGContext, check_setting_names, context_from
+
+    values = {k: v for k, v in values.items() if v is not None}
+    cls = get_context_class(method)
+    check_setting_names(cls, values, method)
+    context_from(cls, values)  # a bad value fails here, before any model loads
+    shared = {f.name for f in fields(RAGContext)}
+    return ChatContext(method=cast(Any, method), **{k: v for k, v in values.items() if k in shared},
+                       settings={k: v for k, v in values.items() if k not in shared})
+
+
+def cmd_chat(args: argparse.Namespace) -> int:
+    from ..graphs import get_context_class, method_names
+    from ..graphs.chat import build_chat_graph
+    from ..settings import context_from, parse_settings, settings_for
+    from .ask import validate_question
+
+    if args.method not in method_names():
+        raise ConfigError(f"unknown method {args.method!r}; choose from {', '.join(method_names())}")
+    values = {"llm": args.llm, "k": args.k, "retrieval": args.retrieval,
+              **settings_for(args.method, parse_settings(args.set))}
+    ctx = chat_context(args.method, values)
+    components = make_components(args)
+    retr = components.retriever if args.method != "none" else None
+    if retr is not None and hasattr(retr, "count") and retr.count() == 0:
+        print("warning: the store is empty; run `ragraphs ingest PATH` first", file=sys.stderr)
+    if args.thread:
+        from .debug import CHAT, open_checkpointer, store_of, thread_config
+
+        saver, thread = open_checkpointer(args.checkpointer), args.thread
+        # the checkpoints' metadata names the chat and its settings, for `ragraphs history`
+        config = cast(RunnableConfig, thread_config(thread, CHAT, {"method": args.method, **values}, store_of(args)))
+    else:  # the conversation lives as long as the command
+        from langgraph.checkpoint.memory import InMemorySaver
+
+        saver, thread = InMemorySaver(), f"chat-{uuid.uuid4().hex[:8]}"
+        config = RunnableConfig(configurable={"thread_id": thread})
+    graph = build_chat_graph(components, checkpointer=saver)
+    earlier = len((graph.get_state(config).values or {}).get("messages") or [])
+    components.warm_up(context_from(get_context_class(args.method), values))
+    interactive = sys.stdin.isatty()
+    if interactive or earlier:
+        print(f"chat with {args.method}, thread {thread}" + (f" ({earlier} earlier messages)" if earlier else "")
+              + ("; exit or Ctrl-D ends" if interactive else ""), file=sys.stderr)
+    while True:
+        if interactive:
+            print("you> ", end="", file=sys.stderr, flush=True)
+        line = sys.stdin.readline()
+        if not line or line.strip().lower() in ENDS:
+            return 0
+        if not line.strip():
+            continue
+        question = validate_question(line)
+        out = graph.invoke(cast(Any, {"messages": [("user", question)]}), config, context=ctx)
+        reply, passages = out["messages"][-1], out.get("passages") or []
+        if args.json:
+            print(json.dumps({"thread": thread, "question": question, "answer": reply.content,
+                              "passages": [{k: p.get(k) for k in ("id", "title", "source", "score")} for p in passages],
+                              "llm_calls": reply.response_metadata.get("llm_calls", 0)}, default=str), flush=True)
+            continue
+        print(reply.content, flush=True)
+        if passages and not args.quiet:
+            print("  sources: " + "; ".join(p["title"] for p in passages), flush=True)
+
+
+def register(sub) -> None:
+    from ..graphs import method_names
+
+    p = sub.add_parser("chat", help="a conversation with a method: each line read is answered (Ctrl-D ends)")
+    p.add_argument("--method", default="vanilla", help=f"one of: {', '.join(method_names())} (default vanilla)")
+    add_store_args(p)
+    p.add_argument("--llm", default=None, help="model spec: gemma (default) | llamacpp:PATH | openai:MODEL")
+    p.add_argument("--k", type=int, default=None, help="passages per retrieval")
+    p.add_argument("--retrieval", choices=["dense", "bm25", "hybrid"], default=None)
+    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="any run setting of the method's context")
+    p.add_argument("--thread", metavar="ID", help="keep the conversation in the checkpointer under this id, to go on later")
+    p.add_argument("--checkpointer", metavar="PATH|URL", default=None, help="SQLite file or PostgreSQL URL for --thread")
+    p.add_argument("--json", action="store_true", help="one JSON line per answer")
+    p.add_argument("--quiet", action="store_true", help="print the answers only")
+    p.set_defaults(func=cmd_chat)

@@ -1,0 +1,72 @@
+"""``ragraphs chat``: each line read is a user message answered by the method; ``--thread``
+keeps the conversation for a later command and for ``ragraphs history``.
+
+The real CLI entry point runs in this process with a deterministic model (``fake:``) over a
+small store ingested here (the real MiniLM and Chroma); the chat graph's answers with the
+embedded Gemma are checked through ``langgraph dev`` in tests/studio/test_studio_server.py.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from conftest import main_captured
+
+pytestmark = pytest.mark.slow  # the real MiniLM and Chroma hold the store
+
+
+@pytest.fixture
+def store(tmp_path, capsys):
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text("\n".join(json.dumps(d) for d in [
+        {"title": "S. P. L. Sørensen", "text": "Søren Peder Lauritz Sørensen was a Danish chemist who introduced the concept of pH."},
+        {"title": "Lima", "text": "Lima is the capital of Peru."},
+        {"title": "Vienna", "text": "Vienna is the capital of Austria."},
+    ]) + "\n")
+    code, _, _ = main_captured(capsys, "ingest", docs, "--store", tmp_path / "store")
+    assert code == 0
+    return str(tmp_path / "store")
+
+
+def _chat(capsys, monkeypatch, lines: str, *args):
+    monkeypatch.setattr("sys.stdin", io.StringIO(lines))
+    return main_captured(capsys, "chat", "--store", *args)
+
+
+def test_each_line_is_answered_and_an_empty_line_skipped(store, capsys, monkeypatch):
+    code, out, _ = _chat(capsys, monkeypatch, "Who introduced pH?\n\nWhat is the capital of Peru?\n", store,
+                         "--llm", "fake:Sørensen", "--k", "1")
+    assert code == 0
+    assert out.splitlines() == ["Sørensen", "  sources: S. P. L. Sørensen", "Sørensen", "  sources: Lima"]
+    # one JSON line per answer, every turn in the same thread; `exit` ends before the next line
+    code, out, _ = _chat(capsys, monkeypatch, "Who introduced pH?\nexit\nnever read\n", store,
+                         "--llm", "fake:x", "--k", "2", "--json")
+    (row,) = [json.loads(line) for line in out.splitlines()]
+    assert row["question"] == "Who introduced pH?" and row["answer"] == "x" and row["llm_calls"] == 1
+    assert [p["title"] for p in row["passages"]][0] == "S. P. L. Sørensen" and len(row["passages"]) == 2
+
+
+def test_a_thread_goes_on_later_and_history_shows_its_turns(store, tmp_path, capsys, monkeypatch):
+    db = tmp_path / "threads.sqlite"
+    for q in ("Who introduced pH?", "What is the capital of Austria?"):
+        code, out, err = _chat(capsys, monkeypatch, q + "\n", store, "--llm", "fake:ok", "--k", "1", "--method", "crag",
+                               "--set", "web=none", "--thread", "c1", "--checkpointer", db, "--quiet")
+        assert code == 0 and out.strip() == "ok"
+    assert "chat with crag, thread c1 (2 earlier messages)" in err  # the second command went on with it
+    code, out, _ = main_captured(capsys, "history", "c1", "--checkpointer", db)
+    assert code == 0 and out.startswith("thread c1: method chat; ")
+    assert "settings: method=crag, llm=fake:ok, k=1, web=none" in out
+    assert out.count("ran answer (") == 2 and out.count("answer: ok") == 2
+    assert '"question": "What is the capital of Austria?"' in out
+    code, _, err = main_captured(capsys, "replay", "c1", "--checkpointer", db)
+    assert code == 2 and "is a chat; go on with it with `ragraphs chat --thread c1`" in err
+
+
+def test_settings_are_checked_before_anything_loads(capsys, monkeypatch):
+    code, _, err = _chat(capsys, monkeypatch, "q\n", "unused", "--method", "crag", "--set", "uper=0.5", "--llm", "fake:x")
+    assert code == 2 and "method 'crag' has no setting 'uper' (did you mean 'upper'?)" in err
+    code, _, err = _chat(capsys, monkeypatch, "q\n", "unused", "--method", "self-rag")
+    assert code == 2 and "unknown method 'self-rag'" in err
