@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 from ..errors import ConfigError, InputError
-from .common import add_store_args, make_components, stream_run
+from .common import add_run_args, add_store_args, make_components, stream_run
 
 
 def validate_question(q: str | None) -> str:
@@ -177,10 +177,7 @@ def register(sub) -> None:
     p.add_argument("question")
     p.add_argument("--method", default="vanilla", help=f"one of: {', '.join(method_names())} (default vanilla)")
     add_store_args(p)
-    p.add_argument("--llm", default=None, help="model spec: gemma (default) | llamacpp:PATH | openai:MODEL")
-    p.add_argument("--k", type=int, default=None, help="passages per retrieval")
-    p.add_argument("--retrieval", choices=["dense", "bm25", "hybrid"], default=None)
-    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="any run setting of the method's context (METHOD.KEY: only when METHOD runs)")
+    add_run_args(p)
     p.add_argument("--trace", action="store_true", help="print every node's update as it happens, with timing")
     p.add_argument("--json", action="store_true", help="machine-readable result")
     p.add_argument("--quiet", action="store_true", help="print the answer only")

@@ -18,7 +18,7 @@ from typing import Any, cast
 from langchain_core.runnables import RunnableConfig
 
 from ..errors import ConfigError
-from .common import add_store_args, make_components
+from .common import add_run_args, add_store_args, make_components
 
 ENDS = {"exit", "quit", ":q"}
 
@@ -99,10 +99,7 @@ def register(sub) -> None:
     p = sub.add_parser("chat", help="a conversation with a method: each line read is answered (Ctrl-D ends)")
     p.add_argument("--method", default="vanilla", help=f"one of: {', '.join(method_names())} (default vanilla)")
     add_store_args(p)
-    p.add_argument("--llm", default=None, help="model spec: gemma (default) | llamacpp:PATH | openai:MODEL")
-    p.add_argument("--k", type=int, default=None, help="passages per retrieval")
-    p.add_argument("--retrieval", choices=["dense", "bm25", "hybrid"], default=None)
-    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="any run setting of the method's context")
+    add_run_args(p)
     p.add_argument("--thread", metavar="ID", help="keep the conversation in the checkpointer under this id, to go on later")
     p.add_argument("--checkpointer", metavar="PATH|URL", default=None, help="SQLite file or PostgreSQL URL for --thread")
     p.add_argument("--json", action="store_true", help="one JSON line per answer")

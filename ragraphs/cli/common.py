@@ -17,6 +17,15 @@ def add_store_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--collection", default="ragraphs", help="collection name (default: ragraphs)")
 
 
+def add_run_args(p: argparse.ArgumentParser) -> None:
+    """The options that set a run's settings: ``--llm``, ``--k``, ``--retrieval`` and ``--set``."""
+    p.add_argument("--llm", default=None, help="model spec: gemma (default) | llamacpp:PATH | openai:MODEL")
+    p.add_argument("--k", type=int, default=None, help="passages per retrieval")
+    p.add_argument("--retrieval", choices=["dense", "bm25", "hybrid"], default=None)
+    p.add_argument("--set", action="append", metavar="KEY=VALUE",
+                   help="any run setting of the method's context (METHOD.KEY: only when METHOD runs)")
+
+
 def make_components(args: argparse.Namespace, **kw: Any):
     from ..components import Components
 

@@ -36,8 +36,7 @@ def corpus():
 
 
 @pytest.fixture(autouse=True)
-def _no_web_and_a_private_home(tmp_path, monkeypatch):
-    monkeypatch.setenv("RAGRAPHS_HOME", str(tmp_path))
+def _no_web(monkeypatch):  # RAGRAPHS_HOME is the test's own already (tests/conftest.py)
     monkeypatch.delenv("RAGRAPHS_WEB", raising=False)
 
 
