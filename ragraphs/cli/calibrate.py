@@ -256,8 +256,11 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         raise InputError(f"{path}: no questions could be read")
     examples = select_part(all_examples, part, nparts)  # FILE@K/N: part K's questions; the corpus pools the whole file
     examples = examples[: args.limit] if args.limit else examples
-    embeddings = MiniLMEmbeddings()
     passages = pooled_passages(all_examples)
+    if not passages:  # question-answer rows only: no retrieval to judge, no gold to label it
+        raise InputError(f"{path}: its rows hold no paragraphs, so there is no retrieval to calibrate on; "
+                         "use a benchmark file whose rows carry their paragraphs (PopQA, HotpotQA, 2Wiki, MuSiQue)")
+    embeddings = MiniLMEmbeddings()
     try:
         from ..evaluation.corpus import PooledCorpus
 

@@ -159,3 +159,22 @@ def test_ingest_with_chunks_of_no_words_is_refused(cli, tmp_path, n):
     r = cli("ingest", str(f), "--chunk-words", n, "--quiet", "--store", str(tmp_path / "s"))
     assert r.returncode != 0 and "Traceback" not in r.stderr
     assert r.stderr.strip() == f"ragraphs: error: --chunk-words must be at least 1, got {n}"
+
+
+def test_question_answer_rows_say_what_each_verb_needs(tmp_path, capsys):
+    """A user's own {question, answers} file holds no paragraphs: calibrate-crag, judge-eval and
+    train-judge each say what is missing in one line, before any model loads."""
+    from conftest import main_captured
+
+    f = tmp_path / "mine.jsonl"
+    f.write_text('{"question": "Who wrote Hamlet?", "answers": ["Shakespeare"]}\n'
+                 '{"question": "What is the capital of Peru?", "answer": "Lima"}\n')
+    code, _, err = main_captured(capsys, "calibrate-crag", "--data", f)
+    assert code == 2 and err.strip() == (f"ragraphs: error: {f}: its rows hold no paragraphs, so there is no retrieval "
+                                         "to calibrate on; use a benchmark file whose rows carry their paragraphs "
+                                         "(PopQA, HotpotQA, 2Wiki, MuSiQue)")
+    code, _, err = main_captured(capsys, "judge-eval", "--judge", "evaluator", "--data", f)
+    assert code == 2 and err.strip() == f"ragraphs: error: no labelled items for the evaluator judge in {f}"
+    code, _, err = main_captured(capsys, "train-judge", "--data", f, "--out", tmp_path / "judges")
+    assert code == 2 and err.strip().endswith(f"ragraphs: error: only 0 labelled items could be built from {f}")
+    assert not (tmp_path / "judges").exists()
