@@ -9,6 +9,7 @@ conversation in the checkpointer, so the same command later goes on with it.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
 import uuid
@@ -72,10 +73,16 @@ def cmd_chat(args: argparse.Namespace) -> int:
     if interactive or earlier:
         print(f"chat with {args.method}, thread {thread}" + (f" ({earlier} earlier messages)" if earlier else "")
               + ("; exit or Ctrl-D ends" if interactive else ""), file=sys.stderr)
+    if interactive:
+        try:  # line editing and history for input(), where the platform has them
+            importlib.import_module("readline")
+        except ImportError:  # pragma: no cover
+            pass
     while True:
-        if interactive:
-            print("you> ", end="", file=sys.stderr, flush=True)
-        line = sys.stdin.readline()
+        try:
+            line = input("you> ") + "\n" if interactive else sys.stdin.readline()
+        except EOFError:  # Ctrl-D
+            line = ""
         if not line or line.strip().lower() in ENDS:
             return 0
         if not line.strip():

@@ -70,3 +70,42 @@ def test_settings_are_checked_before_anything_loads(capsys, monkeypatch):
     assert code == 2 and "method 'crag' has no setting 'uper' (did you mean 'upper'?)" in err
     code, _, err = _chat(capsys, monkeypatch, "q\n", "unused", "--method", "self-rag")
     assert code == 2 and "unknown method 'self-rag'" in err
+
+
+def test_in_a_terminal_it_prompts_and_ctrl_d_ends(store, tmp_path):
+    """The interactive path, in a real pseudo-terminal: a banner, a ``you>`` prompt per turn, the
+    answer with its sources, and Ctrl-D ending the conversation with exit status 0."""
+    import os
+    import pty
+    import subprocess
+    import sys
+    import time
+
+    master, slave = pty.openpty()
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "ragraphs", "chat", "--store", store, "--llm", "fake:Sørensen",
+                             "--k", "1"], stdin=slave, stdout=slave, stderr=slave, close_fds=True, env=env)
+    os.close(slave)
+    seen = b""
+
+    def until(token: bytes, times: int = 1, seconds: float = 120) -> None:
+        nonlocal seen
+        end = time.time() + seconds
+        while seen.count(token) < times and time.time() < end:
+            try:
+                seen += os.read(master, 4096)
+            except OSError:  # the child closed the terminal
+                break
+
+    try:
+        until(b"you> ")
+        os.write(master, "Who introduced pH?\n".encode())
+        until(b"you> ", times=2)  # the answer, then the next prompt
+        os.write(master, b"\x04")  # Ctrl-D
+        assert proc.wait(60) == 0
+    finally:
+        proc.kill()
+        os.close(master)
+    text = seen.decode("utf-8", "replace").replace("\r", "")
+    assert "chat with vanilla, thread chat-" in text and "exit or Ctrl-D ends" in text
+    assert "you> Who introduced pH?\nSørensen\n  sources: S. P. L. Sørensen\nyou> " in text
