@@ -1,7 +1,7 @@
 """The ``ragraphs`` parser and dispatch.
 
 Verbs come from one module per group (:data:`COMMANDS`: ``ingest``; ``ask``, ``demo``,
-``methods``; ``history``, ``replay``; ``calibrate-crag``; ``eval``; ``train-judge``,
+``methods``; ``chat``; ``history``, ``replay``; ``calibrate-crag``; ``eval``; ``train-judge``,
 ``judge-eval``), each with ``register(subparsers)``. User mistakes print one line
 ``ragraphs: error: ...`` and exit non-zero, without a traceback (``RAGRAPHS_DEBUG=1`` shows
 it). Output is quiet by default (no library logs, load reports or warnings); ``--verbose``
