@@ -26,24 +26,19 @@ ENDS = {"exit", "quit", ":q"}
 
 def chat_context(method: str, values: dict):
     """The chat graph's settings for ``method`` and the ``values`` given (``--llm``, ``--k``,
-    ``--set``...): the shared ones at the top, the method's own under ``settings``; each name
-    and value is checked against the method's own class, as ``ask`` checks them."""
-    from ..graphs import get_context_class
-    from ..settings import ChatContext, RAGContext, check_setting_names, context_from
+    ``--set``...): the shared ones at the top, the method's own under ``settings``."""
+    from ..settings import ChatContext, RAGContext
 
     values = {k: v for k, v in values.items() if v is not None}
-    cls = get_context_class(method)
-    check_setting_names(cls, values, method)
-    context_from(cls, values)  # a bad value fails here, before any model loads
     shared = {f.name for f in fields(RAGContext)}
     return ChatContext(method=cast(Any, method), **{k: v for k, v in values.items() if k in shared},
                        settings={k: v for k, v in values.items() if k not in shared})
 
 
 def cmd_chat(args: argparse.Namespace) -> int:
-    from ..graphs import get_context_class, method_names
-    from ..graphs.chat import build_chat_graph
-    from ..settings import context_from, parse_settings, settings_for
+    from ..graphs import method_names
+    from ..graphs.chat import build_chat_graph, method_context
+    from ..settings import parse_settings, settings_for
     from .ask import validate_question
 
     if args.method not in method_names():
@@ -51,6 +46,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
     values = {"llm": args.llm, "k": args.k, "retrieval": args.retrieval,
               **settings_for(args.method, parse_settings(args.set))}
     ctx = chat_context(args.method, values)
+    settings = method_context(ctx)  # names and values checked here, before any model loads
     components = make_components(args)
     retr = components.retriever if args.method != "none" else None
     if retr is not None and hasattr(retr, "count") and retr.count() == 0:
@@ -68,7 +64,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
         config = RunnableConfig(configurable={"thread_id": thread})
     graph = build_chat_graph(components, checkpointer=saver)
     earlier = len((graph.get_state(config).values or {}).get("messages") or [])
-    components.warm_up(context_from(get_context_class(args.method), values))
+    components.warm_up(settings)
     interactive = sys.stdin.isatty()
     if interactive or earlier:
         print(f"chat with {args.method}, thread {thread}" + (f" ({earlier} earlier messages)" if earlier else "")

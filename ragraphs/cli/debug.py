@@ -27,9 +27,9 @@ from .common import make_components, stream_run
 __all__ = ["open_checkpointer", "thread_config", "register", "load_history", "infer_method"]
 
 META_METHOD = "ragraphs_method"
-CHAT = "chat"  # the chat graph's threads: `ragraphs chat --thread`, or the server's "chat" graph
 META_CONTEXT = "ragraphs_context"
 META_STORE = "ragraphs_store"
+CHAT = "chat"  # the chat graph's threads: `ragraphs chat --thread`, or the server's "chat" graph
 
 
 def thread_config(

@@ -38,24 +38,31 @@ class ChatOutput(MessagesState):
     passages: NotRequired[list[Passage]]
 
 
+def method_context(ctx: ChatContext) -> Any:
+    """The settings ``ctx.method`` runs with: the chat's shared settings and its ``settings`` by
+    name, each name and value checked against the method's own class (a mistyped name gets the
+    closest ones)."""
+    from . import get_context_class
+
+    cls = get_context_class(ctx.method)
+    check_setting_names(cls, ctx.settings, ctx.method)
+    return context_from(cls, {**{f.name: getattr(ctx, f.name) for f in fields(RAGContext)}, **ctx.settings})
+
+
 def build_chat_graph(
     components: Components | None = None, *, checkpointer: Checkpointer = None
 ) -> CompiledStateGraph[ChatState, ChatContext, MessagesState, ChatOutput]:
     """Compile the chat graph over ``components`` (embedded defaults if None); each method's
     graph is built on first use over the same components."""
-    from . import build_graph, get_context_class
+    from . import build_graph
 
     c = components or default_components()
     built: dict[str, Any] = {}
-    shared = [f.name for f in fields(RAGContext)]
 
     def run_method(method: str, question: str, ctx: ChatContext) -> dict:
         if method not in built:
             built[method] = build_graph(method, c)
-        cls = get_context_class(method)
-        check_setting_names(cls, ctx.settings, method)  # a mistyped name, with the closest ones
-        settings = context_from(cls, {**{k: getattr(ctx, k) for k in shared}, **ctx.settings})
-        return built[method].invoke({"question": question}, context=settings)
+        return built[method].invoke({"question": question}, context=method_context(ctx))
 
     g = StateGraph(ChatState, context_schema=ChatContext, input_schema=MessagesState, output_schema=ChatOutput)
     g.add_node("answer", timed("answer", make_chat_answer(run_method)))
@@ -66,4 +73,4 @@ def build_chat_graph(
 
 graph = build_chat_graph()
 
-__all__ = ["ChatContext", "ChatState", "build_chat_graph", "graph"]
+__all__ = ["ChatContext", "ChatState", "build_chat_graph", "graph", "method_context"]
