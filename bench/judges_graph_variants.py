@@ -20,6 +20,9 @@ writes these int8 graphs of the same weights under OUT:
   384 x 1152 product and split after it (one int8 product instead of three; the same scores);
 - ``static-qdq``: static int8 instead of dynamic: activation scales calibrated once on 64 real
   (question, paragraph) pairs of ``tests/data/hotpotqa.sample.jsonl`` (QDQ format, min-max);
+- ``nbits4``, ``nbits8``: the fused fp32 graph's products as onnxruntime's ``MatMulNBits``
+  (block-wise weights, 4 or 8 bits, blocks of 128, symmetric, ``accuracy_level`` 4: int8
+  activations inside the kernel), the embeddings left fp32; needs the ``onnx-ir`` package;
 - ``fp32``: the fused fp32 graph (no quantization), for reference.
 
 Then times one input per run on one core (the judges run pairs side by side, one core each),
@@ -50,7 +53,7 @@ from ragraphs.tools.judges.core import weights_dir
 from ragraphs.tools.judges.onnx import export_fp32, fuse_bert, quantize_int8, restore_fp32
 
 VARIANTS = ("shipped", "all-positions", "sdpa", "skip-ln", "qattention", "int8-attention", "fast-gelu", "merged-qkv",
-            "static-qdq", "fp32")
+            "static-qdq", "nbits4", "nbits8", "fp32")
 LENGTHS = (256, 128, 48)
 
 
@@ -82,6 +85,8 @@ def build(out: Path, variants: list[str]) -> dict[str, Path]:
                              extra_options={"DefaultTensorType": TensorProto.FLOAT})
         elif v == "static-qdq":
             static_int8(fuse_bert(eager, work / "fused.onnx"), target, model_dir)
+        elif v in ("nbits4", "nbits8"):
+            block_nbits(fuse_bert(eager, work / "fused.onnx"), target, bits=int(v[-1]))
         elif v in recipes:
             fp32, fusion, quant = recipes[v]
             fp32 = fp32 or export_fp32(model_dir, work / "sdpa.onnx", attn_implementation="sdpa", first_token_only=False)[0]
@@ -148,6 +153,19 @@ def static_int8(fused: Path, target: Path, model_dir: Path, n: int = 64) -> Path
     quantize_static(str(fused), str(target), Reader(), quant_format=QuantFormat.QDQ, activation_type=QuantType.QUInt8,
                     weight_type=QuantType.QInt8, per_channel=True, reduce_range=True, op_types_to_quantize=["MatMul"],
                     calibrate_method=CalibrationMethod.MinMax, extra_options={"MatMulConstBOnly": True})
+    return target
+
+
+def block_nbits(fused: Path, target: Path, bits: int, block_size: int = 128) -> Path:
+    """The fused graph's MatMuls with constant weights as ``MatMulNBits`` (block-wise symmetric
+    weights of ``bits`` bits, int8 activations in the kernel: ``accuracy_level`` 4)."""
+    import onnx
+    from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer  # needs onnx-ir
+
+    q = MatMulNBitsQuantizer(onnx.load(str(fused)), bits=bits, block_size=block_size, is_symmetric=True,
+                             accuracy_level=4)
+    q.process()
+    q.model.save_model_to_file(str(target), use_external_data_format=False)
     return target
 
 
