@@ -92,6 +92,13 @@ class ChatContext(RAGContext):
                   '{"strategy": "sm"} for dr-rag (checked when a message is answered)',
                   "check": lambda v: None if isinstance(v, dict) else "must be an object of the method's settings"},
     )
+    follow_up: Literal["alone", "rewrite"] = field(
+        default="alone",
+        metadata={"description": "alone: each message is answered as written | rewrite: from the second turn on, the "
+                  "LLM first rewrites it into a question that stands alone (one more call a turn; not measured: no "
+                  "conversational benchmark here)"},
+    )
+    history_turns: int = field(default=3, metadata={"description": "rewrite: the earlier turns it reads", "minimum": 1})
 
 
 # ---------------------------------------------------------------- per method
@@ -105,12 +112,10 @@ PAPER_UPPER, PAPER_LOWER = 0.59, -0.9
 # [0.19, 0.28]); the strip cut by the same rule on the retrieved documents' strips labelled by
 # holding a gold answer (1,533 strips): 0.8266. The lower cut is the evaluator's own relevance
 # cut (-0.0499, cross-fitted on the multi-hop dev files; `calibrate-crag --lower judge`):
-# Incorrect when no retrieved document is judged relevant. The rule would put it at 0.157, and
-# for the judge of 2026-11-27 at -0.9769, under nearly every score, since 8 of those 253
-# retrievals missed. Replayed over the whole PopQA file (bench/crag_lower_replay.py, docs/crag.md),
-# -0.05 gave the same EM / F1 / accuracy as -0.9769 (n = 499) and sent 353 of 498 withheld-gold
-# misses to Incorrect. The judge of 2026-11-27 gave 0.56 and 0.98; those of 2026-11-26 0.91,
-# -0.71 and 0.97; the ones before, 0.72, -0.54 and 0.9.
+# Incorrect when no retrieved document is judged relevant. The rule would put it at 0.157 (for
+# the judge of 2026-11-27, -0.9769), since 8 of those 253 retrievals missed. Over the whole
+# PopQA file (bench/crag_lower_replay.py), -0.05 gave the EM / F1 / accuracy of -0.9769 (n =
+# 499) and sent 353 of 498 withheld-gold misses to Incorrect. Earlier cuts: docs/crag.md.
 CALIBRATED_UPPER, CALIBRATED_LOWER, CALIBRATED_STRIP = 0.19, -0.05, 0.83
 
 

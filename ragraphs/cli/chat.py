@@ -3,7 +3,8 @@
 Each line read from standard input is a user message; the chat graph (:mod:`ragraphs.graphs.chat`)
 answers it with the method and prints the answer, then its sources. An empty line is skipped;
 end of input (Ctrl-D), ``exit`` or ``quit`` ends the conversation. ``--thread ID`` keeps the
-conversation in the checkpointer, so the same command later goes on with it.
+conversation in the checkpointer, so the same command later goes on with it. ``--follow-up
+rewrite`` has the LLM rewrite each later message into a question that stands alone first.
 """
 
 from __future__ import annotations
@@ -26,11 +27,12 @@ ENDS = {"exit", "quit", ":q"}
 
 def chat_context(method: str, values: dict):
     """The chat graph's settings for ``method`` and the ``values`` given (``--llm``, ``--k``,
-    ``--set``...): the shared ones at the top, the method's own under ``settings``."""
-    from ..settings import ChatContext, RAGContext
+    ``--follow-up``, ``--set``...): the shared and the chat's own at the top, the method's own
+    under ``settings``."""
+    from ..settings import ChatContext
 
     values = {k: v for k, v in values.items() if v is not None}
-    shared = {f.name for f in fields(RAGContext)}
+    shared = {f.name for f in fields(ChatContext)} - {"method", "settings"}
     return ChatContext(method=cast(Any, method), **{k: v for k, v in values.items() if k in shared},
                        settings={k: v for k, v in values.items() if k not in shared})
 
@@ -44,7 +46,8 @@ def cmd_chat(args: argparse.Namespace) -> int:
     if args.method not in method_names():
         raise ConfigError(f"unknown method {args.method!r}; choose from {', '.join(method_names())}")
     values = {"llm": args.llm, "k": args.k, "retrieval": args.retrieval,
-              **settings_for(args.method, parse_settings(args.set))}
+              **settings_for(args.method, parse_settings(args.set)),
+              "follow_up": args.follow_up, "history_turns": args.history_turns}
     ctx = chat_context(args.method, values)
     settings = method_context(ctx)  # names and values checked here, before any model loads
     components = make_components(args)
@@ -86,12 +89,15 @@ def cmd_chat(args: argparse.Namespace) -> int:
         question = validate_question(line)
         out = graph.invoke(cast(Any, {"messages": [("user", question)]}), config, context=ctx)
         reply, passages = out["messages"][-1], out.get("passages") or []
+        read_as = out.get("question") or question
         if args.json:
-            print(json.dumps({"thread": thread, "question": question, "answer": reply.content,
+            print(json.dumps({"thread": thread, "question": question, "read_as": read_as, "answer": reply.content,
                               "passages": [{k: p.get(k) for k in ("id", "title", "source", "score")} for p in passages],
                               "llm_calls": reply.response_metadata.get("llm_calls", 0)}, default=str), flush=True)
             continue
         print(reply.content, flush=True)
+        if read_as != question and not args.quiet:
+            print(f"  read as: {read_as}", flush=True)
         if passages and not args.quiet:
             print("  sources: " + "; ".join(p["title"] for p in passages), flush=True)
 
@@ -105,6 +111,11 @@ def register(sub) -> None:
     add_run_args(p)
     p.add_argument("--thread", metavar="ID", help="keep the conversation in the checkpointer under this id, to go on later")
     p.add_argument("--checkpointer", metavar="PATH|URL", default=None, help="SQLite file or PostgreSQL URL for --thread")
+    p.add_argument("--follow-up", choices=["alone", "rewrite"], default=None,
+                   help="alone (default): each message answered as written; rewrite: the LLM first rewrites a later "
+                        "message into a question that stands alone")
+    p.add_argument("--history-turns", type=int, metavar="N", default=None,
+                   help="with --follow-up rewrite: the earlier turns the rewrite reads (default 3)")
     p.add_argument("--json", action="store_true", help="one JSON line per answer")
     p.add_argument("--quiet", action="store_true", help="print the answers only")
     p.set_defaults(func=cmd_chat)

@@ -2,13 +2,21 @@
 
 ::
 
-    START -> answer -> END        (answer: the last user message -> the method's graph -> an AI message)
+    START -> question -+- as_asked ----------+-> answer -> END
+                       +- rewrite -> rewrite -+
+
+- ``question``: the last user message is the turn's question;
+- ``rewrite`` (run setting ``follow_up="rewrite"``, from the second turn on): the LLM rewrites
+  it into a question that stands alone, from the last ``history_turns`` turns;
+- ``answer``: the method's graph answers the question; its answer is the AI message.
 
 The state is LangGraph's ``MessagesState`` (``messages`` with ``add_messages``), so LangGraph
 Studio opens it in its chat view and an app built on messages can add it as a node. The run
 setting ``method`` picks the method; the shared settings (``k``, ``llm``, ``retrieval``, ...)
 reach it, and ``settings`` holds its own by name (``{"web": "ddg"}`` for CRAG). With a
-checkpointer each thread keeps its conversation, and each turn is answered on its own.
+checkpointer each thread keeps its conversation. The method answers each turn's question on its
+own: with ``follow_up="alone"`` (the default) the message as written, with ``"rewrite"`` the
+question the rewrite made of it.
 """
 
 from __future__ import annotations
@@ -22,19 +30,23 @@ from langgraph.types import Checkpointer
 from typing_extensions import NotRequired
 
 from ..components import Components, default_components
-from ..nodes.chat import make_chat_answer
+from ..nodes.chat import AS_ASKED, REWRITE, make_chat_answer, make_rewrite_follow_up, read_question, route_follow_up
 from ..settings import ChatContext, RAGContext, check_setting_names, context_from
 from ..state.types import Passage, add_trace
-from ._common import timed
+from ._common import Routes, routed, timed
 
 
 class ChatState(MessagesState):
-    # the last answer's passages (replaced each turn) and the trace of every turn
+    # the turn's question (the last user message, or the rewrite's), the rewrite's LLM calls,
+    # the last answer's passages (each replaced every turn) and the trace of every turn
+    question: NotRequired[str]
+    rewrite_calls: NotRequired[int]
     passages: NotRequired[list[Passage]]
     trace: NotRequired[Annotated[list[dict], add_trace]]
 
 
 class ChatOutput(MessagesState):
+    question: NotRequired[str]
     passages: NotRequired[list[Passage]]
 
 
@@ -65,8 +77,13 @@ def build_chat_graph(
         return built[method].invoke({"question": question}, context=method_context(ctx))
 
     g = StateGraph(ChatState, context_schema=ChatContext, input_schema=MessagesState, output_schema=ChatOutput)
+    g.add_node("question", timed("question", read_question))
+    g.add_node("rewrite", timed("rewrite", make_rewrite_follow_up(c)))
     g.add_node("answer", timed("answer", make_chat_answer(run_method)))
-    g.add_edge(START, "answer")
+    g.add_edge(START, "question")
+    follow_up: Routes = {AS_ASKED: "answer", REWRITE: "rewrite"}
+    g.add_conditional_edges("question", routed("question", route_follow_up, follow_up), follow_up)
+    g.add_edge("rewrite", "answer")
     g.add_edge("answer", END)
     return g.compile(checkpointer=checkpointer, name="chat")
 

@@ -1,7 +1,12 @@
-"""The chat graph's one node: the last user message in, the method's answer out as an AI message.
+"""The chat graph's nodes: the last user message in, the method's answer out as an AI message.
 
-Each turn is answered on its own, as the methods answer one question: the earlier messages stay
-in the thread but do not reach the method.
+- ``question``: the text of the last user message becomes the turn's ``question``.
+- ``rewrite`` (``follow_up="rewrite"``, from the second turn on): the LLM rewrites that
+  message into a question that stands alone, from the last ``history_turns`` turns ("Where
+  was she born?" after "Who wrote Rebecca?" / "Daphne du Maurier" -> "Where was Daphne du
+  Maurier born?"), one structured decision (:class:`~ragraphs.tools.structured.Standalone`).
+- ``answer``: the method answers the turn's ``question`` on its own, as the methods answer one
+  question; the earlier messages stay in the thread.
 """
 
 from __future__ import annotations
@@ -11,35 +16,136 @@ from typing import Any, Callable, Sequence
 from langchain_core.messages import AIMessage, BaseMessage
 from langgraph.runtime import Runtime
 
+from ..components import Components
 from ..errors import InputError
+from ..prompts import one_line
 from ..settings import ChatContext, context_of
 from ..state.types import Node
+from ..tools.structured import Standalone, decide
 
 # (method, question, context) -> the method graph's output; the graph builder supplies it, so
 # that this module never imports a graph
 RunMethod = Callable[[str, str, ChatContext], dict]
 
+REWRITE, AS_ASKED = "rewrite", "as_asked"
+
+FOLLOW_UP_INSTRUCTIONS = (
+    "Rewrite the user's last message as a question that can be understood without the conversation: put "
+    "what words such as he, she, it, they, there or that refer to in their place. A message that already "
+    "stands alone is written as it is.\n\n"
+)
+# (earlier turns, last message, the question standing alone), written for this prompt
+FOLLOW_UP_SHOTS = [
+    ([("Who wrote the novel Rebecca?", "Daphne du Maurier")], "Where was she born?",
+     "Where was Daphne du Maurier born?"),
+    ([("Which river flows through Vienna?", "the Danube"), ("Into which sea does it flow?", "the Black Sea")],
+     "Which countries border that sea?", "Which countries border the Black Sea?"),
+    ([("What is the capital of Peru?", "Lima")], "Who designed the Eiffel Tower?", "Who designed the Eiffel Tower?"),
+]
+
+
+def _text(m: BaseMessage) -> str:
+    content = m.content
+    if isinstance(content, str):
+        return content
+    return " ".join(b if isinstance(b, str) else str(b.get("text", "")) for b in content
+                    if isinstance(b, str) or (isinstance(b, dict) and b.get("type") == "text"))
+
 
 def last_user_text(messages: Sequence[BaseMessage]) -> str:
     """The text of the last human message (text blocks joined when its content is a list)."""
     for m in reversed(messages or []):
-        if getattr(m, "type", None) != "human":
-            continue
-        content = m.content
-        if isinstance(content, str):
-            return content
-        return " ".join(b if isinstance(b, str) else str(b.get("text", "")) for b in content
-                        if isinstance(b, str) or (isinstance(b, dict) and b.get("type") == "text"))
+        if getattr(m, "type", None) == "human":
+            return _text(m)
     raise InputError('no user message: run the chat graph with {"messages": [("user", "...")]} as its input')
+
+
+def earlier_turns(messages: Sequence[BaseMessage], most: int) -> list[tuple[str, str]]:
+    """The last ``most`` (user message, answer) turns before the last user message, oldest
+    first; a user message with no answer after it has an empty answer."""
+    msgs = list(messages or [])
+    last = max((i for i, m in enumerate(msgs) if getattr(m, "type", None) == "human"), default=-1)
+    turns: list[tuple[str, str]] = []
+    for m in msgs[:max(last, 0)]:
+        kind = getattr(m, "type", None)
+        if kind == "human":
+            turns.append((_text(m), ""))
+        elif kind == "ai" and turns and not turns[-1][1]:
+            turns[-1] = (turns[-1][0], _text(m))
+    return turns[-most:] if most > 0 else []
+
+
+def follow_up_prompt(turns: Sequence[tuple[str, str]], message: str, max_chars: int = 300) -> str:
+    """The few-shot prompt of the follow-up rewrite (examples in the decision's JSON)."""
+    import json
+
+    def block(history, last) -> str:
+        lines = ["Conversation:"]
+        for q, a in history:
+            lines += [f"User: {one_line(q, max_chars)}", f"Assistant: {one_line(a, max_chars) or '(no answer)'}"]
+        return "\n".join(lines + [f"Last message: {one_line(last, max_chars)}", "Standing alone:"])
+
+    shots = [block(h, m) + " " + json.dumps({"question": q}) for h, m, q in FOLLOW_UP_SHOTS]
+    return FOLLOW_UP_INSTRUCTIONS + "\n\n".join(shots + [block(turns, message)])
+
+
+def _same(text: str, *others: str) -> bool:
+    """Whether ``text`` is one of ``others``, ignoring case, spacing and punctuation at the ends."""
+    def key(t: str) -> str:
+        return " ".join(t.lower().split()).strip(" ?.!")
+
+    return key(text) in {key(o) for o in others}
+
+
+def read_question(state: Any, runtime: Runtime[ChatContext]) -> dict:
+    """The turn's question: the last user message as written."""
+    question = last_user_text(state.get("messages") or [])
+    return {"question": question, "rewrite_calls": 0, "_trace": {"question": question[:500]}}
+
+
+def route_follow_up(state: dict, runtime: Runtime[ChatContext]) -> str:
+    """``rewrite`` when the chat rewrites follow-ups and earlier turns exist, else ``as_asked``."""
+    ctx = context_of(runtime, ChatContext)
+    if ctx.follow_up == "rewrite" and earlier_turns(state.get("messages") or [], int(ctx.history_turns)):
+        return REWRITE
+    return AS_ASKED
+
+
+def make_rewrite_follow_up(c: Components) -> Node[Any, ChatContext]:
+    """Rewrite the last user message into a question that stands alone (one LLM decision);
+    the message is kept as written when the decision fails or writes nothing."""
+
+    def rewrite(state: dict, runtime: Runtime[ChatContext]) -> dict:
+        ctx = context_of(runtime, ChatContext)
+        messages = state.get("messages") or []
+        message = last_user_text(messages)
+        turns = earlier_turns(messages, int(ctx.history_turns))
+        llm = c.llm(ctx.llm, max_tokens=int(ctx.max_new_tokens))
+        out = decide(llm, follow_up_prompt(turns, message), Standalone, stop=["\n"])
+        question = one_line(out.value.question, 500) if out.value is not None else ""
+        details: dict[str, Any] = {"message": message[:500], "turns_read": len(turns), **out.trace()}
+        if not question:
+            question, details["note"] = message, "the rewrite wrote no question; the message is answered as written"
+        elif _same(question, *(q for q, _ in turns)) and not _same(question, message):
+            # a small model may copy an earlier question instead of rewriting the last one
+            question, details["note"] = message, "the rewrite repeated an earlier message; the message is answered as written"
+        details["question"] = question[:500]
+        details.update(out.usage())
+        return {"question": question, "rewrite_calls": out.calls, "_trace": details}
+
+    return rewrite
 
 
 def make_chat_answer(run_method: RunMethod) -> Node[Any, ChatContext]:
     def answer(state: dict, runtime: Runtime[ChatContext]) -> dict:
         ctx = context_of(runtime, ChatContext)
-        question = last_user_text(state.get("messages") or [])
+        question = state.get("question") or last_user_text(state.get("messages") or [])
         out = run_method(ctx.method, question, ctx)
+        # the LLM calls of the turn: the method's and the follow-up rewrite's
+        calls = int(out.get("llm_calls", 0)) + int(state.get("rewrite_calls") or 0)
         reply = AIMessage(content=out.get("answer") or "", name=ctx.method,
-                          response_metadata={"llm_calls": out.get("llm_calls", 0), "web_calls": out.get("web_calls", 0)})
+                          response_metadata={"llm_calls": calls, "web_calls": out.get("web_calls", 0),
+                                             "question": question})
         return {
             "messages": [reply],
             "passages": list(out.get("passages") or []),

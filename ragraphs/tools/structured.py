@@ -2,9 +2,9 @@
 the model allows it, lenient parsing plus one repair retry where it does not.
 
 Every decision a method asks an LLM for (MIGRES's main judge, query generator and leaf
-extraction, ERM4's Rewriter+ and LLM knowledge filter, CRAG's keyword rewrite) has a schema
-below. :func:`decide` sends the decision's few-shot prompt (its examples written in the
-schema's JSON) and returns a validated object:
+extraction, ERM4's Rewriter+ and LLM knowledge filter, CRAG's keyword rewrite, the chat
+graph's follow-up rewrite) has a schema below. :func:`decide` sends the decision's few-shot
+prompt (its examples written in the schema's JSON) and returns a validated object:
 
 - the embedded model and ``llamacpp:`` GGUFs (:class:`~ragraphs.tools.llm.LlamaCppCompletionChat`):
   decoding follows a llama.cpp grammar built from the schema's JSON schema
@@ -115,6 +115,12 @@ class Keywords(_Schema):
     """CRAG keyword rewrite: at most three keywords for a web search."""
 
     keywords: Items(Text(40, 1), 3, 1)  # type: ignore[valid-type]
+
+
+class Standalone(_Schema):
+    """Chat follow-up rewrite: the user's last message as a question that stands alone."""
+
+    question: Text(300, 3)  # type: ignore[valid-type]
 
 
 class Entailment(_Schema):

@@ -49,6 +49,21 @@ def test_each_line_is_answered_and_an_empty_line_skipped(store, capsys, monkeypa
     assert [p["title"] for p in row["passages"]][0] == "S. P. L. Sørensen" and len(row["passages"]) == 2
 
 
+def test_follow_up_rewrite_prints_how_a_later_message_was_read(store, capsys, monkeypatch):
+    # the fake model writes the rewrite's JSON for every call, so the answer is that text too
+    rewrite = '{"question": "Where was Sørensen from?"}'
+    code, out, _ = _chat(capsys, monkeypatch, "Who introduced pH?\nWhere was he from?\n", store,
+                         "--llm", f"fake:{rewrite}", "--k", "1", "--follow-up", "rewrite")
+    assert code == 0
+    assert out.splitlines() == [rewrite, "  sources: S. P. L. Sørensen",
+                                rewrite, "  read as: Where was Sørensen from?", "  sources: S. P. L. Sørensen"]
+    code, out, _ = _chat(capsys, monkeypatch, "Who introduced pH?\nWhere was he from?\n", store,
+                         "--llm", f"fake:{rewrite}", "--k", "1", "--follow-up", "rewrite", "--json")
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert [r["read_as"] for r in rows] == ["Who introduced pH?", "Where was Sørensen from?"]
+    assert [r["llm_calls"] for r in rows] == [1, 2]
+
+
 def test_a_thread_goes_on_later_and_history_shows_its_turns(store, tmp_path, capsys, monkeypatch):
     db = tmp_path / "threads.sqlite"
     for q in ("Who introduced pH?", "What is the capital of Austria?"):

@@ -17,7 +17,8 @@ from fakes import ConstJudge
 from ragraphs.components import Components
 from ragraphs.errors import ConfigError, InputError
 from ragraphs.graphs.chat import build_chat_graph
-from ragraphs.nodes.chat import last_user_text
+from ragraphs.nodes.chat import earlier_turns, follow_up_prompt, last_user_text
+from ragraphs.tools.llm import FakeAnswerChat
 from ragraphs.settings import ChatContext, CRAGContext
 from ragraphs.state.types import make_passage
 from ragraphs.tools.vectorstore import InMemoryCorpus
@@ -44,6 +45,14 @@ def _chat(corpus, replies, checkpointer=None, **judges):
     c = Components(llm=FakeListChatModel(responses=list(replies)), retriever=corpus, embeddings=corpus.embeddings,
                    judges=judges)
     return build_chat_graph(c, checkpointer=checkpointer)
+
+
+def _final(g, inputs, **kw) -> dict:
+    """The whole state after the run (the output schema leaves the trace out)."""
+    final: dict = {}
+    for final in g.stream(inputs, stream_mode="values", **kw):
+        pass
+    return final
 
 
 def test_each_user_message_is_answered_by_the_method_in_a_thread(corpus):
@@ -94,3 +103,88 @@ def test_the_last_user_message_is_read_as_text():
                                                                   {"type": "image_url", "image_url": {"url": "x"}}])]
     assert last_user_text(msgs) == "second"
     assert last_user_text(msgs[:2]) == "first"
+
+
+def test_a_follow_up_is_rewritten_from_the_earlier_turns_before_the_method_reads_it(corpus):
+    llm = FakeAnswerChat(responses=["the Danube", '{"question": "Which sea does the Danube flow into?"}', "the Black Sea"])
+    c = Components(llm=llm, retriever=corpus, embeddings=corpus.embeddings)
+    g = build_chat_graph(c, checkpointer=InMemorySaver())
+    cfg, ctx = {"configurable": {"thread_id": "f"}}, ChatContext(k=2, follow_up="rewrite")
+    out = g.invoke({"messages": [("user", "Which river flows through Vienna?")]}, cfg, context=ctx)
+    # the first turn has nothing to refer to: no rewrite, one LLM call
+    assert out["question"] == "Which river flows through Vienna?" and len(llm.prompts) == 1
+    assert [e["node"] for e in g.get_state(cfg).values["trace"]] == ["question", "answer"]
+    out = g.invoke({"messages": [("user", "Which sea does it flow into?")]}, cfg, context=ctx)
+    rewrite_prompt = llm.prompts[1]
+    assert rewrite_prompt.endswith("Conversation:\nUser: Which river flows through Vienna?\nAssistant: the Danube\n"
+                                   "Last message: Which sea does it flow into?\nStanding alone:")
+    assert out["question"] == "Which sea does the Danube flow into?"
+    assert out["messages"][-1].content == "the Black Sea"
+    meta = out["messages"][-1].response_metadata
+    assert meta["question"] == "Which sea does the Danube flow into?" and meta["llm_calls"] == 2  # rewrite + answer
+    rewrite, answer = g.get_state(cfg).values["trace"][-2:]
+    assert rewrite["node"] == "rewrite" and rewrite["turns_read"] == 1 and rewrite["parse_failures"] == 0
+    assert answer["question"] == "Which sea does the Danube flow into?"
+    assert "Which sea does the Danube flow into?" in llm.prompts[2]  # what the method was asked
+
+
+def test_a_failed_rewrite_answers_the_message_as_written(corpus):
+    llm = FakeAnswerChat(responses=["no idea", "still no idea", "the Black Sea"])
+    c = Components(llm=llm, retriever=corpus, embeddings=corpus.embeddings)
+    g = build_chat_graph(c)
+    msgs = [("user", "Which river flows through Vienna?"), ("ai", "the Danube"), ("user", "Which sea does it flow into?")]
+    out = _final(g, {"messages": msgs}, context={"follow_up": "rewrite"})
+    assert out["question"] == "Which sea does it flow into?" and out["messages"][-1].content == "the Black Sea"
+    assert "Question: Which sea does it flow into?" in llm.prompts[2]
+    rewrite = next(e for e in out["trace"] if e["node"] == "rewrite")
+    assert rewrite["parsed"] == "failed" and rewrite["calls"] == 2 and rewrite["parse_failures"] == 1
+    assert "answered as written" in rewrite["note"]
+
+
+def test_a_rewrite_that_repeats_an_earlier_question_is_not_taken(corpus):
+    llm = FakeAnswerChat(responses=['{"question": "which river flows through Vienna"}', "Passau"])
+    c = Components(llm=llm, retriever=corpus, embeddings=corpus.embeddings)
+    msgs = [("user", "Which river flows through Vienna?"), ("ai", "the Danube"), ("user", "Where does it rise?")]
+    out = _final(build_chat_graph(c), {"messages": msgs}, context={"follow_up": "rewrite"})
+    assert out["question"] == "Where does it rise?"
+    assert "repeated an earlier message" in next(e for e in out["trace"] if e["node"] == "rewrite")["note"]
+
+
+def test_alone_is_the_default_and_never_calls_the_llm_to_rewrite(corpus):
+    llm = FakeAnswerChat(responses=["the Tiber"])
+    c = Components(llm=llm, retriever=corpus, embeddings=corpus.embeddings)
+    msgs = [("user", "Which river flows through Vienna?"), ("ai", "the Danube"), ("user", "And through Rome?")]
+    out = _final(build_chat_graph(c), {"messages": msgs}, context=ChatContext(k=2))
+    assert out["question"] == "And through Rome?" and len(llm.prompts) == 1
+    assert [e["node"] for e in out["trace"]] == ["question", "answer"]
+
+
+def test_earlier_turns_pair_messages_with_their_answers_and_keep_the_last_ones():
+    msgs = [HumanMessage("q1"), AIMessage("a1"), HumanMessage("q2"), HumanMessage("q3"), AIMessage("a3"),
+            HumanMessage("now")]
+    assert earlier_turns(msgs, 5) == [("q1", "a1"), ("q2", ""), ("q3", "a3")]
+    assert earlier_turns(msgs, 2) == [("q2", ""), ("q3", "a3")]
+    assert earlier_turns(msgs[:1], 3) == []
+    prompt = follow_up_prompt([("q2", "")], "now")
+    assert prompt.endswith("User: q2\nAssistant: (no answer)\nLast message: now\nStanding alone:")
+    assert prompt.count('{"question": ') == 3  # the examples are written in the decision's JSON
+
+
+def test_follow_up_settings_are_checked():
+    with pytest.raises(ConfigError, match="'follow_up' must be one of"):
+        ChatContext(follow_up="always")
+    with pytest.raises(ConfigError, match="history_turns"):
+        ChatContext(history_turns=0)
+
+
+@pytest.mark.slow
+def test_the_embedded_model_rewrites_a_follow_up_held_to_the_schema(gemma, minilm):
+    """The real Gemma under the Standalone grammar: valid JSON at the first try, a question written."""
+    corpus = InMemoryCorpus([make_passage(t, x) for t, x in DOCS], embeddings=minilm)
+    g = build_chat_graph(Components(llm=gemma, retriever=corpus, embeddings=minilm))
+    msgs = [("user", "Which river flows through Vienna?"), ("ai", "the Danube"), ("user", "Which sea does it flow into?")]
+    out = _final(g, {"messages": msgs}, context=ChatContext(k=2, follow_up="rewrite"))
+    rewrite = next(e for e in out["trace"] if e["node"] == "rewrite")
+    assert rewrite["decision_mode"] == "grammar" and rewrite["parsed"] == "strict" and rewrite["parse_failures"] == 0
+    assert len(out["question"].split()) >= 3 and out["question"] == rewrite["question"]
+    assert out["messages"][-1].response_metadata["llm_calls"] == 2 and out["messages"][-1].content
