@@ -42,6 +42,8 @@ def _accepts(tp: Any, v: Any) -> tuple[bool, str]:
         return isinstance(v, numbers.Real) and not isinstance(v, bool), "a number"
     if tp is str:
         return isinstance(v, (str, os.PathLike)), "a string"
+    if tp is dict or origin is dict:
+        return isinstance(v, dict), "an object of names and values"
     return True, str(tp)
 
 

@@ -154,15 +154,24 @@ def cmd_methods(args: argparse.Namespace) -> int:
             return 0
         for name, settings in names.items():
             print(f"{name}: settings " + ", ".join(settings))
-        print("\n`ragraphs methods METHOD` shows each setting's default, kind and description")
+        print("\n`ragraphs methods METHOD` shows each setting's default, kind and description "
+              "(`ragraphs methods chat`: the chat graph's)")
         return 0
-    if method not in method_names():
-        raise ConfigError(f"unknown method {method!r}; choose from {', '.join(method_names())}")
-    rows = describe_settings(get_context_class(method))
+    if method == "chat":  # the chat graph's own settings: not a method, but the same kind of table
+        from ..settings import ChatContext
+
+        cls: type = ChatContext
+        head = "chat: the chat graph's run settings (ragraphs chat; Studio: the chat graph's context)"
+    elif method in method_names():
+        cls = get_context_class(method)
+        head = f"{method}: run settings (ragraphs ask/eval --set KEY=VALUE; Studio: the run's context)"
+    else:
+        raise ConfigError(f"unknown method {method!r}; choose from {', '.join(method_names())} (or chat)")
+    rows = describe_settings(cls)
     if getattr(args, "json", False):
         print(json.dumps(rows, indent=1, default=str))
         return 0
-    print(f"{method}: run settings (ragraphs ask/eval --set KEY=VALUE; Studio: the run's context)\n")
+    print(head + "\n")
     for r in rows:
         print(f"  {r['name']} = {json.dumps(r['default'], default=str)}  ({r['kind']})")
         if r["description"]:

@@ -150,6 +150,12 @@ def test_methods_shows_a_methods_settings_with_defaults_and_descriptions(capsys)
     assert main(["methods", "--json"]) == 0
     assert "pair_threshold" in json.loads(capsys.readouterr().out)["dr-rag"]
     assert main(["methods", "nope"]) != 0
+    # the chat graph's settings, the method's own as an object
+    assert main(["methods", "chat", "--json"]) == 0
+    rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)}
+    assert rows["follow_up"]["kind"] == "one of alone | rewrite" and rows["follow_up"]["default"] == "alone"
+    assert rows["settings"]["kind"] == "an object of names and values" and rows["method"]["default"] == "vanilla"
+    assert all(r["description"] for r in rows.values()), "every setting is described"
 
 
 @pytest.mark.parametrize("n", ["0", "-5"])
