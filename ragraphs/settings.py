@@ -293,9 +293,7 @@ class ERM4Context(RAGContext):
     )
     memory_k: int = field(default=10, metadata={"description": "reservoir entries used per inside query (best first)"})
     max_queries: int = field(default=3, metadata={"description": "queries kept from the rewriter"})
-    include_question_query: bool = field(
-        default=False, metadata={"description": "also search with the original question (not in the paper)"}
-    )
+    include_question_query: bool = field(default=False, metadata={"description": "also search with the original question (not in the paper)"})
     rewrite_max_tokens: int = field(default=80, metadata={"description": "tokens the rewriter may write"})
     max_knowledge: int = field(
         default=10, metadata={"description": "knowledge instances (mixed order) passed to the filter and reader (paper: 30)"}
@@ -311,9 +309,7 @@ class ERM4Context(RAGContext):
         metadata={"description": "judge filter: keep when the judge's score is >= this (None: the judge's validated "
                   "threshold); 0.5 for the evaluator from bench/erm4_filter_threshold.py on 2Wiki+HotpotQA dev (F1 0.70, 2.3 kept per question)"},
     )
-    hypothesis: Literal["strong", "weak"] = field(
-        default="strong", metadata={"description": "llm filter: strong (contains answers) or weak (possibly aids)"}
-    )
+    hypothesis: Literal["strong", "weak"] = field(default="strong", metadata={"description": "llm filter: strong (contains answers) or weak (possibly aids)"})
     answer_question: Literal["rewritten", "original"] = field(
         default="rewritten", metadata={"description": "which question the reader answers (paper: rewritten)"}
     )
@@ -323,14 +319,16 @@ class ERM4Context(RAGContext):
     web_timeout: float = field(default=10.0, metadata={"description": "seconds one web search may take"})
     fetch_pages: bool = field(default=True, metadata={"description": "web: fetch result URLs and use the page text"})
     fetch_timeout: float = field(default=5.0, metadata={"description": "seconds per page fetch (socket timeout)"})
-    fetch_allow_private: bool = field(
-        default=False, metadata={"description": "allow fetching pages on private or loopback addresses"}
-    )
+    fetch_allow_private: bool = field(default=False, metadata={"description": "allow fetching pages on private or loopback addresses"})
     use_memory: bool = field(default=True, metadata={"description": "use the Memory Knowledge Reservoir and trigger"})
     update_memory: bool = field(default=True, metadata={"description": "store kept knowledge in the reservoir"})
-    reservoir_path: str = field(
-        default="", metadata={"description": "reservoir SQLite file (default $RAGRAPHS_HOME/erm4/reservoir.sqlite3)"}
+    reservoir: Literal["file", "store"] = field(
+        default="file",
+        metadata={"description": "where the Memory Knowledge Reservoir lives: file (a SQLite file, reservoir_path) | store "
+                  "(the graph's LangGraph store, a LangGraph server's or build_erm4_graph(c, store=...); it needs a "
+                  "vector index with MiniLM on 'title'; no eviction)"},
     )
+    reservoir_path: str = field(default="", metadata={"description": "reservoir SQLite file (default $RAGRAPHS_HOME/erm4/reservoir.sqlite3)"})
     reservoir_collection: str = field(default="default", metadata={"description": "reservoir collection name"})
     reservoir_max_entries: int = field(
         default=10000, metadata={"description": "reservoir bound: least recently used entries beyond it are evicted (0: none)"}

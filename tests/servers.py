@@ -70,6 +70,20 @@ def get(url: str, timeout: float = 2.0) -> bytes:
         return r.read()
 
 
+def _with_absolute_store_index(config: Path, cwd: Path) -> Path:
+    """``langgraph dev`` reads the store index's ``./file.py:name`` from its working directory
+    (the repository root, as the docs run it); the tests run it elsewhere, so they serve a copy
+    of the config whose path is absolute."""
+    cfg = json.loads(config.read_text())
+    embed = cfg.get("store", {}).get("index", {}).get("embed", "")
+    if not embed.startswith("./"):
+        return config
+    cfg["store"]["index"]["embed"] = str(ROOT / embed[2:])
+    copy = cwd / config.name
+    copy.write_text(json.dumps(cfg))
+    return copy
+
+
 @contextlib.contextmanager
 def langgraph_dev(config: Path, home: Path, cwd: Path, extra_env: dict | None = None, timeout: float = 180,
                   jobs: int = 8):
@@ -77,6 +91,7 @@ def langgraph_dev(config: Path, home: Path, cwd: Path, extra_env: dict | None = 
     default is one: concurrent runs would wait in its queue); yields its URL; always stops it."""
     port = free_port()
     logpath = cwd / "server.log"
+    config = _with_absolute_store_index(config, cwd)
     exe = Path(sys.executable).parent / "langgraph"
     cmd = [str(exe), "dev", "--config", str(config), "--host", "127.0.0.1", "--port", str(port), "--no-browser", "--no-reload",
            "--n-jobs-per-worker", str(jobs)]

@@ -26,6 +26,7 @@ from typing import Annotated, Any
 
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.graph.state import CompiledStateGraph
+from langgraph.store.base import BaseStore
 from langgraph.types import Checkpointer
 from typing_extensions import NotRequired
 
@@ -62,10 +63,10 @@ def method_context(ctx: ChatContext) -> Any:
 
 
 def build_chat_graph(
-    components: Components | None = None, *, checkpointer: Checkpointer = None
+    components: Components | None = None, *, checkpointer: Checkpointer = None, store: BaseStore | None = None
 ) -> CompiledStateGraph[ChatState, ChatContext, MessagesState, ChatOutput]:
     """Compile the chat graph over ``components`` (embedded defaults if None); each method's
-    graph is built on first use over the same components."""
+    graph is built on first use over the same components and runs with the chat's ``store``."""
     from . import build_graph
 
     c = components or default_components()
@@ -85,7 +86,7 @@ def build_chat_graph(
     g.add_conditional_edges("question", routed("question", route_follow_up, follow_up), follow_up)
     g.add_edge("rewrite", "answer")
     g.add_edge("answer", END)
-    return g.compile(checkpointer=checkpointer, name="chat")
+    return g.compile(checkpointer=checkpointer, store=store, name="chat")
 
 
 graph = build_chat_graph()

@@ -27,13 +27,16 @@
   ``reservoir_max_entries`` the least recently used entries are evicted.
 
 The reservoir is a SQLite file shared safely by concurrent processes
-(:mod:`ragraphs.tools.reservoir`); pass your own as ``Components(extra={"reservoir": r})``.
+(:mod:`ragraphs.tools.reservoir`), or with ``reservoir="store"`` the graph's LangGraph store
+(:mod:`ragraphs.tools.store_reservoir`: a server's, shared by its replicas); pass your own as
+``Components(extra={"reservoir": r})``.
 """
 
 from __future__ import annotations
 
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
+from langgraph.store.base import BaseStore
 from langgraph.types import Checkpointer
 
 from ..components import Components, default_components
@@ -55,9 +58,11 @@ from ._common import Routes, routed, timed
 
 
 def build_erm4_graph(
-    components: Components | None = None, *, checkpointer: Checkpointer = None
+    components: Components | None = None, *, checkpointer: Checkpointer = None, store: BaseStore | None = None
 ) -> CompiledStateGraph[ERM4State, ERM4Context, RAGInput, ERM4Output]:
-    """Compile the ERM4 graph over ``components`` (embedded defaults if None)."""
+    """Compile the ERM4 graph over ``components`` (embedded defaults if None); ``store`` is the
+    LangGraph store the reservoir lives in with the run setting ``reservoir="store"`` (a
+    LangGraph server gives its own)."""
     c = components or default_components()
     g = StateGraph(ERM4State, context_schema=ERM4Context, input_schema=RAGInput, output_schema=ERM4Output)
     g.add_node("rewrite", timed("rewrite", make_rewrite(c)))
@@ -77,7 +82,7 @@ def build_erm4_graph(
     g.add_edge("generate", "memory_update")
     g.add_edge("backoff", "memory_update")
     g.add_edge("memory_update", END)
-    return g.compile(checkpointer=checkpointer, name="erm4")
+    return g.compile(checkpointer=checkpointer, store=store, name="erm4")
 
 
 graph = build_erm4_graph()

@@ -25,6 +25,7 @@ from ..tools.fetch import fetch_results
 from ..tools.judges import own_threshold
 from ..tools.llm import complete, llm_usage
 from ..tools.reservoir import Reservoir, open_reservoir
+from ..tools.store_reservoir import StoreReservoir
 from ..tools.structured import Entailment, RewritePlus, decide
 from ..tools.trigger import trigger_lookup
 from ..tools.websearch import search_checked
@@ -51,11 +52,14 @@ def _llm(c: Components, ctx: ERM4Context):
     return c.llm(ctx.llm, max_tokens=int(ctx.max_new_tokens))
 
 
-def get_reservoir(c: Components, ctx: ERM4Context) -> Reservoir:
-    """The graph's reservoir: ``c.extra["reservoir"]``, else the context's file (opened once per process)."""
+def get_reservoir(c: Components, ctx: ERM4Context, store: Any = None) -> Reservoir | StoreReservoir:
+    """The graph's reservoir: ``c.extra["reservoir"]``, else with ``reservoir="store"`` the
+    run's LangGraph ``store``, else the context's file (opened once per process)."""
     r = c.extra.get("reservoir")
     if r is not None:
         return r
+    if ctx.reservoir == "store":
+        return StoreReservoir(store, collection=ctx.reservoir_collection or "default")
     bound = int(ctx.reservoir_max_entries or 0)
     return open_reservoir(
         ctx.reservoir_path or None,
@@ -140,7 +144,7 @@ def make_memory_check(c: Components) -> Node[ERM4State, ERM4Context]:
                 "_trace": {"memory": "off", "outside": routes},
             }
         how = ctx.trigger
-        res = get_reservoir(c, ctx)
+        res = get_reservoir(c, ctx, runtime.store)
         found = trigger_lookup(res, queries, tau, int(ctx.memory_k), how=how,
                                judge=c.judge("evaluator") if how == "evaluator" else None,
                                candidates=int(ctx.trigger_candidates))
@@ -346,7 +350,7 @@ def make_memory_update(c: Components) -> Node[ERM4State, ERM4Context]:
         if not ctx.use_memory or not ctx.update_memory:
             return {"memory_update": {"stored": 0}, "_trace": {"memory": "not updated"}}
         fresh = [p for p in state.get("passages") or [] if p.get("source") != "memory"]
-        counts = get_reservoir(c, ctx).add(fresh) if fresh else {"added": 0, "replaced": 0, "unchanged": 0, "skipped": 0, "evicted": 0}
+        counts = get_reservoir(c, ctx, runtime.store).add(fresh) if fresh else {"added": 0, "replaced": 0, "unchanged": 0, "skipped": 0, "evicted": 0}
         return {"memory_update": counts, "_trace": {"stored": len(fresh), **counts}}
 
     return memory_update

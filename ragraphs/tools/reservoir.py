@@ -388,6 +388,14 @@ class Reservoir:
             out.append((int(hits.size), entries))
         return out
 
+    def nearest(self, queries: Sequence[str], m: int) -> list[list[Passage]]:
+        """For each query, the ``m`` entries with the most similar titles, best first (the
+        evaluator trigger's candidates)."""
+        keys, sims = self.title_similarities(queries)
+        if not keys:
+            return [[] for _ in queries]
+        return [self.entries_for([keys[i] for i in np.argsort(-row, kind="stable")[: max(1, int(m))]]) for row in sims]
+
     def entries_for(self, keys: Sequence[str]) -> list[Passage]:
         """The stored entries for title keys (in that order; removed ones are skipped)."""
         con = self._con()

@@ -1,4 +1,6 @@
-"""ERM4's Retrieval Trigger over a :class:`~ragraphs.tools.reservoir.Reservoir` (paper section 3.4).
+"""ERM4's Retrieval Trigger over a reservoir (paper section 3.4): the SQLite
+:class:`~ragraphs.tools.reservoir.Reservoir` or a LangGraph store's
+:class:`~ragraphs.tools.store_reservoir.StoreReservoir`.
 
 Pop(q) = the number of reservoir entries that match query ``q`` at threshold ``tau``; the
 query is inside the knowledge boundary when Pop(q) >= theta. Two ways to match:
@@ -48,15 +50,8 @@ def trigger_lookup(
         raise ConfigError(f"unknown trigger {how!r}; choose {' or '.join(TRIGGERS)}")
     if judge is None:
         raise ConfigError("the evaluator trigger needs a judge (c.judge('evaluator'))")
-    keys, sims = reservoir.title_similarities(queries)
     out: list[tuple[int, list[Passage]]] = []
-    m = max(1, int(candidates))
-    for q, row in zip(queries, sims):
-        if not len(keys):
-            out.append((0, []))
-            continue
-        top = np.argsort(-row, kind="stable")[:m]
-        entries = reservoir.entries_for([keys[i] for i in top])
+    for q, entries in zip(queries, reservoir.nearest(queries, max(1, int(candidates)))):
         if not entries:
             out.append((0, []))
             continue

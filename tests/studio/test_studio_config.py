@@ -60,3 +60,23 @@ def test_server_graphs_take_their_store_from_the_environment(monkeypatch, tmp_pa
     c = comp.default_components()
     assert c.store_url is None and c.collection == "ragraphs"
     monkeypatch.setattr(comp, "_DEFAULT", None)
+
+
+def test_the_store_index_embeds_titles_with_minilm_in_both_configs():
+    """The server's store gets a vector index over ``title`` with the package's MiniLM: what
+    ERM4's reservoir in a store (``reservoir="store"``) matches titles with."""
+    import importlib.util
+
+    from ragraphs.tools.embeddings import MiniLMEmbeddings
+
+    main = json.loads((ROOT / "langgraph.json").read_text())
+    pg = json.loads((ROOT / "examples" / "langgraph.postgres.json").read_text())
+    assert main["store"] == pg["store"]  # both run from the repository root (docs/deployment.md)
+    index = main["store"]["index"]
+    assert index["dims"] == 384 and index["fields"] == ["title"]
+    path, _, name = index["embed"].rpartition(":")
+    spec = importlib.util.spec_from_file_location("store_index", ROOT / path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # as the server loads it: by its path, not as a package module
+    assert isinstance(getattr(module, name), MiniLMEmbeddings)

@@ -91,6 +91,24 @@ def test_every_graph_runs_to_completion(client):
             assert out["answer"].strip() and out["llm_calls"] >= 1
 
 
+def test_erm4_keeps_its_reservoir_in_the_servers_store(client):
+    """``reservoir="store"``: the server's store, whose vector index langgraph.json gives
+    (MiniLM over ``title``), holds what ERM4 kept, and a later run finds it there."""
+    erm4 = _assistants(client)["erm4"]["assistant_id"]
+    ctx = {"llm": "fake:pH", "k": 3, "filter": "none", "reservoir": "store", "reservoir_collection": "studio-test"}
+    out = client.runs.wait(client.threads.create()["thread_id"], erm4, input={"question": QUESTION}, context=ctx)
+    assert isinstance(out, dict) and "__error__" not in out, out
+    assert out["outside"] and out["memory_update"]["added"] == len(out["passages"]) == 3
+    namespace = ["ragraphs", "erm4_reservoir", "studio-test"]
+    title = out["passages"][0]["title"]
+    items = client.store.search_items(namespace, query=title, limit=10)["items"]
+    assert {i["value"]["title"] for i in items} == {p["title"] for p in out["passages"]}
+    assert items[0]["value"]["title"] == title and items[0]["score"] > 0.99  # the index's cosine
+    # a question that names a stored title is inside the boundary: answered from the store
+    again = client.runs.wait(client.threads.create()["thread_id"], erm4, input={"question": title}, context=ctx)
+    assert again["inside"] and not again["outside"] and all(p["source"] == "memory" for p in again["passages"])
+
+
 def test_the_chat_graph_answers_each_message_of_a_thread(client):
     """Studio's chat view: messages in, one AI message per turn, the thread keeping the
     conversation; the embedded Gemma answers through vanilla, then CRAG with a setting of its own."""
