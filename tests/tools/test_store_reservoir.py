@@ -102,3 +102,17 @@ def test_erm4_stores_kept_knowledge_in_the_graphs_store_and_reuses_it(wiki, mini
     # without a store the setting is refused by name, before anything is stored
     with pytest.raises(ConfigError, match="reservoir=store needs a LangGraph store"):
         build_erm4_graph(c).invoke({"question": "Where was Henrik Selberg born?"}, context=ctx)
+
+
+def test_a_chat_answering_with_erm4_keeps_the_reservoir_in_the_chats_store(wiki, minilm):
+    from ragraphs.graphs.chat import build_chat_graph
+
+    store = indexed_store(minilm)
+    llm = FakeAnswerChat(responses=["Where was Henrik Selberg born?**Henrik Selberg", "Oslo"])
+    c = Components(llm=llm, retriever=InMemoryCorpus(wiki, embeddings=minilm), embeddings=minilm,
+                   judges={"nli": ConstJudge(0.8)})
+    settings = {"reservoir": "store", "filter_judge": "nli", "filter_threshold": 0.5}
+    out = build_chat_graph(c, store=store).invoke({"messages": [("user", "Where was Henrik Selberg born?")]},
+                                                  context={"method": "erm4", "k": 3, "settings": settings})
+    assert out["messages"][-1].content == "Oslo" and len(out["passages"]) == 3
+    assert StoreReservoir(store).count() == 3  # the method's graph ran with the chat's store
