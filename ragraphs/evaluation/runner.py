@@ -346,7 +346,8 @@ def run_spec(
     from ..graphs import build_graph
 
     ctx = build_context(spec)
-    graph = build_graph(spec.graph_method, components)
+    store = run_store(ctx, components)
+    graph = build_graph(spec.graph_method, components, **({"store": store} if store is not None else {}))
     withheld = components._retriever if spec.withhold_gold else None
     if withheld is not None and not hasattr(withheld, "withhold"):
         raise ConfigError("withhold_gold needs a retriever that can withhold passages (evaluation.corpus.WithheldRetriever)")
@@ -383,6 +384,18 @@ def corpus_passages(components) -> int | None:
 
 
 RUN_RESERVOIR = "reservoir.sqlite3"
+
+
+def run_store(ctx: Any, components) -> Any:
+    """With ``reservoir="store"`` (ERM4), the run's own LangGraph store: in memory, with an
+    index over titles in the run's embeddings, as a server's store has (a resumed run starts
+    it empty)."""
+    if getattr(ctx, "reservoir", None) != "store":
+        return None
+    from langgraph.store.memory import InMemoryStore
+
+    emb = components.embeddings
+    return InMemoryStore(index={"dims": len(emb.embed_query("title")), "embed": emb, "fields": ["title"]})
 
 
 def run_memory(ctx: Any, results_path: str | None, *, resume: bool) -> tuple[Any, str | None]:
