@@ -286,6 +286,18 @@ def test_erm4_runs_get_a_memory_of_their_own(tmp_path, hotpot, corpus, monkeypat
     mine = tmp_path / "mine.sqlite3"
     run_spec(RunSpec("erm4", k=2, settings={"reservoir_path": str(mine)}), hotpot[:1], comps, progress=False)
     assert open_reservoir(str(mine), embeddings=emb).count() == one
+    # reservoir=store: the run's own in-memory LangGraph store, indexed over titles in the run's
+    # embeddings (256-d here): the same memory as a file gives, question by question
+    def memory(records):
+        return [[(p["title"], p["source"]) for p in r["passages"]] for r in records]
+
+    wide = {"tau": -1.0}  # every stored title matches: a later question is answered from memory
+    _, with_file = run_spec(RunSpec("erm4", k=2, settings=wide), hotpot[:3], comps, progress=False)
+    store_run, with_store = run_spec(RunSpec("erm4", k=2, settings={**wide, "reservoir": "store"}), hotpot[:3], comps,
+                                     progress=False)
+    assert store_run["errors"] == 0 and os.listdir(tmp_path / "tmp") == []  # no file of its own
+    assert memory(with_store) == memory(with_file)
+    assert any(src == "memory" for r in memory(with_store) for _, src in r)  # what earlier questions stored
 
 
 def test_records_say_how_each_passage_was_picked(hotpot, corpus):
