@@ -183,3 +183,14 @@ def run_in_threads(target, n: int) -> list[BaseException]:
 
 IMPORT_FAKES = f"import sys\nsys.path.insert(0, {str(Path(__file__).resolve().parent)!r})\nfrom fakes import HashEmbeddings\n"
 """Source that a ``python -c`` child process runs first to use these doubles."""
+
+
+def small_corpus(docs: list[tuple[str, str]], embeddings: Embeddings | None = None):
+    """An in-memory corpus (numpy dense + real BM25) of ``(title, text)`` pairs, embedded by
+    langchain_core's deterministic fake embeddings unless ``embeddings`` are given."""
+    from langchain_core.embeddings import DeterministicFakeEmbedding
+
+    from ragraphs.state.types import make_passage
+    from ragraphs.tools.vectorstore import InMemoryCorpus
+
+    return InMemoryCorpus([make_passage(t, x) for t, x in docs], embeddings=embeddings or DeterministicFakeEmbedding(size=32))

@@ -163,9 +163,11 @@ def load_history(graph, thread_id: str) -> list[dict]:
 
 def _last_message(values: dict | None, kind: str) -> str | None:
     """A chat thread's last message of ``kind`` (``human`` or ``ai``) as text, or None."""
+    from ..tools.text import message_text
+
     for m in reversed((values or {}).get("messages") or []):
         if getattr(m, "type", None) == kind:
-            return m.content if isinstance(m.content, str) else str(m.content)
+            return message_text(m.content)
     return None
 
 

@@ -22,6 +22,7 @@ from ..prompts import one_line
 from ..settings import ChatContext, context_of
 from ..state.types import Node
 from ..tools.structured import Standalone, decide
+from ..tools.text import message_text
 
 # (method, question, context) -> the method graph's output; the graph builder supplies it, so
 # that this module never imports a graph
@@ -44,19 +45,11 @@ FOLLOW_UP_SHOTS = [
 ]
 
 
-def _text(m: BaseMessage) -> str:
-    content = m.content
-    if isinstance(content, str):
-        return content
-    return " ".join(b if isinstance(b, str) else str(b.get("text", "")) for b in content
-                    if isinstance(b, str) or (isinstance(b, dict) and b.get("type") == "text"))
-
-
 def last_user_text(messages: Sequence[BaseMessage]) -> str:
     """The text of the last human message (text blocks joined when its content is a list)."""
     for m in reversed(messages or []):
         if getattr(m, "type", None) == "human":
-            return _text(m)
+            return message_text(m.content)
     raise InputError('no user message: run the chat graph with {"messages": [("user", "...")]} as its input')
 
 
@@ -69,9 +62,9 @@ def earlier_turns(messages: Sequence[BaseMessage], most: int) -> list[tuple[str,
     for m in msgs[:max(last, 0)]:
         kind = getattr(m, "type", None)
         if kind == "human":
-            turns.append((_text(m), ""))
+            turns.append((message_text(m.content), ""))
         elif kind == "ai" and turns and not turns[-1][1]:
-            turns[-1] = (turns[-1][0], _text(m))
+            turns[-1] = (turns[-1][0], message_text(m.content))
     return turns[-most:] if most > 0 else []
 
 

@@ -69,6 +69,25 @@ def title_key(title: str) -> str:
     return " ".join((title or "").split()).casefold()
 
 
+def latest_by_title(passages: Iterable[Passage]) -> tuple[dict[str, Passage], int]:
+    """The pairs to store by title key (the last of a title wins) and how many lacked a title or text."""
+    latest: dict[str, Passage] = {}
+    skipped = 0
+    for p in passages:
+        k = title_key(p.get("title") or "")
+        if not k or not (p.get("text") or "").strip():
+            skipped += 1
+            continue
+        latest.pop(k, None)  # keep insertion order of the newest
+        latest[k] = p
+    return latest, skipped
+
+
+def memory_passage(title: str, content: str, source: str, score: float | None = None) -> Passage:
+    """A reservoir entry as a passage: ``source`` "memory", its origin kept in ``meta``."""
+    return make_passage(title, content, "memory", score, origin=source or "")
+
+
 def default_reservoir_path() -> str:
     from ..settings import data_dir
 
@@ -189,15 +208,7 @@ class Reservoir:
         set, the least recently used entries beyond the bound are evicted in the same
         transaction. Returns counts ``{"added", "replaced", "unchanged", "skipped", "evicted"}``.
         """
-        latest: dict[str, Passage] = {}
-        skipped = 0
-        for p in passages:
-            k = title_key(p.get("title") or "")
-            if not k or not (p.get("text") or "").strip():
-                skipped += 1
-                continue
-            latest.pop(k, None)  # keep insertion order of the newest
-            latest[k] = p
+        latest, skipped = latest_by_title(passages)
         counts = {"added": 0, "replaced": 0, "unchanged": 0, "skipped": skipped, "evicted": 0}
         if not latest:
             return counts
@@ -300,9 +311,7 @@ class Reservoir:
         ).fetchall()
         return [self._passage(t, c, s) for t, c, s in rows]
 
-    @staticmethod
-    def _passage(title: str, content: str, source: str, score: float | None = None) -> Passage:
-        return make_passage(title, content, "memory", score, origin=source or "")
+    _passage = staticmethod(memory_passage)
 
     def _sync(self) -> None:
         """Bring the in-memory title matrix up to date with the file (changed rows only)."""
@@ -389,8 +398,7 @@ class Reservoir:
         return out
 
     def nearest(self, queries: Sequence[str], m: int) -> list[list[Passage]]:
-        """For each query, the ``m`` entries with the most similar titles, best first (the
-        evaluator trigger's candidates)."""
+        """Per query, the ``m`` entries with the most similar titles, best first (the evaluator trigger's)."""
         keys, sims = self.title_similarities(queries)
         if not keys:
             return [[] for _ in queries]

@@ -24,8 +24,8 @@ from __future__ import annotations
 from typing import Any, Iterable, Sequence
 
 from ..errors import ConfigError
-from ..state.types import Passage, make_passage
-from .reservoir import title_key
+from ..state.types import Passage
+from .reservoir import latest_by_title, memory_passage
 
 NAMESPACE = ("ragraphs", "erm4_reservoir")
 
@@ -47,15 +47,8 @@ class StoreReservoir:
         """Store title-content pairs; a pair replaces the stored one with the same title.
         Returns counts ``{"added", "replaced", "unchanged", "skipped", "evicted"}`` as the
         SQLite reservoir does (``evicted`` is always 0)."""
-        latest: dict[str, Passage] = {}
-        counts = {"added": 0, "replaced": 0, "unchanged": 0, "skipped": 0, "evicted": 0}
-        for p in passages:
-            k = title_key(p.get("title") or "")
-            if not k or not (p.get("text") or "").strip():
-                counts["skipped"] += 1
-                continue
-            latest.pop(k, None)  # the last pair of a title wins
-            latest[k] = p
+        latest, skipped = latest_by_title(passages)
+        counts = {"added": 0, "replaced": 0, "unchanged": 0, "skipped": skipped, "evicted": 0}
         for k, p in latest.items():
             value = {"title": " ".join(p["title"].split()), "content": p["text"].strip(),
                      "source": str(p.get("source") or "")}
@@ -73,9 +66,8 @@ class StoreReservoir:
             raise ConfigError("the LangGraph store has no vector index, so the reservoir cannot match titles: give it "
                               "one on the 'title' field with MiniLM's embeddings (langgraph.json's store.index, or "
                               "InMemoryStore(index={'dims': 384, 'embed': MiniLMEmbeddings(), 'fields': ['title']}))")
-        return [make_passage(it.value.get("title", ""), it.value.get("content", ""), "memory",
-                             float(it.score if it.score is not None else 0.0), origin=it.value.get("source") or "")
-                for it in items]
+        return [memory_passage(it.value.get("title", ""), it.value.get("content", ""), it.value.get("source") or "",
+                               float(it.score if it.score is not None else 0.0)) for it in items]
 
     def lookup(self, queries: Sequence[str], tau: float, k: int) -> list[tuple[int, list[Passage]]]:
         """For each query: its popularity (entries whose title scores >= ``tau``, among the

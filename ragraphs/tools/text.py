@@ -1,10 +1,12 @@
-"""Text utilities: a download-free sentence splitter, chunking and answer normalisation."""
+"""Text utilities: a download-free sentence splitter, chunking, answer normalisation and the text
+of a chat message."""
 
 from __future__ import annotations
 
 import re
 import string
 import unicodedata
+from typing import Any
 
 _ABBREV = {
     "mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "mt", "ft", "vs", "etc", "inc", "ltd",
@@ -101,3 +103,12 @@ def normalize_answer(s: str) -> str:
     s = "".join(ch for ch in s if ch not in _PUNCT)
     s = re.sub(r"\b(a|an|the)\b", " ", s)
     return " ".join(s.split())
+
+
+def message_text(content: Any) -> str:
+    """The text of a chat message's ``content``: the string itself, or its text blocks joined
+    (a list of strings and ``{"type": "text", "text": ...}`` blocks; images and the like are skipped)."""
+    if isinstance(content, str):
+        return content
+    return " ".join(b if isinstance(b, str) else str(b.get("text", "")) for b in content or []
+                    if isinstance(b, str) or (isinstance(b, dict) and b.get("type") == "text"))

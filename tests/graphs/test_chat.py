@@ -8,20 +8,17 @@ runs it through ``langgraph dev`` in ``tests/studio/test_studio_server.py``.
 from __future__ import annotations
 
 import pytest
-from langchain_core.embeddings import DeterministicFakeEmbedding
 from langchain_core.language_models import FakeListChatModel
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
-from fakes import ConstJudge
+from fakes import ConstJudge, small_corpus
 from ragraphs.components import Components
 from ragraphs.errors import ConfigError, InputError
 from ragraphs.graphs.chat import build_chat_graph
 from ragraphs.nodes.chat import earlier_turns, follow_up_prompt, last_user_text
 from ragraphs.tools.llm import FakeAnswerChat
 from ragraphs.settings import ChatContext, CRAGContext
-from ragraphs.state.types import make_passage
-from ragraphs.tools.vectorstore import InMemoryCorpus
 
 DOCS = [
     ("Vienna", "Vienna is the capital of Austria. The Danube flows through Vienna."),
@@ -33,7 +30,7 @@ DOCS = [
 
 @pytest.fixture(scope="module")
 def corpus():
-    return InMemoryCorpus([make_passage(t, x) for t, x in DOCS], embeddings=DeterministicFakeEmbedding(size=32))
+    return small_corpus(DOCS)
 
 
 @pytest.fixture(autouse=True)
@@ -180,7 +177,7 @@ def test_follow_up_settings_are_checked():
 @pytest.mark.slow
 def test_the_embedded_model_rewrites_a_follow_up_held_to_the_schema(gemma, minilm):
     """The real Gemma under the Standalone grammar: valid JSON at the first try, a question written."""
-    corpus = InMemoryCorpus([make_passage(t, x) for t, x in DOCS], embeddings=minilm)
+    corpus = small_corpus(DOCS, minilm)
     g = build_chat_graph(Components(llm=gemma, retriever=corpus, embeddings=minilm))
     msgs = [("user", "Which river flows through Vienna?"), ("ai", "the Danube"), ("user", "Which sea does it flow into?")]
     out = _final(g, {"messages": msgs}, context=ChatContext(k=2, follow_up="rewrite"))

@@ -11,16 +11,13 @@ in for Gemma and MiniLM; the corpus is an in-memory one (numpy dense + real BM25
 from __future__ import annotations
 
 import pytest
-from langchain_core.embeddings import DeterministicFakeEmbedding
 from langchain_core.language_models import FakeListChatModel
 
-from fakes import ConstJudge
+from fakes import ConstJudge, small_corpus
 from ragraphs.components import Components
 from ragraphs.graphs import build_graph
 from ragraphs.nodes.dr_rag import first_stage_size
 from ragraphs.settings import CRAGContext, DRRAGContext, ERM4Context, MIGRESContext, RAGContext
-from ragraphs.state.types import make_passage
-from ragraphs.tools.vectorstore import InMemoryCorpus
 
 QUESTION = "Which river flows through the capital of Austria?"
 DOCS = [
@@ -39,7 +36,7 @@ DOCS = [
 
 @pytest.fixture(scope="module")
 def corpus():
-    return InMemoryCorpus([make_passage(t, x) for t, x in DOCS], embeddings=DeterministicFakeEmbedding(size=32))
+    return small_corpus(DOCS)
 
 
 @pytest.fixture(autouse=True)
