@@ -1,6 +1,13 @@
-"""Write the notebooks of this folder (one per method and a comparison), without outputs.
+"""Write the notebooks of this folder (one per method and a comparison), and store their outputs.
 
-    python notebooks/make_notebooks.py
+    python notebooks/make_notebooks.py              # write the notebooks, without outputs
+    python notebooks/make_notebooks.py --execute    # write them, run each, keep its outputs
+
+``--execute`` runs every notebook top to bottom in a fresh kernel (nbclient and ipykernel, from
+the ``test`` extra), with ``RAGRAPHS_HOME`` in an empty temporary folder so that no state of
+this machine (ERM4's reservoir, checkpoints) reaches the outputs, and writes the outputs into
+the committed notebook: GitHub and JupyterLab show the drawing, the trace and the table without
+running anything. Name notebooks after it to run only those (``--execute crag erm4``).
 
 Each method notebook runs top to bottom offline on the embedded defaults (Gemma 3 270M,
 MiniLM) over a few questions of the bundled sample corpus: it draws the graph, streams one
@@ -10,6 +17,9 @@ small evaluation. ``tests/notebooks/test_notebooks.py`` executes them all.
 
 from __future__ import annotations
 
+import argparse
+import os
+import tempfile
 from pathlib import Path
 
 import nbformat
@@ -249,10 +259,51 @@ def comparison_notebook() -> nbformat.NotebookNode:
     return nb
 
 
-def main() -> None:
-    for name, spec in METHODS.items():
-        nbformat.write(method_notebook(name, spec), HERE / f"{name}.ipynb")
-    nbformat.write(comparison_notebook(), HERE / "comparison.ipynb")
+def notebooks() -> dict[str, nbformat.NotebookNode]:
+    """Every notebook of this folder by name, as the generator writes it (no outputs)."""
+    out = {name: method_notebook(name, spec) for name, spec in METHODS.items()}
+    out["comparison"] = comparison_notebook()
+    return out
+
+
+def execute(nb: nbformat.NotebookNode, timeout: int = 900) -> nbformat.NotebookNode:
+    """Run ``nb`` top to bottom in a fresh kernel, in an empty ``RAGRAPHS_HOME``; its outputs are
+    filled in place (no timings, so that a run again changes only what the models printed)."""
+    from nbclient import NotebookClient
+
+    before = os.environ.get("RAGRAPHS_HOME")
+    with tempfile.TemporaryDirectory(prefix="ragraphs-notebook-") as home:
+        os.environ["RAGRAPHS_HOME"] = home  # the kernel inherits this process's environment
+        try:
+            NotebookClient(nb, timeout=timeout, kernel_name="python3", record_timing=False,
+                           resources={"metadata": {"path": home}}).execute()
+        finally:
+            if before is None:
+                os.environ.pop("RAGRAPHS_HOME", None)
+            else:
+                os.environ["RAGRAPHS_HOME"] = before
+    return nb
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description="Write the notebooks of this folder; --execute stores their outputs.")
+    ap.add_argument("--execute", nargs="*", metavar="NAME", default=None,
+                    help="run the notebooks (all, or these) and store their outputs")
+    args = ap.parse_args(argv)
+    made = notebooks()
+    run = set(made) if args.execute == [] else set(args.execute or ())
+    unknown = run - set(made)
+    if unknown:
+        ap.error(f"no such notebook: {', '.join(sorted(unknown))} (one of {', '.join(made)})")
+    for name, nb in made.items():
+        if name in run:
+            print(f"running {name}.ipynb ...", flush=True)
+            execute(nb)
+        elif (HERE / f"{name}.ipynb").exists():  # keep the outputs stored before
+            old = nbformat.read(HERE / f"{name}.ipynb", as_version=4)
+            if [c.source for c in old.cells] == [c.source for c in nb.cells]:
+                nb = old
+        nbformat.write(nb, HERE / f"{name}.ipynb")
 
 
 if __name__ == "__main__":

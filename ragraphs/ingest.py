@@ -36,6 +36,7 @@ class IngestReport:
     passages: int = 0
     added: int = 0
     skipped_files: list[str] = field(default_factory=list)
+    skipped_dirs: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
@@ -210,11 +211,39 @@ def read_file(path: str, max_words: int = 180, warn: Callable[[str], None] | Non
     return _chunks(name, text, path, max_words)
 
 
-def iter_files(paths: Iterable[str]) -> Iterator[str]:
+# folders a walk never enters: they hold no documents, only what a program wrote
+NOT_DOCUMENTS = {"__pycache__": "Python's bytecode cache", "node_modules": "JavaScript packages"}
+
+
+def not_documents(path: str) -> str | None:
+    """Why the folder ``path`` holds no documents to ingest (a vector store, a virtual
+    environment, a package cache), or None for an ordinary folder."""
+    name = os.path.basename(os.path.normpath(path))
+    if name in NOT_DOCUMENTS:
+        return NOT_DOCUMENTS[name]
+    if os.path.isfile(os.path.join(path, "chroma.sqlite3")):
+        return "a Chroma store (ragraphs ingest writes there)"
+    if os.path.isfile(os.path.join(path, "pyvenv.cfg")):
+        return "a Python virtual environment"
+    return None
+
+
+def iter_files(paths: Iterable[str], skipped_dir: Callable[[str], None] | None = None) -> Iterator[str]:
+    """The files of ``paths``, directories walked in name order. Hidden files and folders are
+    left out, and so is every folder :func:`not_documents` names: ``skipped_dir`` hears of each
+    of those (``"PATH: why"``)."""
+    def keep(d: str) -> bool:
+        why = not_documents(d)
+        if why is not None and skipped_dir is not None:
+            skipped_dir(f"{d}{os.sep}: {why}, not documents")
+        return why is None
+
     for p in paths:
         if os.path.isdir(p):
+            if not keep(p):
+                continue
             for root, dirs, files in os.walk(p):
-                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+                dirs[:] = sorted(d for d in dirs if not d.startswith(".") and keep(os.path.join(root, d)))
                 for f in sorted(files):
                     if not f.startswith("."):
                         yield os.path.join(root, f)
@@ -235,7 +264,7 @@ def collect_passages(
         raise InputError(f"no such file or directory: {missing[0]}")
     for p in missing:
         report.skipped_files.append(f"{p}: no such file or directory")
-    for f in iter_files(p for p in paths if os.path.exists(p)):
+    for f in iter_files((p for p in paths if os.path.exists(p)), skipped_dir=report.skipped_dirs.append):
         try:
             got = read_file(f, max_words=max_words, warn=lambda m: report.warnings.append(m))
         except InputError as e:

@@ -119,24 +119,26 @@ def quiet_loading() -> Iterator[None]:
         return
     saved = {name: logging.getLogger(name).level for name in LOGGERS}
     hf = None
-    try:
-        from transformers.utils import logging as hf_logging
+    with warnings.catch_warnings():
+        # before the first import of transformers: it imports tqdm.auto, which warns in a
+        # notebook kernel without ipywidgets ("IProgress not found")
+        warnings.simplefilter("ignore")
+        try:
+            from transformers.utils import logging as hf_logging
 
-        hf = (hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled())
-        hf_logging.set_verbosity_error()
-        hf_logging.disable_progress_bar()
-    except ImportError:  # pragma: no cover
-        pass
-    for name in LOGGERS:
-        logging.getLogger(name).setLevel(logging.ERROR)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+            hf = (hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled())
+            hf_logging.set_verbosity_error()
+            hf_logging.disable_progress_bar()
+        except ImportError:  # pragma: no cover
+            pass
+        for name in LOGGERS:
+            logging.getLogger(name).setLevel(logging.ERROR)
+        try:
             yield
-    finally:
-        for name, level in saved.items():
-            logging.getLogger(name).setLevel(level)
-        if hf is not None:
-            hf_logging.set_verbosity(hf[0])
-            if hf[1]:
-                hf_logging.enable_progress_bar()
+        finally:
+            for name, level in saved.items():
+                logging.getLogger(name).setLevel(level)
+            if hf is not None:
+                hf_logging.set_verbosity(hf[0])
+                if hf[1]:
+                    hf_logging.enable_progress_bar()

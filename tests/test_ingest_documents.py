@@ -155,3 +155,38 @@ def test_only_bad_documents_exit_non_zero(docs, tmp_path, capsys):
     assert rc == 1
     assert f"skipped: {docs / 'locked.pdf'}: encrypted PDF" in err
     assert f"skipped: {docs / 'sub' / 'cut.docx'}: not a readable DOCX" in err
+
+
+def test_a_folder_walk_leaves_out_stores_environments_and_caches(tmp_path, capsys, minilm):
+    """`ragraphs ingest .` in a project folder: its own store, a virtual environment and the
+    bytecode and package caches are reported once each and never read; the notes are ingested."""
+    project = tmp_path / "project"
+    (project / "notes").mkdir(parents=True)
+    (project / "notes" / "okapi.md").write_text("# Okapi\n\nThe okapi lives in the Ituri rainforest of Congo.\n")
+    (project / "venv" / "lib").mkdir(parents=True)
+    (project / "venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (project / "venv" / "lib" / "README.txt").write_text("a package's read-me, not the user's notes")
+    (project / "notes" / "__pycache__").mkdir()
+    (project / "notes" / "__pycache__" / "x.txt").write_text("cached")
+    (project / "node_modules" / "pkg").mkdir(parents=True)
+    (project / "node_modules" / "pkg" / "README.md").write_text("# pkg\n\na JavaScript package")
+    store = project / "store"
+    argv = ["ingest", str(project), "--store", str(store), "--json", "--quiet"]
+    assert main(argv) == 0  # the store is created before the walk, so the walk meets it
+    cap = capsys.readouterr()
+    summary = json.loads(cap.out.strip().splitlines()[-1])
+    assert summary == {**summary, "files": 1, "skipped_files": 0, "skipped_dirs": 4, "store_total": 1}
+    skipped = sorted(line for line in cap.err.splitlines() if line.startswith("skipped: "))
+    assert skipped == sorted([
+        f"skipped: {project / 'node_modules'}/: JavaScript packages, not documents",
+        f"skipped: {project / 'notes' / '__pycache__'}/: Python's bytecode cache, not documents",
+        f"skipped: {store}/: a Chroma store (ragraphs ingest writes there), not documents",
+        f"skipped: {project / 'venv'}/: a Python virtual environment, not documents",
+    ])
+    corpus = ChromaCorpus(str(store), embeddings=minilm, create=False)
+    assert [p["title"] for p in corpus.search("Where does the okapi live?", 5)] == ["Okapi"]
+
+    # named on its own, the store is refused the same way, and nothing ingested is an error
+    assert main(["ingest", str(store), "--store", str(tmp_path / "other"), "--quiet"]) == 1
+    err = capsys.readouterr().err
+    assert f"skipped: {store}/: a Chroma store" in err and "Traceback" not in err

@@ -29,11 +29,11 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         embeddings=MiniLMEmbeddings(fast=not args.exact),
     )
     report = ingest(args.paths, corpus, max_words=args.chunk_words, progress=not args.quiet)
-    for msg in report.skipped_files:
+    for msg in report.skipped_dirs + report.skipped_files:
         print(f"skipped: {msg}", file=sys.stderr)
     for msg in report.warnings[:20]:
         print(f"warning: {msg}", file=sys.stderr)
-    if not report.files and not report.skipped_files:
+    if not report.files and not report.skipped_files and not report.skipped_dirs:
         print(f"warning: no files found in {', '.join(args.paths)}", file=sys.stderr)
     rate = report.passages / report.seconds if report.seconds else 0.0
     summary = {
@@ -42,6 +42,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         "added": report.added,
         "already_present": report.passages - report.added,
         "skipped_files": len(report.skipped_files),
+        "skipped_dirs": len(report.skipped_dirs),
         "seconds": round(report.seconds, 2),
         "passages_per_s": round(rate, 1),
         "store_total": corpus.count(),
@@ -51,10 +52,11 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     else:
         print(
             f"ingested {report.files} file(s): {report.passages} passages, {report.added} new, "
-            f"{summary['already_present']} already present, {summary['skipped_files']} file(s) skipped "
+            f"{summary['already_present']} already present, {summary['skipped_files']} file(s) skipped"
+            + (f" and {summary['skipped_dirs']} folder(s)" if report.skipped_dirs else "") + " "
             f"in {report.seconds:.1f}s ({rate:.1f} passages/s); store now holds {summary['store_total']}"
         )
-    return 0 if report.files or not report.skipped_files else 1
+    return 0 if report.files or not (report.skipped_files or report.skipped_dirs) else 1
 
 
 def register(sub) -> None:

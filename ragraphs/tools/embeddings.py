@@ -50,11 +50,12 @@ def load_sentence_transformer(fast: bool = False):
     with _LOCK:
         if key not in _MODEL_CACHE:
             import torch
-            from sentence_transformers import SentenceTransformer
 
             from ..quiet import quiet_loading
 
-            with quiet_loading():  # no load report or bar unless verbose, in library use too
+            with quiet_loading():  # no load report, bar or import warning unless verbose, in library use too
+                from sentence_transformers import SentenceTransformer
+
                 model = SentenceTransformer(minilm_path(), device="cpu", local_files_only=True)
             model.eval()
             if fast:

@@ -41,6 +41,8 @@ def test_method_notebook_runs(name, notebook_runs):
     assert " ms  {" in text  # the traced run's node_trace lines
     assert "| question | gold | answer | EM | F1 | recall |" in text  # the evaluation table
     assert "answer: " in text
+    # no warning reaches the notebook (transformers' tqdm.auto import warns in a kernel without ipywidgets)
+    assert not [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.get("name") == "stderr"], name
 
 
 def test_comparison_notebook_runs(notebook_runs):
