@@ -25,6 +25,7 @@ from .tools.websearch import as_web_search
 if TYPE_CHECKING:  # the types a user's objects are checked against; nothing imported at run time
     from langchain_core.embeddings import Embeddings
     from langchain_core.retrievers import BaseRetriever
+    from langchain_core.tools import BaseTool
     from langchain_core.vectorstores import VectorStore
 
     from .tools.websearch import WebSearch
@@ -57,7 +58,7 @@ class Components:
         store_path: str | None = None,
         store_url: str | None = None,
         collection: str = "ragraphs",
-        web_search: WebSearch | BaseRetriever | None = None,
+        web_search: WebSearch | BaseRetriever | BaseTool | None = None,
         judges: dict[str, Any] | None = None,
         extra: dict[str, Any] | None = None,
     ):
@@ -68,7 +69,7 @@ class Components:
         self.store_path = store_path
         self.store_url = store_url
         self.collection = collection
-        self.web_search = as_web_search(web_search)  # a LangChain retriever is wrapped
+        self.web_search = as_web_search(web_search)  # a LangChain retriever or tool is wrapped
         self.judges: dict[str, Any] = {}
         if judges:
             from .tools.judges.core import as_judge  # a CrossEncoder of the user's is wrapped

@@ -9,8 +9,10 @@
   for self-hosted search.
 - :class:`DuckDuckGoSearch`: DuckDuckGo through the ``ddgs`` package (needs the internet).
 - :class:`LangChainWebSearch`: any LangChain retriever that searches the web
-  (``TavilySearchAPIRetriever``, ``WikipediaRetriever``, ...); :func:`as_web_search` wraps one
-  given as ``Components(web_search=...)``.
+  (``TavilySearchAPIRetriever``, ``WikipediaRetriever``, ...); :class:`LangChainToolWebSearch`:
+  any LangChain search tool (``TavilySearch``, ``DuckDuckGoSearchResults``,
+  ``SearxSearchResults``, a ``@tool`` of your own); :func:`as_web_search` wraps either, given as
+  ``Components(web_search=...)``.
 
 Results that carry a URL keep it in ``meta["url"]``; the methods fetch those pages with
 :class:`ragraphs.tools.fetch.PageFetcher`. :func:`make_web_search` builds a backend from a
@@ -283,17 +285,88 @@ class LangChainWebSearch:
         return out
 
 
+# the keys search tools give a result's address and text under (SearXNG and DuckDuckGo's
+# "link" and "snippet", Tavily's "url" and "content", ddgs' "href" and "body")
+_URL_KEYS = ("link", "url", "href", "source")
+_TEXT_KEYS = ("snippet", "content", "body", "text", "page_content", "description")
+
+
+def tool_results(output: Any) -> list[dict]:
+    """A search tool's output as rows of ``title``, ``url`` and ``text``, in the tool's order.
+
+    Read: a list of results (mappings or ``Document``s); a mapping with a ``results`` list
+    (Tavily's form); either as JSON text or as a Python literal (``SearxSearchResults`` returns
+    ``str(list)``). Any other text is one result without a title or address (a tool that
+    answers in prose, such as ``DuckDuckGoSearchRun``)."""
+    if isinstance(output, str):
+        text = output.strip()
+        if text[:1] in "[{":
+            import ast
+
+            for read in (json.loads, ast.literal_eval):
+                try:
+                    return tool_results(read(text))
+                except (ValueError, SyntaxError, RecursionError, MemoryError):
+                    continue
+        return [{"title": "", "url": "", "text": text}] if text else []
+    if isinstance(output, Mapping):
+        inner = output.get("results")
+        return tool_results(inner) if isinstance(inner, list) else tool_results([output])
+    if hasattr(output, "page_content"):  # a Document
+        return tool_results([{**(getattr(output, "metadata", None) or {}), "page_content": output.page_content}])
+    if not isinstance(output, (list, tuple)):
+        return tool_results(str(output)) if output is not None else []
+    rows = []
+    for item in output:
+        if isinstance(item, str) or hasattr(item, "page_content"):
+            rows.extend(tool_results(item))
+            continue
+        if not isinstance(item, Mapping):
+            continue
+        url = next((str(item[key]) for key in _URL_KEYS
+                    if str(item.get(key) or "").startswith(("http://", "https://"))), "")
+        text = next((str(item[key]) for key in _TEXT_KEYS if str(item.get(key) or "").strip()), "")
+        if text or url:
+            rows.append({"title": str(item.get("title") or ""), "url": url, "text": text})
+    return rows
+
+
+class LangChainToolWebSearch:
+    """A LangChain search tool as a :class:`WebSearch`: the tool is invoked with the query, and
+    the first ``k`` results of its output (read by :func:`tool_results`) become web passages;
+    those with an address keep it in ``meta["url"]``, so the methods fetch the page as they do
+    for the other backends. How many results the tool returns is the tool's own setting
+    (``max_results``, ``num_results``)."""
+
+    def __init__(self, tool: Any, name: str | None = None):
+        self.inner = tool
+        self.name = name or str(getattr(tool, "name", "") or type(tool).__name__)
+
+    def search(self, query: str, k: int = 5) -> list[Passage]:
+        try:
+            output = self.inner.invoke(query)
+        except Exception as e:  # the tool's own network or API errors
+            raise WebSearchError(f"{self.name} failed: {type(e).__name__}: {e}") from e
+        rows = tool_results(output)[: max(0, int(k))]
+        return [_web_passage(r["title"] or r["url"], r["text"], r["url"], self.name, rank) for rank, r in enumerate(rows)]
+
+
 def as_web_search(backend: Any) -> Any:
     """``backend`` as a :class:`WebSearch`: itself when it has ``search(query, k)``, a LangChain
-    retriever wrapped in :class:`LangChainWebSearch`, ``None`` for none; a :class:`ConfigError`
-    naming its type otherwise."""
+    retriever wrapped in :class:`LangChainWebSearch`, a LangChain tool in
+    :class:`LangChainToolWebSearch`, ``None`` for none; a :class:`ConfigError` naming its type
+    otherwise."""
     from langchain_core.retrievers import BaseRetriever
+    from langchain_core.tools import BaseTool
 
     if isinstance(backend, BaseRetriever):
         return LangChainWebSearch(backend)
+    if isinstance(backend, BaseTool):
+        return LangChainToolWebSearch(backend)
     if backend is None or callable(getattr(backend, "search", None)):
         return backend
-    raise ConfigError(f"web_search must be a LangChain retriever or have search(query, k); got {type(backend).__name__}")
+    raise ConfigError("web_search must be a LangChain retriever, a LangChain tool or have search(query, k); "
+                      f"got {type(backend).__name__}")
 
 
 def make_web_search(spec: str | None, **kw: Any) -> Any:

@@ -284,3 +284,27 @@ def test_a_langchain_retriever_as_the_web_search_feeds_the_incorrect_route():
     assert out["action"] == "incorrect" and "web_error" not in out and web["backend"] == "WikiLike"
     assert out["answer"] == "Lima" and [(p["title"], p["source"]) for p in out["passages"]] == [("Lima", "web")]
     assert "(capital of Peru)" in out["passages"][0]["text"]  # searched with the rewritten query
+
+
+def test_a_langchain_search_tool_as_the_web_search_feeds_the_incorrect_route():
+    from langchain_core.tools import tool
+
+    @tool
+    def tavily_like(query: str) -> dict:
+        """Search the web (the shape of langchain-tavily's TavilySearch output)."""
+        return {"query": query, "results": [{"title": "Lima", "url": "https://en.wikipedia.org/wiki/Lima",
+                                             "content": f"Lima is the capital of Peru. ({query})"}]}
+
+    class Cusco:
+        def search(self, query, k, mode="dense"):
+            return [make_passage("Cusco", "Cusco is a city in the Peruvian Andes.", score=0.4)][:k]
+
+    c = Components(llm=FakeAnswerChat(responses=["capital of Peru", "Lima"]), retriever=Cusco(), web_search=tavily_like,
+                   judges={"evaluator": _LowJudge()})
+    out = build_crag_graph(c).invoke({"question": "What is the capital of Peru?"},
+                                     context=CRAGContext(k=1, fetch_pages=False))
+    web = next(t for t in out["trace"] if t["node"] == "web_search")
+    assert out["action"] == "incorrect" and "web_error" not in out and web["backend"] == "tavily_like"
+    assert out["answer"] == "Lima" and [(p["title"], p["source"]) for p in out["passages"]] == [("Lima", "web")]
+    assert "(capital of Peru)" in out["passages"][0]["text"]  # searched with the rewritten query
+    assert out["passages"][0]["meta"]["url"] == "https://en.wikipedia.org/wiki/Lima"

@@ -289,5 +289,77 @@ def test_a_langchain_retriever_serves_as_the_web_search():
     assert len(web.search("capital of Peru", k=1)) == 1
     with pytest.raises(WebSearchError, match="UsersWebRetriever failed: RuntimeError: quota"):
         LangChainWebSearch(_langchain_web(error=RuntimeError("quota"))).search("q", 3)
-    with pytest.raises(ConfigError, match="web_search must be a LangChain retriever or have search"):
+    with pytest.raises(ConfigError, match="web_search must be a LangChain retriever, a LangChain tool or have search"):
         Components(web_search="https://my-search.example")
+
+
+def test_a_langchain_search_tool_serves_as_the_web_search(server):
+    """langchain-community's SearxSearchResults tool, against a SearXNG JSON API on 127.0.0.1:
+    its ``str(list)`` output becomes web passages, in the engine's order, with their addresses."""
+    from langchain_community.tools.searx_search.tool import SearxSearchResults
+    from langchain_community.utilities.searx_search import SearxSearchWrapper
+
+    from ragraphs.components import Components
+    from ragraphs.tools.websearch import LangChainToolWebSearch
+
+    base, routes = server
+    seen = []
+
+    def search(h, q):
+        seen.append(q)
+        rows = [{"url": "https://en.wikipedia.org/wiki/Evan_Abraham", "title": "Evan Abraham",
+                 "content": "Evan Abraham (1853-1911) was a Welsh trade unionist.", "engines": ["wikipedia"],
+                 "category": "general"},
+                {"url": "https://example.org/swansea", "title": "Swansea", "content": "A city in Wales.",
+                 "engines": ["bing"], "category": "general"}]
+        _send(h, json.dumps({"query": q["q"][0], "results": rows, "answers": []}).encode(), ctype="application/json")
+
+    routes["/search"] = search
+    tool = SearxSearchResults(wrapper=SearxSearchWrapper(searx_host=base + "/search"), num_results=5)
+    web = Components(web_search=tool).web_search
+    assert isinstance(web, LangChainToolWebSearch) and web.name == "searx_search_results"
+    got = web.search("Evan Abraham trade unionist", k=5)
+    assert seen and seen[0]["q"] == ["Evan Abraham trade unionist"] and seen[0]["format"] == ["json"]
+    assert [p["title"] for p in got] == ["Evan Abraham", "Swansea"]
+    assert [p["meta"]["url"] for p in got] == ["https://en.wikipedia.org/wiki/Evan_Abraham", "https://example.org/swansea"]
+    assert got[0]["text"] == "Evan Abraham (1853-1911) was a Welsh trade unionist." and {p["source"] for p in got} == {"web"}
+    assert len(web.search("Evan Abraham", k=1)) == 1
+    routes["/search"] = lambda h, q: _send(h, b"rate limited", status=429)
+    with pytest.raises(WebSearchError, match="searx_search_results failed: "):
+        web.search("Evan Abraham")
+
+
+def test_search_tools_outputs_of_every_common_shape_become_passages():
+    from langchain_core.documents import Document
+    from langchain_core.tools import tool
+
+    from ragraphs.tools.websearch import LangChainToolWebSearch, tool_results
+
+    @tool
+    def tavily_like(query: str) -> dict:
+        """Search the web."""
+        return {"query": query, "results": [{"title": "Lima", "url": "https://en.wikipedia.org/wiki/Lima",
+                                             "content": "Lima is the capital of Peru.", "score": 0.9}]}
+
+    web = LangChainToolWebSearch(tavily_like)
+    got = web.search("capital of Peru", k=3)
+    assert [(p["title"], p["meta"]["url"], p["text"]) for p in got] == [
+        ("Lima", "https://en.wikipedia.org/wiki/Lima", "Lima is the capital of Peru.")]
+    # DuckDuckGoSearchResults' list and JSON forms, its "snippet: ..." prose and DuckDuckGoSearchRun's text
+    ddg = [{"snippet": "Cusco is a city in Peru.", "title": "Cusco", "link": "https://example.org/cusco"}]
+    assert tool_results(ddg) == tool_results(json.dumps(ddg)) == [
+        {"title": "Cusco", "url": "https://example.org/cusco", "text": "Cusco is a city in Peru."}]
+    assert tool_results("Cusco is a city in Peru. It was the Inca capital.") == [
+        {"title": "", "url": "", "text": "Cusco is a city in Peru. It was the Inca capital."}]
+    assert tool_results("[not a list, just brackets] and prose")[0]["text"].startswith("[not a list")
+    assert tool_results([Document(page_content="Machu Picchu is near Cusco.", metadata={"source": "https://example.org/mp"})]) == [
+        {"title": "", "url": "https://example.org/mp", "text": "Machu Picchu is near Cusco."}]
+    assert tool_results("") == tool_results(None) == tool_results([{"title": "no text, no address"}]) == []
+
+    @tool
+    def broken(query: str) -> str:
+        """Search the web."""
+        raise RuntimeError("quota exceeded")
+
+    with pytest.raises(WebSearchError, match="broken failed: RuntimeError: quota exceeded"):
+        LangChainToolWebSearch(broken).search("q")
