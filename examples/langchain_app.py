@@ -17,7 +17,9 @@ What it shows:
    ``.ainvoke`` (async code takes an async checkpointer: ``open_async_checkpointer``); run
    settings go in with ``.bind(context=...)``;
 3. a thread per user: ``.with_config(configurable={"thread_id": ...})`` keeps each run's
-   checkpoints, readable with ``graph.get_state_history`` or ``ragraphs history``.
+   checkpoints, readable with ``graph.get_state_history`` or ``ragraphs history``;
+4. a method as the retriever of your own chain: ``method_retriever("dr-rag", ...)`` hands
+   DR-RAG's documents to your prompt and your model (``retrieval_chain``).
 """
 
 from __future__ import annotations
@@ -31,13 +33,16 @@ from pathlib import Path
 from typing import Any
 
 from langchain_core.documents import Document
-from langchain_core.runnables import Runnable, RunnableLambda, RunnableParallel
+from langchain_core.output_parsers import StrOutputParser
+from langchain_core.prompts import ChatPromptTemplate
+from langchain_core.runnables import Runnable, RunnableLambda, RunnableParallel, RunnablePassthrough
 from langchain_core.vectorstores import InMemoryVectorStore
 
 from ragraphs.checkpoint import open_async_checkpointer, open_checkpointer
 from ragraphs.components import Components
 from ragraphs.datasets import load_dataset, pooled_passages
 from ragraphs.graphs import build_graph, get_context_class
+from ragraphs.graphs.retriever import MethodRetriever, method_retriever
 from ragraphs.tools.embeddings import MiniLMEmbeddings
 from ragraphs.tools.llm import make_llm
 
@@ -70,6 +75,32 @@ def build_app(method: str = "vanilla", *, llm=None, embeddings=None, vectorstore
     rag = graph.bind(context=context)  # run settings for every call through the chain
     chain: Runnable[Any, str] = RunnableLambda(lambda q: {"question": q}) | rag | RunnableLambda(lambda s: s["answer"].strip())
     return graph, rag, chain
+
+
+# one worked example and an open "Answer:", so that a base model such as the embedded Gemma
+# continues with an answer (without the example it repeats "Answer:"); a chat model reads it
+# as an instruction
+PROMPT = ChatPromptTemplate.from_messages(
+    [("human", "Answer each question from its context, in a few words.\n\n"
+               "Context:\nLima: Lima is the capital and largest city of Peru.\n\n"
+               "Question: What is the capital of Peru?\nAnswer: Lima\n\n"
+               "Context:\n{context}\n\nQuestion: {question}\nAnswer:")]
+)
+
+
+def first_line(text: str) -> str:
+    return next((line.strip() for line in text.strip().splitlines() if line.strip()), "")
+
+
+def retrieval_chain(method: str, *, llm, embeddings, vectorstore, k: int = 3, **settings) -> tuple[MethodRetriever, Runnable]:
+    """Your own RAG chain, with a method's documents: ``question -> {context, question} -> your
+    prompt -> your model -> text``. The method's retriever skips the method's own answer."""
+    components = Components(llm=llm, embeddings=embeddings, vectorstore=vectorstore)
+    retriever = method_retriever(method, components, k=k, **settings)
+    as_context = RunnableLambda(lambda docs: "\n\n".join(f"{d.metadata['title']}: {d.page_content}" for d in docs))
+    chain = ({"context": retriever | as_context, "question": RunnablePassthrough()}
+             | PROMPT | llm | StrOutputParser() | RunnableLambda(first_line))
+    return retriever, chain
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -109,6 +140,10 @@ def main(argv: list[str] | None = None) -> int:
     print("parallel:", both.with_config(configurable={"thread_id": "parallel-1"}).invoke(questions[0]))
     steps = list(graph.get_state_history({"configurable": {"thread_id": f"{args.method}-ada"}}))
     print(f"thread {args.method}-ada has {len(steps)} checkpoints in {db}")
+    # DR-RAG's documents in a chain of your own (its retriever makes no LLM call)
+    retriever, own = retrieval_chain("dr-rag", llm=make_llm("gemma", max_tokens=32), embeddings=embeddings, vectorstore=store)
+    print("dr-rag documents:", [d.metadata["title"] for d in retriever.invoke(questions[0])])
+    print("your chain:", own.invoke(questions[0]))
     return 0
 
 

@@ -57,6 +57,27 @@ def test_graph_as_a_chain_step_with_users_model_store_and_checkpointer(app_modul
     assert len(list(graph.get_state_history(cfg("b1")))) == 4
 
 
+def test_a_methods_documents_feed_the_users_own_chain(app_module, minilm):
+    """DR-RAG's retriever, with the shipped judges, inside the user's prompt | model chain: the
+    model is asked once, by the user's prompt, with exactly the documents DR-RAG chose."""
+    from langchain_core.vectorstores import InMemoryVectorStore
+
+    from fakes import ScriptedChat
+
+    docs, examples = app_module.sample_documents(3)
+    store = InMemoryVectorStore(minilm)
+    store.add_documents(docs)
+    llm = ScriptedChat(script=lambda prompt: "an answer")
+    retriever, chain = app_module.retrieval_chain("dr-rag", llm=llm, embeddings=minilm, vectorstore=store, k=3)
+    q = examples[0].question
+    chosen = retriever.invoke(q)
+    assert 1 <= len(chosen) <= 3 and {d.metadata["id"] for d in chosen} <= {d.metadata["id"] for d in docs}
+    assert llm.prompts == []  # the retriever asked no model
+    assert chain.invoke(q) == "an answer"
+    assert len(llm.prompts) == 1 and "Answer each question from its context" in llm.prompts[0]
+    assert all(f"{d.metadata['title']}: {d.page_content}" in llm.prompts[0] for d in chosen) and q in llm.prompts[0]
+
+
 class LowJudge:
     """A user's retrieval evaluator: every document is irrelevant."""
 
