@@ -88,6 +88,10 @@ PROMPT = ChatPromptTemplate.from_messages(
 )
 
 
+def context_text(docs: list[Document]) -> str:
+    return "\n\n".join(f"{d.metadata['title']}: {d.page_content}" for d in docs)
+
+
 def first_line(text: str) -> str:
     return next((line.strip() for line in text.strip().splitlines() if line.strip()), "")
 
@@ -97,7 +101,7 @@ def retrieval_chain(method: str, *, llm, embeddings, vectorstore, k: int = 3, **
     prompt -> your model -> text``. The method's retriever skips the method's own answer."""
     components = Components(llm=llm, embeddings=embeddings, vectorstore=vectorstore)
     retriever = method_retriever(method, components, k=k, **settings)
-    as_context = RunnableLambda(lambda docs: "\n\n".join(f"{d.metadata['title']}: {d.page_content}" for d in docs))
+    as_context: Runnable[list[Document], str] = RunnableLambda(context_text)
     chain = ({"context": retriever | as_context, "question": RunnablePassthrough()}
              | PROMPT | llm | StrOutputParser() | RunnableLambda(first_line))
     return retriever, chain
