@@ -85,6 +85,19 @@ def test_cli_ingest_and_ask_json(cli, data_dir):
     assert "--- [" in r.stderr and "retrieve" in r.stderr  # the streamed trace
     # the models load before the run, so the first node's time is its own
     assert out["load_s"] > 0 and "models loaded before the run" in r.stderr
+    # the passages DR-RAG would hand the model, whole, and no call to it
+    q = "Where is the magazine headquartered that Robert W. McElroy writes for?"
+    r = cli("ask", q, "--method", "dr-rag", "--retrieval-only", "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    assert out["retrieval_only"] and out["answer"] == "" and out["llm_calls"] == 0 and len(out["passages"]) == 4
+    r = cli("ask", q, "--method", "dr-rag", "--retrieval-only", "--quiet")
+    lines = r.stdout.strip().splitlines()
+    assert r.returncode == 0 and lines[0] == "passages:" and len(lines) == 5
+    assert [line.split(" (corpus")[0] for line in lines[1:]] == [f"  [{i}] {p['title']}" for i, p in enumerate(out["passages"], 1)]
+    assert all(" ".join(p["text"].split()) in r.stdout for p in out["passages"])  # whole, not cut at 160
+    r = cli("ask", q, "--method", "none", "--retrieval-only")
+    assert r.returncode == 2 and "method 'none' answers without retrieving" in r.stderr
 
 
 def test_the_embedded_model_streams_the_text_it_returns(gemma):

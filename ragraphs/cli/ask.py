@@ -62,6 +62,10 @@ def cmd_ask(args: argparse.Namespace) -> int:
         raise ConfigError(f"unknown method {args.method!r}; choose from {', '.join(method_names())}")
     ctx_values = {"llm": args.llm, "k": args.k, "retrieval": args.retrieval,
                   **settings_for(args.method, parse_settings(args.set))}
+    if getattr(args, "retrieval_only", False):
+        if args.method == "none":
+            raise ConfigError("--retrieval-only: method 'none' answers without retrieving; choose a method that retrieves")
+        ctx_values["skip_generation"] = True
     check_setting_names(get_context_class(args.method), ctx_values, args.method)
     ctx = context_from(get_context_class(args.method), ctx_values)  # a bad value fails here, before the store opens
     components = make_components(args)
@@ -89,6 +93,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
             "method": args.method,
             "question": question,
             "answer": result.get("answer", ""),
+            "retrieval_only": bool(getattr(args, "retrieval_only", False)),
             "passages": [{k: p.get(k) for k in ("id", "title", "text", "source", "score")} for p in passages],
             "llm_calls": result.get("llm_calls", 0),
             "web_calls": result.get("web_calls", 0),
@@ -101,13 +106,18 @@ def cmd_ask(args: argparse.Namespace) -> int:
         }
         print(json.dumps(out, default=str))
     else:
-        print(result.get("answer", ""))
-        if passages and not args.quiet:
-            print("\npassages:")
+        retrieval_only = bool(getattr(args, "retrieval_only", False))
+        if not retrieval_only:
+            print(result.get("answer", ""))
+        if retrieval_only and not passages:
+            print("no passages", file=sys.stderr)
+        if passages and (retrieval_only or not args.quiet):
+            print("passages:" if retrieval_only else "\npassages:")
             for i, p in enumerate(passages, 1):
                 sc = p.get("score")
                 txt = " ".join(p["text"].split())
-                print(f"  [{i}] {p['title']} ({p.get('source')}{'' if sc is None else f', {sc:.3f}'}): {txt[:160]}")
+                print(f"  [{i}] {p['title']} ({p.get('source')}{'' if sc is None else f', {sc:.3f}'}): "
+                      + (txt if retrieval_only else txt[:160]))
         if not args.quiet:
             times = ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in result["node_times"].items())
             print(f"\nllm calls: {result.get('llm_calls', 0)}; {times}; total {result['wall_s']:.2f}s"
@@ -190,6 +200,9 @@ def register(sub) -> None:
     p.add_argument("--trace", action="store_true", help="print every node's update as it happens, with timing")
     p.add_argument("--json", action="store_true", help="machine-readable result")
     p.add_argument("--quiet", action="store_true", help="print the answer only")
+    p.add_argument("--retrieval-only", action="store_true",
+                   help="print the passages the method would hand its LLM, whole, without asking it for the answer "
+                        "(the calls on the way to them are made: CRAG's rewrite, ERM4's Rewriter+, MIGRES's loop)")
     p.add_argument("--thread", metavar="ID", help="persist the run's checkpoints under this thread id")
     p.add_argument("--checkpointer", metavar="PATH|URL", default=None, help="SQLite file or PostgreSQL URL for --thread")
     p.set_defaults(func=cmd_ask)
