@@ -3,8 +3,10 @@
 Readers: plain text, Markdown, HTML (main text extracted with trafilatura, scripts and
 styles dropped), PDF and DOCX (langchain-community's ``PyPDFLoader`` over pypdf and
 ``Docx2txtLoader`` over docx2txt), JSONL of ``{title, text}`` rows, and the benchmark files
-(each question's paragraphs pooled into one corpus). Directories are walked. Unreadable
-files (encrypted, empty, corrupt, binary) are reported and skipped; the rest are ingested.
+(each question's paragraphs pooled into one corpus). Directories are walked. An http(s)
+address is fetched (:func:`read_url`: an HTML page's main text, a plain-text page or a PDF).
+Unreadable files (encrypted, empty, corrupt, binary) are reported and skipped; the rest are
+ingested.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ JSON_EXT = {".jsonl", ".json", ".ndjson"}
 PDF_EXT = {".pdf"}
 DOCX_EXT = {".docx"}
 MAX_FILE_BYTES = 200 * 1024 * 1024
+MAX_URL_BYTES = 50 * 1024 * 1024
+URL_TIMEOUT_S = 20.0
 
 
 @dataclass
@@ -228,6 +232,58 @@ def not_documents(path: str) -> str | None:
     return None
 
 
+def is_url(path: str) -> bool:
+    return path.startswith(("http://", "https://"))
+
+
+def read_url(url: str, max_words: int = 180, fetcher=None) -> list[Passage]:
+    """Passages of the page at ``url``: an HTML page's main text (titled by its ``<title>``), a
+    plain-text page or a PDF; raises :class:`InputError` when it cannot be fetched or read.
+
+    The address is one the user gave, so private and loopback hosts (an intranet wiki, a
+    server on this machine) are allowed, unlike the web search's result pages; every other
+    guard of :class:`~ragraphs.tools.fetch.PageFetcher` holds (redirects checked, a deadline,
+    a size cap of :data:`MAX_URL_BYTES`). Each passage keeps the final address in ``meta``
+    (``path`` and ``url``)."""
+    import tempfile
+
+    from .tools.fetch import TEXT_TYPES, FetchError, PageFetcher
+
+    fetcher = fetcher or PageFetcher(timeout=URL_TIMEOUT_S, max_bytes=MAX_URL_BYTES, allow_private=True,
+                                     user_agent="ragraphs/0.1 (ingest)")
+    try:
+        final, status, ctype, body, truncated = fetcher.get(
+            url, accept="text/html,application/xhtml+xml,application/pdf,text/plain;q=0.8")
+    except (FetchError, InputError) as e:
+        raise InputError(f"{url}: could not be fetched: {' '.join(str(e).split())[:160]}") from e
+    if status >= 400:
+        raise InputError(f"{url}: HTTP {status}")
+    if truncated:
+        raise InputError(f"{url}: larger than {MAX_URL_BYTES // 2**20} MiB")
+    if not body.strip():
+        raise InputError(f"{url}: empty page")
+    name = final.rstrip("/").rsplit("/", 1)[-1] or final
+    if ctype == "application/pdf" or body.startswith(b"%PDF-"):
+        with tempfile.TemporaryDirectory(prefix="ragraphs-url-") as d:
+            path = os.path.join(d, "page.pdf")
+            with open(path, "wb") as fh:
+                fh.write(body)
+            try:
+                title, text = read_pdf(path)
+            except InputError as e:
+                raise InputError(f"{url}: {str(e).split(': ', 1)[-1]}") from e
+        title = title or os.path.splitext(name)[0]
+    elif ctype in TEXT_TYPES:
+        title, text = name, _decode(body)
+    elif ctype in ("", "text/html", "application/xhtml+xml"):
+        title, text = html_to_text(_decode(body))
+        title = title or name
+    else:
+        raise InputError(f"{url}: not a page ingest reads ({ctype}): HTML, plain text or PDF")
+    return [make_passage(title, c, "corpus", path=final, url=final, chunk=i)
+            for i, c in enumerate(chunk_text(text, max_words)) if c.strip()]
+
+
 def iter_files(paths: Iterable[str], skipped_dir: Callable[[str], None] | None = None) -> Iterator[str]:
     """The files of ``paths``, directories walked in name order. Hidden files and folders are
     left out, and so is every folder :func:`not_documents` names: ``skipped_dir`` hears of each
@@ -259,14 +315,17 @@ def collect_passages(
     paths = list(paths)
     if not paths:
         raise InputError("nothing to ingest: give at least one file or directory")
-    missing = [p for p in paths if not os.path.exists(p)]
+    missing = [p for p in paths if not is_url(p) and not os.path.exists(p)]
     if missing and len(missing) == len(paths):
         raise InputError(f"no such file or directory: {missing[0]}")
     for p in missing:
         report.skipped_files.append(f"{p}: no such file or directory")
-    for f in iter_files((p for p in paths if os.path.exists(p)), skipped_dir=report.skipped_dirs.append):
+    for f in iter_files((p for p in paths if p not in missing), skipped_dir=report.skipped_dirs.append):
         try:
-            got = read_file(f, max_words=max_words, warn=lambda m: report.warnings.append(m))
+            if is_url(f):
+                got = read_url(f, max_words=max_words)
+            else:
+                got = read_file(f, max_words=max_words, warn=lambda m: report.warnings.append(m))
         except InputError as e:
             report.skipped_files.append(str(e))
             continue

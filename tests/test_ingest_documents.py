@@ -190,3 +190,77 @@ def test_a_folder_walk_leaves_out_stores_environments_and_caches(tmp_path, capsy
     assert main(["ingest", str(store), "--store", str(tmp_path / "other"), "--quiet"]) == 1
     err = capsys.readouterr().err
     assert f"skipped: {store}/: a Chroma store" in err and "Traceback" not in err
+
+
+@pytest.fixture
+def site(tmp_path):
+    """A web server on 127.0.0.1: an HTML page, a plain-text page, a PDF, a redirect, an image,
+    a missing page and a PDF that is no PDF."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    pdf = write_pdf(tmp_path / "quokka.pdf", [QUOKKA], title="Quokka facts").read_bytes()
+    html = (f"<!doctype html><html><head><title>Okapi - Wildlife notes</title><script>var s='SCRIPT-TEXT';</script>"
+            f"</head><body><nav>Home | NAV-TEXT</nav><article><h1>Okapi</h1><p>{OKAPI_1}</p><p>{OKAPI_2}</p>"
+            "</article></body></html>").encode()
+    pages = {
+        "/wiki/Okapi": (200, "text/html; charset=utf-8", html),
+        "/notes.txt": (200, "text/plain; charset=utf-8", b"Rottnest Island lies off Perth.\n\nQuokkas live there."),
+        "/papers/quokka.pdf": (200, "application/pdf", pdf),
+        "/logo.png": (200, "image/png", b"\x89PNG\r\n\x1a\n" + b"\x00" * 64),
+        "/broken.pdf": (200, "application/pdf", b"%PDF-1.4 cut short"),
+    }
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *a):
+            pass
+
+        def do_GET(self):
+            if self.path == "/old-okapi":
+                self.send_response(301)
+                self.send_header("Location", "/wiki/Okapi")
+                self.end_headers()
+                return
+            status, ctype, body = pages.get(self.path, (404, "text/plain", b"not found"))
+            self.send_response(status)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{srv.server_address[1]}"
+    srv.shutdown()
+    srv.server_close()
+
+
+def test_ingest_pages_by_address_html_text_and_pdf(site, tmp_path, capsys, minilm):
+    store = tmp_path / "store"
+    good = [f"{site}/old-okapi", f"{site}/notes.txt", f"{site}/papers/quokka.pdf"]
+    bad = [f"{site}/logo.png", f"{site}/gone", f"{site}/broken.pdf", "http://127.0.0.1:9/nothing-listens"]
+    assert main(["ingest", *good, *bad, "--store", str(store), "--json", "--quiet"]) == 0
+    cap = capsys.readouterr()
+    summary = json.loads(cap.out.strip().splitlines()[-1])
+    assert summary == {**summary, "files": 3, "skipped_files": 4, "store_total": summary["added"]} and summary["added"] >= 3
+    skipped = [line for line in cap.err.splitlines() if line.startswith("skipped: ")]
+    assert f"skipped: {site}/logo.png: not a page ingest reads (image/png): HTML, plain text or PDF" in skipped
+    assert f"skipped: {site}/gone: HTTP 404" in skipped
+    assert any(line.startswith(f"skipped: {site}/broken.pdf: not a readable PDF") for line in skipped)
+    assert any(line.startswith("skipped: http://127.0.0.1:9/nothing-listens: could not be fetched: ") for line in skipped)
+    assert "Traceback" not in cap.err
+
+    corpus = ChromaCorpus(str(store), embeddings=minilm, create=False)
+    okapi = corpus.search("Which rainforest is the okapi native to?", 1)[0]
+    # the page's title and text, read as an HTML file is, from the address the redirect led to
+    assert okapi["title"] == "Okapi - Wildlife notes" and "Ituri rainforest" in okapi["text"]
+    assert "SCRIPT-TEXT" not in okapi["text"]
+    assert okapi["meta"]["url"] == f"{site}/wiki/Okapi"
+    quokka = corpus.search("Where do quokkas live?", 3)
+    assert {p["title"] for p in quokka} >= {"Quokka facts", "notes.txt"}
+    assert any("Rottnest Island" in p["text"] and p["meta"]["url"] == f"{site}/papers/quokka.pdf" for p in quokka)
+
+    # the same pages again: nothing new
+    assert main(["ingest", *good, "--store", str(store), "--json", "--quiet"]) == 0
+    again = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert again["added"] == 0 and again["store_total"] == summary["store_total"]

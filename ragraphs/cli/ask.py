@@ -94,7 +94,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
             "question": question,
             "answer": result.get("answer", ""),
             "retrieval_only": bool(getattr(args, "retrieval_only", False)),
-            "passages": [{k: p.get(k) for k in ("id", "title", "text", "source", "score")} for p in passages],
+            "passages": [{**{k: p.get(k) for k in ("id", "title", "text", "source", "score")}, "meta": p.get("meta") or {}}
+                         for p in passages],
             "llm_calls": result.get("llm_calls", 0),
             "web_calls": result.get("web_calls", 0),
             "input_tokens": result.get("input_tokens", 0),
@@ -116,8 +117,9 @@ def cmd_ask(args: argparse.Namespace) -> int:
             for i, p in enumerate(passages, 1):
                 sc = p.get("score")
                 txt = " ".join(p["text"].split())
-                print(f"  [{i}] {p['title']} ({p.get('source')}{'' if sc is None else f', {sc:.3f}'}): "
-                      + (txt if retrieval_only else txt[:160]))
+                where = (p.get("meta") or {}).get("url") or (p.get("meta") or {}).get("path")
+                print(f"  [{i}] {p['title']} ({p.get('source')}{'' if sc is None else f', {sc:.3f}'}"
+                      f"{f', {where}' if where else ''}): " + (txt if retrieval_only else txt[:160]))
         if not args.quiet:
             times = ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in result["node_times"].items())
             print(f"\nllm calls: {result.get('llm_calls', 0)}; {times}; total {result['wall_s']:.2f}s"

@@ -19,8 +19,10 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
     if args.chunk_words < 1:
         raise InputError(f"--chunk-words must be at least 1, got {args.chunk_words}")
+    from ..ingest import is_url
+
     for p in args.paths:
-        if not os.path.exists(p):
+        if not is_url(p) and not os.path.exists(p):
             raise InputError(f"no such file or directory: {p}")
     corpus = ChromaCorpus(
         None if args.store_url else (args.store or default_store_path()),
@@ -61,7 +63,9 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
 def register(sub) -> None:
     p = sub.add_parser("ingest", help="add files to the vector store (idempotent)")
-    p.add_argument("paths", nargs="+", metavar="PATH", help="files or directories: .txt .md .html .pdf .docx .jsonl, benchmark files")
+    p.add_argument("paths", nargs="+", metavar="PATH",
+                   help="files or directories (.txt .md .html .pdf .docx .jsonl, benchmark files), "
+                        "or http(s) addresses of pages (HTML, plain text, PDF)")
     add_store_args(p)
     p.add_argument("--chunk-words", type=int, default=180, help="words per chunk (default 180)")
     p.add_argument("--exact", action="store_true", help="float32 encoder instead of the int8 fast path (use for the whole store)")

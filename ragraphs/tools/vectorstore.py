@@ -69,6 +69,15 @@ def _client(path: str | None, url: str | None):
         raise StoreError(f"cannot open Chroma store at {path}: {type(e).__name__}: {e}") from e
 
 
+def _stored_passage(id: str, text: str | None, metadata: dict | None, score: float | None = None) -> Passage:
+    """A passage read back from the store; what ingest kept beside its title and source (the
+    file's ``path`` or the page's ``url``, the ``chunk``) is its ``meta`` again."""
+    m = dict(metadata or {})
+    title, source = str(m.pop("title", "") or ""), str(m.pop("source", "corpus") or "corpus")
+    meta = {k: v for k, v in m.items() if k not in ("id", "text", "score")}
+    return make_passage(title, text or "", source, score, id=id, **meta)
+
+
 class ChromaCorpus:
     """Passages in a Chroma collection, with a lazily built BM25 index beside it.
 
@@ -182,8 +191,7 @@ class ChromaCorpus:
         for off in range(0, n, 2000):
             got = self._col.get(include=["documents", "metadatas"], limit=2000, offset=off)
             for i, d, m in zip(got["ids"], got["documents"], got["metadatas"]):
-                m = m or {}
-                out.append(make_passage(m.get("title", ""), d or "", m.get("source", "corpus"), id=i))
+                out.append(_stored_passage(i, d, m))
         return out
 
     def bm25(self) -> BM25Index:
@@ -219,8 +227,7 @@ class ChromaCorpus:
         for ids, docs, metas, dists in zip(res["ids"], res["documents"], res["metadatas"], res["distances"]):
             row = []
             for i, d, m, dist in zip(ids, docs, metas, dists):
-                m = m or {}
-                row.append(make_passage(m.get("title", ""), d or "", m.get("source", "corpus"), 1.0 - float(dist), id=i))
+                row.append(_stored_passage(i, d, m, 1.0 - float(dist)))
             out.append(row)
         return out
 
