@@ -41,6 +41,7 @@ class IngestReport:
     added: int = 0
     skipped_files: list[str] = field(default_factory=list)
     skipped_dirs: list[str] = field(default_factory=list)
+    removed: int = 0  # passages of an earlier version of a file or page ingested again
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
@@ -96,7 +97,10 @@ def _md_title(text: str, fallback: str) -> str:
 
 
 def _chunks(title: str, text: str, source: str, max_words: int) -> list[Passage]:
-    return [make_passage(title, c, "corpus", path=source, chunk=i) for i, c in enumerate(chunk_text(text, max_words)) if c.strip()]
+    """The passages of one file's text; ``meta["path"]`` is the file's absolute path, which
+    ingest's replacement of a changed file's old passages matches on."""
+    path = os.path.abspath(source)
+    return [make_passage(title, c, "corpus", path=path, chunk=i) for i, c in enumerate(chunk_text(text, max_words)) if c.strip()]
 
 
 @contextlib.contextmanager
@@ -343,11 +347,18 @@ def ingest(
     *,
     max_words: int = 180,
     progress: bool = True,
+    replace: bool = True,
 ) -> IngestReport:
-    """Read ``paths`` and add their passages to ``corpus`` (a ChromaCorpus); idempotent."""
+    """Read ``paths`` and add their passages to ``corpus`` (a ChromaCorpus); idempotent.
+
+    With ``replace``, a file or page ingested before and changed since has its earlier
+    passages removed once the new ones are stored (``report.removed``); a file that could not
+    be read this time, or held no text, keeps what it had."""
     import time
 
-    from tqdm.auto import tqdm
+    with warnings.catch_warnings():  # tqdm.auto warns in a notebook kernel without ipywidgets
+        warnings.simplefilter("ignore")
+        from tqdm.auto import tqdm
 
     t0 = time.perf_counter()
     passages, report = collect_passages(paths, max_words=max_words)
@@ -357,5 +368,13 @@ def ingest(
         report.added = corpus.add(passages, progress=bar.update)
     finally:
         bar.close()
+    if replace and hasattr(corpus, "ids_from"):
+        kept: dict[str, set[str]] = {}
+        for p in passages:
+            path = (p.get("meta") or {}).get("path")
+            if path:
+                kept.setdefault(path, set()).add(p["id"])
+        stale = set().union(*(corpus.ids_from(path) - ids for path, ids in kept.items())) if kept else set()
+        report.removed = corpus.remove(sorted(stale))
     report.seconds = time.perf_counter() - t0
     return report

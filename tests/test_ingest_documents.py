@@ -264,3 +264,48 @@ def test_ingest_pages_by_address_html_text_and_pdf(site, tmp_path, capsys, minil
     assert main(["ingest", *good, "--store", str(store), "--json", "--quiet"]) == 0
     again = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert again["added"] == 0 and again["store_total"] == summary["store_total"]
+
+
+def test_a_changed_file_ingested_again_replaces_its_earlier_passages(tmp_path, capsys, minilm):
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    okapi, quokka = notes / "okapi.md", notes / "quokka.md"
+    okapi.write_text(f"# Okapi\n\n{OKAPI_1}\n")
+    quokka.write_text(f"# Quokka\n\n{QUOKKA}\n")
+    store = tmp_path / "store"
+
+    def run(*extra):
+        assert main(["ingest", *extra, "--store", str(store), "--json", "--quiet"]) == 0
+        return json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+
+    first = run(str(notes))
+    assert first == {**first, "added": 2, "removed": 0, "store_total": 2}
+    second = run(str(notes))  # the same files again: nothing changes
+    assert second == {**second, "added": 0, "already_present": 2, "removed": 0, "store_total": 2}
+    okapi.write_text(f"# Okapi\n\n{OKAPI_2}\n")  # edited: the old paragraph is gone from the file
+    changed = run(str(notes))
+    assert changed == {**changed, "added": 1, "removed": 1, "store_total": 2}
+    corpus = ChromaCorpus(str(store), embeddings=minilm, create=False)
+    texts = {p["title"]: p["text"] for p in corpus.all_passages()}
+    assert texts == {"Okapi": f"# Okapi {OKAPI_2}", "Quokka": f"# Quokka {QUOKKA}"}
+    hit = corpus.search("What do okapis eat?", 1)[0]
+    assert hit["meta"] == {"path": str(okapi), "chunk": 0}  # read back from the store, absolute
+    # the file named alone, by a relative path, is the same file
+    okapi.write_text(f"# Okapi\n\n{OKAPI_1}\n")
+    import os
+
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        again = run("notes/okapi.md")
+    finally:
+        os.chdir(cwd)
+    assert again == {**again, "added": 1, "removed": 1, "store_total": 2}
+    # --keep-old keeps the earlier version; a file with no text now keeps what it had
+    okapi.write_text(f"# Okapi\n\n{OKAPI_2}\n")
+    kept = run(str(okapi), "--keep-old")
+    assert kept == {**kept, "added": 1, "removed": 0, "store_total": 3}
+    quokka.write_text("")
+    emptied = run(str(notes))
+    assert emptied == {**emptied, "removed": 1, "store_total": 2}  # the okapi's older version; the quokka stays
+    assert {p["title"] for p in corpus.all_passages()} == {"Okapi", "Quokka"}

@@ -30,7 +30,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         collection=args.collection,
         embeddings=MiniLMEmbeddings(fast=not args.exact),
     )
-    report = ingest(args.paths, corpus, max_words=args.chunk_words, progress=not args.quiet)
+    report = ingest(args.paths, corpus, max_words=args.chunk_words, progress=not args.quiet, replace=not args.keep_old)
     for msg in report.skipped_dirs + report.skipped_files:
         print(f"skipped: {msg}", file=sys.stderr)
     for msg in report.warnings[:20]:
@@ -43,6 +43,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         "passages": report.passages,
         "added": report.added,
         "already_present": report.passages - report.added,
+        "removed": report.removed,
         "skipped_files": len(report.skipped_files),
         "skipped_dirs": len(report.skipped_dirs),
         "seconds": round(report.seconds, 2),
@@ -54,7 +55,9 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     else:
         print(
             f"ingested {report.files} file(s): {report.passages} passages, {report.added} new, "
-            f"{summary['already_present']} already present, {summary['skipped_files']} file(s) skipped"
+            f"{summary['already_present']} already present, "
+            + (f"{report.removed} of earlier versions removed, " if report.removed else "")
+            + f"{summary['skipped_files']} file(s) skipped"
             + (f" and {summary['skipped_dirs']} folder(s)" if report.skipped_dirs else "") + " "
             f"in {report.seconds:.1f}s ({rate:.1f} passages/s); store now holds {summary['store_total']}"
         )
@@ -69,6 +72,9 @@ def register(sub) -> None:
     add_store_args(p)
     p.add_argument("--chunk-words", type=int, default=180, help="words per chunk (default 180)")
     p.add_argument("--exact", action="store_true", help="float32 encoder instead of the int8 fast path (use for the whole store)")
+    p.add_argument("--keep-old", action="store_true",
+                   help="keep the passages of an earlier version of a file or page ingested again "
+                        "(by default they are removed once the new ones are stored)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true", help="print a JSON summary")
     p.set_defaults(func=cmd_ingest)

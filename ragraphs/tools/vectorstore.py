@@ -139,6 +139,27 @@ class ChromaCorpus:
             found.update(got["ids"])
         return found
 
+    def ids_from(self, path: str) -> set[str]:
+        """Ids of the stored passages that ingest read from ``path`` (a file's absolute path or a
+        page's address, their ``path`` metadata)."""
+        try:
+            return set(self._col.get(where={"path": path}, include=[])["ids"])
+        except Exception as e:
+            raise StoreError(f"cannot read the vector store: {type(e).__name__}: {e}") from e
+
+    def remove(self, ids: Iterable[str]) -> int:
+        """Delete these passages; returns how many were asked for."""
+        ids = list(ids)
+        try:
+            for s in range(0, len(ids), 500):
+                self._col.delete(ids=ids[s : s + 500])
+        except Exception as e:
+            raise StoreError(f"cannot write to the vector store: {type(e).__name__}: {e}") from e
+        if ids:
+            with self._lock:
+                self._bm25 = None
+        return len(ids)
+
     def add(
         self,
         passages: Iterable[Passage],
