@@ -4,7 +4,7 @@
     python notebooks/make_notebooks.py --execute    # write them, run each, keep its outputs
 
 ``--execute`` runs every notebook top to bottom in a fresh kernel (nbclient and ipykernel, from
-the ``test`` extra), with ``RAGRAPHS_HOME`` in an empty temporary folder so that no state of
+the ``notebooks`` extra), with ``RAGRAPHS_HOME`` in an empty temporary folder so that no state of
 this machine (ERM4's reservoir, checkpoints) reaches the outputs, and writes the outputs into
 the committed notebook: GitHub and JupyterLab show the drawing, the trace and the table without
 running anything. Name notebooks after it to run only those (``--execute crag erm4``).
