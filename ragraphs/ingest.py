@@ -42,6 +42,8 @@ class IngestReport:
     skipped_files: list[str] = field(default_factory=list)
     skipped_dirs: list[str] = field(default_factory=list)
     removed: int = 0  # passages of an earlier version of a file or page ingested again
+    removed_gone: int = 0  # with sync: passages of files no longer in the folders walked
+    walked: list[str] = field(default_factory=list)  # every file met (read or not), absolute
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
@@ -325,6 +327,8 @@ def collect_passages(
     for p in missing:
         report.skipped_files.append(f"{p}: no such file or directory")
     for f in iter_files((p for p in paths if p not in missing), skipped_dir=report.skipped_dirs.append):
+        if not is_url(f):
+            report.walked.append(os.path.abspath(f))
         try:
             if is_url(f):
                 got = read_url(f, max_words=max_words)
@@ -341,6 +345,20 @@ def collect_passages(
     return passages, report
 
 
+def gone_ids(corpus, paths: Iterable[str], walked: set[str]) -> set[str]:
+    """Ids of the stored passages whose file lay under one of the folders of ``paths`` and was
+    not met by this walk."""
+    roots = [os.path.join(os.path.abspath(p), "") for p in paths if not is_url(p) and os.path.isdir(p)]
+    if not roots:
+        return set()
+    gone: set[str] = set()
+    for p in corpus.all_passages():
+        path = str((p.get("meta") or {}).get("path") or "")
+        if path and not is_url(path) and path not in walked and any(path.startswith(r) for r in roots):
+            gone.add(p["id"])
+    return gone
+
+
 def ingest(
     paths: Iterable[str],
     corpus,
@@ -348,12 +366,15 @@ def ingest(
     max_words: int = 180,
     progress: bool = True,
     replace: bool = True,
+    sync: bool = False,
 ) -> IngestReport:
     """Read ``paths`` and add their passages to ``corpus`` (a ChromaCorpus); idempotent.
 
     With ``replace``, a file or page ingested before and changed since has its earlier
     passages removed once the new ones are stored (``report.removed``); a file that could not
-    be read this time, or held no text, keeps what it had."""
+    be read this time, or held no text, keeps what it had. With ``sync``, the passages of files
+    that were ingested from a folder of ``paths`` and are no longer in it (deleted, moved, or
+    in a folder the walk now leaves out) are removed too (``report.removed_gone``)."""
     import time
 
     with warnings.catch_warnings():  # tqdm.auto warns in a notebook kernel without ipywidgets
@@ -376,5 +397,7 @@ def ingest(
                 kept.setdefault(path, set()).add(p["id"])
         stale = set().union(*(corpus.ids_from(path) - ids for path, ids in kept.items())) if kept else set()
         report.removed = corpus.remove(sorted(stale))
+    if sync and hasattr(corpus, "ids_from"):
+        report.removed_gone = corpus.remove(sorted(gone_ids(corpus, paths, set(report.walked))))
     report.seconds = time.perf_counter() - t0
     return report

@@ -309,3 +309,27 @@ def test_a_changed_file_ingested_again_replaces_its_earlier_passages(tmp_path, c
     emptied = run(str(notes))
     assert emptied == {**emptied, "removed": 1, "store_total": 2}  # the okapi's older version; the quokka stays
     assert {p["title"] for p in corpus.all_passages()} == {"Okapi", "Quokka"}
+
+
+def test_sync_removes_the_passages_of_files_gone_from_the_folder(tmp_path, capsys, minilm):
+    notes = tmp_path / "notes"
+    (notes / "old").mkdir(parents=True)
+    (notes / "okapi.md").write_text(f"# Okapi\n\n{OKAPI_1}\n")
+    (notes / "old" / "quokka.md").write_text(f"# Quokka\n\n{QUOKKA}\n")
+    other = tmp_path / "other.md"
+    other.write_text(f"# Okapi food\n\n{OKAPI_2}\n")
+    store = tmp_path / "store"
+
+    def run(*extra):
+        assert main(["ingest", *extra, "--store", str(store), "--json", "--quiet"]) == 0
+        return json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+
+    assert run(str(notes), str(other))["store_total"] == 3
+    (notes / "old" / "quokka.md").unlink()
+    kept = run(str(notes))  # without --sync, a deleted file's passages stay
+    assert kept == {**kept, "removed_gone": 0, "store_total": 3}
+    synced = run(str(notes), "--sync")
+    assert synced == {**synced, "removed_gone": 1, "store_total": 2}
+    corpus = ChromaCorpus(str(store), embeddings=minilm, create=False)
+    # the file outside the folder is not the folder's to remove
+    assert {p["title"] for p in corpus.all_passages()} == {"Okapi", "Okapi food"}

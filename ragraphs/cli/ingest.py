@@ -30,7 +30,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         collection=args.collection,
         embeddings=MiniLMEmbeddings(fast=not args.exact),
     )
-    report = ingest(args.paths, corpus, max_words=args.chunk_words, progress=not args.quiet, replace=not args.keep_old)
+    report = ingest(args.paths, corpus, max_words=args.chunk_words, progress=not args.quiet, replace=not args.keep_old,
+                    sync=args.sync)
     for msg in report.skipped_dirs + report.skipped_files:
         print(f"skipped: {msg}", file=sys.stderr)
     for msg in report.warnings[:20]:
@@ -44,6 +45,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         "added": report.added,
         "already_present": report.passages - report.added,
         "removed": report.removed,
+        "removed_gone": report.removed_gone,
         "skipped_files": len(report.skipped_files),
         "skipped_dirs": len(report.skipped_dirs),
         "seconds": round(report.seconds, 2),
@@ -57,6 +59,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
             f"ingested {report.files} file(s): {report.passages} passages, {report.added} new, "
             f"{summary['already_present']} already present, "
             + (f"{report.removed} of earlier versions removed, " if report.removed else "")
+            + (f"{report.removed_gone} of files gone removed, " if report.removed_gone else "")
             + f"{summary['skipped_files']} file(s) skipped"
             + (f" and {summary['skipped_dirs']} folder(s)" if report.skipped_dirs else "") + " "
             f"in {report.seconds:.1f}s ({rate:.1f} passages/s); store now holds {summary['store_total']}"
@@ -75,6 +78,9 @@ def register(sub) -> None:
     p.add_argument("--keep-old", action="store_true",
                    help="keep the passages of an earlier version of a file or page ingested again "
                         "(by default they are removed once the new ones are stored)")
+    p.add_argument("--sync", action="store_true",
+                   help="also remove the passages of files ingested from the folders named that are no longer "
+                        "in them (deleted, moved, or in a folder the walk leaves out)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true", help="print a JSON summary")
     p.set_defaults(func=cmd_ingest)
