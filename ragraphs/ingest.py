@@ -244,7 +244,7 @@ def is_url(path: str) -> bool:
 
 def read_url(url: str, max_words: int = 180, fetcher=None) -> list[Passage]:
     """Passages of the page at ``url``: an HTML page's main text (titled by its ``<title>``), a
-    plain-text page or a PDF; raises :class:`InputError` when it cannot be fetched or read.
+    text page (Markdown titled by its first heading) or a PDF; raises :class:`InputError` when it cannot be fetched or read.
 
     The address is one the user gave, so private and loopback hosts (an intranet wiki, a
     server on this machine) are allowed, unlike the web search's result pages; every other
@@ -259,7 +259,7 @@ def read_url(url: str, max_words: int = 180, fetcher=None) -> list[Passage]:
                                      user_agent="ragraphs/0.1 (ingest)")
     try:
         final, status, ctype, body, truncated = fetcher.get(
-            url, accept="text/html,application/xhtml+xml,application/pdf,text/plain;q=0.8")
+            url, accept="text/html,application/xhtml+xml,application/pdf,text/markdown,text/plain;q=0.8")
     except (FetchError, InputError) as e:
         raise InputError(f"{url}: could not be fetched: {' '.join(str(e).split())[:160]}") from e
     if status >= 400:
@@ -279,13 +279,16 @@ def read_url(url: str, max_words: int = 180, fetcher=None) -> list[Passage]:
             except InputError as e:
                 raise InputError(f"{url}: {str(e).split(': ', 1)[-1]}") from e
         title = title or os.path.splitext(name)[0]
-    elif ctype in TEXT_TYPES:
+    elif ctype in ("text/markdown", "text/x-markdown"):
+        text = _decode(body)
+        title = _md_title(text, name)
+    elif ctype in TEXT_TYPES or (ctype.startswith("text/") and ctype != "text/html"):
         title, text = name, _decode(body)
     elif ctype in ("", "text/html", "application/xhtml+xml"):
         title, text = html_to_text(_decode(body))
         title = title or name
     else:
-        raise InputError(f"{url}: not a page ingest reads ({ctype}): HTML, plain text or PDF")
+        raise InputError(f"{url}: not a page ingest reads ({ctype}): HTML, text or PDF")
     return [make_passage(title, c, "corpus", path=final, url=final, chunk=i)
             for i, c in enumerate(chunk_text(text, max_words)) if c.strip()]
 

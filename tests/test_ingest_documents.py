@@ -206,6 +206,7 @@ def site(tmp_path):
     pages = {
         "/wiki/Okapi": (200, "text/html; charset=utf-8", html),
         "/notes.txt": (200, "text/plain; charset=utf-8", b"Rottnest Island lies off Perth.\n\nQuokkas live there."),
+        "/README.md": (200, "text/markdown", b"# Quokka habitat\n\nQuokkas shelter in dense scrub on Rottnest Island."),
         "/papers/quokka.pdf": (200, "application/pdf", pdf),
         "/logo.png": (200, "image/png", b"\x89PNG\r\n\x1a\n" + b"\x00" * 64),
         "/broken.pdf": (200, "application/pdf", b"%PDF-1.4 cut short"),
@@ -237,14 +238,14 @@ def site(tmp_path):
 
 def test_ingest_pages_by_address_html_text_and_pdf(site, tmp_path, capsys, minilm):
     store = tmp_path / "store"
-    good = [f"{site}/old-okapi", f"{site}/notes.txt", f"{site}/papers/quokka.pdf"]
+    good = [f"{site}/old-okapi", f"{site}/notes.txt", f"{site}/papers/quokka.pdf", f"{site}/README.md"]
     bad = [f"{site}/logo.png", f"{site}/gone", f"{site}/broken.pdf", "http://127.0.0.1:9/nothing-listens"]
     assert main(["ingest", *good, *bad, "--store", str(store), "--json", "--quiet"]) == 0
     cap = capsys.readouterr()
     summary = json.loads(cap.out.strip().splitlines()[-1])
-    assert summary == {**summary, "files": 3, "skipped_files": 4, "store_total": summary["added"]} and summary["added"] >= 3
+    assert summary == {**summary, "files": 4, "skipped_files": 4, "store_total": summary["added"]} and summary["added"] >= 4
     skipped = [line for line in cap.err.splitlines() if line.startswith("skipped: ")]
-    assert f"skipped: {site}/logo.png: not a page ingest reads (image/png): HTML, plain text or PDF" in skipped
+    assert f"skipped: {site}/logo.png: not a page ingest reads (image/png): HTML, text or PDF" in skipped
     assert f"skipped: {site}/gone: HTTP 404" in skipped
     assert any(line.startswith(f"skipped: {site}/broken.pdf: not a readable PDF") for line in skipped)
     assert any(line.startswith("skipped: http://127.0.0.1:9/nothing-listens: could not be fetched: ") for line in skipped)
@@ -257,7 +258,7 @@ def test_ingest_pages_by_address_html_text_and_pdf(site, tmp_path, capsys, minil
     assert "SCRIPT-TEXT" not in okapi["text"]
     assert okapi["meta"]["url"] == f"{site}/wiki/Okapi"
     quokka = corpus.search("Where do quokkas live?", 3)
-    assert {p["title"] for p in quokka} >= {"Quokka facts", "notes.txt"}
+    assert {p["title"] for p in quokka} == {"Quokka facts", "notes.txt", "Quokka habitat"}
     assert any("Rottnest Island" in p["text"] and p["meta"]["url"] == f"{site}/papers/quokka.pdf" for p in quokka)
 
     # the same pages again: nothing new

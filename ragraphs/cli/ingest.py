@@ -71,7 +71,7 @@ def register(sub) -> None:
     p = sub.add_parser("ingest", help="add files to the vector store (idempotent)")
     p.add_argument("paths", nargs="+", metavar="PATH",
                    help="files or directories (.txt .md .html .pdf .docx .jsonl, benchmark files), "
-                        "or http(s) addresses of pages (HTML, plain text, PDF)")
+                        "or http(s) addresses of pages (HTML, text, PDF)")
     add_store_args(p)
     p.add_argument("--chunk-words", type=int, default=180, help="words per chunk (default 180)")
     p.add_argument("--exact", action="store_true", help="float32 encoder instead of the int8 fast path (use for the whole store)")
