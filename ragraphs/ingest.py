@@ -4,7 +4,7 @@ Readers: plain text, Markdown, HTML (main text extracted with trafilatura, scrip
 styles dropped), PDF and DOCX (langchain-community's ``PyPDFLoader`` over pypdf and
 ``Docx2txtLoader`` over docx2txt), JSONL of ``{title, text}`` rows, and the benchmark files
 (each question's paragraphs pooled into one corpus). Directories are walked. An http(s)
-address is fetched (:func:`read_url`: an HTML page's main text, a plain-text page or a PDF).
+address is fetched (:func:`read_url`: an HTML page's main text, a text page or a PDF).
 Unreadable files (encrypted, empty, corrupt, binary) are reported and skipped; the rest are
 ingested.
 """
