@@ -244,7 +244,8 @@ def is_url(path: str) -> bool:
 
 def read_url(url: str, max_words: int = 180, fetcher=None) -> list[Passage]:
     """Passages of the page at ``url``: an HTML page's main text (titled by its ``<title>``), a
-    text page (Markdown titled by its first heading) or a PDF; raises :class:`InputError` when it cannot be fetched or read.
+    text page (Markdown titled by its first heading) or a PDF; raises :class:`InputError` when
+    it cannot be fetched or read.
 
     The address is one the user gave, so private and loopback hosts (an intranet wiki, a
     server on this machine) are allowed, unlike the web search's result pages; every other
@@ -380,6 +381,7 @@ def ingest(
     in a folder the walk now leaves out) are removed too (``report.removed_gone``)."""
     import time
 
+    paths = list(paths)  # read twice with sync
     with warnings.catch_warnings():  # tqdm.auto warns in a notebook kernel without ipywidgets
         warnings.simplefilter("ignore")
         from tqdm.auto import tqdm
