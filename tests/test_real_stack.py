@@ -100,6 +100,17 @@ def test_cli_ingest_and_ask_json(cli, data_dir):
     assert r.returncode == 2 and "method 'none' answers without retrieving" in r.stderr
 
 
+def test_the_demo_ingests_the_sample_and_answers(cli, tmp_path):
+    """``ragraphs demo`` (what ``make demo`` runs), into a store of its own."""
+    store = tmp_path / "demo-store"
+    r = cli("demo", "--store", store)
+    assert r.returncode == 0, r.stderr
+    assert "$ ragraphs ingest " in r.stdout and f"--store {store} --collection demo" in r.stdout
+    assert "store now holds" in r.stdout and "passages:" in r.stdout and "llm calls: 1;" in r.stdout
+    again = cli("demo", "--store", store)  # idempotent: nothing new, nothing removed
+    assert again.returncode == 0 and " 0 new, " in again.stdout and "removed" not in again.stdout
+
+
 def test_the_embedded_model_streams_the_text_it_returns(gemma):
     """``stream`` yields token pieces whose text is ``invoke``'s (same context, warm), with the
     token counts on the last chunk; under a grammar too."""

@@ -134,20 +134,25 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from ..settings import data_dir
     from .ingest import cmd_ingest
 
+    from .ingest import register as register_ingest
+
     sample = str(resources.files("ragraphs") / "data" / "sample")
     store = args.store or str(data_dir() / "demo-chroma")
-    ns = argparse.Namespace(
-        paths=[sample], store=store, store_url=None, collection="demo", exact=False, chunk_words=180, quiet=False, json=False
-    )
+    # the two commands' own parsers fill every option's default
     print(f"$ ragraphs ingest {sample} --store {store} --collection demo")
-    cmd_ingest(ns)
+    cmd_ingest(parse_command(register_ingest, ["ingest", sample, "--store", store, "--collection", "demo"]))
     q = args.question
     print(f'\n$ ragraphs ask "{q}" --method {args.method} --store {store} --collection demo')
-    ask = argparse.Namespace(
-        question=q, method=args.method, store=store, store_url=None, collection="demo", llm=args.llm, k=4,
-        retrieval="dense", set=None, trace=False, json=False, quiet=False, thread=None,
-    )
-    return cmd_ask(ask)
+    argv = ["ask", q, "--method", args.method, "--store", store, "--collection", "demo", "--k", "4", "--retrieval", "dense"]
+    return cmd_ask(parse_command(register, argv + (["--llm", args.llm] if args.llm else [])))
+
+
+def parse_command(register_fn: Any, argv: list[str]) -> argparse.Namespace:
+    """``argv`` parsed by the parser ``register_fn`` adds (``ask``, ``ingest``, ...), so a command
+    run from another one gets every option, defaults included."""
+    parser = argparse.ArgumentParser(prog="ragraphs")
+    register_fn(parser.add_subparsers())
+    return parser.parse_args(argv)
 
 
 def cmd_methods(args: argparse.Namespace) -> int:
