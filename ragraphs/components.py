@@ -120,14 +120,10 @@ class Components:
         """A judge by name ("evaluator", "pair", "nli"): the user's (an object, or a model path or
         name loaded here once), else the shipped default."""
         with self._lock:
-            if name not in self.judges:
-                from .tools.judges import load_default_judge
+            if name not in self.judges or isinstance(self.judges[name], (str, os.PathLike)):
+                from .tools.judges.core import judge_for
 
-                self.judges[name] = load_default_judge(name, embeddings=self.embeddings)
-            elif isinstance(self.judges[name], (str, os.PathLike)):
-                from .tools.judges import load_judge
-
-                self.judges[name] = load_judge(name, self.judges[name])
+                self.judges[name] = judge_for(name, self.judges.get(name), embeddings=self.embeddings)
             return self.judges[name]
 
     def warm_up(self, ctx: Any = None) -> float:

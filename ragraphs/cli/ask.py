@@ -54,8 +54,8 @@ def run_graph(
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
-    from ..graphs import get_context_class, method_names
-    from ..settings import check_setting_names, context_from, parse_settings, settings_for
+    from ..graphs import method_context, method_names
+    from ..settings import parse_settings, settings_for
 
     question = validate_question(args.question)
     if args.method not in method_names():
@@ -66,8 +66,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
         if args.method == "none":
             raise ConfigError("--retrieval-only: method 'none' answers without retrieving; choose a method that retrieves")
         ctx_values["skip_generation"] = True
-    check_setting_names(get_context_class(args.method), ctx_values, args.method)
-    ctx = context_from(get_context_class(args.method), ctx_values)  # a bad value fails here, before the store opens
+    ctx = method_context(args.method, ctx_values)  # a bad name or value fails here, before the store opens
     components = make_components(args)
     if args.method != "none":
         retr = components.retriever

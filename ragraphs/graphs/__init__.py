@@ -33,8 +33,8 @@ METHODS: dict[str, tuple[str, str, str]] = {
 }
 
 
-__all__ = ["METHODS", "Routes", "available", "build_graph", "get_builder", "get_context_class", "method_names",
-           "routed", "timed"]
+__all__ = ["METHODS", "Routes", "available", "build_graph", "get_builder", "get_context_class", "method_context",
+           "method_names", "routed", "timed"]
 
 
 def available(method: str) -> bool:
@@ -67,6 +67,16 @@ def get_builder(method: str):
 def get_context_class(method: str):
     _check(method)
     return _resolve(METHODS[method][2])
+
+
+def method_context(method: str, values: dict[str, Any]) -> Any:
+    """``method``'s run settings from ``values``: each name checked against its context class (a
+    mistyped one gets the closest names), each value when the context is built."""
+    from ..settings import check_setting_names, context_from
+
+    cls = get_context_class(method)
+    check_setting_names(cls, values, method)
+    return context_from(cls, values)
 
 
 def build_graph(method: str, components: Components | None = None, **kwargs: Any) -> CompiledStateGraph[Any, Any, Any, Any]:

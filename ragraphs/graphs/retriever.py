@@ -28,8 +28,7 @@ from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict
 
 from ..errors import ConfigError
-from ..settings import check_setting_names, context_from
-from . import build_graph, get_context_class
+from . import build_graph, method_context
 
 
 def passage_document(p: dict) -> Document:
@@ -71,8 +70,5 @@ def method_retriever(method: str, components: Any = None, **settings: Any) -> Me
     ``strategy="cfs"``, ...); a :class:`ConfigError` for an unknown method or setting."""
     if method == "none":
         raise ConfigError("method 'none' answers without retrieving: it has no documents to return")
-    cls = get_context_class(method)
-    check_setting_names(cls, settings, method)
-    context = context_from(cls, settings)
-    return MethodRetriever(graph=build_graph(method, components), context=context, method=method,
+    return MethodRetriever(graph=build_graph(method, components), context=method_context(method, settings), method=method,
                            tags=[f"ragraphs:{method}"])

@@ -21,8 +21,7 @@ from langchain_core.tools import StructuredTool
 from pydantic import BaseModel, Field
 
 from ..errors import ConfigError
-from ..settings import check_setting_names, context_from
-from . import build_graph, get_context_class
+from . import build_graph, method_context
 
 SOURCE_CHARS = 300  # of each source's text in the tool message (the artifact keeps it whole)
 
@@ -49,9 +48,7 @@ def method_tool(method: str, components: Any = None, *, name: str | None = None,
     """A tool that answers a question with ``method`` over ``components`` (the embedded defaults
     when None) and its run ``settings``; ``name`` defaults to ``ask_<method>``. A
     :class:`ConfigError` for an unknown method or setting."""
-    cls = get_context_class(method)
-    check_setting_names(cls, settings, method)
-    context = context_from(cls, settings)
+    context = method_context(method, settings)
     graph = build_graph(method, components)
 
     def run(question: str) -> tuple[str, dict]:

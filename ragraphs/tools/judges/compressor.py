@@ -17,7 +17,6 @@ text), and comes back with its score in ``metadata["relevance_score"]``.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -26,7 +25,7 @@ from langchain_core.documents import BaseDocumentCompressor, Document
 from pydantic import ConfigDict, PrivateAttr
 
 from ...errors import ConfigError
-from .core import as_judge, load_default_judge, load_judge, own_threshold, passage_text
+from .core import judge_for, own_threshold, passage_text
 
 
 class JudgeCompressor(BaseDocumentCompressor):
@@ -53,12 +52,7 @@ class JudgeCompressor(BaseDocumentCompressor):
 
     def _judge(self) -> Any:
         if self._loaded is None:
-            if self.judge is None:
-                self._loaded = load_default_judge("evaluator")
-            elif isinstance(self.judge, (str, os.PathLike)):
-                self._loaded = load_judge("evaluator", self.judge)
-            else:
-                self._loaded = as_judge("evaluator", self.judge)
+            self._loaded = judge_for("evaluator", self.judge)
         return self._loaded
 
     def scores(self, documents: Sequence[Document], query: str) -> list[float]:

@@ -277,6 +277,16 @@ def as_judge(role: str, judge: Any) -> Any:
                       f"sentence-transformers CrossEncoder (as the evaluator); got {type(judge).__name__}")
 
 
+def judge_for(role: str, spec: Any = None, embeddings: Any = None) -> Any:
+    """The judge ``spec`` names for ``role``: None the default (:func:`load_default_judge`), a
+    path or cached model name loaded (:func:`load_judge`), an object as :func:`as_judge` takes it."""
+    if spec is None:
+        return load_default_judge(role, embeddings=embeddings)
+    if isinstance(spec, (str, os.PathLike)):
+        return load_judge(role, spec)
+    return as_judge(role, spec)
+
+
 def load_default_judge(name: str, embeddings: Any = None):
     """The default judge for ``name``: ``RAGRAPHS_JUDGES_DIR`` if set, else the shipped one;
     for the evaluator, ``RAGRAPHS_RERANKER`` (a CrossEncoder path or cached name) wins."""
