@@ -2,20 +2,33 @@
 with the setting's name when the context is built (in Python, on the command line, in Studio)."""
 
 from dataclasses import fields
+from pathlib import Path
 
 import pytest
 
 from ragraphs.errors import ConfigError
-from ragraphs.settings import (CRAGContext, DRRAGContext, ERM4Context, MIGRESContext, RAGContext,
-                               check_setting_names, context_from, settings_for)
+from ragraphs.settings import (ChatContext, CRAGContext, DRRAGContext, ERM4Context, MIGRESContext,
+                               RAGContext, check_setting_names, context_from, settings_for)
 
 CLASSES = (RAGContext, CRAGContext, DRRAGContext, ERM4Context, MIGRESContext)
+ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.mark.parametrize("cls", CLASSES)
+@pytest.mark.parametrize("cls", CLASSES + (ChatContext,))
 def test_defaults_are_valid_and_described(cls):
     ctx = cls()
     assert len(fields(ctx)) >= 10
+    for f in fields(ctx):  # Studio's context form and `ragraphs methods` show these
+        assert len(f.metadata.get("description", "")) >= 10, f"{cls.__name__}.{f.name} has no description"
+
+
+@pytest.mark.parametrize("cls", CLASSES + (ChatContext,))
+def test_every_setting_is_named_in_the_readme_or_docs(cls):
+    """A setting the docs never name is one a user cannot find outside `ragraphs methods`."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8") + "".join(
+        p.read_text(encoding="utf-8") for p in sorted((ROOT / "docs").glob("*.md")))
+    missing = [f.name for f in fields(cls) if f"`{f.name}`" not in text and f"`{f.name}=" not in text]
+    assert not missing, f"{cls.__name__}: not named in README.md or docs/: {missing}"
 
 
 @pytest.mark.parametrize("cls, values, message", [

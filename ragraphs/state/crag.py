@@ -7,7 +7,7 @@ knowledge, one passage per source document with its kept strips recomposed in or
 
 from __future__ import annotations
 
-from typing import NotRequired
+from typing_extensions import NotRequired  # pydantic (Studio schemas) needs these on Python < 3.12
 
 from .base import RAGOutput, RAGState
 from .types import Passage

@@ -8,7 +8,7 @@ on it. The other fields keep every intermediate step visible in Studio and in tr
 
 from __future__ import annotations
 
-from typing import NotRequired, TypedDict
+from typing_extensions import NotRequired, TypedDict  # pydantic (Studio schemas) needs these on Python < 3.12
 
 from .base import RAGOutput, RAGState
 from .types import Passage

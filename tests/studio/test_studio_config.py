@@ -33,6 +33,10 @@ def test_langgraph_json_lists_every_method_with_descriptions():
         # Studio's forms: the input and the run settings have JSON schemas
         assert "question" in g.get_input_jsonschema()["properties"]
         assert "k" in g.get_context_jsonschema()["properties"]
+        # and the output's, which Studio and API servers build too (typing_extensions' TypedDict
+        # in every state module: pydantic refuses typing's on Python < 3.12)
+        assert "answer" in g.get_output_jsonschema()["properties"]
+        assert "answer" in g.output_schema.model_json_schema()["properties"]
     assert cfg["env"]["HF_HUB_OFFLINE"] == "1"
 
 
