@@ -33,7 +33,7 @@ from typing_extensions import NotRequired
 
 from ragraphs import Components
 from ragraphs.datasets import load_dataset, pooled_passages
-from ragraphs.graphs import Routes, routed, timed
+from ragraphs.graphs import Routes, routed, starts_a_run, timed
 from ragraphs.nodes.generate import make_generate, make_generate_closed_book
 from ragraphs.nodes.retrieve import make_retrieve
 from ragraphs.settings import RAGContext, context_of
@@ -81,7 +81,8 @@ def after_filter(state: FilteredState) -> str:
 # 4. The graph, read top to bottom like the method's algorithm box.
 def build_filtered_graph(c: Components) -> CompiledStateGraph[FilteredState, FilteredContext, RAGInput, RAGOutput]:
     g = StateGraph(FilteredState, context_schema=FilteredContext, input_schema=RAGInput, output_schema=RAGOutput)
-    g.add_node("retrieve", timed("retrieve", make_retrieve(c)))
+    # the run's first node: a new question on a used thread starts from its input alone
+    g.add_node("retrieve", starts_a_run("retrieve", make_retrieve(c), FilteredState))
     g.add_node("judge_filter", timed("judge_filter", make_judge_filter(c)))
     g.add_node("generate", timed("generate", make_generate(c)))
     g.add_node("answer_alone", timed("answer_alone", make_generate_closed_book(c)))

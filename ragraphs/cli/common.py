@@ -10,6 +10,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..state.types import written
+
 
 def add_store_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--store", metavar="DIR", help="Chroma directory (default: $RAGRAPHS_HOME/chroma, ~/.ragraphs/chroma)")
@@ -39,6 +41,7 @@ def make_components(args: argparse.Namespace, **kw: Any):
 
 def print_trace(node: str, update: dict, at: float) -> None:
     """One node's update on stderr, as it happens (``--trace``)."""
+    update = {k: written(v) for k, v in update.items()}
     entries = update.get("trace") or []
     took = sum(float(e.get("elapsed_s", 0)) for e in entries)
     shown = {k: v for k, v in update.items() if k not in ("trace",)}
@@ -92,7 +95,7 @@ def stream_run(graph, inputs: Any, config: dict | None, context: Any, *, trace: 
             for node, update in (chunk or {}).items():
                 if not isinstance(update, dict):
                     continue
-                res.ran.extend(update.get("trace") or [])
+                res.ran.extend(written(update.get("trace")) or [])
                 if trace:
                     print_trace(node, update, time.perf_counter() - t0)
     res.wall_s = time.perf_counter() - t0

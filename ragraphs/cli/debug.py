@@ -143,7 +143,9 @@ def load_history(graph, thread_id: str) -> list[dict]:
         pid = (s.parent_config or {}).get("configurable", {}).get("checkpoint_id")
         trace = list((s.values or {}).get("trace") or [])
         parent = by_id.get(pid) if pid else None
-        before = len((parent.values or {}).get("trace") or []) if parent is not None else 0
+        earlier = list((parent.values or {}).get("trace") or []) if parent is not None else []
+        # a new question on the thread starts its trace afresh (graphs._common.starts_a_run)
+        before = len(earlier) if trace[: len(earlier)] == earlier else 0
         rows.append(
             {
                 "step": (s.metadata or {}).get("step"),
@@ -179,6 +181,8 @@ def _details(entry: dict) -> str:
 def print_history(rows: list[dict], *, full: bool = False, out=None) -> None:
     out = out if out is not None else sys.stdout  # looked up per call: callers may redirect it
     prev = None
+    prev_source = None
+    asked = next((r["question"] for r in rows if r.get("question")), None)  # the header's question
     for r in rows:
         if prev is not None and r["parent_id"] and r["parent_id"] != prev:
             print(f"  -- branch from checkpoint {r['parent_id']} (a replay) --", file=out)
@@ -190,11 +194,15 @@ def print_history(rows: list[dict], *, full: bool = False, out=None) -> None:
                 what = "input received"
             elif r["source"] == "fork":
                 what = "fork: a copy of its parent, where a replay starts"
-            elif r["step"] == 0:
+            elif r["step"] == 0 or prev_source == "input":
                 what = "ran __start__ (input written to the state)"
             else:
                 what = "(no trace entry)"
             print(f"{head}  {what}", file=out)
+        prev_source = r["source"]
+        if r.get("question") and r["question"] != asked:  # a later question asked on the same thread
+            asked = r["question"]
+            print(f"{'':12}question: {asked}", file=out)
         for i, e in enumerate(ran):
             lead = head if i == 0 else " " * len(head)
             print(f"{lead}  ran {e.get('node')} ({float(e.get('elapsed_s', 0)) * 1000:.0f} ms)", file=out)

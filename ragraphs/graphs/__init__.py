@@ -1,9 +1,10 @@
 """One module per method, each with ``build_<method>_graph(components)`` and a module-level
 compiled ``graph`` for LangGraph Studio.
 
-:func:`timed` (a node that records its time and details in ``trace``), :func:`routed` (a
-router whose decision is a stream event) and :data:`Routes` (a path map) are what every graph
-here is built with; a graph of your own uses them the same way (``docs/extending.md``).
+:func:`timed` (a node that records its time and details in ``trace``), :func:`starts_a_run`
+(the same, for the node a run starts with: a new question on a used thread starts afresh),
+:func:`routed` (a router whose decision is a stream event) and :data:`Routes` (a path map) are
+what every graph here is built with; a graph of your own uses them the same way (``docs/extending.md``).
 
 :data:`METHODS` maps the CLI's method names to ``(module, builder, context class)``; the
 modules are imported lazily so that ``ragraphs --help`` stays fast.
@@ -15,7 +16,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
-from ._common import Routes, routed, timed  # for graphs of your own (docs/extending.md)
+from ._common import Routes, routed, starts_a_run, timed  # for graphs of your own (docs/extending.md)
 
 if TYPE_CHECKING:
     from langgraph.graph.state import CompiledStateGraph
@@ -34,7 +35,7 @@ METHODS: dict[str, tuple[str, str, str]] = {
 
 
 __all__ = ["METHODS", "Routes", "available", "build_graph", "get_builder", "get_context_class", "method_context",
-           "method_names", "routed", "timed"]
+           "method_names", "routed", "starts_a_run", "timed"]
 
 
 def available(method: str) -> bool:

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import functools
 import time
-from typing import Any, Callable, Hashable, TypeVar
+from typing import Any, Callable, Hashable, Iterable, TypeVar
 
+import typing_extensions as tx
 from langgraph.runtime import Runtime
+from langgraph.types import Overwrite
 from langgraph.typing import ContextT as C
 
 from ..state.types import Node
@@ -50,6 +52,64 @@ def timed(name: str, fn: Node[S, C]) -> Node[S, C]:
     # LangGraph injects `runtime` by the parameter's annotation
     node.__annotations__ = {"state": dict, "runtime": Runtime, "return": dict}
     return node
+
+
+def _channels(schema: type) -> dict[str, tuple[Any, Callable | None]]:
+    """Each key of a state TypedDict -> (its empty value, its reducer or None)."""
+    empty_of = {list: list, dict: dict, int: int, float: float, bool: bool, str: str}
+    out: dict[str, tuple[Any, Callable | None]] = {}
+    for key, hint in tx.get_type_hints(schema, include_extras=True).items():
+        if tx.get_origin(hint) in (tx.NotRequired, tx.Required):
+            hint = tx.get_args(hint)[0]
+        reducer = None
+        if tx.get_origin(hint) is tx.Annotated:
+            reducer = next((m for m in reversed(hint.__metadata__) if callable(m)), None)
+            hint = tx.get_args(hint)[0]
+        base = tx.get_origin(hint) or hint
+        make = empty_of.get(base)
+        out[key] = (make() if make else None, reducer)
+    return out
+
+
+def starts_a_run(
+    name: str, fn: Node[S, C], schema: type, *, inputs: Iterable[str] = ("question",),
+    loops_from: Iterable[str] = (),
+) -> Node[S, C]:
+    """:func:`timed`, for the node a run starts with: a new question asked on a thread that
+    already holds a run (a checkpointer's ``thread_id`` used again, Studio's next input on the
+    same thread, ``ragraphs ask --thread`` twice) starts from its input alone.
+
+    Without this the earlier run's values stay in the thread's state and its reducers add the
+    new run to them: the passages, the LLM calls, the token counts and the trace of both
+    questions together. Here the node reads the input keys only, and every other key the
+    state holds is set back to its empty value (``Overwrite`` past its reducer), with the node's
+    own update applied on top. A node the graph loops back to (MIGRES's ``retrieve``) names its
+    loop's predecessors in ``loops_from``: reached from one of those, it is the same run going on.
+    """
+    node = timed(name, fn)
+    channels = _channels(schema)
+    keep, looped = frozenset(inputs), frozenset(loops_from)
+
+    @functools.wraps(fn)
+    def first(state: S, runtime: Runtime[C]) -> dict[str, Any]:
+        held: dict = dict(state)  # type: ignore[call-overload]
+        trace = held.get("trace") or []
+        if not trace or (trace[-1].get("node") in looped):
+            return node(state, runtime)  # a fresh thread, or the loop going on
+        update = node({k: v for k, v in held.items() if k in keep}, runtime)  # type: ignore[arg-type]
+        out: dict[str, Any] = {}
+        for key in held:
+            if key in keep or key in update or key not in channels:
+                continue
+            empty, reducer = channels[key]
+            out[key] = Overwrite(empty) if reducer else empty
+        for key, value in update.items():
+            empty, reducer = channels.get(key, (None, None))
+            out[key] = Overwrite(reducer(empty, value)) if reducer else value
+        return out
+
+    first.__annotations__ = {"state": dict, "runtime": Runtime, "return": dict}
+    return first
 
 
 def routed(source: str, fn: Callable[..., str], path_map: Routes | None = None) -> Callable[..., str]:

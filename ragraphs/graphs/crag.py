@@ -45,7 +45,7 @@ from ..nodes.generate import make_generate
 from ..settings import CALIBRATED_LOWER, CALIBRATED_UPPER, PAPER_LOWER, PAPER_UPPER, CRAGContext
 from ..state.base import RAGInput
 from ..state.crag import CRAGOutput, CRAGState
-from ._common import Routes, routed, timed
+from ._common import Routes, routed, starts_a_run, timed
 
 def build_crag_graph(
     components: Components | None = None, *, checkpointer: Checkpointer = None
@@ -53,7 +53,7 @@ def build_crag_graph(
     """Compile the CRAG graph over ``components`` (embedded defaults if None)."""
     c = components or default_components()
     g = StateGraph(CRAGState, context_schema=CRAGContext, input_schema=RAGInput, output_schema=CRAGOutput)
-    g.add_node("retrieve", timed("retrieve", make_crag_retrieve(c)))
+    g.add_node("retrieve", starts_a_run("retrieve", make_crag_retrieve(c), CRAGState))
     g.add_node("evaluate", timed("evaluate", make_evaluate(c)))
     g.add_node("refine", timed("refine", make_refine(c)))
     g.add_node("rewrite", timed("rewrite", make_rewrite(c)))

@@ -38,7 +38,7 @@ from ..nodes.rerank import rerank_spec
 from ..settings import DRRAGContext, context_of
 from ..state.base import RAGInput
 from ..state.dr_rag import DRRAGOutput, DRRAGState
-from ._common import Routes, routed, timed
+from ._common import Routes, routed, starts_a_run, timed
 
 
 def _reranks(runtime) -> bool:
@@ -76,7 +76,7 @@ def build_dr_rag_graph(
     """Compile the DR-RAG graph over ``components`` (embedded defaults if None)."""
     c = components or default_components()
     g = StateGraph(DRRAGState, context_schema=DRRAGContext, input_schema=RAGInput, output_schema=DRRAGOutput)
-    g.add_node("first_stage", timed("first_stage", make_first_stage(c)))
+    g.add_node("first_stage", starts_a_run("first_stage", make_first_stage(c), DRRAGState))
     g.add_node("rerank", timed("rerank", make_rerank_first(c)))
     g.add_node("second_stage", timed("second_stage", make_second_stage(c)))
     g.add_node("rerank_second", timed("rerank_second", make_rerank_second(c)))

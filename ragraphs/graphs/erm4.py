@@ -54,7 +54,7 @@ from ..nodes.erm4 import (
 from ..settings import ERM4Context
 from ..state.base import RAGInput
 from ..state.erm4 import ERM4Output, ERM4State
-from ._common import Routes, routed, timed
+from ._common import Routes, routed, starts_a_run, timed
 
 
 def build_erm4_graph(
@@ -65,7 +65,7 @@ def build_erm4_graph(
     LangGraph server gives its own)."""
     c = components or default_components()
     g = StateGraph(ERM4State, context_schema=ERM4Context, input_schema=RAGInput, output_schema=ERM4Output)
-    g.add_node("rewrite", timed("rewrite", make_rewrite(c)))
+    g.add_node("rewrite", starts_a_run("rewrite", make_rewrite(c), ERM4State))
     g.add_node("memory_check", timed("memory_check", make_memory_check(c)))
     g.add_node("retrieve", timed("retrieve", make_external_retrieve(c)))
     g.add_node("filter", timed("filter", make_filter(c)))

@@ -1,7 +1,7 @@
 """Typed graph states: shared types and one TypedDict per method."""
 
 from .base import RAGInput, RAGOutput, RAGState
-from .types import Node, Passage, add_trace, format_passages, make_passage, merge_passages, passage_id, reset, with_score
+from .types import Node, Passage, add_trace, format_passages, make_passage, merge_passages, passage_id, reset, with_score, written
 
 __all__ = [
     "Node",
@@ -15,5 +15,6 @@ __all__ = [
     "merge_passages",
     "passage_id",
     "reset",
+    "written",
     "with_score",
 ]

@@ -103,6 +103,15 @@ def reset(value: Iterable[Passage] = ()) -> Any:
     return {"__reset__": True, "value": list(value)}
 
 
+def written(value: Any) -> Any:
+    """What an update (``stream_mode="updates"``) writes to a key: the value, or the value an
+    ``Overwrite`` carries past the key's reducer (a new question on a used thread, see
+    ``graphs._common.starts_a_run``)."""
+    from langgraph.types import Overwrite
+
+    return value.value if isinstance(value, Overwrite) else value
+
+
 def add_trace(left: list[dict] | None, right: list[dict] | dict | None) -> list[dict]:
     """Reducer: append trace entries (a dict or a list of dicts)."""
     out = list(left or [])

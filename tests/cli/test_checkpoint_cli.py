@@ -57,6 +57,33 @@ def test_thread_history_and_time_travel_on_the_default_sqlite_file(tmp_path, cap
     assert code == 0 and "is complete" in err
 
 
+def test_a_second_question_on_a_thread_is_its_own_run_and_history_shows_both(tmp_path, capsys):
+    """``ask --thread`` twice: the second run's passages, calls and trace are its own, not
+    added to the first run's; ``history`` shows each question where its run begins."""
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text(json.dumps({"title": "Lima", "text": "Lima is the capital of Peru."}) + "\n"
+                      + json.dumps({"title": "Paris", "text": "Paris is the capital of France."}) + "\n")
+    store = ["--store", str(tmp_path / "store"), "--collection", "caps"]
+    code, _, err = main_captured(capsys, "ingest", str(corpus), *store, "--quiet")
+    assert code == 0, err
+    runs = []
+    for q, model in (("What is the capital of Peru?", "fake:Lima"), ("What is the capital of France?", "fake:Paris")):
+        code, out, _ = main_captured(capsys, "ask", q, "--method", "vanilla", "--llm", model, "--k", "1", *store,
+                                     "--thread", "two", "--json", "--quiet")
+        assert code == 0
+        runs.append(json.loads(out))
+    first, second = runs
+    assert [p["title"] for p in first["passages"]] == ["Lima"]
+    assert [p["title"] for p in second["passages"]] == ["Paris"]  # not Lima and Paris
+    assert second["llm_calls"] == 1 and second["answer"] == "Paris"
+    code, out, _ = main_captured(capsys, "history", "two")
+    assert code == 0
+    assert "question: What is the capital of Peru?" in out.splitlines()[1]
+    later = out.index("question: What is the capital of France?")
+    assert out.index("answer: Lima") < later < out.index("answer: Paris")
+    assert out.count("ran retrieve (") == 2 and out.count("ran generate (") == 2
+
+
 def test_a_failed_run_continues_from_its_last_checkpoint(tmp_path, capsys, monkeypatch):
     """The model is unreachable at generate: the run stops after its step-0 checkpoint;
     ``replay ID`` (no --from) continues it once a model is given."""

@@ -1,0 +1,72 @@
+"""A second question asked on a thread that already holds a run starts from its input alone.
+
+LangGraph keeps a thread's state between runs, and a method's reducers add to it: without the
+first node's reset (``graphs._common.starts_a_run``) the second run's passages, LLM calls,
+token counts and trace held the first run's too, and MIGRES answered from the first
+question's passages. Each method here answers question 2 on a reused thread exactly as on a
+fresh one.
+"""
+
+from __future__ import annotations
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+
+from fakes import LexicalRetriever, ScriptedChat
+from ragraphs import Components
+from ragraphs.graphs import build_graph
+from ragraphs.state import make_passage
+
+CORPUS = [
+    make_passage("Lima", "Lima is the capital and largest city of Peru."),
+    make_passage("Peru", "Peru is a country in South America; its capital is Lima."),
+    make_passage("Paris", "Paris is the capital and largest city of France."),
+    make_passage("France", "France is a country in Western Europe; its capital is Paris."),
+    make_passage("Seine", "The Seine is a river that flows through Paris in France."),
+]
+Q1, Q2 = "What is the capital of Peru?", "Which river flows through the capital of France?"
+KEYS = ("answer", "llm_calls", "input_tokens", "output_tokens", "parse_failures", "web_calls")
+
+
+def _reply(prompt: str) -> str:
+    """The same reply to the same prompt; MIGRES's Main Module never commits, so it loops."""
+    if "missing_information" in prompt:
+        return '{"answer": "unanswerable", "missing_information": "the river of Paris"}'
+    return "Paris"
+
+
+def _graph(method, checkpointer=None):
+    llm = ScriptedChat(script=_reply)
+    return build_graph(method, Components(llm=llm, retriever=LexicalRetriever(CORPUS)), checkpointer=checkpointer)
+
+
+def _seen(out):
+    return {**{k: out.get(k) for k in KEYS}, "passages": [p["id"] for p in out.get("passages") or []],
+            "nodes": [t["node"] for t in out["trace"]]}
+
+
+@pytest.mark.parametrize("method", ["none", "vanilla", "crag", "dr-rag", "erm4", "migres"])
+def test_a_second_question_on_a_used_thread_is_answered_as_on_a_fresh_one(method, tmp_path, monkeypatch):
+    monkeypatch.setenv("RAGRAPHS_HOME", str(tmp_path))  # ERM4's reservoir: its own, empty
+    context = {"use_memory": False} if method == "erm4" else {}
+    fresh = _graph(method).invoke({"question": Q2}, context=context)
+
+    g = _graph(method, checkpointer=InMemorySaver())
+    cfg = {"configurable": {"thread_id": "t"}}
+    first = g.invoke({"question": Q1}, cfg, context=context)
+    assert first["llm_calls"] >= 1 and first["trace"]
+    second = g.invoke({"question": Q2}, cfg, context=context)
+    assert _seen(second) == _seen(fresh)
+    assert second["question"] == Q2
+    # the thread's history keeps both runs: the first one is still there to read or replay
+    questions = {s.values.get("question") for s in g.get_state_history(cfg)}
+    assert {Q1, Q2} <= questions
+
+
+def test_migres_loop_going_back_to_retrieve_is_the_same_run():
+    """MIGRES's ``retrieve`` is both the run's first node and where each new iteration begins:
+    reached from ``generate_queries`` it keeps what the run gathered."""
+    out = _graph("migres").invoke({"question": Q2})
+    nodes = [t["node"] for t in out["trace"]]
+    assert nodes.count("retrieve") >= 2 and out["iterations"] == nodes.count("main_judge") >= 2
+    assert len(out["memory_queries"]) >= 2  # the second iteration's query joined the first's
