@@ -31,10 +31,15 @@ def chat_context(method: str, values: dict):
     under ``settings``."""
     from ..settings import ChatContext
 
+    from ..settings import RAGContext
+
     values = {k: v for k, v in values.items() if v is not None}
     shared = {f.name for f in fields(ChatContext)} - {"method", "settings"}
+    chat_only = shared - {f.name for f in fields(RAGContext)}
+    # a shared setting given on the command line also goes under `settings`, so that it holds
+    # even where it equals the shared default and the method's own default differs (--k 4 for MIGRES)
     return ChatContext(method=cast(Any, method), **{k: v for k, v in values.items() if k in shared},
-                       settings={k: v for k, v in values.items() if k not in shared})
+                       settings={k: v for k, v in values.items() if k not in chat_only})
 
 
 def cmd_chat(args: argparse.Namespace) -> int:

@@ -52,14 +52,20 @@ class ChatOutput(MessagesState):
 
 
 def method_context(ctx: ChatContext) -> Any:
-    """The settings ``ctx.method`` runs with: the chat's shared settings and its ``settings`` by
-    name, each name and value checked against the method's own class (a mistyped name gets the
-    closest ones)."""
+    """The settings ``ctx.method`` runs with: its own defaults, then the chat's shared settings
+    that differ from :class:`RAGContext`'s defaults, then ``settings`` by name, each name and
+    value checked against the method's own class (a mistyped name gets the closest ones).
+
+    A shared setting left at its default leaves the method's own default in place: DR-RAG keeps
+    its hybrid retrieval and title links, MIGRES its ``k`` of 8. To give a method the value that
+    happens to be the shared default (``k=4`` for MIGRES), name it in ``settings``."""
     from . import get_context_class
 
     cls = get_context_class(ctx.method)
     check_setting_names(cls, ctx.settings, ctx.method)
-    return context_from(cls, {**{f.name: getattr(ctx, f.name) for f in fields(RAGContext)}, **ctx.settings})
+    base = RAGContext()
+    changed = {f.name: getattr(ctx, f.name) for f in fields(RAGContext) if getattr(ctx, f.name) != getattr(base, f.name)}
+    return context_from(cls, {**changed, **ctx.settings})
 
 
 def build_chat_graph(

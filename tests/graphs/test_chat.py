@@ -83,6 +83,27 @@ def test_the_method_and_its_own_settings_come_from_the_run_context(corpus):
     assert next(e for e in run if e["node"] == "retrieve")["k"] == 3
 
 
+def test_each_method_keeps_its_own_defaults_where_the_chat_leaves_a_shared_setting_alone():
+    """The chat's shared settings (``k``, ``retrieval``, ...) reach the method only where they
+    were changed: DR-RAG in a chat is the DR-RAG of the README's recall table, not one with
+    RAGContext's dense retrieval and no title links."""
+    from ragraphs.cli.chat import chat_context
+    from ragraphs.graphs.chat import method_context
+    from ragraphs.settings import DRRAGContext, ERM4Context, MIGRESContext
+
+    assert method_context(ChatContext(method="dr-rag")) == DRRAGContext()
+    assert method_context(ChatContext(method="migres")) == MIGRESContext()  # k 8, 600 characters
+    assert method_context(ChatContext(method="erm4")) == ERM4Context()
+    assert method_context(ChatContext(method="migres", k=6)).k == 6
+    assert method_context(ChatContext(method="migres", settings={"k": 4})).k == 4
+    assert method_context(ChatContext(method="dr-rag", retrieval="bm25")).retrieval == "bm25"
+    assert method_context(ChatContext(method="dr-rag", settings={"retrieval": "dense"})).retrieval == "dense"
+    # on the command line a shared setting given is taken as given, the shared default's value too
+    assert method_context(chat_context("migres", {"k": 4, "llm": None})).k == 4
+    assert method_context(chat_context("migres", {"k": None})).k == MIGRESContext().k == 8
+    assert method_context(chat_context("dr-rag", {"follow_up": "rewrite"})) == DRRAGContext()
+
+
 def test_bad_input_and_settings_are_clear_errors(corpus):
     g = _chat(corpus, ["x"])
     with pytest.raises(InputError, match="no user message"):
