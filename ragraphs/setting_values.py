@@ -103,15 +103,17 @@ def web_spec_error(spec: Any) -> str | None:
     return f"unknown web search {spec!r}: use offline:PATH, searxng:URL, ddg or none"
 
 
-def check_setting_names(cls: type, values: dict[str, Any], method: str) -> None:
+def check_setting_names(cls: type, values: dict[str, Any], method: str | None = None) -> None:
     """A :class:`ConfigError` for a key of ``values`` that ``method``'s context class lacks
-    (a mistyped ``--set`` name), with the closest setting names."""
+    (a mistyped ``--set`` name), with the closest setting names; without ``method`` the class
+    is named."""
     names = sorted(f.name for f in fields(cls))
     unknown = sorted(k for k in values if k not in names)
     if unknown:
         close = sorted({m for k in unknown for m in difflib.get_close_matches(k, names, n=2)})
         hint = f" (did you mean {', '.join(map(repr, close))}?)" if close else ""
-        raise ConfigError(f"method {method!r} has no setting {', '.join(map(repr, unknown))}{hint}; "
+        owner = f"method {method!r}" if method else cls.__name__
+        raise ConfigError(f"{owner} has no setting {', '.join(map(repr, unknown))}{hint}; "
                           f"its settings: {', '.join(names)}")
 
 

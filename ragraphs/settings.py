@@ -8,6 +8,7 @@ importing a graph module; the graph modules re-export them.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,8 +36,20 @@ def default_store_path() -> str:
     return str(data_dir() / "chroma")
 
 
+class _NamesChecked(type):
+    """The settings classes' metaclass: a setting name the class lacks is a :class:`ConfigError`
+    naming the closest ones, wherever the class is built: ``RAGContext(kk=3)``, or a plain dict
+    ``context={"kk": 3}``, which LangGraph turns into the graph's settings class before any node
+    runs (a bare ``TypeError`` from the dataclass before)."""
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        if dataclasses.is_dataclass(cls):
+            check_setting_names(cls, kwargs)
+        return super().__call__(*args, **kwargs)
+
+
 @dataclass(kw_only=True)
-class RAGContext:
+class RAGContext(metaclass=_NamesChecked):
     """Settings of one run, shared by every method (Studio shows these as the run's context).
 
     Method graphs subclass this with their own thresholds and limits.

@@ -158,3 +158,23 @@ def test_a_comparison_names_the_scoped_form_for_a_setting_only_some_methods_have
                                           r"--set crag\.upper=0\.93"):
         check_shared_settings({"upper": 0.93}, classes)
     check_shared_settings({"k": 3, "crag.upper": 0.93}, classes)  # shared and scoped settings pass
+
+
+def test_a_mistyped_name_in_a_dict_context_is_a_clear_error_before_any_node_runs():
+    """LangGraph builds the graph's settings class from a dict context itself; the name check
+    sits in the class, so the error names the closest settings, not a dataclass TypeError."""
+    from langchain_core.language_models.fake import FakeListLLM
+
+    from ragraphs import Components
+    from ragraphs.graphs import build_graph
+
+    class NoCall(FakeListLLM):
+        def _call(self, *a, **k):  # pragma: no cover - the point is that it is never reached
+            raise AssertionError("the LLM must not be called")
+
+    g = build_graph("none", Components(llm=NoCall(responses=["x"])))
+    with pytest.raises(ConfigError, match=r"RAGContext has no setting 'kk' \(did you mean 'k'\?\)"):
+        g.invoke({"question": "Who?"}, context={"kk": 3})
+    with pytest.raises(ConfigError, match=r"CRAGContext has no setting 'uper' \(did you mean 'upper'\?\)"):
+        CRAGContext(uper=0.3)
+    assert CRAGContext(upper=0.3).upper == 0.3
