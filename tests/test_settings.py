@@ -1,7 +1,7 @@
 """Run settings: every context's defaults are valid, and a value of the wrong kind is refused
 with the setting's name when the context is built (in Python, on the command line, in Studio)."""
 
-from dataclasses import fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 import pytest
@@ -139,9 +139,19 @@ def test_a_graph_given_another_methods_settings_says_which_it_runs_with():
     from ragraphs.tools.vectorstore import InMemoryCorpus
 
     c = Components(llm=FakeListChatModel(responses=["x"]), retriever=InMemoryCorpus([], NoEmbed()), embeddings=NoEmbed())
-    for method, ctx in (("crag", RAGContext(k=3)), ("migres", DRRAGContext()), ("dr-rag", CRAGContext())):
+    for method, ctx in (("crag", RAGContext(k=3)), ("migres", DRRAGContext()), ("dr-rag", CRAGContext()),
+                        # the baselines too: a subclass of their RAGContext is still another method's
+                        ("vanilla", DRRAGContext()), ("none", CRAGContext())):
         with pytest.raises(ConfigError, match=f"runs with .*Context .*got {type(ctx).__name__}"):
             build_graph(method, c).invoke({"question": "who?"}, context=ctx)
+
+    @dataclass(kw_only=True)
+    class Mine(RAGContext):  # a user's own settings class, extending ours, is read as it is
+        note: str = field(default="", metadata={"description": "a field of the user's own"})
+
+    none = build_graph("none", c)
+    for ctx in (RAGContext(k=1), Mine(k=1), {"k": 1}):
+        assert none.invoke({"question": "who?"}, context=ctx)["answer"] == "x"
 
     class R:  # a runtime: no context gives the defaults, a subclass's settings are the base's too
         context = None

@@ -9,6 +9,7 @@ trace of every step with its time. Details are also sent as a custom stream even
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import time
 from typing import Any, Callable, Hashable, Iterable, TypeVar
@@ -18,6 +19,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Overwrite
 from langgraph.typing import ContextT as C
 
+from ..errors import ConfigError
 from ..state.types import Node
 
 S = TypeVar("S")
@@ -71,9 +73,19 @@ def _channels(schema: type) -> dict[str, tuple[Any, Callable | None]]:
     return out
 
 
+def refuse_other_settings(ctx: Any, cls: type) -> None:
+    """A :class:`ConfigError` when ``ctx`` is one of ragraphs' settings classes other than
+    ``cls`` (``DRRAGContext`` handed to the vanilla graph); a user's own class, a dict or none
+    passes (read by name, ``settings.context_of``)."""
+    if ctx is None or type(ctx) is cls or not dataclasses.is_dataclass(ctx):
+        return
+    if type(ctx).__module__ == cls.__module__:
+        raise ConfigError(f"this graph runs with {cls.__name__} (or a dict of its settings), got {type(ctx).__name__}")
+
+
 def starts_a_run(
     name: str, fn: Node[S, C], schema: type, *, inputs: Iterable[str] = ("question",),
-    loops_from: Iterable[str] = (),
+    loops_from: Iterable[str] = (), settings: type | None = None,
 ) -> Node[S, C]:
     """:func:`timed`, for the node a run starts with: a new question asked on a thread that
     already holds a run (a checkpointer's ``thread_id`` used again, Studio's next input on the
@@ -85,6 +97,12 @@ def starts_a_run(
     state holds is set back to its empty value (``Overwrite`` past its reducer), with the node's
     own update applied on top. A node the graph loops back to (MIGRES's ``retrieve``) names its
     loop's predecessors in ``loops_from``: reached from one of those, it is the same run going on.
+
+    With ``settings`` (the graph's settings class) the run's context is checked first: another
+    method's settings class is a :class:`ConfigError` naming both. The nodes' own reading
+    (``context_of``) takes a subclass for its base, as the shared nodes must (vanilla's
+    ``generate`` reads ``RAGContext`` inside a CRAG run), so without this the baselines ran
+    with ``DRRAGContext``'s defaults, hybrid retrieval and all.
     """
     node = timed(name, fn)
     channels = _channels(schema)
@@ -92,6 +110,8 @@ def starts_a_run(
 
     @functools.wraps(fn)
     def first(state: S, runtime: Runtime[C]) -> dict[str, Any]:
+        if settings is not None:
+            refuse_other_settings(getattr(runtime, "context", None), settings)
         held: dict = dict(state)  # type: ignore[call-overload]
         trace = held.get("trace") or []
         if not trace or (trace[-1].get("node") in looped):

@@ -53,7 +53,7 @@ def build_crag_graph(
     """Compile the CRAG graph over ``components`` (embedded defaults if None)."""
     c = components or default_components()
     g = StateGraph(CRAGState, context_schema=CRAGContext, input_schema=RAGInput, output_schema=CRAGOutput)
-    g.add_node("retrieve", starts_a_run("retrieve", make_crag_retrieve(c), CRAGState))
+    g.add_node("retrieve", starts_a_run("retrieve", make_crag_retrieve(c), CRAGState, settings=CRAGContext))
     g.add_node("evaluate", timed("evaluate", make_evaluate(c)))
     g.add_node("refine", timed("refine", make_refine(c)))
     g.add_node("rewrite", timed("rewrite", make_rewrite(c)))

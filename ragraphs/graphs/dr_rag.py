@@ -76,7 +76,7 @@ def build_dr_rag_graph(
     """Compile the DR-RAG graph over ``components`` (embedded defaults if None)."""
     c = components or default_components()
     g = StateGraph(DRRAGState, context_schema=DRRAGContext, input_schema=RAGInput, output_schema=DRRAGOutput)
-    g.add_node("first_stage", starts_a_run("first_stage", make_first_stage(c), DRRAGState))
+    g.add_node("first_stage", starts_a_run("first_stage", make_first_stage(c), DRRAGState, settings=DRRAGContext))
     g.add_node("rerank", timed("rerank", make_rerank_first(c)))
     g.add_node("second_stage", timed("second_stage", make_second_stage(c)))
     g.add_node("rerank_second", timed("rerank_second", make_rerank_second(c)))

@@ -65,7 +65,7 @@ def build_erm4_graph(
     LangGraph server gives its own)."""
     c = components or default_components()
     g = StateGraph(ERM4State, context_schema=ERM4Context, input_schema=RAGInput, output_schema=ERM4Output)
-    g.add_node("rewrite", starts_a_run("rewrite", make_rewrite(c), ERM4State))
+    g.add_node("rewrite", starts_a_run("rewrite", make_rewrite(c), ERM4State, settings=ERM4Context))
     g.add_node("memory_check", timed("memory_check", make_memory_check(c)))
     g.add_node("retrieve", timed("retrieve", make_external_retrieve(c)))
     g.add_node("filter", timed("filter", make_filter(c)))

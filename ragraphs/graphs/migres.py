@@ -75,7 +75,7 @@ def build_migres_graph(
     c = components or default_components()
     cap = max(1, int(iteration_cap))
     g = StateGraph(MIGRESState, context_schema=MIGRESContext, input_schema=RAGInput, output_schema=MIGRESOutput)
-    g.add_node("retrieve", starts_a_run("retrieve", make_retrieve(c), MIGRESState, loops_from=["generate_queries"]))
+    g.add_node("retrieve", starts_a_run("retrieve", make_retrieve(c), MIGRESState, loops_from=["generate_queries"], settings=MIGRESContext))
     g.add_node("filter_knowledge", timed("filter_knowledge", make_filter_knowledge(c)))
     g.add_node("knowledge_prompt", timed("knowledge_prompt", make_knowledge_prompt(c)))
     g.add_node("leaf_extract", timed("leaf_extract", make_leaf_extract(c)))

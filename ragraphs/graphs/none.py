@@ -18,7 +18,7 @@ def build_none_graph(
 ) -> CompiledStateGraph[RAGState, RAGContext, RAGInput, RAGOutput]:
     c = components or default_components()
     g = StateGraph(RAGState, context_schema=RAGContext, input_schema=RAGInput, output_schema=RAGOutput)
-    g.add_node("generate", starts_a_run("generate", make_generate_closed_book(c), RAGState))
+    g.add_node("generate", starts_a_run("generate", make_generate_closed_book(c), RAGState, settings=RAGContext))
     g.add_edge(START, "generate")
     g.add_edge("generate", END)
     return g.compile(checkpointer=checkpointer, name="none")

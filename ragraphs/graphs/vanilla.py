@@ -25,7 +25,7 @@ def build_vanilla_graph(
     """Compile the vanilla RAG graph over ``components`` (embedded defaults if None)."""
     c = components or default_components()
     g = StateGraph(RAGState, context_schema=RAGContext, input_schema=RAGInput, output_schema=RAGOutput)
-    g.add_node("retrieve", starts_a_run("retrieve", make_retrieve(c), RAGState))
+    g.add_node("retrieve", starts_a_run("retrieve", make_retrieve(c), RAGState, settings=RAGContext))
     g.add_node("rerank", timed("rerank", make_rerank(c)))
     g.add_node("generate", timed("generate", make_generate(c)))
     g.add_edge(START, "retrieve")
