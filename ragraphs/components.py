@@ -9,6 +9,7 @@ Nodes receive it from their graph's factory and read the run's settings from
 
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
 import time
@@ -66,6 +67,7 @@ class Components:
         self._embeddings = embeddings
         self._retriever = retriever
         self._vectorstore = vectorstore
+        self._users_corpus = retriever is not None or vectorstore is not None
         self.store_path = store_path
         self.store_url = store_url
         self.collection = collection
@@ -115,6 +117,17 @@ class Components:
                     f"or search_many(queries, k, mode); got {type(self._retriever).__name__}"
                 )
             return cast(Retriever, self._retriever)  # or one with only the batch search_many, which nodes prefer
+
+    def corpus_name(self) -> str | None:
+        """A name for the corpus this retrieves from that stays the same across processes, for
+        what is kept per corpus (ERM4's reservoir): the Chroma store (its folder or server) and
+        collection, as ``chroma-<collection>-<hash>``; None for a retriever or vector store of the
+        user's, whose identity is not known here."""
+        if self._users_corpus:
+            return None
+        where = self.store_url or os.path.abspath(self.store_path or default_store_path())
+        digest = hashlib.sha1(f"{where}\n{self.collection}".encode("utf-8")).hexdigest()[:10]
+        return f"chroma-{self.collection}-{digest}"
 
     def judge(self, name: str):
         """A judge by name ("evaluator", "pair", "nli"): the user's (an object, or a model path or

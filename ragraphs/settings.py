@@ -342,7 +342,10 @@ class ERM4Context(RAGContext):
                   "vector index with MiniLM on 'title'; no eviction)"},
     )
     reservoir_path: str = field(default="", metadata={"description": "reservoir SQLite file (default $RAGRAPHS_HOME/erm4/reservoir.sqlite3)"})
-    reservoir_collection: str = field(default="default", metadata={"description": "reservoir collection name"})
+    reservoir_collection: str = field(
+        default="", metadata={"description": "reservoir collection name (empty: one per corpus, the Chroma store and "
+                              "collection the run reads, so one corpus's memory never answers for another; "
+                              "'default' for a retriever or vector store of your own)"})
     reservoir_max_entries: int = field(
         default=10000, metadata={"description": "reservoir bound: least recently used entries beyond it are evicted (0: none)"}
     )

@@ -54,16 +54,18 @@ def _llm(c: Components, ctx: ERM4Context):
 
 def get_reservoir(c: Components, ctx: ERM4Context, store: Any = None) -> Reservoir | StoreReservoir:
     """The graph's reservoir: ``c.extra["reservoir"]``, else with ``reservoir="store"`` the
-    run's LangGraph ``store``, else the context's file (opened once per process)."""
+    run's LangGraph ``store``, else the context's file (opened once per process). Its
+    collection is ``reservoir_collection``, or the corpus's own (:meth:`Components.corpus_name`)."""
     r = c.extra.get("reservoir")
     if r is not None:
         return r
+    collection = ctx.reservoir_collection or c.corpus_name() or "default"
     if ctx.reservoir == "store":
-        return StoreReservoir(store, collection=ctx.reservoir_collection or "default")
+        return StoreReservoir(store, collection=collection)
     bound = int(ctx.reservoir_max_entries or 0)
     return open_reservoir(
         ctx.reservoir_path or None,
-        collection=ctx.reservoir_collection or "default",
+        collection=collection,
         embeddings=c.embeddings,
         max_entries=bound if bound > 0 else None,
     )

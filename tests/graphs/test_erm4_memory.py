@@ -160,3 +160,35 @@ def test_graph_settings_pick_trigger_and_filter_role(tmp_path, minilm):
     # a judge role outside the choices is refused when the context is built, before any node runs
     with pytest.raises(ConfigError, match=re.escape("'filter_judge' must be one of nli | evaluator")):
         ERM4Context(filter_judge="bogus", use_memory=False)
+
+
+def test_each_chroma_corpus_has_its_own_memory_in_the_same_reservoir_file(tmp_path):
+    """The reservoir's collection defaults to the corpus's own: a question asked over one Chroma
+    collection is not answered from the memory another collection's runs left in the same file
+    (it was, from the shared "default" collection)."""
+    from ragraphs.nodes.erm4 import get_reservoir
+    from ragraphs.tools.vectorstore import ChromaCorpus
+
+    emb = HashEmbeddings()
+    for name, text in (("alpha", "The Danube flows through Vienna."), ("beta", "The Seine flows through Paris.")):
+        ChromaCorpus(str(tmp_path / "store"), collection=name, embeddings=emb).add([_p("River", text)])
+    path = str(tmp_path / "memory.sqlite3")
+    ctx = ERM4Context(reservoir_path=path, tau=0.5, theta=1, k=1, filter="none")
+
+    def components(collection):
+        return Components(llm=FakeAnswerChat(responses=["River**River", "the answer"]), embeddings=emb,
+                          store_path=str(tmp_path / "store"), collection=collection)
+
+    alpha, beta = components("alpha"), components("beta")
+    assert alpha.corpus_name() == components("alpha").corpus_name() != beta.corpus_name()
+    assert alpha.corpus_name().startswith("chroma-alpha-")
+    assert Components(retriever=CountingRetriever(None)).corpus_name() is None  # the user's: "default"
+    first = build_erm4_graph(alpha).invoke({"question": "River?"}, context=ctx)
+    assert first["outside"] and first["passages"][0]["text"].startswith("The Danube")
+    assert get_reservoir(alpha, ctx).collection != get_reservoir(beta, ctx).collection
+    again = build_erm4_graph(alpha).invoke({"question": "River?"}, context=ctx)
+    assert again["inside"] and again["memory_knowledge"][0]["text"].startswith("The Danube")  # alpha's memory
+    other = build_erm4_graph(beta).invoke({"question": "River?"}, context=ctx)
+    assert not other["inside"] and [p["text"] for p in other["passages"]] == ["The Seine flows through Paris."]
+    shared = ERM4Context(reservoir_path=path, tau=0.5, theta=1, k=1, filter="none", reservoir_collection="default")
+    assert get_reservoir(beta, shared).collection == "default"  # named: as given
