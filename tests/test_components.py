@@ -62,6 +62,34 @@ def test_a_langchain_vector_store_given_as_the_retriever_is_searched_the_langcha
     assert hits[0][0]["text"] == "Paris is the capital of France."
 
 
+def test_a_langchain_stores_metadata_rides_along_and_its_runs_say_they_searched_dense():
+    """A loader's metadata (its ``source`` path, ``page``) reaches the passage's ``meta`` and the
+    documents of ``method_retriever``; the title falls back to the file or page; a store with no
+    BM25 index beside it serves dense, and the trace says dense, not the hybrid DR-RAG asks for."""
+    from langchain_core.documents import Document
+    from langchain_core.embeddings import DeterministicFakeEmbedding
+    from langchain_core.language_models.fake import FakeListLLM
+    from langchain_core.vectorstores import InMemoryVectorStore
+
+    from ragraphs.graphs import build_graph
+    from ragraphs.graphs.retriever import method_retriever
+
+    vs = InMemoryVectorStore(DeterministicFakeEmbedding(size=16))
+    vs.add_documents([
+        Document("Lima is the capital of Peru.", metadata={"source": "/docs/handbook.pdf", "page": 3, "raw": object()}),
+        Document("Paris is the capital of France.", metadata={"source": "https://example.org/fr", "title": "France"}),
+    ])
+    docs = method_retriever("vanilla", Components(vectorstore=vs), k=2).invoke("Lima is the capital of Peru.")
+    by_title = {d.metadata["title"]: d.metadata for d in docs}
+    assert by_title["handbook.pdf"]["path"] == "/docs/handbook.pdf" and by_title["handbook.pdf"]["page"] == 3
+    assert "raw" not in by_title["handbook.pdf"]  # not a plain value: left out of the state
+    assert by_title["France"]["url"] == "https://example.org/fr"
+    assert {m["source"] for m in by_title.values()} == {"corpus"}
+    out = build_graph("dr-rag", Components(vectorstore=vs, llm=FakeListLLM(responses=["Lima"] * 3))).invoke(
+        {"question": "Lima is the capital of Peru."})
+    assert [(t["node"], t["mode"]) for t in out["trace"] if "mode" in t] == [("first_stage", "dense"), ("second_stage", "dense")]
+
+
 def test_a_retriever_that_cannot_search_is_refused_by_name():
     import pytest
 

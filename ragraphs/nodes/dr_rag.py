@@ -43,6 +43,7 @@ from ..settings import DRRAGContext, context_of
 from ..state.dr_rag import DRRAGState
 from ..state.types import Node, Passage, question_of, reset, with_meta
 from ..tools.judges import own_threshold, score_triples
+from ..tools.vectorstore import usable_mode
 from .dr_rag_links import linked_candidates, pair_priors, uses_question_links
 from .links import lead_with_named, named_count, question_links, title_index_of
 from .rerank import brief, judge_scores, rerank_passages, rerank_spec, reranker_of
@@ -220,7 +221,7 @@ def make_first_stage(c: Components) -> Node[DRRAGState, DRRAGContext]:
         ctx = context_of(runtime, DRRAGContext)
         question = question_of(state)
         strategy = strategy_of(ctx)
-        mode = ctx.retrieval
+        mode = usable_mode(c.retriever, ctx.retrieval)
         k = max(1, int(ctx.k))
         n = k if strategy == "sm" else first_stage_size(ctx)
         # without a re-ranker, SM's top k (CFS fills its budget from them); with one, a wide list
@@ -284,7 +285,7 @@ def make_second_stage(c: Components) -> Node[DRRAGState, DRRAGContext]:
         ctx = context_of(runtime, DRRAGContext)
         first = list(state.get("first_stage") or [])
         depth = max(1, int(ctx.k2))
-        mode = second_mode(ctx)
+        mode = usable_mode(c.retriever, second_mode(ctx))
         queries = [concat_query(state["question"], d, int(ctx.concat_chars)) for d in first]
         second = search_many(c.retriever, queries, depth, mode, ctx.fusion_k) if queries else []
         second = linked_candidates(c.retriever, first, second, int(ctx.link_expand or 0))

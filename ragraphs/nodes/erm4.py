@@ -29,6 +29,7 @@ from ..tools.store_reservoir import StoreReservoir
 from ..tools.structured import Entailment, RewritePlus, decide
 from ..tools.trigger import trigger_lookup
 from ..tools.websearch import search_checked
+from ..tools.vectorstore import usable_mode
 from .erm4_parsing import (
     check_rewrite,
     read_rewrite_legacy,
@@ -186,7 +187,7 @@ def make_external_retrieve(c: Components) -> Node[ERM4State, ERM4Context]:
         source = ctx.external
         if source in ("web", "both") and c.web_search is None:
             raise ConfigError("external='web' needs a web search backend (Components(web_search=...))")
-        k, mode = int(ctx.k), ctx.retrieval
+        k, mode = int(ctx.k), usable_mode(c.retriever, ctx.retrieval)
         web_timeout = float(ctx.web_timeout)
         knowledge: list[Passage] = []
         web_calls = 0

@@ -27,6 +27,7 @@ from ..tools.judges import own_threshold
 from ..tools.llm import complete, llm_usage
 from ..tools.structured import LeafExtraction, MainVerdict, QueryList, decide
 from ..tools.text import split_sentences
+from ..tools.vectorstore import usable_mode
 from .links import linked_search
 from .migres_parsing import (
     _UNANSWERABLE,
@@ -71,8 +72,8 @@ def make_retrieve(c: Components) -> Node[MIGRESState, MIGRESContext]:
         question = question_of(state)
         queries = [q for q in (state.get("queries") or []) if q.strip()] or [question]
         k = int(ctx.k)
-        mode = ctx.retrieval
         r = c.retriever
+        mode = usable_mode(r, ctx.retrieval)
         named = None
         if ctx.link_question:  # each query's named pages first (nodes/links.py)
             found = [linked_search(r, q, k, mode, ctx) for q in queries]

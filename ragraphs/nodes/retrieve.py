@@ -12,7 +12,7 @@ from ..components import Components
 from ..settings import RAGContext, context_of
 from ..state.base import RAGState
 from ..state.types import Node, Passage, question_of
-from ..tools.vectorstore import rrf_fuse
+from ..tools.vectorstore import rrf_fuse, usable_mode
 from .links import linked_search
 from .rerank import rerank_spec
 
@@ -24,6 +24,7 @@ def search_many(retriever: Any, queries: Sequence[str], k: int, mode: str, rrf_k
     here by reciprocal rank with that constant (score = sum 1 / (rrf_k + rank)); without
     it the retriever's own hybrid mode is used."""
     queries = list(queries)
+    mode = usable_mode(retriever, mode)
     if mode == "hybrid" and rrf_k:
         dense = search_many(retriever, queries, k, "dense")
         sparse = search_many(retriever, queries, k, "bm25")
@@ -44,7 +45,7 @@ def make_retrieve(c: Components, *, query_key: str = "question") -> Node[Any, An
     def retrieve(state: RAGState, runtime: Runtime[RAGContext]) -> dict:
         ctx = context_of(runtime, RAGContext)
         query = question_of(state, query_key)
-        mode = ctx.retrieval
+        mode = usable_mode(c.retriever, ctx.retrieval)
         k = int(ctx.k)
         n = retrieval_depth(ctx, k)
         passages, named = linked_search(c.retriever, query, n, mode, ctx)

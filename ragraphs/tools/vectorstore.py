@@ -274,11 +274,33 @@ class ChromaCorpus:
         return Chroma(client=self._client, collection_name=self.collection_name, embedding_function=self.embeddings)
 
 
+def usable_mode(retriever: Any, mode: str) -> str:
+    """The retrieval mode ``retriever`` serves for ``mode``: ``mode`` itself, or ``"dense"`` for
+    a retriever that names the modes it has (``modes``) and lacks this one (a LangChain store
+    has no BM25 index beside it). Nodes record this one in their trace."""
+    return mode if mode in getattr(retriever, "modes", MODES) else "dense"
+
+
+def _plain(value: Any) -> bool:
+    """A metadata value a passage can carry through checkpoints and JSON as it is."""
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return True
+    return isinstance(value, (list, tuple)) and all(isinstance(v, (str, int, float, bool)) for v in value)
+
+
 class LangChainRetriever:
     """Adapter: any LangChain ``VectorStore`` or ``BaseRetriever`` as a :class:`Retriever`.
 
-    Only ``mode="dense"`` is meaningful for a foreign store; other modes fall back to it.
+    Only ``mode="dense"`` is meaningful for a foreign store (``modes``); a run asking for
+    ``bm25`` or ``hybrid`` gets dense, and its trace says so. Each document's metadata
+    rides along in the passage's ``meta`` (plain values: a loader's ``source`` path, ``page``,
+    ``url``...), a loader's ``source`` as ``path`` (or ``url`` for an address), as ``ragraphs
+    ingest`` keeps them; its title is ``metadata["title"]``, else the file or page that
+    ``source`` names. The passage's own ``source`` stays the kind ragraphs routes on (``corpus``).
     """
+
+    modes = ("dense",)
+    KINDS = ("corpus", "web", "memory")
 
     def __init__(self, store_or_retriever: Any, source: str = "corpus"):
         self.inner = store_or_retriever
@@ -301,15 +323,18 @@ class LangChainRetriever:
         out = []
         for d, s in pairs:
             md = d.metadata or {}
-            out.append(
-                make_passage(
-                    str(md.get("title", "")),
-                    d.page_content,
-                    str(md.get("source", self.source)),
-                    None if s is None else float(s),
-                    id=md.get("id") or getattr(d, "id", None) or None,
-                )
-            )
+            origin = str(md.get("source") or "")
+            kind = origin if origin in self.KINDS else self.source
+            title = str(md.get("title") or "") or (origin.rstrip("/").rsplit("/", 1)[-1] if origin not in self.KINDS else "")
+            meta = {k: (list(v) if isinstance(v, tuple) else v) for k, v in md.items()
+                    if k not in ("title", "id", "source") and isinstance(k, str) and _plain(v)}
+            if origin and origin not in self.KINDS:  # a loader's file or page: as ingest keeps it
+                meta.setdefault("url" if origin.startswith(("http://", "https://")) else "path", origin)
+            p = make_passage(title, d.page_content, kind, None if s is None else float(s),
+                             id=md.get("id") or getattr(d, "id", None) or None)
+            if meta:
+                p["meta"] = meta
+            out.append(p)
         return out
 
 
