@@ -235,10 +235,10 @@ def iter_rows(path: str, report: LoadReport | None = None, warn: Callable[[str],
         raise InputError(f"no such file: {path}")
     warn = warn or (lambda m: print(m, file=sys.stderr))
     with open(path, "rb") as fh:
-        head = fh.read(64).lstrip()
+        head = fh.read(64).removeprefix(b"\xef\xbb\xbf").lstrip()  # a UTF-8 byte-order mark first
     if head.startswith(b"["):
         try:
-            with open(path, encoding="utf-8", errors="replace") as fh:
+            with open(path, encoding="utf-8-sig", errors="replace") as fh:
                 data = json.load(fh)
         except ValueError as e:
             raise InputError(f"{path}: not valid JSON ({e})") from e
@@ -246,7 +246,7 @@ def iter_rows(path: str, report: LoadReport | None = None, warn: Callable[[str],
             if isinstance(row, dict):
                 yield row
         return
-    with open(path, encoding="utf-8", errors="replace") as fh:
+    with open(path, encoding="utf-8-sig", errors="replace") as fh:
         for n, line in enumerate(fh, 1):
             if not line.strip():
                 continue

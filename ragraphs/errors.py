@@ -35,6 +35,29 @@ class StoreError(RagraphsError, RuntimeError):
     exit_code = 4
 
 
+def check_writable_folder(path: str, option: str = "--out") -> None:
+    """An :class:`InputError` unless ``path`` is a writable folder, made here if it is missing:
+    checked before a long run, so its results are not lost at the end."""
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise InputError(f"{option} {path} is a file; give a folder")
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as e:
+        raise InputError(f"{option} {path}: cannot make the folder ({e.strerror or e})") from e
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise InputError(f"{option} {path}: the folder is not writable")
+
+
+def check_writable_file(path: str, option: str = "--out") -> None:
+    """An :class:`InputError` unless the file ``path`` can be written (its folder exists and is
+    writable, and it is not a folder itself)."""
+    if os.path.isdir(path):
+        raise InputError(f"{option} {path} is a folder; give a file name")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder) or not os.access(folder, os.W_OK | os.X_OK):
+        raise InputError(f"{option} {path}: cannot write there ({folder} is not a writable folder)")
+
+
 # environment variables whose values are secrets (API keys, tokens, passwords)
 _SECRET_NAME = re.compile(r"(API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD)$", re.I)
 

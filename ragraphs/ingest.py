@@ -78,14 +78,15 @@ _NON_ASCII = re.compile(r"[^\x00-\x7f\ufffd]")
 
 
 def _decode(raw: bytes) -> str:
-    for enc in ("utf-8", "utf-16") if raw[:2] in (b"\xff\xfe", b"\xfe\xff") else ("utf-8",):
+    # utf-8-sig: a byte-order mark is not text (it broke a JSONL file's first line)
+    for enc in ("utf-16",) if raw[:2] in (b"\xff\xfe", b"\xfe\xff") else ("utf-8-sig",):
         try:
             return raw.decode(enc)
         except UnicodeDecodeError:
             pass
     # UTF-8 text with a few damaged bytes stays UTF-8 (the bad bytes become U+FFFD);
     # text in a legacy 8-bit encoding has (almost) no valid multi-byte sequences: latin-1
-    lenient = raw.decode("utf-8", "replace")
+    lenient = raw.decode("utf-8-sig", "replace")
     if len(_NON_ASCII.findall(lenient)) > lenient.count("\ufffd"):
         return lenient
     return raw.decode("latin-1")  # never fails; non-UTF-8 text survives mostly readable
@@ -333,6 +334,9 @@ def collect_passages(
     for f in iter_files((p for p in paths if p not in missing), skipped_dir=report.skipped_dirs.append):
         if not is_url(f):
             report.walked.append(os.path.abspath(f))
+            if not os.path.isfile(f):  # a named pipe would block the read for ever
+                report.skipped_files.append(f"{f}: not a regular file (a pipe, socket or device)")
+                continue
         try:
             if is_url(f):
                 got = read_url(f, max_words=max_words)

@@ -51,7 +51,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, check_writable_file
 from ..state.types import Passage
 
 
@@ -251,6 +251,12 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         raise InputError(f"--data: no such file: {path}")
     if args.k < 1:
         raise InputError("--k must be at least 1")
+    if args.limit is not None and args.limit < 1:
+        raise InputError("--limit must be at least 1 (leave it out for every question)")
+    if args.bootstrap < 0:
+        raise InputError("--bootstrap must be at least 0")
+    if args.out:
+        check_writable_file(args.out)  # before the work, so that its result is not lost
     all_examples = load_dataset(path, args.dataset)
     if not all_examples:
         raise InputError(f"{path}: no questions could be read")

@@ -17,7 +17,7 @@ import json
 import os
 import sys
 
-from ..errors import ConfigError, InputError
+from ..errors import ConfigError, InputError, check_writable_folder
 from .report import fmt as _fmt, summary_table
 from .runner import ORACLE, RunSpec, iter_specs, run_spec, unique_ids
 
@@ -107,6 +107,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     settings = parse_settings(args.set)
     if args.limit is not None and args.limit < 1:
         raise InputError("--limit must be at least 1")
+    if args.out:
+        check_writable_folder(args.out)  # before the corpus is embedded and the questions run
     path, part, nparts = parse_data_spec(args.data)
     if not os.path.isfile(path):
         raise InputError(f"--data: no such file: {path}")

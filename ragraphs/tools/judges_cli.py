@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -38,6 +39,8 @@ def cmd_train_judge(args: argparse.Namespace) -> int:
         raise ConfigError("--layers must be >= 1")
     if not 0.0 < args.val_fraction < 1.0:
         raise ConfigError("--val-fraction must be between 0 and 1")
+    if args.limit is not None and args.limit < 1:
+        raise ConfigError("--limit must be >= 1 (leave it out for every question)")
     roles = tuple(args.judge or JUDGE_CHOICES)
     no_cap: dict[str, Any] = {"max_per_file": {}} if args.no_cap else {}
     cfg = TrainConfig(roles=roles, epochs=args.epochs, lr=args.lr, warmup_ratio=args.warmup, batch_size=args.batch_size,
@@ -46,7 +49,9 @@ def cmd_train_judge(args: argparse.Namespace) -> int:
                       teachers=tuple(args.teachers or ()), temperature=args.temperature, layers=args.layers,
                       **no_cap)
     log = (lambda m: None) if args.json else (lambda m: print(m, file=sys.stderr, flush=True))
-    meta = train_judges(args.data, args.out, cfg, log=log, progress=not args.json, keep_torch=args.keep_torch)
+    # the trainer prints its logs ({'loss': ...}) on stdout, where --json owes the JSON alone
+    with contextlib.redirect_stdout(sys.stderr):
+        meta = train_judges(args.data, args.out, cfg, log=log, progress=not args.json, keep_torch=args.keep_torch)
     if args.json:
         print(json.dumps(meta))
         return 0
@@ -63,6 +68,10 @@ def cmd_judge_eval(args: argparse.Namespace) -> int:
     from .judges import LLMJudge, baseline_judge, evaluate_judge, load_judge
 
     _check_files(args.data)
+    if args.batch < 1:
+        raise ConfigError("--batch must be >= 1")
+    if args.limit is not None and args.limit < 1:
+        raise ConfigError("--limit must be >= 1 (leave it out for every question)")
     enc = MiniLMEmbeddings(fast=True)
     if args.model == "trained":  # --weights, else RAGRAPHS_JUDGES_DIR, else the shipped judges
         judge = load_judge(args.judge, args.weights or os.environ.get("RAGRAPHS_JUDGES_DIR") or None)

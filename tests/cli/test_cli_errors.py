@@ -3,6 +3,7 @@
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -184,3 +185,85 @@ def test_question_answer_rows_say_what_each_verb_needs(tmp_path, capsys):
     code, _, err = main_captured(capsys, "train-judge", "--data", f, "--out", tmp_path / "judges")
     assert code == 2 and err.strip().endswith(f"ragraphs: error: only 0 labelled items could be built from {f}")
     assert not (tmp_path / "judges").exists()
+
+
+def test_a_byte_order_mark_does_not_cost_the_first_row(tmp_path, capsys):
+    """A UTF-8 byte-order mark before the first line: the first passage and the first question
+    are read (they were reported as a broken line and dropped)."""
+    from conftest import main_captured
+
+    from ragraphs.datasets import load_dataset
+
+    bom = b"\xef\xbb\xbf"
+    docs = tmp_path / "docs.jsonl"
+    docs.write_bytes(bom + b'{"title": "Alpha", "text": "Alpha is the first letter."}\n'
+                     b'{"title": "Beta", "text": "Beta is the second letter."}\n')
+    code, out, err = main_captured(capsys, "ingest", docs, "--store", tmp_path / "s", "--json", "--quiet")
+    assert code == 0 and '"added": 2' in out and "broken" not in err
+    sample = Path(__file__).resolve().parents[1] / "data" / "hotpotqa.sample.jsonl"
+    lines = sample.read_bytes().splitlines(keepends=True)[:2]
+    for name, body in (("rows.jsonl", b"".join(lines)), ("rows.json", b"[" + b",".join(lines) + b"]")):
+        f = tmp_path / name
+        f.write_bytes(bom + body)
+        assert len(load_dataset(str(f), "hotpotqa")) == 2, name
+
+
+def test_a_named_pipe_is_skipped_not_waited_on(tmp_path, capsys):
+    from conftest import main_captured
+
+    folder = tmp_path / "d"
+    folder.mkdir()
+    (folder / "a.txt").write_text("The first file has some text in it.\n")
+    os.mkfifo(folder / "pipe")
+    code, out, err = main_captured(capsys, "ingest", folder, "--store", tmp_path / "s", "--json", "--quiet")
+    assert code == 0 and '"added": 1' in out
+    assert "pipe: not a regular file (a pipe, socket or device)" in err
+
+
+def test_paths_and_counts_are_checked_before_the_work(tmp_path, capsys):
+    """An --out that cannot be written is refused before the corpus is embedded (eval) or the
+    thresholds are fitted (calibrate-crag); a batch or limit of 0 is refused too."""
+    from conftest import main_captured
+
+    data = Path(__file__).resolve().parents[1] / "data"
+    a_file = tmp_path / "afile"
+    a_file.write_text("x")
+    cases = [
+        (("eval", "--data", data / "hotpotqa.sample.jsonl", "--method", "none", "--llm", "fake:x", "--out", a_file),
+         f"--out {a_file} is a file; give a folder"),
+        (("eval", "--data", data / "hotpotqa.sample.jsonl", "--method", "none", "--llm", "fake:x", "--out", a_file / "sub"),
+         "cannot make the folder"),
+        (("calibrate-crag", "--data", data / "popqa.sample.jsonl", "--out", tmp_path / "no" / "such" / "x.json"),
+         "is not a writable folder"),
+        (("calibrate-crag", "--data", data / "popqa.sample.jsonl", "--limit", "0"), "--limit must be at least 1"),
+        (("judge-eval", "--judge", "evaluator", "--data", data / "hotpotqa.sample.jsonl", "--batch", "0"), "--batch must be >= 1"),
+        (("judge-eval", "--judge", "evaluator", "--data", data / "hotpotqa.sample.jsonl", "--limit", "0"), "--limit must be >= 1"),
+    ]
+    for argv, message in cases:
+        code, out, err = main_captured(capsys, *argv)
+        assert code == 2 and err.startswith("ragraphs: error: ") and message in err, (argv, err)
+        assert "Traceback" not in err and not out
+
+
+def test_train_judge_refuses_an_out_folder_holding_other_files(tmp_path):
+    """Writing a judge replaces its folder's contents: a folder with other files in it is refused
+    before any training (it was emptied after it), a judges folder is replaced as before."""
+    from ragraphs.errors import InputError
+    from ragraphs.tools.judges.train import check_out_dir
+
+    precious = tmp_path / "precious"
+    (precious / "sub").mkdir(parents=True)
+    (precious / "notes.txt").write_text("mine")
+    with pytest.raises(InputError, match="holds files that are not a judge's"):
+        check_out_dir(precious)
+    assert (precious / "notes.txt").read_text() == "mine"
+    with pytest.raises(InputError, match="is a file"):
+        check_out_dir(precious / "notes.txt")
+    judges = tmp_path / "judges"
+    judges.mkdir()
+    (judges / "ragraphs_judge.json").write_text("{}")
+    (judges / "model.safetensors").write_text("")
+    check_out_dir(judges)
+    check_out_dir(tmp_path / "new")
+    (tmp_path / "empty").mkdir()
+    check_out_dir(tmp_path / "empty")

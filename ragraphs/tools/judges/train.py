@@ -184,6 +184,20 @@ def soft_labels(teachers: Sequence[str], pairs: list[tuple[str, str]], temperatu
     return 1.0 / (1.0 + np.exp(-np.mean(logits, axis=0) / temperature))
 
 
+def check_out_dir(out: Path) -> None:
+    """The folder a judge is written to: new, empty, or a judges folder to replace. Anything
+    else is refused, since writing the judge replaces the folder's contents."""
+    if out.exists() and not out.is_dir():
+        raise InputError(f"--out {out} is a file; give a folder for the judge")
+    if not out.is_dir():
+        return
+    held = [p.name for p in out.iterdir() if p.name != "_train"]
+    if held and "ragraphs_judge.json" not in held:
+        shown = ", ".join(sorted(held)[:5]) + (", ..." if len(held) > 5 else "")
+        raise InputError(f"--out {out} holds files that are not a judge's ({shown}); writing the judge would "
+                         "replace them: give a new or empty folder, or a judges folder to replace")
+
+
 def train_judges(files: Sequence[str], out_dir: str | os.PathLike, cfg: TrainConfig | None = None, *,
                  log: Callable[[str], None] = lambda m: None, progress: bool = False,
                  keep_torch: bool = False, export: bool = True) -> dict:
@@ -201,6 +215,7 @@ def train_judges(files: Sequence[str], out_dir: str | os.PathLike, cfg: TrainCon
     for f in files:
         if not Path(f.split("@")[0]).is_file():
             raise InputError(f"no such data file: {f}")
+    check_out_dir(Path(out_dir))  # before the training, not after it
     t0 = time.perf_counter()
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
