@@ -75,9 +75,10 @@ def cmd_ask(args: argparse.Namespace) -> int:
     config = None
     checkpointer = None
     if getattr(args, "thread", None):
-        from .debug import open_checkpointer, store_of, thread_config
+        from .debug import check_thread_method, open_checkpointer, store_of, thread_config
 
         checkpointer = open_checkpointer(args.checkpointer)
+        check_thread_method(checkpointer, args.thread, args.method)
         # the method, settings and store go into the checkpoints' metadata (for history/replay)
         config = thread_config(args.thread, args.method, ctx_values, store_of(args))
     load_s = components.warm_up(ctx)  # so that the first node's time is its own, not the loading

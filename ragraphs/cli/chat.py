@@ -19,7 +19,7 @@ from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
 
-from ..errors import ConfigError
+from ..errors import ConfigError, InputError
 from .common import add_run_args, add_store_args, make_components
 
 ENDS = {"exit", "quit", ":q"}
@@ -60,9 +60,10 @@ def cmd_chat(args: argparse.Namespace) -> int:
     if retr is not None and hasattr(retr, "count") and retr.count() == 0:
         print("warning: the store is empty; run `ragraphs ingest PATH` first", file=sys.stderr)
     if args.thread:
-        from .debug import CHAT, open_checkpointer, store_of, thread_config
+        from .debug import CHAT, check_thread_method, open_checkpointer, store_of, thread_config
 
         saver, thread = open_checkpointer(args.checkpointer), args.thread
+        check_thread_method(saver, thread, CHAT)
         # the checkpoints' metadata names the chat and its settings, for `ragraphs history`
         config = cast(RunnableConfig, thread_config(thread, CHAT, {"method": args.method, **values}, store_of(args)))
     else:  # the conversation lives as long as the command
@@ -82,6 +83,9 @@ def cmd_chat(args: argparse.Namespace) -> int:
             importlib.import_module("readline")
         except ImportError:  # pragma: no cover
             pass
+    reconfigure = getattr(sys.stdin, "reconfigure", None)
+    if reconfigure is not None:  # bytes that are not UTF-8 (a latin-1 file piped in) read as U+FFFD, not a traceback
+        reconfigure(errors="replace")
     while True:
         try:
             line = input("you> ") + "\n" if interactive else sys.stdin.readline()
@@ -91,7 +95,11 @@ def cmd_chat(args: argparse.Namespace) -> int:
             return 0
         if not line.strip():
             continue
-        question = validate_question(line)
+        try:
+            question = validate_question(line)
+        except InputError as e:  # one bad line is reported; the conversation goes on
+            print(f"ragraphs: error: {e}", file=sys.stderr, flush=True)
+            continue
         out = graph.invoke(cast(Any, {"messages": [("user", question)]}), config, context=ctx)
         reply, passages = out["messages"][-1], out.get("passages") or []
         read_as = out.get("question") or question

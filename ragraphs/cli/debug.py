@@ -51,6 +51,17 @@ def thread_config(
     }
 
 
+def check_thread_method(saver, thread_id: str, method: str) -> None:
+    """A :class:`ConfigError` when thread ``thread_id`` already holds runs of another method
+    (or a chat): a thread is one graph's, and its history and replay read it with that graph."""
+    tup = saver.get_tuple({"configurable": {"thread_id": str(thread_id)}})
+    held = (tup.metadata or {}).get(META_METHOD) if tup is not None else None
+    if held and held != method:
+        what = "a chat" if held == CHAT else f"runs of method {held!r}"
+        fix = "give another --thread id" + ("" if held == CHAT else f", or --method {held}")
+        raise ConfigError(f"thread {thread_id!r} holds {what}; a thread is one graph's: {fix}")
+
+
 def store_of(args: argparse.Namespace) -> dict[str, Any]:
     return {
         "store": getattr(args, "store", None),

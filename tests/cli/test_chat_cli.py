@@ -124,3 +124,14 @@ def test_in_a_terminal_it_prompts_and_ctrl_d_ends(store, tmp_path):
     text = seen.decode("utf-8", "replace").replace("\r", "")
     assert "chat with vanilla, thread chat-" in text and "exit or Ctrl-D ends" in text
     assert "you> Who introduced pH?\nSørensen\n  sources: S. P. L. Sørensen\nyou> " in text
+
+
+def test_a_bad_line_is_reported_and_the_chat_goes_on(store, capsys, monkeypatch):
+    """A line the question check refuses (a NUL byte) is one error line, not the chat's end, and
+    piped bytes that are not UTF-8 are read, not a UnicodeDecodeError."""
+    piped = io.TextIOWrapper(io.BytesIO(b"a\x00b\nCaf\xe9 in Lima?\nWhat is the capital of Peru?\n"), encoding="utf-8")
+    monkeypatch.setattr("sys.stdin", piped)
+    code, out, err = main_captured(capsys, "chat", "--store", store, "--llm", "fake:Lima", "--k", "1")
+    assert code == 0
+    assert out.splitlines() == ["Lima", "  sources: Lima", "Lima", "  sources: Lima"]
+    assert err.count("ragraphs: error:") == 1 and "Traceback" not in err

@@ -82,6 +82,11 @@ def test_a_second_question_on_a_thread_is_its_own_run_and_history_shows_both(tmp
     later = out.index("question: What is the capital of France?")
     assert out.index("answer: Lima") < later < out.index("answer: Paris")
     assert out.count("ran retrieve (") == 2 and out.count("ran generate (") == 2
+    # a thread is one method's: another method on it is refused, the thread left as it was
+    code, out, err = main_captured(capsys, "ask", "Who?", "--method", "none", "--llm", "fake:x", *store, "--thread", "two")
+    assert code == 2 and not out
+    assert err.strip() == ("ragraphs: error: thread 'two' holds runs of method 'vanilla'; a thread is one graph's: "
+                           "give another --thread id, or --method vanilla")
 
 
 def test_a_failed_run_continues_from_its_last_checkpoint(tmp_path, capsys, monkeypatch):
