@@ -59,6 +59,7 @@ class Components:
         store_path: str | None = None,
         store_url: str | None = None,
         collection: str = "ragraphs",
+        create_collection: bool = True,
         web_search: WebSearch | BaseRetriever | BaseTool | None = None,
         judges: dict[str, Any] | None = None,
         extra: dict[str, Any] | None = None,
@@ -71,6 +72,9 @@ class Components:
         self.store_path = store_path
         self.store_url = store_url
         self.collection = collection
+        # False: a missing Chroma store or collection is a ConfigError naming the ones there
+        # (the command line's ask, chat and replay), not a new empty one
+        self.create_collection = create_collection
         self.web_search = as_web_search(web_search)  # a LangChain retriever or tool is wrapped
         self.judges: dict[str, Any] = {}
         if judges:
@@ -108,6 +112,7 @@ class Components:
                         url=self.store_url,
                         collection=self.collection,
                         embeddings=self.embeddings,
+                        create=self.create_collection,
                     )
             elif _langchain_search(self._retriever):
                 self._retriever = LangChainRetriever(self._retriever)

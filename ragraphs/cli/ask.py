@@ -67,7 +67,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
             raise ConfigError("--retrieval-only: method 'none' answers without retrieving; choose a method that retrieves")
         ctx_values["skip_generation"] = True
     ctx = method_context(args.method, ctx_values)  # a bad name or value fails here, before the store opens
-    components = make_components(args)
+    components = make_components(args, create_collection=False)  # a mistyped --store or --collection is an error, not a new store
     if args.method != "none":
         retr = components.retriever
         if hasattr(retr, "count") and retr.count() == 0:

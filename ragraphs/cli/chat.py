@@ -55,7 +55,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
               "follow_up": args.follow_up, "history_turns": args.history_turns}
     ctx = chat_context(args.method, values)
     settings = method_context(ctx)  # names and values checked here, before any model loads
-    components = make_components(args)
+    components = make_components(args, create_collection=False)  # a mistyped --store or --collection is an error, not a new store
     retr = components.retriever if args.method != "none" else None
     if retr is not None and hasattr(retr, "count") and retr.count() == 0:
         print("warning: the store is empty; run `ragraphs ingest PATH` first", file=sys.stderr)

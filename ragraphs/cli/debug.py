@@ -288,7 +288,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         store_url=args.store_url or store.get("store_url"),
         collection=args.collection or store.get("collection") or "ragraphs",
     )
-    graph, method, meta = _graph_for(args.thread_id, saver, method, make_components(ns))
+    graph, method, meta = _graph_for(args.thread_id, saver, method, make_components(ns, create_collection=False))
     sets = parse_settings(args.set)
     check_setting_names(get_context_class(method), sets, method)
     values = {**stored_context(meta, method), **sets}

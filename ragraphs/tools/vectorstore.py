@@ -104,6 +104,8 @@ class ChromaCorpus:
             )
         self.path, self.url, self.collection_name = path, url, collection
         self.embeddings = embeddings or MiniLMEmbeddings()
+        if not create and path and not url and not os.path.isdir(path):
+            raise ConfigError(f"no store at {path}; `ragraphs ingest PATH --store {path}` makes one")
         self._client = _client(path, url)
         emb_name = getattr(self.embeddings, "name", type(self.embeddings).__name__)
         try:
@@ -116,6 +118,15 @@ class ChromaCorpus:
             else:
                 self._col = self._client.get_collection(collection, embedding_function=None)
         except Exception as e:
+            if not create and type(e).__name__ == "NotFoundError":  # a mistyped name: the user's to mend
+                try:
+                    names = sorted(c if isinstance(c, str) else c.name for c in self._client.list_collections())
+                except Exception:  # pragma: no cover - the listing is only a hint
+                    names = []
+                where = url or path
+                raise ConfigError(f"no collection {collection!r} in the store at {where} (its collections: "
+                                  f"{', '.join(names) or 'none'}); `ragraphs ingest PATH --collection {collection}` "
+                                  "makes one") from e
             raise StoreError(f"cannot open collection {collection!r}: {type(e).__name__}: {e}") from e
         stored = (self._col.metadata or {}).get("embedding")
         if stored and stored != emb_name:

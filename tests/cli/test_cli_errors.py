@@ -267,3 +267,26 @@ def test_train_judge_refuses_an_out_folder_holding_other_files(tmp_path):
     check_out_dir(tmp_path / "new")
     (tmp_path / "empty").mkdir()
     check_out_dir(tmp_path / "empty")
+
+
+def test_a_mistyped_store_or_collection_is_an_error_not_a_new_empty_one(tmp_path, capsys):
+    """ask (and chat, replay) read a store: a collection or store folder that is not there is
+    named with what is there, and nothing is created (an empty one was, and the run answered
+    from nothing)."""
+    from conftest import main_captured
+
+    docs = tmp_path / "d.jsonl"
+    docs.write_text('{"title": "Lima", "text": "Lima is the capital of Peru."}\n')
+    store = tmp_path / "store"
+    assert main_captured(capsys, "ingest", docs, "--store", store, "--collection", "demo", "--quiet")[0] == 0
+    code, out, err = main_captured(capsys, "ask", "Capital of Peru?", "--llm", "fake:x", "--store", store,
+                                   "--collection", "dem0")
+    assert code == 2 and not out
+    assert err.strip() == (f"ragraphs: error: no collection 'dem0' in the store at {store} (its collections: demo); "
+                           "`ragraphs ingest PATH --collection dem0` makes one")
+    missing = tmp_path / "nowhere"
+    code, out, err = main_captured(capsys, "ask", "Capital of Peru?", "--llm", "fake:x", "--store", missing)
+    assert code == 2 and err.startswith(f"ragraphs: error: no store at {missing}") and not missing.exists()
+    code, out, _ = main_captured(capsys, "ask", "Capital of Peru?", "--llm", "fake:Lima", "--store", store,
+                                 "--collection", "demo", "--quiet")
+    assert code == 0 and out.strip() == "Lima"
