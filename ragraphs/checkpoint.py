@@ -22,7 +22,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, AsyncIterator, TypeGuard
 
-from .errors import ConfigError
+from .errors import ConfigError, InputError
 from .settings import data_dir
 
 DEFAULT_FILE = "checkpoints.sqlite"
@@ -77,11 +77,13 @@ def _close_all() -> None:
 atexit.register(_close_all)
 
 
-def open_checkpointer(spec: str | None = None):
+def open_checkpointer(spec: str | None = None, *, must_exist: bool = False):
     """A synchronous checkpointer for ``spec`` (see the module doc), ready to use.
 
     The tables are created on first use. The connection stays open for the life of the
     process (closed at exit); pass the saver as ``build_<method>_graph(..., checkpointer=)``.
+    With ``must_exist`` (the verbs that read threads: ``history``, ``replay``) a SQLite file
+    that is not there, or empty, is an :class:`InputError` and nothing is created.
     """
     if is_postgres_url(spec):
         try:
@@ -110,6 +112,8 @@ def open_checkpointer(spec: str | None = None):
     path = sqlite_path(spec)
     if os.path.isdir(path):
         raise ConfigError(f"--checkpointer {path} is a directory; give a file name such as {path}/checkpoints.sqlite")
+    if must_exist and (not os.path.isfile(path) or os.path.getsize(path) == 0):
+        raise InputError(f"no checkpoints in {path}: `ragraphs ask ... --thread ID` keeps a run there")
     try:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         db = sqlite3.connect(path, check_same_thread=False)

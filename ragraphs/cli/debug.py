@@ -227,7 +227,7 @@ def print_history(rows: list[dict], *, full: bool = False, out=None) -> None:
 
 # ---------------------------------------------------------------- verbs
 def cmd_history(args: argparse.Namespace) -> int:
-    saver = open_checkpointer(args.checkpointer)
+    saver = open_checkpointer(args.checkpointer, must_exist=True)
     graph, method, meta = _graph_for(args.thread_id, saver, args.method)
     rows = load_history(graph, args.thread_id)
     if args.json:
@@ -276,7 +276,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from ..graphs import get_context_class
     from ..settings import check_setting_names, context_from, parse_settings
 
-    saver = open_checkpointer(args.checkpointer)
+    saver = open_checkpointer(args.checkpointer, must_exist=True)
     # a first pass without components only reads the thread's metadata
     _, method, meta = _graph_for(args.thread_id, saver, args.method)
     if method == CHAT:
@@ -288,7 +288,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
         store_url=args.store_url or store.get("store_url"),
         collection=args.collection or store.get("collection") or "ragraphs",
     )
-    graph, method, meta = _graph_for(args.thread_id, saver, method, make_components(ns, create_collection=False))
+    components = make_components(ns, create_collection=False)
+    graph, method, meta = _graph_for(args.thread_id, saver, method, components)
     sets = parse_settings(args.set)
     check_setting_names(get_context_class(method), sets, method)
     values = {**stored_context(meta, method), **sets}
@@ -318,6 +319,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
             f"[{start['checkpoint_id']}]; next: {', '.join(start['next']) or '(end)'}",
             file=sys.stderr,
         )
+    load_s = components.warm_up(ctx)  # so that the re-run nodes' times are their own, not the loading
+    if args.trace:
+        print(f"--- models loaded before the run ({load_s * 1000:.0f} ms)", file=sys.stderr)
     res = stream_run(graph, None, cfg, ctx, trace=args.trace)
     final, ran = res.final, res.ran
     new_head = graph.get_state({"configurable": {"thread_id": args.thread_id}})

@@ -242,6 +242,12 @@ def _report(args: argparse.Namespace, methods: list[str], summaries: list[dict],
             print(json.dumps({"method": ",".join(methods), "dataset": dataset, "n": len(examples), "runs": summaries}))
     else:
         print(summary_table(summaries))
+    for s in summaries:  # why questions failed, not only how many (the records hold every message)
+        failed = [r for r in all_records.get(s.get("label"), []) if r.get("error")]
+        if failed:
+            first = failed[0]
+            print(f"{s.get('label')}: {len(failed)} of {s['n']} questions failed; the first ({first.get('id')}): "
+                  f"{str(first['error'])[:300]}", file=sys.stderr)
     return 0 if all(s["errors"] < s["n"] for s in summaries) else 1
 
 

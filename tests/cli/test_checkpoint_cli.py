@@ -110,9 +110,14 @@ def test_a_failed_run_continues_from_its_last_checkpoint(tmp_path, capsys, monke
 
 
 def test_clear_errors(tmp_path, capsys):
+    db = tmp_path / "home" / "checkpoints.sqlite"
+    code, out, err = main_captured(capsys, "history", "nothing-here")  # no file yet: none is made
+    assert code != 0 and err.strip() == (f"ragraphs: error: no checkpoints in {db}: "
+                                         "`ragraphs ask ... --thread ID` keeps a run there")
+    assert not db.exists()
+    main_captured(capsys, "ask", "Q?", "--method", "none", "--llm", "fake:A", "--thread", "t")
     code, out, err = main_captured(capsys, "history", "nothing-here")
     assert code != 0 and err.strip() == "ragraphs: error: no checkpoints for thread 'nothing-here'"
-    main_captured(capsys, "ask", "Q?", "--method", "none", "--llm", "fake:A", "--thread", "t")
     code, out, err = main_captured(capsys, "replay", "t", "--from", "7")
     assert code != 0 and err.strip() == "ragraphs: error: no checkpoint at step 7; steps: -1, 0, 1"
     code, out, err = main_captured(capsys, "replay", "t", "--from", "zz-not-an-id")

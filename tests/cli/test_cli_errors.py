@@ -290,3 +290,18 @@ def test_a_mistyped_store_or_collection_is_an_error_not_a_new_empty_one(tmp_path
     code, out, _ = main_captured(capsys, "ask", "Capital of Peru?", "--llm", "fake:Lima", "--store", store,
                                  "--collection", "demo", "--quiet")
     assert code == 0 and out.strip() == "Lima"
+
+
+def test_eval_says_why_its_questions_failed(tmp_path, capsys, monkeypatch, port):
+    """A run whose questions fail prints the first failure's message, not only a count."""
+    from conftest import main_captured
+
+    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{port}/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setenv("RAGRAPHS_LLM_RETRIES", "0")
+    data = Path(__file__).resolve().parents[1] / "data" / "hotpotqa.sample.jsonl"
+    code, out, err = main_captured(capsys, "eval", "--data", data, "--limit", "2", "--method", "none",
+                                   "--llm", "openai:some-model", "--quiet")
+    assert code == 1 and "| none-openai_some-model | 2 |" in out
+    assert "none-openai_some-model: 2 of 2 questions failed; the first (" in err
+    assert "LLM call failed" in err and "sk-test" not in err
