@@ -12,7 +12,7 @@ import os
 import types
 import typing
 from collections.abc import Mapping
-from dataclasses import fields, replace
+from dataclasses import fields, is_dataclass, replace
 from typing import Any, Literal, TypeVar, cast
 
 from .errors import ConfigError, InputError
@@ -199,3 +199,15 @@ def context_from(cls: type[Any], values: dict[str, Any] | None = None, base: Any
         return cls(**known)
     except TypeError as e:
         raise ConfigError(f"bad run setting: {e}") from e
+
+
+class NamesChecked(type):
+    """The settings classes' metaclass: a setting name the class lacks is a :class:`ConfigError`
+    naming the closest ones, wherever the class is built: ``RAGContext(kk=3)``, or a plain dict
+    ``context={"kk": 3}``, which LangGraph turns into the graph's settings class before any node
+    runs (a bare ``TypeError`` from the dataclass before)."""
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        if is_dataclass(cls):
+            check_setting_names(cls, kwargs)
+        return super().__call__(*args, **kwargs)

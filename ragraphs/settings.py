@@ -8,7 +8,6 @@ importing a graph module; the graph modules re-export them.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import Any, Literal, TypeVar
 from .setting_values import (  # noqa: F401  re-exported: ragraphs.settings is where callers find them
     check_setting_names as check_setting_names,
     check_shared_settings as check_shared_settings,
+    NamesChecked,
     check_values as check_values,
     context_from as context_from,
     context_in as context_in,
@@ -36,20 +36,8 @@ def default_store_path() -> str:
     return str(data_dir() / "chroma")
 
 
-class _NamesChecked(type):
-    """The settings classes' metaclass: a setting name the class lacks is a :class:`ConfigError`
-    naming the closest ones, wherever the class is built: ``RAGContext(kk=3)``, or a plain dict
-    ``context={"kk": 3}``, which LangGraph turns into the graph's settings class before any node
-    runs (a bare ``TypeError`` from the dataclass before)."""
-
-    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
-        if dataclasses.is_dataclass(cls):
-            check_setting_names(cls, kwargs)
-        return super().__call__(*args, **kwargs)
-
-
 @dataclass(kw_only=True)
-class RAGContext(metaclass=_NamesChecked):
+class RAGContext(metaclass=NamesChecked):
     """Settings of one run, shared by every method (Studio shows these as the run's context).
 
     Method graphs subclass this with their own thresholds and limits.
@@ -342,10 +330,8 @@ class ERM4Context(RAGContext):
                   "vector index with MiniLM on 'title'; no eviction)"},
     )
     reservoir_path: str = field(default="", metadata={"description": "reservoir SQLite file (default $RAGRAPHS_HOME/erm4/reservoir.sqlite3)"})
-    reservoir_collection: str = field(
-        default="", metadata={"description": "reservoir collection name (empty: one per corpus, the Chroma store and "
-                              "collection the run reads, so one corpus's memory never answers for another; "
-                              "'default' for a retriever or vector store of your own)"})
+    reservoir_collection: str = field(default="", metadata={"description": "reservoir collection name (empty: one per "
+        "corpus, the Chroma store and collection read, so one corpus's memory never answers for another; 'default' for a retriever of your own)"})
     reservoir_max_entries: int = field(
         default=10000, metadata={"description": "reservoir bound: least recently used entries beyond it are evicted (0: none)"}
     )

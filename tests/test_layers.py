@@ -123,3 +123,10 @@ def test_no_import_cycles_between_modules():
         if module not in state:
             cycle = visit(module)
             assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+def test_no_module_is_over_450_lines():
+    """A module past this size holds more than one concern: split it (docs/architecture.md)."""
+    long = {module_name(p): n for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts
+            and (n := len(p.read_text(encoding="utf-8").splitlines())) > 450}
+    assert not long, long

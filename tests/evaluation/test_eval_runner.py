@@ -7,6 +7,7 @@ errors, report); tests/evaluation/test_eval_e2e.py runs the real stack.
 
 import json
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -189,20 +190,20 @@ def test_cli_eval_json_report_and_resume(tmp_path, data_dir, capsys):
             assert key in r
         assert r["em"] == pytest.approx(1 / 3, abs=1e-4)  # question 1's gold is Pittsburgh Pirates
     assert runs["oracle"]["recall"] == 1.0 and runs["none"]["recall"] == 0.0
-    report = open(os.path.join(out, "report.md")).read()
+    report = Path(os.path.join(out, "report.md")).read_text(encoding="utf-8")
     assert runs["none"]["label"] == "none-fake_Pittsburgh_Pirates"  # the LLM is part of the run's name
     assert all(f"| {r['label']} |" in report for r in runs.values()) and "plots/answers.png" in report
     for png in ("answers.png", "recall.png", "node_times.png"):
         with open(os.path.join(out, "plots", png), "rb") as fh:
             assert fh.read(8) == b"\x89PNG\r\n\x1a\n"
-    lines = open(os.path.join(out, "runs", "musique", runs["none"]["label"], "results.jsonl")).read().splitlines()
+    lines = Path(os.path.join(out, "runs", "musique", runs["none"]["label"], "results.jsonl")).read_text(encoding="utf-8").splitlines()
     rec = json.loads(lines[0])
     assert {"question", "gold", "prediction", "passages", "trace", "node_s", "overhead_s"} <= set(rec)
     # the same command again answers nothing new
     assert main(argv) == 0
     again = _last_json(capsys)
     assert all(r["resumed"] == 3 for r in again["runs"])
-    assert len(open(os.path.join(out, "runs", "musique", runs["none"]["label"], "results.jsonl")).read().splitlines()) == 3
+    assert len(Path(os.path.join(out, "runs", "musique", runs["none"]["label"], "results.jsonl")).read_text(encoding="utf-8").splitlines()) == 3
 
 
 def test_cli_single_method_prints_one_summary(tmp_path, data_dir, capsys):
