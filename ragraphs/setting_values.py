@@ -76,8 +76,10 @@ def check_values(ctx: Any) -> None:
             object.__setattr__(ctx, f.name, v)
         ok, want = _accepts(tp, v)
         low = f.metadata.get("minimum")
-        if ok and low is not None and isinstance(v, numbers.Real) and v < low:
-            ok, want = False, f"at least {low}"
+        if low is not None:  # one message for -2 and 0 alike: the field's own floor
+            want = want.replace(">= 0", f">= {low}")
+            if ok and isinstance(v, numbers.Real) and v < low:
+                ok = False
         if not ok:
             raise ConfigError(f"run setting {f.name!r} must be {want}, got {v!r}")
         problem = f.metadata.get("check", lambda _: None)(v)

@@ -98,8 +98,8 @@ def test_set_options_parse_as_json_where_they_can():
 
 
 @pytest.mark.parametrize("cls, values, message", [
-    (RAGContext, {"k": 0}, "'k' must be at least 1, got 0"),
-    (MIGRESContext, {"max_iterations": 0}, "'max_iterations' must be at least 1, got 0"),
+    (RAGContext, {"k": 0}, "'k' must be a whole number >= 1, got 0"),
+    (MIGRESContext, {"max_iterations": 0}, "'max_iterations' must be a whole number >= 1, got 0"),
     (CRAGContext, {"web": "nope"}, "'web': unknown web search 'nope'"),
     (CRAGContext, {"web": "offline:"}, "'web': offline web search needs a path"),
     (CRAGContext, {"web": "searxng"}, "'web': searxng web search needs a URL"),

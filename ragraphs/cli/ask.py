@@ -74,6 +74,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
             print("warning: the store is empty; run `ragraphs ingest PATH` first", file=sys.stderr)
     config = None
     checkpointer = None
+    if getattr(args, "checkpointer", None) and not getattr(args, "thread", None):
+        raise ConfigError("--checkpointer keeps a run under a --thread ID; give one, or leave --checkpointer out")
     if getattr(args, "thread", None):
         from .debug import check_thread_method, open_checkpointer, store_of, thread_config
 
@@ -136,6 +138,11 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     from .ingest import register as register_ingest
 
+    from ..graphs import method_names
+
+    if args.method not in method_names():  # before the ingest, not after it
+        raise ConfigError(f"unknown method {args.method!r}; choose from {', '.join(method_names())}")
+    validate_question(args.question)
     sample = str(resources.files("ragraphs") / "data" / "sample")
     store = args.store or str(data_dir() / "demo-chroma")
     # the two commands' own parsers fill every option's default

@@ -110,6 +110,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if args.out:
         check_writable_folder(args.out)  # before the corpus is embedded and the questions run
     path, part, nparts = parse_data_spec(args.data)
+    if os.path.isdir(path):
+        raise InputError(f"--data {path} is a folder; give a data file (JSONL or JSON)")
     if not os.path.isfile(path):
         raise InputError(f"--data: no such file: {path}")
 

@@ -305,3 +305,27 @@ def test_eval_says_why_its_questions_failed(tmp_path, capsys, monkeypatch, port)
     assert code == 1 and "| none-openai_some-model | 2 |" in out
     assert "none-openai_some-model: 2 of 2 questions failed; the first (" in err
     assert "LLM call failed" in err and "sk-test" not in err
+
+
+def test_more_mistakes_each_one_line(tmp_path, capsys):
+    from conftest import main_captured
+
+    docs = tmp_path / "d.jsonl"
+    docs.write_text('{"title": "Lima", "text": "Lima is the capital of Peru."}\n')
+    store = ["--store", tmp_path / "store", "--collection", "demo"]
+    assert main_captured(capsys, "ingest", docs, *store, "--quiet")[0] == 0
+    cases = [
+        (("ask", "Who?", *store, "--k", "-2"), "run setting 'k' must be a whole number >= 1, got -2"),
+        (("ask", "Who?", *store, "--k", "0"), "run setting 'k' must be a whole number >= 1, got 0"),
+        (("ask", "Who?", *store, "--llm", "fake:x", "--set", "rerank=no-such-model"),
+         "judge model 'no-such-model': no such folder, and no model of that name in the local Hugging Face cache"),
+        (("ask", "Who?", *store, "--llm", "fake:x", "--checkpointer", tmp_path / "c.sqlite"),
+         "--checkpointer keeps a run under a --thread ID"),
+        (("eval", "--data", tmp_path, "--method", "none"), f"--data {tmp_path} is a folder"),
+        (("demo", "--method", "nope", "--store", tmp_path / "demo"), "unknown method 'nope'"),
+    ]
+    for argv, message in cases:
+        code, out, err = main_captured(capsys, *argv)
+        assert code == 2 and err.startswith("ragraphs: error: ") and message in err, (argv, err)
+        assert len(err.strip().splitlines()) == 1 and not out, (argv, err)
+    assert not (tmp_path / "demo").exists() and not (tmp_path / "c.sqlite").exists()  # nothing done first

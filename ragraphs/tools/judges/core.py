@@ -126,7 +126,12 @@ def load_cross_encoder(path: str | os.PathLike, backend: str | None = None, max_
                                          local_files_only=True)
         except Exception as e:  # corrupt weights, unreadable ONNX graph, bad config, unknown name
             where = onnx_file if backend == "onnx" else p
-            raise ConfigError(f"judge model could not be loaded from {where}: {type(e).__name__}: {str(e)[:200]}") from e
+            if not local:  # a name, looked up in the local model cache only: no hub is reached
+                raise ConfigError(f"judge model {str(path)!r}: no such folder, and no model of that name in the local "
+                                  "Hugging Face cache (ragraphs loads models offline): give a CrossEncoder folder, "
+                                  "a cached model name, 'evaluator' or 'none'") from e
+            why = " ".join(str(e).split())[:200]  # one line
+            raise ConfigError(f"judge model could not be loaded from {where}: {type(e).__name__}: {why}") from e
         _MODELS[key] = (model, meta)
         return _MODELS[key]
 
