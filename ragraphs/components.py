@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import threading
 import time
 from typing import TYPE_CHECKING, Any, cast
@@ -132,7 +133,8 @@ class Components:
             return None
         where = self.store_url or os.path.abspath(self.store_path or default_store_path())
         digest = hashlib.sha1(f"{where}\n{self.collection}".encode("utf-8")).hexdigest()[:10]
-        return f"chroma-{self.collection}-{digest}"
+        # letters, digits, '_' and '-' only: a LangGraph store's namespace refuses a '.' (wiki.en)
+        return f"chroma-{re.sub(r'[^A-Za-z0-9_-]', '_', self.collection)}-{digest}"
 
     def judge(self, name: str):
         """A judge by name ("evaluator", "pair", "nli"): the user's (an object, or a model path or

@@ -4,8 +4,10 @@ call :func:`check_values` when they are built; :mod:`ragraphs.settings` re-expor
 
 from __future__ import annotations
 
+import abc
 import difflib
 import functools
+import inspect
 import json
 import numbers
 import os
@@ -203,13 +205,22 @@ def context_from(cls: type[Any], values: dict[str, Any] | None = None, base: Any
         raise ConfigError(f"bad run setting: {e}") from e
 
 
-class NamesChecked(type):
+class NamesChecked(abc.ABCMeta):
     """The settings classes' metaclass: a setting name the class lacks is a :class:`ConfigError`
     naming the closest ones, wherever the class is built: ``RAGContext(kk=3)``, or a plain dict
     ``context={"kk": 3}``, which LangGraph turns into the graph's settings class before any node
-    runs (a bare ``TypeError`` from the dataclass before)."""
+    runs (a bare ``TypeError`` from the dataclass before). A subclass whose own ``__init__``
+    takes ``**kwargs`` is left to it; ``ABCMeta``, so an ``abc.ABC`` mixin still fits."""
 
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
-        if is_dataclass(cls):
-            check_setting_names(cls, kwargs)
+        if is_dataclass(cls) and kwargs:
+            params: Mapping[str, inspect.Parameter]
+            try:
+                params = inspect.signature(cls.__init__).parameters
+            except (TypeError, ValueError):  # pragma: no cover - no signature to read
+                params = {}
+            if params and not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+                unknown = {k: v for k, v in kwargs.items() if k not in params}
+                if unknown:
+                    check_setting_names(cls, unknown)
         return super().__call__(*args, **kwargs)

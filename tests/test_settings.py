@@ -188,3 +188,32 @@ def test_a_mistyped_name_in_a_dict_context_is_a_clear_error_before_any_node_runs
     with pytest.raises(ConfigError, match=r"CRAGContext has no setting 'uper' \(did you mean 'upper'\?\)"):
         CRAGContext(uper=0.3)
     assert CRAGContext(upper=0.3).upper == 0.3
+
+
+def test_the_name_check_leaves_room_for_a_users_own_subclass():
+    import abc
+
+    @dataclass(kw_only=True)
+    class WithMixin(RAGContext, abc.ABC):  # another metaclass in the mix: no conflict
+        note: str = field(default="", metadata={"description": "the user's own"})
+
+    assert WithMixin(note="a", k=2).k == 2
+    with pytest.raises(ConfigError, match="did you mean 'note'"):
+        WithMixin(nte="a")
+
+    class OwnInit(RAGContext):  # its own __init__ takes what it likes
+        def __init__(self, user_id=None, **kw):
+            super().__init__(**kw)
+            self.user_id = user_id
+
+    assert OwnInit(user_id=3, k=2).user_id == 3
+
+
+def test_written_reads_an_overwrite_in_each_form_a_stream_gives():
+    from langgraph.types import Overwrite
+
+    from ragraphs.state import written
+
+    for form in (Overwrite([1]), {"value": [1], "type": "__overwrite__"}, {"__overwrite__": [1]}, [1]):
+        assert written(form) == [1]
+    assert written({"value": 1, "type": "other"}) == {"value": 1, "type": "other"}

@@ -83,6 +83,18 @@ def refuse_other_settings(ctx: Any, cls: type) -> None:
         raise ConfigError(f"this graph runs with {cls.__name__} (or a dict of its settings), got {type(ctx).__name__}")
 
 
+RUN_QUESTION_CHARS = 500
+
+
+def _marked(update: dict[str, Any], question: str) -> dict[str, Any]:
+    """The run's first trace entry names the question the run began with (``asked``, its first
+    500 characters): a loop going back to the first node checks it."""
+    entries = update.get("trace")
+    if isinstance(entries, list) and entries and isinstance(entries[0], dict):
+        update["trace"] = [{**entries[0], "asked": question}, *entries[1:]]
+    return update
+
+
 def starts_a_run(
     name: str, fn: Node[S, C], schema: type, *, inputs: Iterable[str] = ("question",),
     loops_from: Iterable[str] = (), settings: type | None = None,
@@ -114,9 +126,14 @@ def starts_a_run(
             refuse_other_settings(getattr(runtime, "context", None), settings)
         held: dict = dict(state)  # type: ignore[call-overload]
         trace = held.get("trace") or []
-        if not trace or (trace[-1].get("node") in looped):
-            return node(state, runtime)  # a fresh thread, or the loop going on
-        update = node({k: v for k, v in held.items() if k in keep}, runtime)  # type: ignore[arg-type]
+        asked = str(held.get("question") or "")[:RUN_QUESTION_CHARS]
+        # the loop going on: reached from its predecessor, in the run this question began (a run
+        # cut short inside its loop, then a new question on the thread, is a new run)
+        if trace and trace[-1].get("node") in looped and trace[0].get("asked") == asked:
+            return node(state, runtime)
+        if not trace:  # a fresh thread
+            return _marked(node(state, runtime), asked)
+        update = _marked(node({k: v for k, v in held.items() if k in keep}, runtime), asked)  # type: ignore[arg-type]
         out: dict[str, Any] = {}
         for key in held:
             if key in keep or key in update or key not in channels:

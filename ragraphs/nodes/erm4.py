@@ -187,7 +187,9 @@ def make_external_retrieve(c: Components) -> Node[ERM4State, ERM4Context]:
         source = ctx.external
         if source in ("web", "both") and c.web_search is None:
             raise ConfigError("external='web' needs a web search backend (Components(web_search=...))")
-        k, mode = int(ctx.k), usable_mode(c.retriever, ctx.retrieval)
+        k = int(ctx.k)
+        # the corpus is opened only where it is read (external="web" reads the web alone)
+        mode = usable_mode(c.retriever, ctx.retrieval) if source in ("corpus", "both") else ctx.retrieval
         web_timeout = float(ctx.web_timeout)
         knowledge: list[Passage] = []
         web_calls = 0

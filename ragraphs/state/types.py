@@ -106,10 +106,18 @@ def reset(value: Iterable[Passage] = ()) -> Any:
 def written(value: Any) -> Any:
     """What an update (``stream_mode="updates"``) writes to a key: the value, or the value an
     ``Overwrite`` carries past the key's reducer (a new question on a used thread, see
-    ``graphs._common.starts_a_run``)."""
+    ``graphs._common.starts_a_run``), also in the JSON forms a LangGraph server streams it in
+    (``{"value": ..., "type": "__overwrite__"}``, ``{"__overwrite__": ...}``)."""
     from langgraph.types import Overwrite
 
-    return value.value if isinstance(value, Overwrite) else value
+    if isinstance(value, Overwrite):
+        return value.value
+    if isinstance(value, dict):
+        if value.get("type") == "__overwrite__" and "value" in value and len(value) == 2:
+            return value["value"]
+        if len(value) == 1 and "__overwrite__" in value:
+            return value["__overwrite__"]
+    return value
 
 
 def add_trace(left: list[dict] | None, right: list[dict] | dict | None) -> list[dict]:

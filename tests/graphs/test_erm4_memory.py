@@ -192,3 +192,22 @@ def test_each_chroma_corpus_has_its_own_memory_in_the_same_reservoir_file(tmp_pa
     assert not other["inside"] and [p["text"] for p in other["passages"]] == ["The Seine flows through Paris."]
     shared = ERM4Context(reservoir_path=path, tau=0.5, theta=1, k=1, filter="none", reservoir_collection="default")
     assert get_reservoir(beta, shared).collection == "default"  # named: as given
+
+
+def test_a_web_only_run_never_opens_the_corpus_and_odd_collection_names_fit_a_store(tmp_path):
+    """external="web" reads the web alone, so no store is opened (a missing one is no error and
+    none is made); a collection name with a '.' still gives a namespace a LangGraph store takes."""
+    from langgraph.store.memory import InMemoryStore
+
+    from ragraphs.tools.websearch import OfflineCorpusSearch
+
+    web = OfflineCorpusSearch(passages=[make_passage("Danube", "The Danube flows through Vienna.", "web")])
+    missing = tmp_path / "no-store"
+    c = Components(llm=FakeAnswerChat(responses=["River**Danube", "the Danube"]), embeddings=HashEmbeddings(),
+                   web_search=web, store_path=str(missing), create_collection=False)
+    ctx = ERM4Context(external="web", fetch_pages=False, use_memory=False, filter="none", k=1)
+    out = build_erm4_graph(c).invoke({"question": "Which river flows through Vienna?"}, context=ctx)
+    assert [p["title"] for p in out["passages"]] == ["Danube"] and not missing.exists()
+    name = Components(store_path=str(tmp_path / "s"), collection="wiki.en").corpus_name()
+    assert name.startswith("chroma-wiki_en-")
+    InMemoryStore().put(("ragraphs", "erm4_reservoir", name), "k", {"title": "t"})  # a valid namespace

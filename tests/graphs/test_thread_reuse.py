@@ -70,3 +70,29 @@ def test_migres_loop_going_back_to_retrieve_is_the_same_run():
     nodes = [t["node"] for t in out["trace"]]
     assert nodes.count("retrieve") >= 2 and out["iterations"] == nodes.count("main_judge") >= 2
     assert len(out["memory_queries"]) >= 2  # the second iteration's query joined the first's
+
+
+def test_a_new_question_after_a_migres_loop_cut_short_is_a_new_run():
+    """A run stopped inside its loop (here the store fails in the second iteration's retrieve;
+    Ctrl-C or a cancelled Studio run leave the same state) and then a new question on the
+    thread: the new question does not carry on the old loop."""
+
+    class FailsOnce(LexicalRetriever):
+        calls = 0
+
+        def search(self, query, k, mode="dense"):
+            FailsOnce.calls += 1
+            if FailsOnce.calls == 2:
+                raise RuntimeError("the store went away")
+            return super().search(query, k, mode)
+
+    fresh = _graph("migres").invoke({"question": Q1})
+    g = build_graph("migres", Components(llm=ScriptedChat(script=_reply), retriever=FailsOnce(CORPUS)),
+                    checkpointer=InMemorySaver())
+    cfg = {"configurable": {"thread_id": "cut"}}
+    with pytest.raises(RuntimeError, match="went away"):
+        g.invoke({"question": Q2}, cfg)
+    assert g.get_state(cfg).values["trace"][-1]["node"] == "generate_queries"  # cut inside the loop
+    again = g.invoke({"question": Q1}, cfg)
+    assert _seen(again) == _seen(fresh)
+    assert again["trace"][0]["asked"] == Q1 and again["memory_queries"][0] == Q1

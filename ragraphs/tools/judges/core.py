@@ -126,7 +126,7 @@ def load_cross_encoder(path: str | os.PathLike, backend: str | None = None, max_
                                          local_files_only=True)
         except Exception as e:  # corrupt weights, unreadable ONNX graph, bad config, unknown name
             where = onnx_file if backend == "onnx" else p
-            if not local:  # a name, looked up in the local model cache only: no hub is reached
+            if not local and isinstance(e, OSError):  # a name not in the local model cache (no hub is reached)
                 raise ConfigError(f"judge model {str(path)!r}: no such folder, and no model of that name in the local "
                                   "Hugging Face cache (ragraphs loads models offline): give a CrossEncoder folder, "
                                   "a cached model name, 'evaluator' or 'none'") from e
