@@ -41,12 +41,17 @@ def make_components(args: argparse.Namespace, **kw: Any):
 
 def print_trace(node: str, update: dict, at: float) -> None:
     """One node's update on stderr, as it happens (``--trace``)."""
+    # a new question on a used thread: its first node sets the earlier run's keys back to empty
+    # (graphs._common.starts_a_run); one line says so, in place of every emptied key
+    fresh = any(written(v) is not v for v in update.values())
     update = {k: written(v) for k, v in update.items()}
     entries = update.get("trace") or []
     took = sum(float(e.get("elapsed_s", 0)) for e in entries)
-    shown = {k: v for k, v in update.items() if k not in ("trace",)}
+    shown = {k: v for k, v in update.items() if k not in ("trace",) and not (fresh and v in ("", [], {}, 0, False))}
     details = [{k: v for k, v in e.items() if k not in ("node", "elapsed_s")} for e in entries]
     print(f"--- [{at:7.2f}s] {node} ({took * 1000:.0f} ms)", file=sys.stderr)
+    if fresh:
+        print("    a new question on this thread: the earlier run's state set back to empty", file=sys.stderr)
     if details and any(details):
         print("    details: " + json.dumps(details[0] if len(details) == 1 else details, default=str)[:2000], file=sys.stderr)
     for k, v in shown.items():

@@ -82,6 +82,11 @@ def test_a_second_question_on_a_thread_is_its_own_run_and_history_shows_both(tmp
     later = out.index("question: What is the capital of France?")
     assert out.index("answer: Lima") < later < out.index("answer: Paris")
     assert out.count("ran retrieve (") == 2 and out.count("ran generate (") == 2
+    # --trace says so in one line, not with every key it emptied
+    code, out, err = main_captured(capsys, "ask", "And Peru?", "--method", "vanilla", "--llm", "fake:Lima", "--k", "1",
+                                   *store, "--thread", "two", "--trace")
+    assert code == 0 and "a new question on this thread: the earlier run's state set back to empty" in err
+    assert 'answer: ""' not in err and "llm_calls: 0" not in err
     # a thread is one method's: another method on it is refused, the thread left as it was
     code, out, err = main_captured(capsys, "ask", "Who?", "--method", "none", "--llm", "fake:x", *store, "--thread", "two")
     assert code == 2 and not out
