@@ -214,6 +214,8 @@ def test_written_reads_an_overwrite_in_each_form_a_stream_gives():
 
     from ragraphs.state import written
 
-    for form in (Overwrite([1]), {"value": [1], "type": "__overwrite__"}, {"__overwrite__": [1]}, [1]):
+    from ragraphs.state import reset
+
+    for form in (Overwrite([1]), {"value": [1], "type": "__overwrite__"}, {"__overwrite__": [1]}, [1], reset([1])):
         assert written(form) == [1]
     assert written({"value": 1, "type": "other"}) == {"value": 1, "type": "other"}

@@ -62,6 +62,9 @@ def get_reservoir(c: Components, ctx: ERM4Context, store: Any = None) -> Reservo
         return r
     collection = ctx.reservoir_collection or c.corpus_name() or "default"
     if ctx.reservoir == "store":
+        if "." in collection:  # LangGraph's namespaces refuse it with an error that names no setting
+            raise ConfigError(f"reservoir_collection {collection!r}: a LangGraph store's namespace takes no '.'; "
+                              "use letters, digits, '_' or '-' with reservoir='store'")
         return StoreReservoir(store, collection=collection)
     bound = int(ctx.reservoir_max_entries or 0)
     return open_reservoir(

@@ -107,7 +107,8 @@ def written(value: Any) -> Any:
     """What an update (``stream_mode="updates"``) writes to a key: the value, or the value an
     ``Overwrite`` carries past the key's reducer (a new question on a used thread, see
     ``graphs._common.starts_a_run``), also in the JSON forms a LangGraph server streams it in
-    (``{"value": ..., "type": "__overwrite__"}``, ``{"__overwrite__": ...}``)."""
+    (``{"value": ..., "type": "__overwrite__"}``, ``{"__overwrite__": ...}``), or the list a
+    node's :func:`reset` of the passages carries."""
     from langgraph.types import Overwrite
 
     if isinstance(value, Overwrite):
@@ -117,6 +118,8 @@ def written(value: Any) -> Any:
             return value["value"]
         if len(value) == 1 and "__overwrite__" in value:
             return value["__overwrite__"]
+        if value.get("__reset__") is True and set(value) == {"__reset__", "value"}:  # a node's reset()
+            return value["value"]
     return value
 
 

@@ -136,7 +136,7 @@ class Reservoir:
             with con:
                 con.executescript(_SCHEMA)
             self._write(self._migrate)
-        except sqlite3.Error as e:
+        except (sqlite3.Error, OSError) as e:  # a folder that cannot be made or written, too
             raise StoreError(f"cannot open the reservoir at {self.path}: {e}") from e
         self._check_embeddings()
 

@@ -211,3 +211,22 @@ def test_a_web_only_run_never_opens_the_corpus_and_odd_collection_names_fit_a_st
     name = Components(store_path=str(tmp_path / "s"), collection="wiki.en").corpus_name()
     assert name.startswith("chroma-wiki_en-")
     InMemoryStore().put(("ragraphs", "erm4_reservoir", name), "k", {"title": "t"})  # a valid namespace
+
+
+def test_reservoir_places_that_cannot_be_used_are_named(tmp_path):
+    """A reservoir file whose folder cannot be made is a StoreError naming it (a bare OSError,
+    "An internal error occurred" on a server, before); a '.' in a store reservoir's collection is
+    a ConfigError naming the setting (LangGraph's namespace error named none)."""
+    from langgraph.store.memory import InMemoryStore
+
+    from ragraphs.errors import StoreError
+    from ragraphs.nodes.erm4 import get_reservoir
+
+    blocker = tmp_path / "afile"
+    blocker.write_text("x")
+    with pytest.raises(StoreError, match="cannot open the reservoir at .*afile"):
+        Reservoir(blocker / "r.sqlite3", embeddings=HashEmbeddings())
+    c = Components(retriever=CountingRetriever(None), embeddings=HashEmbeddings())
+    ctx = ERM4Context(reservoir="store", reservoir_collection="wiki.en")
+    with pytest.raises(ConfigError, match=r"reservoir_collection 'wiki.en': a LangGraph store's namespace takes no '\.'"):
+        get_reservoir(c, ctx, InMemoryStore())
