@@ -16,6 +16,7 @@ import argparse
 import json
 import os
 import sys
+from typing import Any
 
 from ..errors import ConfigError, InputError, check_writable_folder
 from .report import fmt as _fmt, summary_table
@@ -61,6 +62,19 @@ def resolve_methods(args: argparse.Namespace) -> list[str]:
             raise ConfigError(f"unknown method {m!r}{hint}; choose from {', '.join(known + [ORACLE])}")
     # keep order, drop repeats
     return list(dict.fromkeys(methods))
+
+
+def corpus_named(args: argparse.Namespace) -> dict[str, Any]:
+    """What the questions retrieve from, as the command line names it (empty: the data file's
+    own paragraphs): recorded beside a run's results, so a resume over another corpus is refused."""
+    named: dict[str, Any] = {}
+    if getattr(args, "corpus", None):
+        named["corpus"], named["collection"] = os.path.abspath(args.corpus), args.collection
+    if getattr(args, "pool", None):
+        named["pool"] = sorted(os.path.abspath(p) for p in args.pool)
+    if getattr(args, "web", None):
+        named["web"] = sorted(os.path.abspath(p) for p in args.web)
+    return named
 
 
 def open_corpus(args: argparse.Namespace, examples: list, embeddings_fast: bool = True):
@@ -187,7 +201,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         out_dir = os.path.join(args.out, "runs", dataset, spec.label) if args.out else None
         summary, records = run_spec(
             spec, examples, comps, dataset=dataset, data=args.data, out_dir=out_dir,
-            resume=not args.fresh, progress=not args.quiet,
+            resume=not args.fresh, progress=not args.quiet, corpus=corpus_named(args),
         )
         summaries.append(summary)
         all_records[spec.label] = records

@@ -168,6 +168,23 @@ class OracleRetriever:
         return sum(len(v) for v in self.gold.values())
 
 
+class _WithheldTitles:
+    """A title index that never hands back the passages its retriever withholds."""
+
+    def __init__(self, base: Any, owner: "WithheldRetriever"):
+        self.base, self.owner = base, owner
+
+    def named_in(self, text: str, limit: int | None = None, exclude: Any = ()) -> list[Passage]:
+        kept = [p for p in self.base.named_in(text, None, exclude=exclude) if p.get("id") not in self.owner.withheld]
+        return kept if limit is None else kept[: max(0, int(limit))]
+
+    def __len__(self) -> int:
+        return len(self.base)
+
+    def __getattr__(self, name: str) -> Any:  # the rest reads titles, never hands passages back
+        return getattr(self.base, name)
+
+
 class WithheldRetriever:
     """A retriever that never returns the passages withheld for the question at hand.
 
@@ -176,8 +193,8 @@ class WithheldRetriever:
     search asks the wrapped retriever for ``k`` plus that many results and drops the withheld
     ones. For dense search that is the ranking of a corpus that lacks them (BM25's term weights
     and a fused list's ranks move a little): every retrieval truly misses, as in an open corpus
-    that has no page on the answer. The title index is the wrapped one's (it only reorders
-    what a search returned)."""
+    that has no page on the answer. The title index is the wrapped one's, with the withheld
+    passages left out of what it hands back (DR-RAG's title links brought them back before)."""
 
     def __init__(self, base: Any):
         self.base = base
@@ -199,7 +216,8 @@ class WithheldRetriever:
 
     def title_index(self) -> Any:
         index = getattr(self.base, "title_index", None)
-        return index() if callable(index) else None
+        base = index() if callable(index) else None
+        return None if base is None else _WithheldTitles(base, self)
 
     def embed_queries(self, queries: Any) -> np.ndarray:
         return self.base.embed_queries(queries)

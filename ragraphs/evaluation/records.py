@@ -62,15 +62,18 @@ class _Progress:
             self.bar.close()
 
 
-def open_results(spec: Any, out_dir: str | None, *, resume: bool, dataset: str = "", data: str = "") -> tuple[str | None, dict[str, dict]]:
+def open_results(spec: Any, out_dir: str | None, *, resume: bool, dataset: str = "", data: str = "",
+                 corpus: dict[str, Any] | None = None) -> tuple[str | None, dict[str, dict]]:
     """Prepare ``out_dir`` for a run of ``spec`` (a :class:`~.runner.RunSpec`): (the results
     file, the finished records to keep by id). Refuses a directory that holds results of
-    other settings or data; failed records are not kept, so those questions run again."""
+    other settings, data or corpus (``corpus``: what the questions retrieve from, as the
+    command line names it); failed records are not kept, so those questions run again."""
     if not out_dir:
         return None, {}
     os.makedirs(out_dir, exist_ok=True)
     results_path = os.path.join(out_dir, "results.jsonl")
-    cfg = {"label": spec.label, "spec": asdict(spec), "dataset": dataset, "data": os.path.abspath(data) if data else ""}
+    cfg = {"label": spec.label, "spec": asdict(spec), "dataset": dataset, "data": os.path.abspath(data) if data else "",
+           "corpus": corpus or {}}
     cfg_path = os.path.join(out_dir, "config.json")
     if os.path.exists(cfg_path) and resume:
         try:
@@ -85,12 +88,29 @@ def open_results(spec: Any, out_dir: str | None, *, resume: bool, dataset: str =
             raise ConfigError(
                 f"{out_dir} holds results of other settings or another data file; use another --out or --fresh"
             )
+        # a run written before the corpus was recorded resumes as before
+        if old is not None and "corpus" in old and old["corpus"] != cfg["corpus"]:
+            raise ConfigError(f"{out_dir} holds results retrieved from another corpus ({old['corpus'] or 'the data file'}, "
+                              f"now {cfg['corpus'] or 'the data file'}); use another --out or --fresh")
     if not resume and os.path.exists(results_path):
         os.replace(results_path, results_path + ".old")
     with open(cfg_path, "w", encoding="utf-8") as fh:
         json.dump(cfg, fh, indent=1, default=str)
     done = {i: r for i, r in read_results(results_path).items() if not r.get("error")} if resume else {}
     return results_path, done
+
+
+def _ends_mid_line(path: str) -> bool:
+    """Whether the file is not empty and its last byte is not a newline."""
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            if fh.tell() == 0:
+                return False
+            fh.seek(-1, os.SEEK_END)
+            return fh.read(1) != b"\n"
+    except OSError:
+        return False
 
 
 class Recorder:
@@ -104,6 +124,11 @@ class Recorder:
         self._running = list(self.records.values())
         self._bar = _Progress(len(self.todo), spec.label, progress)
         self._fh = open(results_path, "a", encoding="utf-8") if results_path else None
+        if results_path and self._fh is not None and _ends_mid_line(results_path):
+            # a record cut by a crash (SIGKILL, out of memory): the next one starts on a line of
+            # its own, so it is not glued to the broken one and lost with it
+            self._fh.write("\n")
+            self._fh.flush()
         self._on_record = on_record
 
     def add(self, rec: dict) -> None:

@@ -341,8 +341,10 @@ def run_spec(
     resume: bool = True,
     progress: bool = True,
     on_record: Callable[[dict], None] | None = None,
+    corpus: dict[str, Any] | None = None,
 ) -> tuple[dict, list[dict]]:
-    """Evaluate one configuration on ``examples``; returns (summary, records in file order)."""
+    """Evaluate one configuration on ``examples``; returns (summary, records in file order).
+    ``corpus`` names what the questions retrieve from, so a resume over another is refused."""
     from ..graphs import build_graph
 
     ctx = build_context(spec)
@@ -351,7 +353,7 @@ def run_spec(
     withheld = components._retriever if spec.withhold_gold else None
     if withheld is not None and not hasattr(withheld, "withhold"):
         raise ConfigError("withhold_gold needs a retriever that can withhold passages (evaluation.corpus.WithheldRetriever)")
-    results_path, done = open_results(spec, out_dir, resume=resume, dataset=dataset, data=data)
+    results_path, done = open_results(spec, out_dir, resume=resume, dataset=dataset, data=data, corpus=corpus)
     ctx, scratch = run_memory(ctx, results_path, resume=resume)
     try:
         with Recorder(spec, examples, done, results_path, progress=progress, on_record=on_record) as rec:

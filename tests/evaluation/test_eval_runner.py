@@ -203,7 +203,17 @@ def test_cli_eval_json_report_and_resume(tmp_path, data_dir, capsys):
     assert main(argv) == 0
     again = _last_json(capsys)
     assert all(r["resumed"] == 3 for r in again["runs"])
-    assert len(Path(os.path.join(out, "runs", "musique", runs["none"]["label"], "results.jsonl")).read_text(encoding="utf-8").splitlines()) == 3
+    results = Path(os.path.join(out, "runs", "musique", runs["none"]["label"], "results.jsonl"))
+    assert len(results.read_text(encoding="utf-8").splitlines()) == 3
+    # a record cut by a crash (no newline at the end): the run goes on, its next record on a line
+    # of its own, and a later resume reads every finished question (one was glued and lost)
+    with results.open("a", encoding="utf-8") as fh:
+        fh.write('{"id": "cut-by-a-crash", "predic')
+    longer = [a if a != "3" else "5" for a in argv]
+    assert main(longer) == 0
+    assert {r["method"]: r["resumed"] for r in _last_json(capsys)["runs"]}["none"] == 3
+    assert main(longer) == 0
+    assert all(r["resumed"] == 5 for r in _last_json(capsys)["runs"])
 
 
 def test_cli_single_method_prints_one_summary(tmp_path, data_dir, capsys):
@@ -313,3 +323,17 @@ def test_records_say_how_each_passage_was_picked(hotpot, corpus):
         added = [m for m in metas if m["stage"] == 2]
         assert added and all(m["pair_score"] == pytest.approx(0.9) and m["via"] for m in added)
         json.dumps(r)  # the record stays JSON
+
+
+def test_a_resume_over_another_corpus_is_refused(tmp_path, data_dir, capsys):
+    """The questions' records hold what they retrieved: another --pool (or --corpus, --web) under
+    the same --out would mix two corpora in one table (it did, silently)."""
+    out = str(tmp_path / "out")
+    data = str(data_dir / "hotpotqa.sample.jsonl")
+    argv = ["eval", "--method", "vanilla", "--data", data, "--limit", "2", "--llm", "fake:yes", "--out", out, "--quiet"]
+    assert main(argv) == 0
+    capsys.readouterr()
+    assert main(argv + ["--pool", str(data_dir / "musique.sample.jsonl")]) == 2
+    err = capsys.readouterr().err
+    assert "holds results retrieved from another corpus (the data file, now {'pool': [" in err
+    assert main(argv) == 0  # the same corpus: resumes
