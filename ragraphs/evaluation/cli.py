@@ -143,6 +143,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
     examples = examples[: args.limit] if args.limit else examples
 
     withhold = bool(getattr(args, "withhold_gold", False))
+    if args.retrieval_only and "none" in methods:  # it retrieves nothing, and would still ask its LLM
+        methods = [m for m in methods if m != "none"]
+        if not methods:
+            raise ConfigError("--retrieval-only: method 'none' answers without retrieving; choose a method that retrieves")
+        if not args.quiet:
+            print("--retrieval-only: method 'none' left out (it retrieves nothing)", file=sys.stderr)
     specs = iter_specs(
         methods, ks, strategies,
         retrieval=args.retrieval, retrieval_only=args.retrieval_only, llm=args.llm, settings=settings,

@@ -1,5 +1,6 @@
 """Bad input gives one clear line and a non-zero exit, never a traceback."""
 
+import json
 import os
 import subprocess
 import sys
@@ -329,3 +330,17 @@ def test_more_mistakes_each_one_line(tmp_path, capsys):
         assert code == 2 and err.startswith("ragraphs: error: ") and message in err, (argv, err)
         assert len(err.strip().splitlines()) == 1 and not out, (argv, err)
     assert not (tmp_path / "demo").exists() and not (tmp_path / "c.sqlite").exists()  # nothing done first
+
+
+def test_retrieval_only_leaves_out_the_method_that_retrieves_nothing(capsys):
+    """`none` under --retrieval-only would still ask its LLM for every question: it is left out
+    of a comparison, and refused alone."""
+    from conftest import main_captured
+
+    data = Path(__file__).resolve().parents[1] / "data" / "hotpotqa.sample.jsonl"
+    code, out, err = main_captured(capsys, "eval", "--data", data, "--method", "none", "--retrieval-only", "--limit", "1")
+    assert code == 2 and "method 'none' answers without retrieving" in err
+    code, out, err = main_captured(capsys, "eval", "--data", data, "--compare", "none,oracle", "--retrieval-only",
+                                   "--limit", "1", "--llm", "fake:x", "--json")
+    assert code == 0 and "method 'none' left out" in err
+    assert json.loads(out)["method"] == "oracle"  # one run left: its summary alone
