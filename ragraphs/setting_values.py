@@ -172,6 +172,20 @@ def parse_settings(pairs: list[str] | None) -> dict[str, Any]:
 T = TypeVar("T")
 
 
+def _other_settings(ctx: Any, cls: type) -> ConfigError:
+    return ConfigError(f"this graph runs with {cls.__name__} (or a dict of its settings), got {type(ctx).__name__}")
+
+
+def refuse_other_settings(ctx: Any, cls: type) -> None:
+    """A :class:`ConfigError` when ``ctx`` is one of ragraphs' settings classes other than
+    ``cls`` exactly (``DRRAGContext`` handed to the vanilla graph, whose nodes' :func:`context_in`
+    takes a subclass for its base); a user's own class, a dict or none passes (read by name)."""
+    if ctx is None or type(ctx) is cls or not is_dataclass(ctx):
+        return
+    if type(ctx).__module__ == cls.__module__:
+        raise _other_settings(ctx, cls)
+
+
 def context_in(ctx: Any, cls: type[T], family: type) -> T:
     """A run's context ``ctx`` read as the settings class ``cls``: ``cls()`` for none, ``ctx``
     itself when it is one; a :class:`ConfigError` for another class of the ``family`` (another
@@ -183,7 +197,7 @@ def context_in(ctx: Any, cls: type[T], family: type) -> T:
     if isinstance(ctx, cls):
         return ctx
     if isinstance(ctx, family):
-        raise ConfigError(f"this graph runs with {cls.__name__} (or a dict of its settings), got {type(ctx).__name__}")
+        raise _other_settings(ctx, cls)
     names = [f.name for f in fields(cast(Any, cls))]
     if isinstance(ctx, Mapping):
         values = {k: ctx[k] for k in names if k in ctx}

@@ -67,6 +67,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
             raise ConfigError("--retrieval-only: method 'none' answers without retrieving; choose a method that retrieves")
         ctx_values["skip_generation"] = True
     ctx = method_context(args.method, ctx_values)  # a bad name or value fails here, before the store opens
+    if getattr(args, "checkpointer", None) and not getattr(args, "thread", None):
+        raise ConfigError("--checkpointer keeps a run under a --thread ID; give one, or leave --checkpointer out")
     components = make_components(args, create_collection=False)  # a mistyped --store or --collection is an error, not a new store
     if args.method != "none":
         retr = components.retriever
@@ -74,8 +76,6 @@ def cmd_ask(args: argparse.Namespace) -> int:
             print("warning: the store is empty; run `ragraphs ingest PATH` first", file=sys.stderr)
     config = None
     checkpointer = None
-    if getattr(args, "checkpointer", None) and not getattr(args, "thread", None):
-        raise ConfigError("--checkpointer keeps a run under a --thread ID; give one, or leave --checkpointer out")
     if getattr(args, "thread", None):
         from .debug import check_thread_method, open_checkpointer, store_of, thread_config
 

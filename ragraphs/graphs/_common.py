@@ -9,7 +9,6 @@ trace of every step with its time. Details are also sent as a custom stream even
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import time
 from typing import Any, Callable, Hashable, Iterable, TypeVar
@@ -19,7 +18,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Overwrite
 from langgraph.typing import ContextT as C
 
-from ..errors import ConfigError
+from ..setting_values import refuse_other_settings
 from ..state.types import Node
 
 S = TypeVar("S")
@@ -71,16 +70,6 @@ def _channels(schema: type) -> dict[str, tuple[Any, Callable | None]]:
         make = empty_of.get(base)
         out[key] = (make() if make else None, reducer)
     return out
-
-
-def refuse_other_settings(ctx: Any, cls: type) -> None:
-    """A :class:`ConfigError` when ``ctx`` is one of ragraphs' settings classes other than
-    ``cls`` (``DRRAGContext`` handed to the vanilla graph); a user's own class, a dict or none
-    passes (read by name, ``settings.context_of``)."""
-    if ctx is None or type(ctx) is cls or not dataclasses.is_dataclass(ctx):
-        return
-    if type(ctx).__module__ == cls.__module__:
-        raise ConfigError(f"this graph runs with {cls.__name__} (or a dict of its settings), got {type(ctx).__name__}")
 
 
 RUN_QUESTION_CHARS = 500
