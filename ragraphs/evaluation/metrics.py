@@ -3,13 +3,16 @@
 Answer metrics follow the SQuAD / FlashRAG conventions (re-implemented here):
 
 - the answer and each gold alias are *normalised*: Unicode NFKC, lower case, punctuation
-  removed, the articles ``a``/``an``/``the`` removed, runs of white space collapsed;
+  removed (SQuAD's ASCII set and every Unicode punctuation mark, such as an en dash), the
+  articles ``a``/``an``/``the`` removed, runs of white space collapsed;
 - **EM**: 1 if the normalised prediction equals some normalised gold alias;
 - **F1**: token-level F1 between the normalised prediction and a gold alias, the best over
   aliases; when either side is ``yes``/``no``/``noanswer`` and they differ, that pair scores 0
   (so "no" does not get partial credit against "yes");
 - **acc**: 1 if some normalised gold alias occurs inside the normalised prediction as a
-  substring (FlashRAG's "Sub-EM"/accuracy, as reported by CRAG and MIGRES).
+  substring (FlashRAG's "Sub-EM"/accuracy, as reported by CRAG and MIGRES); a ``yes`` / ``no``
+  / ``noanswer`` gold only as a whole word, so that "no" is not found in "know" or "not"
+  (FlashRAG and the papers' scripts take the plain substring there too).
 
 Retrieval metric (DR-RAG, Table 5):
 
@@ -23,23 +26,18 @@ Retrieval metric (DR-RAG, Table 5):
 
 from __future__ import annotations
 
-import re
-import string
-import unicodedata
 from collections import Counter
 from typing import Any, Iterable, Sequence
 
-_PUNCT = frozenset(string.punctuation)
-_ARTICLES = re.compile(r"\b(a|an|the)\b")
+from ..tools.text import normalize_answer
+
 _SPECIAL = ("yes", "no", "noanswer")
 
 
 def normalize(text: str | None) -> str:
-    """SQuAD normalisation (plus NFKC so that full-width and compatibility forms compare equal)."""
-    s = unicodedata.normalize("NFKC", text or "").lower()
-    s = "".join(ch for ch in s if ch not in _PUNCT)
-    s = _ARTICLES.sub(" ", s)
-    return " ".join(s.split())
+    """SQuAD normalisation, plus NFKC and every Unicode punctuation mark
+    (:func:`ragraphs.tools.text.normalize_answer`, the one the graphs compare answers with)."""
+    return normalize_answer(text)
 
 
 def _golds(golds: str | Iterable[str] | None) -> list[str]:
@@ -86,9 +84,16 @@ def f1_score(prediction: str | None, golds: str | Iterable[str] | None) -> float
     return max((_f1_pair(p, g) for p, g in _pairs(prediction, golds)), default=0.0)
 
 
+def _contains(pred: str, gold: str) -> bool:
+    if gold in _SPECIAL:  # "no" is not found in "know", "not" or "adenovirus"
+        return gold in pred.split()
+    return gold != "" and gold in pred
+
+
 def accuracy(prediction: str | None, golds: str | Iterable[str] | None) -> float:
-    """Substring accuracy: some normalised gold alias occurs in the normalised prediction."""
-    return float(any(g != "" and g in p for p, g in _pairs(prediction, golds)))
+    """Substring accuracy: some normalised gold alias occurs in the normalised prediction
+    (``yes`` / ``no`` / ``noanswer`` only as a whole word)."""
+    return float(any(_contains(p, g) for p, g in _pairs(prediction, golds)))
 
 
 def answer_scores(prediction: str | None, golds: str | Iterable[str] | None) -> dict[str, float | None]:

@@ -97,10 +97,16 @@ def strips(text: str, sentences_per_strip: int = 3) -> list[str]:
 _PUNCT = set(string.punctuation)
 
 
-def normalize_answer(s: str) -> str:
-    """SQuAD normalisation: lower case, strip punctuation, articles and extra space."""
+def _is_punct(ch: str) -> bool:
+    return ch in _PUNCT or unicodedata.category(ch).startswith("P")
+
+
+def normalize_answer(s: str | None) -> str:
+    """SQuAD normalisation: lower case, strip punctuation, articles and extra space. Beyond
+    SQuAD's ASCII set, Unicode NFKC comes first and every Unicode punctuation mark goes too
+    (an en dash, curly quotes), so "Breaking Dawn – Part 2" equals "Breaking Dawn - Part 2"."""
     s = unicodedata.normalize("NFKC", s or "").lower()
-    s = "".join(ch for ch in s if ch not in _PUNCT)
+    s = "".join(ch for ch in s if not _is_punct(ch))
     s = re.sub(r"\b(a|an|the)\b", " ", s)
     return " ".join(s.split())
 

@@ -29,6 +29,9 @@ from ragraphs.state.types import make_passage
         ("", ""),
         (None, ""),
         ("The", ""),
+        ("Breaking Dawn \u2013 Part 2", "breaking dawn part 2"),  # an en dash is punctuation too
+        ("\u201cDvo\u0159\u00e1k\u2019s\u201d", "dvo\u0159\u00e1ks"),  # curly quotes, as the ASCII ones
+        ("1990\u20131995", "19901995"),
     ],
 )
 def test_normalize(raw, norm):
@@ -75,8 +78,19 @@ def test_accuracy_is_normalised_substring():
     assert accuracy("He was born in Georgetown, Kentucky in 1950", ["Georgetown"]) == 1.0
     assert accuracy("The answer: U.S.A.", ["USA"]) == 1.0
     assert accuracy("Georgetow", ["Georgetown"]) == 0.0
-    # plain substring, as FlashRAG does: "no" inside "not known" counts
-    assert accuracy("not known", ["no"]) == 1.0
+    # a yes/no gold only as a whole word (FlashRAG's plain substring finds "no" in "not known")
+    assert accuracy("not known", ["no"]) == 0.0
+    assert accuracy("Yes, 3D printing can make adenoviruses", ["no"]) == 0.0
+    assert accuracy("No, it cannot.", ["no"]) == 1.0
+    assert accuracy("yesterday", ["yes"]) == 0.0
+    # other golds stay plain substrings, as in the papers
+    assert accuracy("the Indian film director", ["India"]) == 1.0
+
+
+def test_unicode_dashes_do_not_cost_an_exact_match():
+    gold = ["The Twilight Saga: Breaking Dawn \u2013 Part 2"]
+    assert exact_match("The Twilight Saga: Breaking Dawn - Part 2", gold) == 1.0
+    assert accuracy("It is The Twilight Saga: Breaking Dawn - Part 2.", gold) == 1.0
 
 
 def test_answer_scores_without_gold_is_none():
