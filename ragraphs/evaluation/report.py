@@ -137,24 +137,32 @@ def plot_node_times(summaries: list[dict], path: str) -> bool:
     return True
 
 
+def _grid(summary: dict) -> tuple:
+    """Where a run sits in an eval's grid, beyond its method: runs at the same place pair."""
+    return tuple(summary.get(k) for k in ("k", "retrieval", "retrieval_only", "llm"))
+
+
 def paired_runs(summaries: list[dict], records: dict[str, list[dict]],
                 ref: str | None = None) -> tuple[str, list[tuple[str, dict]]]:
-    """The reference run (``ref``, else vanilla if run, else the first) and, for every other run
+    """The reference (``ref``, else vanilla if run, else the first run) and, for every other run
     with records, its paired differences from it by metric (:data:`_PCT`); no runs when fewer than
-    two have records."""
+    two have records. With several vanilla runs (``--k 2,4``), each run pairs with the one of its
+    own ``k`` (and retrieval, LLM), and its row names that reference."""
     labels = [s["label"] for s in summaries if records.get(s["label"])]
     if len(labels) < 2 or (ref is not None and ref not in labels):
         return "", []
-    by_method = {s.get("method"): s["label"] for s in summaries if s["label"] in labels}
-    ref = ref or by_method.get("vanilla", labels[0])
+    by_label = {s["label"]: s for s in summaries if s["label"] in labels}
+    refs = [ref] if ref is not None else [lb for lb in labels if by_label[lb].get("method") == "vanilla"] or labels[:1]
     runs = []
     for label in labels:
-        if label == ref:
+        if label in refs:
             continue
-        diffs = {p.metric: p for p in paired_differences(records[label], records[ref], metrics=_PCT)}
+        own = next((r for r in refs if _grid(by_label[r]) == _grid(by_label[label])), refs[0])
+        diffs = {p.metric: p for p in paired_differences(records[label], records[own], metrics=_PCT)}
         if diffs:
-            runs.append((label, diffs))
-    return ref, runs
+            runs.append((label if len(refs) == 1 else f"{label} (against {own})", diffs))
+    name = refs[0] if len(refs) == 1 else str(by_label[refs[0]].get("method") or refs[0])
+    return name, runs
 
 
 Paired = tuple[str, list[tuple[str, dict]]]  # what paired_runs returns

@@ -88,3 +88,15 @@ def test_the_paired_plot_draws_every_run_against_the_reference(tmp_path):
     assert not plot_paired(summaries, records, str(tmp_path / "x.png"), ref="oracle")
     assert not plot_paired(summaries[:1], records, str(tmp_path / "y.png"))
     assert not (tmp_path / "x.png").exists() and not (tmp_path / "y.png").exists()
+
+
+def test_a_k_sweep_pairs_each_run_with_vanilla_at_its_own_k():
+    # `eval --compare vanilla,crag --k 2,4`: crag at k 2 against vanilla at k 2, not the last vanilla
+    summaries = [{"label": f"{m}-k{k}", "method": m, "k": k} for m in ("vanilla", "crag") for k in (2, 4)]
+    records = {"vanilla-k2": _recs([0] * 20), "vanilla-k4": _recs([1] * 20),
+               "crag-k2": _recs([1] * 20), "crag-k4": _recs([1] * 20)}
+    ref, runs = paired_runs(summaries, records)
+    assert ref == "vanilla"
+    assert [(label, d["em"].mean) for label, d in runs] == [("crag-k2 (against vanilla-k2)", 1.0),
+                                                            ("crag-k4 (against vanilla-k4)", 0.0)]
+    assert paired_section(summaries, records)[0] == "## Against vanilla, question by question"
