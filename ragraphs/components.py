@@ -65,8 +65,13 @@ class Components:
         judges: dict[str, Any] | None = None,
         extra: dict[str, Any] | None = None,
     ):
+        if isinstance(llm, str):  # it failed at the first call, as if the network were down
+            raise ConfigError(f"llm must be a LangChain chat or completion model, got the string {llm!r}; for a model "
+                              "spec such as 'openai:gpt-4o-mini' set the run's `llm` setting, or build the model "
+                              "with ragraphs.tools.llm.make_llm(spec)")
         self._llm = llm
         self._embeddings = embeddings
+        self._embeddings_given = embeddings is not None
         self._retriever = retriever
         self._vectorstore = vectorstore
         self._users_corpus = retriever is not None or vectorstore is not None
@@ -81,6 +86,12 @@ class Components:
         if judges:
             from .tools.judges.core import as_judge  # a CrossEncoder of the user's is wrapped
 
+            from .tools.judges.core import JUDGES
+
+            unknown = sorted(set(judges) - set(JUDGES))
+            if unknown:  # a mistyped role would leave the shipped judge in its place, unnoticed
+                raise ConfigError(f"unknown judge role(s) {', '.join(map(repr, unknown))}; the roles are "
+                                  f"{', '.join(JUDGES)}")
             self.judges = {role: as_judge(role, j) for role, j in judges.items()}
         self.extra: dict[str, Any] = dict(extra or {})
         self._lock = threading.RLock()
@@ -112,7 +123,8 @@ class Components:
                         None if self.store_url else (self.store_path or default_store_path()),
                         url=self.store_url,
                         collection=self.collection,
-                        embeddings=self.embeddings,
+                        # none given: the store's own MiniLM (int8, or the float one of `ingest --exact`)
+                        embeddings=self._embeddings if self._embeddings_given else None,
                         create=self.create_collection,
                     )
             elif _langchain_search(self._retriever):

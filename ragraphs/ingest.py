@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator
 
 from .errors import InputError
-from .state.types import Passage, make_passage
-from .tools.text import chunk_text
+from .state.types import Passage, make_passage, passage_id
+from .tools.text import CHUNK_WORDS, chunk_text
 
 TEXT_EXT = {".txt", ".text", ".rst", ""}
 MD_EXT = {".md", ".markdown"}
@@ -89,13 +89,29 @@ def _decode(raw: bytes) -> str:
     lenient = raw.decode("utf-8-sig", "replace")
     if len(_NON_ASCII.findall(lenient)) > lenient.count("\ufffd"):
         return lenient
-    return raw.decode("latin-1")  # never fails; non-UTF-8 text survives mostly readable
+    try:  # Windows' 8-bit text: its euro sign, curly quotes and dashes are not latin-1's controls
+        return raw.decode("cp1252")
+    except UnicodeDecodeError:  # one of the five bytes cp1252 leaves undefined
+        return raw.decode("latin-1")  # never fails; non-UTF-8 text survives mostly readable
 
 
 def _md_title(text: str, fallback: str) -> str:
-    for line in text.splitlines():
-        if line.startswith("#"):
-            return line.lstrip("#").strip() or fallback
+    """A Markdown file's title: its front matter's ``title:``, else its first ATX heading
+    (``# Title``) outside fenced code, else ``fallback``."""
+    lines = text.splitlines()
+    if lines and lines[0].strip() == "---":  # YAML front matter
+        for line in lines[1:]:
+            if line.strip() in ("---", "..."):
+                break
+            m = re.match(r"title:\s*(.+)", line)
+            if m and m.group(1).strip().strip("'\""):
+                return m.group(1).strip().strip("'\"")
+    fenced = False
+    for line in lines:
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+        elif not fenced and re.match(r"#{1,6}\s+\S", line):
+            return line.lstrip("#").strip().rstrip("#").strip() or fallback
     return fallback
 
 
@@ -103,7 +119,14 @@ def _chunks(title: str, text: str, source: str, max_words: int) -> list[Passage]
     """The passages of one file's text; ``meta["path"]`` is the file's absolute path, which
     ingest's replacement of a changed file's old passages matches on."""
     path = os.path.abspath(source)
-    return [make_passage(title, c, "corpus", path=path, chunk=i) for i, c in enumerate(chunk_text(text, max_words)) if c.strip()]
+    return [_file_passage(title, c, path, i) for i, c in enumerate(chunk_text(text, max_words)) if c.strip()]
+
+
+def _file_passage(title: str, text: str, path: str, chunk: int, **meta) -> Passage:
+    """A passage of the file or page at ``path``: its id hashes the path with the title and
+    text, so two files holding the same text each keep their own passage (one shared id was
+    removed with the first file's next version, or with the first file gone)."""
+    return make_passage(title, text, "corpus", id=passage_id(f"{path}\x1e{title}", text), path=path, chunk=chunk, **meta)
 
 
 @contextlib.contextmanager
@@ -154,6 +177,7 @@ _OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # encrypted Office files and l
 def read_docx(path: str, head: bytes) -> str:
     """The text of a DOCX file; :class:`InputError` when it cannot be read."""
     import zipfile
+    import zlib
 
     from langchain_community.document_loaders import Docx2txtLoader
 
@@ -161,12 +185,12 @@ def read_docx(path: str, head: bytes) -> str:
         raise InputError(f"{path}: encrypted (password-protected) or legacy .doc file, not a readable DOCX")
     try:
         docs = Docx2txtLoader(path).load()
-    except (zipfile.BadZipFile, KeyError, ValueError, OSError) as e:
+    except (zipfile.BadZipFile, KeyError, ValueError, OSError, SyntaxError, zlib.error) as e:  # ParseError is a SyntaxError
         raise InputError(f"{path}: not a readable DOCX (corrupt?): {_one_line(e)}") from e
     return "\n\n".join(d.page_content for d in docs)
 
 
-def read_file(path: str, max_words: int = 180, warn: Callable[[str], None] | None = None) -> list[Passage]:
+def read_file(path: str, max_words: int = CHUNK_WORDS, warn: Callable[[str], None] | None = None) -> list[Passage]:
     """Passages of one file; raises :class:`InputError` when it cannot be read."""
     from .datasets import detect_format, iter_rows, LOADERS
 
@@ -195,7 +219,7 @@ def read_file(path: str, max_words: int = 180, warn: Callable[[str], None] | Non
     if ext in JSON_EXT:
         out: list[Passage] = []
         seen_fmt = None
-        for row in iter_rows(path, warn=warn):
+        for n_rows, row in enumerate(iter_rows(path, warn=warn), 1):
             fmt = detect_format(row)
             if fmt is not None:
                 seen_fmt = fmt
@@ -210,6 +234,8 @@ def read_file(path: str, max_words: int = 180, warn: Callable[[str], None] | Non
             elif isinstance(row.get("contents"), str):  # FlashRAG corpus rows: "title\ntext"
                 title, _, text = row["contents"].partition("\n")
                 out.extend(_chunks(title.strip('"'), text or title, path, max_words))
+            elif warn is not None:
+                warn(f"{path}: row {n_rows}: no text (a \"text\" or \"contents\" string, or a benchmark row); skipped")
         if not out and seen_fmt is None:
             raise InputError(f"{path}: no rows with text (expected {{title, text}} or a benchmark format)")
         return out
@@ -243,7 +269,7 @@ def is_url(path: str) -> bool:
     return path.startswith(("http://", "https://"))
 
 
-def read_url(url: str, max_words: int = 180, fetcher=None) -> list[Passage]:
+def read_url(url: str, max_words: int = CHUNK_WORDS, fetcher=None) -> list[Passage]:
     """Passages of the page at ``url``: an HTML page's main text (titled by its ``<title>``), a
     text page (Markdown titled by its first heading) or a PDF; raises :class:`InputError` when
     it cannot be fetched or read.
@@ -291,8 +317,7 @@ def read_url(url: str, max_words: int = 180, fetcher=None) -> list[Passage]:
         title = title or name
     else:
         raise InputError(f"{url}: not a page ingest reads ({ctype}): HTML, text or PDF")
-    return [make_passage(title, c, "corpus", path=final, url=final, chunk=i)
-            for i, c in enumerate(chunk_text(text, max_words)) if c.strip()]
+    return [_file_passage(title, c, final, i, url=final) for i, c in enumerate(chunk_text(text, max_words)) if c.strip()]
 
 
 def iter_files(paths: Iterable[str], skipped_dir: Callable[[str], None] | None = None) -> Iterator[str]:
@@ -319,7 +344,7 @@ def iter_files(paths: Iterable[str], skipped_dir: Callable[[str], None] | None =
 
 
 def collect_passages(
-    paths: Iterable[str], max_words: int = 180, warn: Callable[[str], None] | None = None
+    paths: Iterable[str], max_words: int = CHUNK_WORDS, warn: Callable[[str], None] | None = None
 ) -> tuple[list[Passage], IngestReport]:
     report = IngestReport()
     passages: list[Passage] = []
@@ -371,7 +396,7 @@ def ingest(
     paths: Iterable[str],
     corpus,
     *,
-    max_words: int = 180,
+    max_words: int = CHUNK_WORDS,
     progress: bool = True,
     replace: bool = True,
     sync: bool = False,
@@ -392,6 +417,13 @@ def ingest(
 
     t0 = time.perf_counter()
     passages, report = collect_passages(paths, max_words=max_words)
+    from .tools.embeddings import past_window
+    from .tools.vectorstore import embedded_text
+
+    cut, window = past_window(getattr(corpus, "embeddings", None), [embedded_text(p) for p in passages])
+    if cut:  # the encoder reads the first `window` tokens only: the rest of these is never found
+        report.warnings.append(f"{cut} of {len(passages)} passages run past the encoder's {window} tokens, and their ends "
+                               f"are not embedded; a smaller --chunk-words (now {max_words}) keeps them whole")
     bar = tqdm(total=report.passages, desc="embedding", unit="passage", disable=not progress or not report.passages,
                dynamic_ncols=True)
     try:

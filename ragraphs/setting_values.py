@@ -196,21 +196,23 @@ def context_in(ctx: Any, cls: type[T], family: type) -> T:
         return cls()
     if isinstance(ctx, cls):
         return ctx
-    if isinstance(ctx, family):
-        raise _other_settings(ctx, cls)
+    if isinstance(ctx, family) and type(ctx).__module__.split(".")[0] == __name__.split(".")[0]:
+        raise _other_settings(ctx, cls)  # another of ragraphs' own settings classes; a user's subclass is read by name
     names = [f.name for f in fields(cast(Any, cls))]
     if isinstance(ctx, Mapping):
         values = {k: ctx[k] for k in names if k in ctx}
     else:
         values = {k: getattr(ctx, k) for k in names if hasattr(ctx, k)}
-    return context_from(cls, values)
+    return context_from(cls, values, keep_none=True)
 
 
-def context_from(cls: type[Any], values: dict[str, Any] | None = None, base: Any = None):
-    """Build a context dataclass from a dict, ignoring unknown keys; clear errors for bad ones."""
+def context_from(cls: type[Any], values: dict[str, Any] | None = None, base: Any = None, *, keep_none: bool = False):
+    """Build a context dataclass from a dict, ignoring unknown keys; clear errors for bad ones.
+    A None value means "not given" (an option left unset), unless ``keep_none``: then it is the
+    value a user wrote (``filter_threshold=None``: the judge's own cut)."""
     values = dict(values or {})
     names = {f.name for f in fields(cls)}
-    known = {k: v for k, v in values.items() if k in names and v is not None}
+    known = {k: v for k, v in values.items() if k in names and (keep_none or v is not None)}
     try:
         if base is not None and isinstance(base, cls):
             return replace(base, **known)

@@ -334,3 +334,78 @@ def test_sync_removes_the_passages_of_files_gone_from_the_folder(tmp_path, capsy
     corpus = ChromaCorpus(str(store), embeddings=minilm, create=False)
     # the file outside the folder is not the folder's to remove
     assert {p["title"] for p in corpus.all_passages()} == {"Okapi", "Okapi food"}
+
+
+def test_the_same_text_in_two_files_is_each_file_own(tmp_path, capsys, minilm):
+    # one shared id used to be removed with the first file's next version, or with it gone
+    for d in ("v1", "v2"):
+        (tmp_path / "docs" / d).mkdir(parents=True)
+        (tmp_path / "docs" / d / "readme.txt").write_text(OKAPI_1)
+    store = tmp_path / "store"
+
+    def run(*extra):
+        assert main(["ingest", *extra, "--store", str(store), "--json", "--quiet"]) == 0
+        return json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+
+    assert run(str(tmp_path / "docs"))["store_total"] == 2
+    (tmp_path / "docs" / "v1" / "readme.txt").write_text(OKAPI_2)
+    changed = run(str(tmp_path / "docs" / "v1"))
+    assert changed == {**changed, "added": 1, "removed": 1, "store_total": 2}
+    corpus = ChromaCorpus(str(store), embeddings=minilm, create=False)
+    by_path = {p["meta"]["path"]: p["text"] for p in corpus.all_passages()}
+    assert by_path == {str(tmp_path / "docs" / "v1" / "readme.txt"): OKAPI_2,
+                       str(tmp_path / "docs" / "v2" / "readme.txt"): OKAPI_1}
+    (tmp_path / "docs" / "v1" / "readme.txt").unlink()
+    synced = run(str(tmp_path / "docs"), "--sync")
+    assert synced == {**synced, "removed_gone": 1, "store_total": 1}  # v2's copy stays
+
+
+def test_damaged_docx_xml_is_one_skipped_line(tmp_path):
+    good = write_docx(tmp_path / "good.docx", "Quokka notes", [QUOKKA])
+    with zipfile.ZipFile(good) as z:
+        parts = {n: z.read(n) for n in z.namelist()}
+    bad = tmp_path / "badxml.docx"
+    with zipfile.ZipFile(bad, "w") as z:
+        for n, data in parts.items():
+            z.writestr(n, data[: len(data) // 2] if n == "word/document.xml" else data)
+    with pytest.raises(InputError, match="not a readable DOCX"):
+        read_file(str(bad))
+
+
+def test_text_files_of_other_encodings_and_markdown_titles(tmp_path):
+    cp = tmp_path / "cafe.txt"
+    cp.write_bytes("Le café coûte 3 €. Müller sagt: “Hallo” – gut.".encode("cp1252"))
+    assert read_file(str(cp))[0]["text"] == "Le café coûte 3 €. Müller sagt: “Hallo” – gut."
+    md = tmp_path / "guide.md"
+    md.write_text("---\ntitle: Deployment Guide\n---\n\n```bash\n#!/usr/bin/env bash\n```\n\n# Setup\n\nRun it.\n")
+    assert read_file(str(md))[0]["title"] == "Deployment Guide"  # front matter first
+    md.write_text("```bash\n#!/usr/bin/env bash\n# a comment\n```\n\n#hashtag line\n\n## Setup ##\n\nRun it.\n")
+    assert read_file(str(md))[0]["title"] == "Setup"  # not code, not a hashtag
+
+
+def test_jsonl_rows_without_text_are_named(tmp_path):
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text('{"title": "Alpha", "text": "Alpha text."}\n{"title": "Beta", "body": "x"}\n{"text": null}\n')
+    said: list[str] = []
+    got = read_file(str(rows), warn=said.append)
+    assert [p["title"] for p in got] == ["Alpha"]
+    assert len(said) == 2 and all("no text" in m for m in said) and "row 2" in said[0]
+
+
+def test_a_store_built_with_exact_is_read_with_its_own_encoder(tmp_path, capsys):
+    (tmp_path / "okapi.md").write_text(f"# Okapi\n\n{OKAPI_1}\n")
+    store = tmp_path / "store"
+    assert main(["ingest", str(tmp_path / "okapi.md"), "--store", str(store), "--exact", "--quiet"]) == 0
+    from ragraphs import Components
+
+    retriever = Components(store_path=str(store), create_collection=False).retriever
+    assert retriever.embeddings.name == "all-MiniLM-L6-v2"  # the float model the store was built with
+    assert retriever.search("What do okapis eat?", 1)[0]["title"] == "Okapi"
+
+
+def test_ingest_says_how_many_chunks_run_past_the_encoders_window(tmp_path, capsys):
+    code = tmp_path / "code.md"  # symbols cost a token each: 150 words here are far past 256 tokens
+    code.write_text("# Config\n\n" + " ".join(f"x{i}=y{i}/z{i};" for i in range(150)) + "\n")
+    assert main(["ingest", str(code), "--store", str(tmp_path / "s"), "--quiet"]) == 0
+    err = capsys.readouterr().err
+    assert "1 of 2 passages run past the encoder's 256 tokens" in err and "--chunk-words (now 150)" in err

@@ -154,3 +154,9 @@ def test_every_graph_refuses_a_question_that_is_not_text_before_any_call(method)
     for state, message in given:
         with pytest.raises(InputError, match=message):
             g.invoke(state)
+
+
+def test_a_chunk_never_exceeds_its_words_for_the_overlap():
+    text = "Alpha starts here. " + "Bee " * 149 + ". " + "Sea " * 99 + "."
+    chunks = chunk_text(text, 180)
+    assert all(len(c.split()) <= 180 for c in chunks) and " ".join(chunks).count("Sea") == 99

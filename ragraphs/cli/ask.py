@@ -60,8 +60,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
     question = validate_question(args.question)
     if args.method not in method_names():
         raise ConfigError(f"unknown method {args.method!r}; choose from {', '.join(method_names())}")
-    ctx_values = {"llm": args.llm, "k": args.k, "retrieval": args.retrieval,
-                  **settings_for(args.method, parse_settings(args.set))}
+    options = {"llm": args.llm, "k": args.k, "retrieval": args.retrieval}  # None: not given
+    ctx_values = {**{k: v for k, v in options.items() if v is not None}, **settings_for(args.method, parse_settings(args.set))}
     if getattr(args, "retrieval_only", False):
         if args.method == "none":
             raise ConfigError("--retrieval-only: method 'none' answers without retrieving; choose a method that retrieves")

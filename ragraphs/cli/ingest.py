@@ -8,6 +8,7 @@ import os
 import sys
 
 from ..errors import InputError
+from ..tools.text import CHUNK_WORDS
 from .common import add_store_args
 
 
@@ -36,6 +37,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         print(f"skipped: {msg}", file=sys.stderr)
     for msg in report.warnings[:20]:
         print(f"warning: {msg}", file=sys.stderr)
+    if len(report.warnings) > 20:
+        print(f"warning: ... and {len(report.warnings) - 20} more warnings", file=sys.stderr)
     if not report.files and not report.skipped_files and not report.skipped_dirs:
         print(f"warning: no files found in {', '.join(args.paths)}", file=sys.stderr)
     rate = report.passages / report.seconds if report.seconds else 0.0
@@ -73,7 +76,9 @@ def register(sub) -> None:
                    help="files or directories (.txt .md .html .pdf .docx .jsonl, benchmark files), "
                         "or http(s) addresses of pages (HTML, text, PDF)")
     add_store_args(p)
-    p.add_argument("--chunk-words", type=int, default=180, help="words per chunk (default 180)")
+    p.add_argument("--chunk-words", type=int, default=CHUNK_WORDS,
+                   help=f"words per chunk (default {CHUNK_WORDS}, which fits the encoder's 256 tokens in plain prose; "
+                        "ingest warns about chunks that run past them)")
     p.add_argument("--exact", action="store_true", help="float32 encoder instead of the int8 fast path (use for the whole store)")
     p.add_argument("--keep-old", action="store_true",
                    help="keep the passages of an earlier version of a file or page ingested again "

@@ -77,7 +77,7 @@ def method_context(method: str, values: dict[str, Any]) -> Any:
 
     cls = get_context_class(method)
     check_setting_names(cls, values, method)
-    return context_from(cls, values)
+    return context_from(cls, values, keep_none=True)
 
 
 def build_graph(method: str, components: Components | None = None, **kwargs: Any) -> CompiledStateGraph[Any, Any, Any, Any]:

@@ -10,8 +10,9 @@ trace of every step with its time. Details are also sent as a custom stream even
 from __future__ import annotations
 
 import functools
+import inspect
 import time
-from typing import Any, Callable, Hashable, Iterable, TypeVar
+from typing import Any, Callable, Hashable, Iterable, TypeVar, cast
 
 import typing_extensions as tx
 from langgraph.runtime import Runtime
@@ -38,17 +39,29 @@ def _emit(runtime: Any, entry: dict) -> None:
 
 
 def timed(name: str, fn: Node[S, C]) -> Node[S, C]:
-    """Wrap ``fn(state, runtime)`` so that it records its time and details in ``trace``."""
+    """Wrap ``fn(state, runtime)`` so that it records its time and details in ``trace``; an
+    ``async def`` node stays one (it runs under ``ainvoke`` / ``astream``)."""
 
-    @functools.wraps(fn)
-    def node(state: S, runtime: Runtime[C]) -> dict[str, Any]:
-        t0 = time.perf_counter()
-        update = dict(fn(state, runtime) or {})
+    def finish(update: dict[str, Any], t0: float, runtime: Runtime[C]) -> dict[str, Any]:
         details = update.pop("_trace", None) or {}
         entry = {"node": name, "elapsed_s": round(time.perf_counter() - t0, 6), **details}
         update["trace"] = [entry]
         _emit(runtime, entry)
         return update
+
+    if inspect.iscoroutinefunction(fn):
+        @functools.wraps(fn)
+        async def anode(state: S, runtime: Runtime[C]) -> dict[str, Any]:
+            t0 = time.perf_counter()
+            return finish(dict(await fn(state, runtime) or {}), t0, runtime)
+
+        anode.__annotations__ = {"state": dict, "runtime": Runtime, "return": dict}
+        return cast(Node[S, C], anode)
+
+    @functools.wraps(fn)
+    def node(state: S, runtime: Runtime[C]) -> dict[str, Any]:
+        t0 = time.perf_counter()
+        return finish(dict(fn(state, runtime) or {}), t0, runtime)
 
     # LangGraph injects `runtime` by the parameter's annotation
     node.__annotations__ = {"state": dict, "runtime": Runtime, "return": dict}
@@ -57,7 +70,8 @@ def timed(name: str, fn: Node[S, C]) -> Node[S, C]:
 
 def _channels(schema: type) -> dict[str, tuple[Any, Callable | None]]:
     """Each key of a state TypedDict -> (its empty value, its reducer or None)."""
-    empty_of = {list: list, dict: dict, int: int, float: float, bool: bool, str: str}
+    empty_of = {list: list, dict: dict, int: int, float: float, bool: bool, str: str, set: set,
+                frozenset: frozenset, tuple: tuple}
     out: dict[str, tuple[Any, Callable | None]] = {}
     for key, hint in tx.get_type_hints(schema, include_extras=True).items():
         if tx.get_origin(hint) in (tx.NotRequired, tx.Required):
@@ -67,8 +81,12 @@ def _channels(schema: type) -> dict[str, tuple[Any, Callable | None]]:
             reducer = next((m for m in reversed(hint.__metadata__) if callable(m)), None)
             hint = tx.get_args(hint)[0]
         base = tx.get_origin(hint) or hint
-        make = empty_of.get(base)
-        out[key] = (make() if make else None, reducer)
+        make = empty_of.get(base) or (base if isinstance(base, type) else None)
+        try:  # a type of a user's state key (Counter, a class of their own): its empty instance
+            empty = make() if make else None
+        except Exception:
+            empty = None
+        out[key] = (empty, reducer)
     return out
 
 
@@ -146,9 +164,7 @@ def routed(source: str, fn: Callable[..., str], path_map: Routes | None = None) 
     makes ``--trace``, ``ragraphs replay --trace`` and Studio show every branch taken.
     """
 
-    @functools.wraps(fn)  # the signature stays fn's, so LangGraph hands it the runtime if it asks
-    def route(state: dict, *args: Any, **kwargs: Any) -> str:
-        choice = fn(state, *args, **kwargs)
+    def tell(choice: Any) -> None:
         try:
             from langgraph.config import get_stream_writer
 
@@ -158,6 +174,20 @@ def routed(source: str, fn: Callable[..., str], path_map: Routes | None = None) 
             get_stream_writer()(event)
         except Exception:  # outside a graph run, or no stream: routing must never fail
             pass
+
+    if inspect.iscoroutinefunction(fn):  # an async router stays one
+        @functools.wraps(fn)
+        async def aroute(state: dict, *args: Any, **kwargs: Any) -> str:
+            choice = await fn(state, *args, **kwargs)
+            tell(choice)
+            return choice
+
+        return cast(Callable[..., str], aroute)
+
+    @functools.wraps(fn)  # the signature stays fn's, so LangGraph hands it the runtime if it asks
+    def route(state: dict, *args: Any, **kwargs: Any) -> str:
+        choice = fn(state, *args, **kwargs)
+        tell(choice)
         return choice
 
     return route

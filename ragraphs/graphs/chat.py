@@ -65,7 +65,7 @@ def method_context(ctx: ChatContext) -> Any:
     check_setting_names(cls, ctx.settings, ctx.method)
     base = RAGContext()
     changed = {f.name: getattr(ctx, f.name) for f in fields(RAGContext) if getattr(ctx, f.name) != getattr(base, f.name)}
-    return context_from(cls, {**changed, **ctx.settings})
+    return context_from(cls, {**changed, **ctx.settings}, keep_none=True)
 
 
 def build_chat_graph(

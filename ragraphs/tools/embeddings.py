@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import threading
 from collections import OrderedDict
-from typing import Callable, Hashable, Iterable, Sequence
+from typing import Any, Callable, Hashable, Iterable, Sequence
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
@@ -237,3 +237,14 @@ def embed_texts(embeddings: Embeddings, texts: Iterable[str]) -> np.ndarray:
     if isinstance(embeddings, MiniLMEmbeddings):
         return embeddings.encode(texts)
     return np.asarray(embeddings.embed_documents(texts), dtype=np.float32)
+
+
+def past_window(embeddings: Any, texts: Sequence[str]) -> tuple[int, int]:
+    """(how many of ``texts`` run past the encoder's window, the window in tokens): their ends
+    are cut before embedding. Known for the packaged MiniLM (256 tokens); (0, 0) otherwise."""
+    if not isinstance(embeddings, MiniLMEmbeddings) or not texts:
+        return 0, 0
+    model = embeddings.model
+    window = int(model.max_seq_length)
+    lengths = model.tokenizer(list(texts), add_special_tokens=True, truncation=False, verbose=False)["input_ids"]
+    return sum(len(ids) > window for ids in lengths), window

@@ -32,6 +32,7 @@ from pydantic import Field, PrivateAttr
 
 from ..errors import ConfigError, LLMError, redact
 from .llama import LlamaCppCompletionChat, gemma_gguf_path, render_messages
+from .text import message_text
 
 DEFAULT_LLM = "gemma"
 
@@ -211,7 +212,8 @@ def complete(
             finish = (res.generations[0][0].generation_info or {}).get("finish_reason")
         else:
             msg = llm.invoke([HumanMessage(content=prompt)], **kwargs)
-            text = msg.content if isinstance(msg.content, str) else str(msg.content)
+            # a reply in content parts (reasoning first, or text blocks): its text parts only
+            text = message_text(msg.content, sep="")
             usage = getattr(msg, "usage_metadata", None) or {}
             finish = (getattr(msg, "response_metadata", None) or {}).get("finish_reason")
     except ConfigError:

@@ -22,13 +22,11 @@ does not see, or can overwrite, another's vector writes; see chroma-core/chroma 
 Bounded size: with ``max_entries`` set, every :meth:`Reservoir.add` that leaves more than
 ``max_entries`` entries in the collection evicts, in the same transaction, the least
 recently used ones: ``used_at`` is set when an entry is stored, replaced or stored again
-unchanged, and bumped by :meth:`Reservoir.touch` when the Retrieval Trigger serves it
-(ties: the oldest write goes first). An entry
-just added is therefore never evicted by its own write unless one call adds more than
-``max_entries`` entries, when the newest ``max_entries`` stay.
-
-The popularity computation is a brute-force cosine over all titles (numpy), exact and
-fast for reservoirs of tens of thousands of entries.
+unchanged, and bumped by :meth:`Reservoir.touch` when the Retrieval Trigger serves it (ties:
+the oldest write goes first). An entry just added is therefore never evicted by its own write
+unless one call adds more than ``max_entries`` entries, when the newest ``max_entries`` stay.
+Popularity is a brute-force cosine over all titles (numpy), exact and fast for reservoirs of
+tens of thousands of entries; vectors of another size than the stored ones are refused.
 """
 
 from __future__ import annotations
@@ -43,8 +41,9 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from ..errors import ConfigError, StoreError
-from ..state.types import Passage, make_passage
+from ..state.types import Passage
 from .embeddings import embed_texts
+from .reservoir_entries import latest_by_title, memory_passage, title_key
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS entries (
@@ -62,30 +61,6 @@ CREATE TABLE IF NOT EXISTS entries (
 CREATE INDEX IF NOT EXISTS entries_seq ON entries (collection, seq);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
-
-
-def title_key(title: str) -> str:
-    """The identity of a title: case-folded, white space collapsed."""
-    return " ".join((title or "").split()).casefold()
-
-
-def latest_by_title(passages: Iterable[Passage]) -> tuple[dict[str, Passage], int]:
-    """The pairs to store by title key (the last of a title wins) and how many lacked a title or text."""
-    latest: dict[str, Passage] = {}
-    skipped = 0
-    for p in passages:
-        k = title_key(p.get("title") or "")
-        if not k or not (p.get("text") or "").strip():
-            skipped += 1
-            continue
-        latest.pop(k, None)  # keep insertion order of the newest
-        latest[k] = p
-    return latest, skipped
-
-
-def memory_passage(title: str, content: str, source: str, score: float | None = None) -> Passage:
-    """A reservoir entry as a passage: ``source`` "memory", its origin kept in ``meta``."""
-    return make_passage(title, content, "memory", score, origin=source or "")
 
 
 def default_reservoir_path() -> str:
@@ -213,7 +188,7 @@ class Reservoir:
         if not latest:
             return counts
         items = list(latest.items())
-        vecs = embed_texts(self.embeddings, [" ".join(p["title"].split()) for _, p in items]).astype(np.float32)
+        vecs = self._sized(embed_texts(self.embeddings, [" ".join(p["title"].split()) for _, p in items]))
 
         def write(con):
             seq = self._next_seq(con, len(items))
@@ -357,6 +332,18 @@ class Reservoir:
             mat = mat / (np.linalg.norm(mat, axis=1, keepdims=True) + 1e-9)
         self._keys, self._index, self._vecs, self._seen_seq = keys, index, mat, seq
 
+    def _sized(self, vecs: np.ndarray, mat: np.ndarray | None = None) -> np.ndarray:
+        """``vecs`` as float32, or a ConfigError when the stored titles' vectors have another size
+        (an embeddings object without a ``name`` of its own, changed under the same collection)."""
+        if mat is None:
+            self._sync()
+            mat = self._vecs
+        if mat.size and vecs.size and vecs.shape[1] != mat.shape[1]:
+            raise ConfigError(f"reservoir collection {self.collection!r} at {self.path} holds {mat.shape[1]}-dimensional "
+                              f"vectors, these embeddings give {vecs.shape[1]}; use the same embeddings or another "
+                              "reservoir_collection")
+        return vecs.astype(np.float32)
+
     def title_similarities(self, queries: Sequence[str]) -> tuple[list[str], np.ndarray]:
         """Cosine similarity of each query with every stored title: (title keys, [n_q, n_titles])."""
         self._sync()
@@ -366,7 +353,7 @@ class Reservoir:
             return keys, np.zeros((0, len(keys)), np.float32)
         if not keys:
             return keys, np.zeros((len(queries), 0), np.float32)
-        q = embed_texts(self.embeddings, list(queries)).astype(np.float32)
+        q = self._sized(embed_texts(self.embeddings, list(queries)), mat)
         q = q / (np.linalg.norm(q, axis=1, keepdims=True) + 1e-9)
         return keys, q @ mat.T
 

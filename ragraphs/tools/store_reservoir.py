@@ -25,7 +25,7 @@ from typing import Any, Iterable, Sequence
 
 from ..errors import ConfigError
 from ..state.types import Passage
-from .reservoir import latest_by_title, memory_passage
+from .reservoir_entries import latest_by_title, memory_passage
 
 NAMESPACE = ("ragraphs", "erm4_reservoir")
 

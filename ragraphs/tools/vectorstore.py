@@ -103,6 +103,7 @@ class ChromaCorpus:
                 "starting and ending with a letter or digit"
             )
         self.path, self.url, self.collection_name = path, url, collection
+        chosen = embeddings is not None  # the caller's choice is kept; the default follows the store
         self.embeddings = embeddings or MiniLMEmbeddings()
         if not create and path and not url and not os.path.isdir(path):
             raise ConfigError(f"no store at {path}; `ragraphs ingest PATH --store {path}` makes one")
@@ -129,7 +130,10 @@ class ChromaCorpus:
                                   "makes one") from e
             raise StoreError(f"cannot open collection {collection!r}: {type(e).__name__}: {e}") from e
         stored = (self._col.metadata or {}).get("embedding")
-        if stored and stored != emb_name:
+        if stored and stored != emb_name and not chosen and stored in ("all-MiniLM-L6-v2", "all-MiniLM-L6-v2-int8"):
+            # a store built by `ingest --exact` (float32), or without it (int8): read it with its own encoder
+            self.embeddings = MiniLMEmbeddings(fast=stored.endswith("-int8"))
+        elif stored and stored != emb_name:
             raise ConfigError(
                 f"collection {collection!r} was built with embeddings {stored!r}, not {emb_name!r}; "
                 "use the same embeddings or another collection"
@@ -190,7 +194,7 @@ class ChromaCorpus:
         added = 0
         for s in range(0, len(todo), batch_size):
             batch = todo[s : s + batch_size]
-            texts = [f"{p['title']}. {p['text']}" if p["title"] else p["text"] for p in batch]
+            texts = [embedded_text(p) for p in batch]
             vecs = embed_texts(self.embeddings, texts)
             metas = []
             for p in batch:
@@ -299,6 +303,11 @@ def _plain(value: Any) -> bool:
     return isinstance(value, (list, tuple)) and all(isinstance(v, (str, int, float, bool)) for v in value)
 
 
+def embedded_text(p: Passage) -> str:
+    """What a stored passage's vector reads: its title, then its text."""
+    return f"{p['title']}. {p['text']}" if p["title"] else p["text"]
+
+
 class LangChainRetriever:
     """Adapter: any LangChain ``VectorStore`` or ``BaseRetriever`` as a :class:`Retriever`.
 
@@ -358,7 +367,7 @@ class InMemoryCorpus:
             uniq.setdefault(p["id"], p)
         self.passages = list(uniq.values())
         self.embeddings = embeddings or MiniLMEmbeddings()
-        texts = [f"{p['title']}. {p['text']}" if p["title"] else p["text"] for p in self.passages]
+        texts = [embedded_text(p) for p in self.passages]
         self.vectors = embed_texts(self.embeddings, texts) if texts else np.zeros((0, 384), np.float32)
         self._bm25 = BM25Index(self.passages)
 

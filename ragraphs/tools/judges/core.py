@@ -247,7 +247,10 @@ def score_triples(judge: Any, triples: Sequence[tuple[str, str, str]], max_token
         return [float(s) for s in judge.score_pairs(triples, max_tokens=max_tokens)]
     if hasattr(judge, "score_pairs"):
         return [float(s) for s in judge.score_pairs(triples)]
-    return [float(judge.score_pair(q, a, b)) for q, a, b in triples]
+    if hasattr(judge, "score_pair"):
+        return [float(judge.score_pair(q, a, b)) for q, a, b in triples]
+    # a judge that scores (text, text) pairs only: it reads the question with d1 + separator + d2
+    return [float(s) for s in judge.score_batch([(q, f"{a}\n\n{b}") for q, a, b in triples])]
 
 
 def load_judge(name: str, path: str | os.PathLike | None = None, embeddings: Any = None, backend: str | None = None):
@@ -278,7 +281,8 @@ def as_judge(role: str, judge: Any) -> Any:
         if role != "evaluator":
             raise ConfigError(f"a CrossEncoder of your own can serve as the evaluator only, not as the {role} judge")
         return CrossEncoderJudge("evaluator", judge, prefix="", name=type(judge).__name__)
-    raise ConfigError(f"the {role} judge must have score_batch(pairs), or be a model path or name, or a "
+    extra = " (or score_pair(q, d1, d2) / score_pairs(triples))" if role == "pair" else ""
+    raise ConfigError(f"the {role} judge must have score_batch(pairs){extra}, or be a model path or name, or a "
                       f"sentence-transformers CrossEncoder (as the evaluator); got {type(judge).__name__}")
 
 
