@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Measure judges on the dev files they were not trained on: one `judge-eval --json` per
 # (role, file), written to OUT_DIR/ROLE.FILE.json; then fit the cuts the methods read by
-# default (bench/judges_fit_cuts.py).
+# default (bench/judges_fit_cuts.py) into JUDGES_DIR/ragraphs_judge.json, or, for the shipped
+# judges (the default), into a copy in OUT_DIR: their cross-fitted cuts stay.
 # Usage (from the repository root, venv active):
 #   bash bench/judges_dev_eval.sh [JUDGES_DIR] [OUT_DIR] [DATA_DIR]
 set -euo pipefail
@@ -21,4 +22,11 @@ ev evaluator "$D/popqa.dev.jsonl@1/2" popqa
 for f in 2wikimultihopqa musique; do
   ev nli "$D/$f.dev.jsonl" "$f"
 done
-python bench/judges_fit_cuts.py "$OUT" "$J/ragraphs_judge.json"
+META="$J/ragraphs_judge.json"
+if [ "$(cd "$J" && pwd -P)" = "$(cd ragraphs/data/judges && pwd -P)" ]; then
+  # the shipped judges' cuts are cross-fitted (README, Judges): in-sample cuts must not replace them
+  cp "$META" "$OUT/ragraphs_judge.json"
+  META="$OUT/ragraphs_judge.json"
+  echo "the shipped judges' cuts stay as they are; the in-sample cuts are written to $META" >&2
+fi
+python bench/judges_fit_cuts.py "$OUT" "$META"

@@ -1,9 +1,10 @@
-"""Speed of the shipped judges (ONNX int8, batched) on this CPU.
+"""Speed of the default judges (ONNX int8, batched) on this CPU: the shipped ones, or those
+``RAGRAPHS_JUDGES_DIR`` / ``RAGRAPHS_RERANKER`` name (tokens are counted with the shipped tokenizer).
 
 Measures what the methods do: the evaluator on (question, passage) pairs padded to about 256
 tokens (real HotpotQA paragraphs, repeated to length), the evaluator on 200-character strips
-(CRAG's refinement, MIGRES's sentences), the pair classifier on (q, d1, d2) triples (a
-paragraph and a strip; and two whole paragraphs, as DR-RAG's CFS reads them, in its
+(CRAG's refinement, MIGRES's sentences), the pair classifier on (q, d1, d2) triples (two
+strips; and two whole paragraphs, as DR-RAG's CFS reads them, in its
 ``pair_tokens`` budget and in the whole 256 tokens).
 
     python bench/judges_speed.py [--batch 32] [--n 256] [--repeat 3]
@@ -64,6 +65,8 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=256)
     ap.add_argument("--repeat", type=int, default=3, help="passes per measurement; the median is reported")
     a = ap.parse_args()
+    if min(a.batch, a.n, a.repeat) < 1:
+        ap.error("--batch, --n and --repeat must each be at least 1")
     model, _meta = load_cross_encoder(weights_dir())
     tok = model.tokenizer
     long_pairs, strips, whole_triples = speed_inputs(tok, a.n)

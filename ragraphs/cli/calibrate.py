@@ -292,7 +292,10 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
                          "(each question's retrieval with its gold withheld), --unit doc, or more questions")
     fitted = lower_from(calibrate_rows(rows + missed, args.unit, args.alpha), judge, args.lower)
     other = "question" if args.unit == "doc" else "doc"
-    fitted_other = lower_from(calibrate_rows(rows + missed, other, args.alpha), judge, args.lower)
+    try:  # the other unit, for comparison: none when it has no samples of one kind (every retrieval holds gold)
+        fitted_other: dict | None = lower_from(calibrate_rows(rows + missed, other, args.alpha), judge, args.lower)
+    except InputError:
+        fitted_other = None
     stability = bootstrap_range(rows + missed, args.unit, args.alpha, args.bootstrap)
     maxes = [max(r["scores"]) if r["scores"] else -1.0 for r in rows]
     missed_maxes = [max(r["scores"]) if r["scores"] else -1.0 for r in missed]
@@ -310,9 +313,10 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         "misses": args.misses,
         "calibrated": fitted,
         "bootstrap_90": stability,
-        f"calibrated_{other}": {k: fitted_other[k] for k in ("upper", "lower")},
-        f"shares_calibrated_{other}": action_shares(maxes, fitted_other["upper"], fitted_other["lower"]),
-        f"quality_calibrated_{other}": action_quality(maxes, has_gold, fitted_other["upper"], fitted_other["lower"]),
+        f"calibrated_{other}": {k: fitted_other[k] for k in ("upper", "lower")} if fitted_other else None,
+        f"shares_calibrated_{other}": action_shares(maxes, fitted_other["upper"], fitted_other["lower"]) if fitted_other else None,
+        f"quality_calibrated_{other}": (action_quality(maxes, has_gold, fitted_other["upper"], fitted_other["lower"])
+                                        if fitted_other else None),
         "retrieval_has_gold": round(sum(has_gold) / max(1, len(rows)), 4),
         "shares_calibrated": action_shares(maxes, fitted["upper"], fitted["lower"]),
         "shares_paper": action_shares(maxes, PAPER_UPPER, PAPER_LOWER),
@@ -345,10 +349,13 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
                   f"{stability['lower_rule'][1]} ({f['n'] - f['n_relevant']} irrelevant samples to fit on)")
         print(f"  objective: upper {f['objective_upper']}, the rule's lower {f['objective_lower']} (alpha {f['alpha']}; {f['n']} samples, {f['n_relevant']} relevant)")
         sh = report[f"shares_calibrated_{other}"]
-        print(
-            f"  with unit={other}: upper = {fitted_other['upper']}  lower = {fitted_other['lower']}: correct "
-            f"{sh['correct']:.1%}, ambiguous {sh['ambiguous']:.1%}, incorrect {sh['incorrect']:.1%}"
-        )
+        if fitted_other is None:
+            print(f"  with unit={other}: not fitted (its samples are all relevant)")
+        else:
+            print(
+                f"  with unit={other}: upper = {fitted_other['upper']}  lower = {fitted_other['lower']}: correct "
+                f"{sh['correct']:.1%}, ambiguous {sh['ambiguous']:.1%}, incorrect {sh['incorrect']:.1%}"
+            )
         print(f"  retrievals holding a gold paragraph: {report['retrieval_has_gold']:.1%}")
         if missed:
             sh = report["shares_withheld_calibrated"]

@@ -25,6 +25,24 @@ def _check_files(files):
             raise InputError(f"no such data file: {path}")
 
 
+def _check_training_shape(args: argparse.Namespace) -> None:
+    """The options a training run reads after its items are built and its model loaded,
+    checked before any of that (each one ended in a traceback there)."""
+    if not 0.0 <= args.warmup < 1.0:  # transformers reads 1 or more as a number of steps
+        raise ConfigError(f"--warmup is a share of the steps, from 0 to below 1, got {args.warmup}")
+    if args.threads < 0:
+        raise ConfigError(f"--threads must be >= 0 (0: every core), got {args.threads}")
+    if args.max_length < 16:
+        raise ConfigError(f"--max-length must be at least 16 tokens, got {args.max_length}")
+    if args.mine_k < 0 or args.pair_mine_k < 0:
+        raise ConfigError("--mine-k and --pair-mine-k must be >= 0")
+    if args.layers is not None and args.layers > 6 and args.init is None:
+        raise ConfigError(f"--layers keeps the first N of the start model's layers (MiniLM has 6), got {args.layers}")
+    for opt, d in [("--init", args.init), *(("--teachers", t) for t in args.teachers or ())]:
+        if d is not None and not os.path.isdir(d):
+            raise InputError(f"{opt}: no such folder: {d}")
+
+
 def cmd_train_judge(args: argparse.Namespace) -> int:
     from .judges.train import TrainConfig, train_judges
 
@@ -41,6 +59,7 @@ def cmd_train_judge(args: argparse.Namespace) -> int:
         raise ConfigError("--val-fraction must be between 0 and 1")
     if args.limit is not None and args.limit < 1:
         raise ConfigError("--limit must be >= 1 (leave it out for every question)")
+    _check_training_shape(args)
     roles = tuple(args.judge or JUDGE_CHOICES)
     no_cap: dict[str, Any] = {"max_per_file": {}} if args.no_cap else {}
     cfg = TrainConfig(roles=roles, epochs=args.epochs, lr=args.lr, warmup_ratio=args.warmup, batch_size=args.batch_size,
@@ -72,6 +91,11 @@ def cmd_judge_eval(args: argparse.Namespace) -> int:
         raise ConfigError("--batch must be >= 1")
     if args.limit is not None and args.limit < 1:
         raise ConfigError("--limit must be >= 1 (leave it out for every question)")
+    if args.pair_tokens is not None and (args.judge != "pair" or args.pair_tokens < 16):
+        raise ConfigError("--pair-tokens is the pair judge's, at least 16 tokens" if args.judge == "pair"
+                          else f"--pair-tokens is for --judge pair, not {args.judge}")
+    if args.weights and os.path.isfile(args.weights):
+        raise InputError(f"--weights takes the judges' folder (the one holding config.json), not a file: {args.weights}")
     enc = MiniLMEmbeddings(fast=True)
     if args.model == "trained":  # --weights, else RAGRAPHS_JUDGES_DIR, else the shipped judges
         judge = load_judge(args.judge, args.weights or os.environ.get("RAGRAPHS_JUDGES_DIR") or None)
@@ -113,7 +137,7 @@ def register(subparsers) -> None:
     p.add_argument("--out", required=True, metavar="DIR", help="directory for the model (ONNX int8) and its description")
     p.add_argument("--epochs", type=float, default=2.0)
     p.add_argument("--lr", type=float, default=7e-5)
-    p.add_argument("--warmup", type=float, default=0.1, help="share of steps warming the learning rate up")
+    p.add_argument("--warmup", type=float, default=0.1, help="share of steps warming the learning rate up (0 to below 1)")
     p.add_argument("--batch-size", type=int, default=16)
     p.add_argument("--max-length", type=int, default=256, help="tokens per (first, second) text pair")
     p.add_argument("--mine-k", type=int, default=1, help="evaluator: nearest paragraphs of other questions added as negatives")
@@ -146,7 +170,7 @@ def register(subparsers) -> None:
     p.add_argument("--data", nargs="+", metavar="FILE", required=True)
     p.add_argument("--model", choices=["trained", "cosine", "llm"], default="trained",
                    help="the trained judge (default), the cosine baseline, or an LLM with the papers' prompt")
-    p.add_argument("--weights", metavar="DIR|FILE", help="retrained weights (default: $RAGRAPHS_JUDGES_DIR, else the shipped ones)")
+    p.add_argument("--weights", metavar="DIR", help="retrained weights (default: $RAGRAPHS_JUDGES_DIR, else the shipped ones)")
     p.add_argument("--llm", default=None, help="model spec for --model llm")
     p.add_argument("--threshold", type=float, default=None, help="decision threshold (default: the judge's validated one)")
     p.add_argument("--baseline", action="store_true", help="also score the cosine baseline on the same items")

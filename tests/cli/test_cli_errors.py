@@ -344,3 +344,46 @@ def test_retrieval_only_leaves_out_the_method_that_retrieves_nothing(capsys):
                                    "--limit", "1", "--llm", "fake:x", "--json")
     assert code == 0 and "method 'none' left out" in err
     assert json.loads(out)["method"] == "oracle"  # one run left: its summary alone
+
+
+def test_calibrate_crag_by_document_where_every_retrieval_holds_gold(capsys, tmp_path):
+    from conftest import main_captured
+
+    # the error's own advice (--unit doc) used to fail on the comparison fit by question
+    data = Path(__file__).resolve().parents[1] / "data" / "popqa.sample.jsonl"
+    code, out, _ = main_captured(capsys, "calibrate-crag", "--data", str(data), "--unit", "doc", "--bootstrap", "0", "--json")
+    report = json.loads(out)
+    assert code == 0 and report["unit"] == "doc" and report["calibrated_question"] is None
+    assert report["calibrated"]["upper"] is not None
+
+
+@pytest.mark.parametrize("args, message", [
+    (("--warmup", "1"), "--warmup is a share of the steps"),
+    (("--threads", "-1"), "--threads must be >= 0"),
+    (("--max-length", "0"), "--max-length must be at least 16"),
+    (("--mine-k", "-1"), "--mine-k and --pair-mine-k must be >= 0"),
+    (("--layers", "9"), "MiniLM has 6"),
+    (("--init", "/no/such/folder"), "--init: no such folder"),
+    (("--teachers", "/no/such/teacher"), "--teachers: no such folder"),
+])
+def test_train_judge_checks_its_training_options_before_building_anything(capsys, tmp_path, args, message):
+    from conftest import main_captured
+
+    data = Path(__file__).resolve().parents[1] / "data" / "hotpotqa.sample.jsonl"
+    code, _, err = main_captured(capsys, "train-judge", "--data", str(data), "--out", str(tmp_path / "j"), *args)
+    assert code == 2 and message in err and "Traceback" not in err
+    assert not (tmp_path / "j").exists()
+
+
+def test_judge_eval_refuses_a_file_for_weights_and_pair_tokens_it_would_not_use(capsys):
+    from conftest import main_captured
+
+    root = Path(__file__).resolve().parents[2]
+    data = root / "tests" / "data" / "hotpotqa.sample.jsonl"
+    onnx = root / "ragraphs" / "data" / "judges" / "onnx" / "model_qint8.onnx"
+    code, _, err = main_captured(capsys, "judge-eval", "--judge", "evaluator", "--data", str(data), "--weights", str(onnx))
+    assert code == 2 and "--weights takes the judges' folder" in err
+    code, _, err = main_captured(capsys, "judge-eval", "--judge", "evaluator", "--data", str(data), "--pair-tokens", "96")
+    assert code == 2 and "--pair-tokens is for --judge pair" in err
+    code, _, err = main_captured(capsys, "judge-eval", "--judge", "pair", "--data", str(data), "--pair-tokens", "-5")
+    assert code == 2 and "at least 16 tokens" in err

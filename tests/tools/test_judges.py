@@ -159,6 +159,14 @@ def test_missing_and_corrupt_model_files_name_the_file(tmp_path):
     (d / "ragraphs_judge.json").write_text("{broken", encoding="utf-8")
     with pytest.raises(ConfigError, match="ragraphs_judge.json"):
         J.load_judge("evaluator", d)
+    (d / "ragraphs_judge.json").write_bytes((J.weights_dir() / "ragraphs_judge.json").read_bytes())
+    tok = d / "tokenizer.json"
+    tok.write_text("{bad", encoding="utf-8")  # blamed on the ONNX file before
+    with pytest.raises(ConfigError, match="judge tokenizer could not be loaded from .*tokenizer.json"):
+        J.load_judge("evaluator", d)
+    tok.unlink()  # transformers built a five-token tokenizer: every word [UNK], garbage scores, no error
+    with pytest.raises(ConfigError, match="judge model file missing: .*tokenizer.json"):
+        J.load_judge("evaluator", d)
     with pytest.raises(ConfigError, match="unknown judge"):
         J.load_default_judge("oracle")
     with pytest.raises(ConfigError, match="unknown judge backend 'openvino'"):

@@ -124,6 +124,8 @@ def load_cross_encoder(path: str | os.PathLike, backend: str | None = None, max_
 
                     model = CrossEncoder(str(p) if local else str(path), max_length=length, device="cpu",
                                          local_files_only=True)
+        except ConfigError:  # one that names its file already (the tokenizer's)
+            raise
         except Exception as e:  # corrupt weights, unreadable ONNX graph, bad config, unknown name
             where = onnx_file if backend == "onnx" else p
             if not local and isinstance(e, OSError):  # a name not in the local model cache (no hub is reached)

@@ -14,11 +14,29 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ...errors import ConfigError
+
 INT8_FILE = "onnx/model_qint8.onnx"
+
+
+def _tokenizer(d: Path, auto: Any) -> Any:
+    """The judge's tokenizer, or a ConfigError naming its file: a missing ``tokenizer.json`` let
+    transformers build a five-token one that read every word as [UNK] (garbage scores, no error)."""
+    files = [d / f for f in ("tokenizer.json", "vocab.txt") if (d / f).is_file()]
+    if not files:
+        raise ConfigError(f"judge model file missing: {d / 'tokenizer.json'}")
+    try:
+        tok = auto.from_pretrained(str(d), local_files_only=True)
+    except Exception as e:
+        raise ConfigError(f"judge tokenizer could not be loaded from {files[0]}: {type(e).__name__}: "
+                          f"{' '.join(str(e).split())[:160]}") from e
+    if len(tok) < 1000:  # MiniLM's has 30,522
+        raise ConfigError(f"judge tokenizer {files[0]} holds {len(tok)} tokens: damaged or not this model's")
+    return tok
 
 
 class OnnxCrossEncoder:
@@ -36,7 +54,7 @@ class OnnxCrossEncoder:
         from transformers import AutoTokenizer
 
         d = Path(model_dir)
-        self.tokenizer = AutoTokenizer.from_pretrained(str(d), local_files_only=True)
+        self.tokenizer = _tokenizer(d, AutoTokenizer)
         cores = threads or _available_cores()
 
         def session(n: int):
