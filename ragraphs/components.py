@@ -84,9 +84,7 @@ class Components:
         self.web_search = as_web_search(web_search)  # a LangChain retriever or tool is wrapped
         self.judges: dict[str, Any] = {}
         if judges:
-            from .tools.judges.core import as_judge  # a CrossEncoder of the user's is wrapped
-
-            from .tools.judges.core import JUDGES
+            from .tools.judges.core import JUDGES, as_judge  # a CrossEncoder of the user's is wrapped
 
             unknown = sorted(set(judges) - set(JUDGES))
             if unknown:  # a mistyped role would leave the shipped judge in its place, unnoticed

@@ -420,9 +420,10 @@ def ingest(
     from .tools.embeddings import past_window
     from .tools.vectorstore import embedded_text
 
-    cut, window = past_window(getattr(corpus, "embeddings", None), [embedded_text(p) for p in passages])
+    unique = list({p["id"]: p for p in passages}.values())
+    cut, window = past_window(getattr(corpus, "embeddings", None), [embedded_text(p) for p in unique])
     if cut:  # the encoder reads the first `window` tokens only: the rest of these is never found
-        report.warnings.append(f"{cut} of {len(passages)} passages run past the encoder's {window} tokens, and their ends "
+        report.warnings.append(f"{cut} of {len(unique)} passages run past the encoder's {window} tokens, and their ends "
                                f"are not embedded; a smaller --chunk-words (now {max_words}) keeps them whole")
     bar = tqdm(total=report.passages, desc="embedding", unit="passage", disable=not progress or not report.passages,
                dynamic_ncols=True)
