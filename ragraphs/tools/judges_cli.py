@@ -112,6 +112,8 @@ def cmd_judge_eval(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(res))
         return 0
+    for f in res.get("files_without_items", []):
+        print(f"warning: {f}: no labelled items for the {args.judge} judge; left out", file=sys.stderr)
     print(f"{args.judge} judge ({res['model']}) on {', '.join(res['files'])}: {res['n']} items, {res['positives']} positive")
     print(f"  accuracy {res['accuracy']:.3f} at threshold {res['threshold']:.3f} (best threshold on these items: "
           f"{res['best_threshold_accuracy']:.3f}); AUC {res['auc']:.3f}; precision {res['precision']:.3f}, "

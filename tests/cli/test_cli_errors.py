@@ -387,3 +387,13 @@ def test_judge_eval_refuses_a_file_for_weights_and_pair_tokens_it_would_not_use(
     assert code == 2 and "--pair-tokens is for --judge pair" in err
     code, _, err = main_captured(capsys, "judge-eval", "--judge", "pair", "--data", str(data), "--pair-tokens", "-5")
     assert code == 2 and "at least 16 tokens" in err
+
+
+def test_judge_eval_says_which_file_gave_no_items(capsys):
+    from conftest import main_captured
+
+    data = Path(__file__).resolve().parents[1] / "data"
+    code, out, err = main_captured(capsys, "judge-eval", "--judge", "pair", "--data", str(data / "hotpotqa.sample.jsonl"),
+                                   str(data / "popqa.sample.jsonl"), "--limit", "5", "--no-timing")
+    assert code == 0 and "popqa.sample.jsonl: no labelled items for the pair judge; left out" in err
+    assert "on hotpotqa.sample.jsonl:" in out and "popqa" not in out.split("\n")[0]

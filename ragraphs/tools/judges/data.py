@@ -248,12 +248,14 @@ def nli_items(examples, rng: random.Random, title_prob: float = 1.0) -> list[Ite
 
 
 def build_items(judge: str, files: Sequence[str], seed: int = 0, limit: int | None = None, embed: Any = None,
-                mine_k: int = 2, title_prob: float = 1.0, neg_ratio: int = 1) -> list[Item]:
+                mine_k: int = 2, title_prob: float = 1.0, neg_ratio: int = 1,
+                empty: list[str] | None = None) -> list[Item]:
     """Labelled items for ``judge`` from benchmark files, each file sampled on its own with
     ``neg_ratio`` negatives per positive (1: balanced; NLI items are always 1:1). With
     ``embed``, ``mine_k`` mined negatives are added: for the evaluator, the nearest paragraphs
     of other questions (only where a file lacks distractors); for the pair classifier, the
-    nearest non-supporting paragraphs of the file to q + d* (the second stage's candidates)."""
+    nearest non-supporting paragraphs of the file to q + d* (the second stage's candidates).
+    ``empty`` collects the files that gave no item for this judge."""
     if judge not in JUDGES:
         raise ConfigError(f"unknown judge {judge!r}; choose evaluator, pair or nli")
     items: list[Item] = []
@@ -274,6 +276,8 @@ def build_items(judge: str, files: Sequence[str], seed: int = 0, limit: int | No
             got = pair_items(rows, rng, title_prob, neg_ratio, mine)
         else:
             got = nli_items(rows, rng, title_prob)
+        if not got and empty is not None:
+            empty.append(path)
         items += got
     return items
 

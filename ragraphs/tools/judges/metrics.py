@@ -91,13 +91,16 @@ def evaluate_judge(
         from ..embeddings import MiniLMEmbeddings
 
         embed = _EmbeddingCache(getattr(baseline, "embeddings", None) or MiniLMEmbeddings()).encode
-    items = build_items(judge_name, files, seed=seed, limit=limit, embed=embed, title_prob=1.0)
+    empty: list[str] = []
+    items = build_items(judge_name, files, seed=seed, limit=limit, embed=embed, title_prob=1.0, empty=empty)
     if not items:
         raise InputError(f"no labelled items for the {judge_name} judge in {', '.join(files)}")
     y = np.asarray([x.label for x in items])
     thr = float(threshold if threshold is not None else getattr(judge_obj, "threshold", 0.5))
     res: dict[str, Any] = {"judge": judge_name, "model": getattr(judge_obj, "name", type(judge_obj).__name__),
-                           "files": [spec_name(f) for f in files], "batch": batch}
+                           "files": [spec_name(f) for f in files if f not in empty], "batch": batch}
+    if empty:  # a file that gave nothing is not one the numbers describe
+        res["files_without_items"] = [spec_name(f) for f in empty]
     if judge_name == "pair" and pair_tokens:
         res["pair_tokens"] = int(pair_tokens)
     t = time.perf_counter()
