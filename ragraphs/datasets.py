@@ -229,8 +229,17 @@ def normalize_dataset_name(name: str | None) -> str | None:
     return n
 
 
+def _first_line_is_json(path: str) -> bool:
+    with open(path, encoding="utf-8-sig", errors="replace") as fh:
+        try:
+            return isinstance(json.loads(fh.readline()), dict)
+        except ValueError:
+            return False
+
+
 def iter_rows(path: str, report: LoadReport | None = None, warn: Callable[[str], None] | None = None) -> Iterator[dict]:
-    """JSON objects of a JSONL file (or a JSON array file); broken lines are reported and skipped."""
+    """JSON objects of a JSONL file (or a JSON array file, or one pretty-printed object); broken
+    lines are reported and skipped."""
     if not os.path.exists(path):
         raise InputError(f"no such file: {path}")
     warn = warn or (lambda m: print(m, file=sys.stderr))
@@ -246,6 +255,15 @@ def iter_rows(path: str, report: LoadReport | None = None, warn: Callable[[str],
             if isinstance(row, dict):
                 yield row
         return
+    if head.startswith(b"{") and not _first_line_is_json(path):  # one pretty-printed object, not JSONL
+        try:
+            with open(path, encoding="utf-8-sig", errors="replace") as fh:
+                whole = json.load(fh)
+        except ValueError:
+            whole = None  # broken lines: read line by line below, each reported
+        if isinstance(whole, dict):
+            yield whole
+            return
     with open(path, encoding="utf-8-sig", errors="replace") as fh:
         for n, line in enumerate(fh, 1):
             if not line.strip():

@@ -409,3 +409,11 @@ def test_ingest_says_how_many_chunks_run_past_the_encoders_window(tmp_path, caps
     assert main(["ingest", str(code), "--store", str(tmp_path / "s"), "--quiet"]) == 0
     err = capsys.readouterr().err
     assert "1 of 2 passages run past the encoder's 256 tokens" in err and "--chunk-words (now 150)" in err
+
+
+def test_a_pretty_printed_json_object_is_one_row(tmp_path):
+    doc = tmp_path / "note.json"
+    doc.write_text('{\n  "title": "Okapi",\n  "text": "%s"\n}\n' % OKAPI_1)
+    said: list[str] = []
+    (p,) = read_file(str(doc), warn=said.append)
+    assert (p["title"], p["text"], said) == ("Okapi", OKAPI_1, [])
