@@ -2,10 +2,12 @@
 
 ::
 
-    retrieve -> evaluate -+- correct ---> refine ------------------------------+-> generate
-                          +- incorrect -> rewrite -> web_search -> refine_web --+
-                          +- ambiguous -> refine -> rewrite -> web_search -> refine_web
+    retrieve -> [rerank ->] evaluate -+- correct ---> refine ------------------------------+-> generate
+                                      +- incorrect -> rewrite -> web_search -> refine_web --+
+                                      +- ambiguous -> refine -> rewrite -> web_search -> refine_web
 
+- ``rerank`` (only with the ``rerank`` setting, ``none`` by default): the re-ranker reads a
+  wider list (``rerank_depth``) and keeps the best ``k`` for the evaluator, as in vanilla.
 - ``evaluate``: the retrieval evaluator (``c.judge("evaluator")``, scores in [-1, 1])
   scores every retrieved document; Correct if any score > ``upper``, Incorrect if all are
   < ``lower``, Ambiguous otherwise (paper section 4.3).
@@ -42,10 +44,21 @@ from ..nodes.crag import (
     route_after_refine,
 )
 from ..nodes.generate import make_generate
-from ..settings import CALIBRATED_LOWER, CALIBRATED_UPPER, PAPER_LOWER, PAPER_UPPER, CRAGContext
+from ..nodes.rerank import make_rerank, rerank_spec
+from ..settings import CALIBRATED_LOWER, CALIBRATED_UPPER, PAPER_LOWER, PAPER_UPPER, CRAGContext, context_of
 from ..state.base import RAGInput
 from ..state.crag import CRAGOutput, CRAGState
+from ..state.types import reset
 from ._common import Routes, routed, starts_a_run, timed
+
+def _after_retrieve(state: dict, runtime=None) -> str:
+    return "evaluate" if rerank_spec(context_of(runtime, CRAGContext)) == "none" else "rerank"
+
+
+def _rerank_keeps_retrieved(state: dict, ranked: list, kept: list) -> dict:
+    """CRAG's evaluator reads ``retrieved``; ``passages`` stays empty until the refinement."""
+    return {"retrieved": kept, "passages": reset([])}
+
 
 def build_crag_graph(
     components: Components | None = None, *, checkpointer: Checkpointer = None
@@ -54,6 +67,8 @@ def build_crag_graph(
     c = components or default_components()
     g = StateGraph(CRAGState, context_schema=CRAGContext, input_schema=RAGInput, output_schema=CRAGOutput)
     g.add_node("retrieve", starts_a_run("retrieve", make_crag_retrieve(c), CRAGState, settings=CRAGContext))
+    # the `rerank` setting (none by default): the evaluator keeps the best k of a wider list
+    g.add_node("rerank", timed("rerank", make_rerank(c, source="retrieved", extra=_rerank_keeps_retrieved)))
     g.add_node("evaluate", timed("evaluate", make_evaluate(c)))
     g.add_node("refine", timed("refine", make_refine(c)))
     g.add_node("rewrite", timed("rewrite", make_rewrite(c)))
@@ -61,7 +76,9 @@ def build_crag_graph(
     g.add_node("refine_web", timed("refine_web", make_refine_web(c)))
     g.add_node("generate", timed("generate", make_generate(c)))
     g.add_edge(START, "retrieve")
-    g.add_edge("retrieve", "evaluate")
+    after_retrieve: Routes = {"rerank": "rerank", "evaluate": "evaluate"}
+    g.add_conditional_edges("retrieve", routed("retrieve", _after_retrieve, after_retrieve), after_retrieve)
+    g.add_edge("rerank", "evaluate")
     actions: Routes = {CORRECT: "refine", INCORRECT: "rewrite", AMBIGUOUS: "refine"}
     g.add_conditional_edges("evaluate", routed("evaluate", route_action, actions), actions)
     after_refine: Routes = {"web": "rewrite", "generate": "generate"}
@@ -70,7 +87,7 @@ def build_crag_graph(
     g.add_edge("web_search", "refine_web")
     g.add_edge("refine_web", "generate")
     g.add_edge("generate", END)
-    # a straight pipeline of at most 7 steps: no loops, so a small recursion limit suffices
+    # a straight pipeline of at most 8 steps: no loops, so a small recursion limit suffices
     return g.compile(checkpointer=checkpointer, name="crag").with_config({"recursion_limit": 20})
 
 

@@ -308,3 +308,18 @@ def test_a_langchain_search_tool_as_the_web_search_feeds_the_incorrect_route():
     assert out["answer"] == "Lima" and [(p["title"], p["source"]) for p in out["passages"]] == [("Lima", "web")]
     assert "(capital of Peru)" in out["passages"][0]["text"]  # searched with the rewritten query
     assert out["passages"][0]["meta"]["url"] == "https://en.wikipedia.org/wiki/Lima"
+
+
+def test_the_rerank_setting_keeps_the_best_k_for_the_evaluator():
+    # it fetched rerank_depth documents and evaluated all of them, with no re-ranking
+    noise = [make_passage(f"Noise {i}", f"Filler text number {i} about nothing at all.") for i in range(8)]
+    gold = make_passage("Lima", "Lima is the capital and largest city of Peru.")
+    c, _ = _components(noise + [gold], ["Lima"])
+    out = build_crag_graph(c).invoke({"question": "What is the capital of Peru?"},
+                                     context=CRAGContext(k=2, rerank="evaluator", rerank_depth=9))
+    assert _nodes(out)[:3] == ["retrieve", "rerank", "evaluate"]
+    assert _entry(out, "rerank")["n_candidates"] == 9 and _entry(out, "rerank")["keep"] == 2
+    assert len(_entry(out, "evaluate")["scores"]) == 2 and out["action"] == "correct"
+    # without the setting the evaluator reads the retriever's top k, as before
+    plain = build_crag_graph(c).invoke({"question": "What is the capital of Peru?"}, context=CRAGContext(k=2))
+    assert "rerank" not in _nodes(plain) and len(_entry(plain, "evaluate")["scores"]) == 2

@@ -22,7 +22,7 @@ def test_readme_pictures_match_the_compiled_graphs():
 def test_a_picture_shows_the_graph_nodes_and_named_routes():
     crag = mermaid("crag")
     nodes = set(re.findall(r"^\t(\w+)\(\1\)$", crag, re.M))
-    assert nodes == {"retrieve", "evaluate", "refine", "rewrite", "web_search", "refine_web", "generate"}
+    assert nodes == {"retrieve", "rerank", "evaluate", "refine", "rewrite", "web_search", "refine_web", "generate"}
     # conditional edges are dotted and carry their route's name
     assert "evaluate -. &nbsp;incorrect&nbsp; .-> rewrite;" in crag
     assert "main_judge -. &nbsp;guard&nbsp; .-> final_answer;" in mermaid("migres")
