@@ -379,3 +379,32 @@ def test_sentence_filter_keeps_relevant_sentences_or_whole_passage(corpus):
     assert by_id[p1["id"]]["text"] == "Alpha is red. Gamma is green."  # sentence-filtered
     assert by_id[p2["id"]]["text"] == p2["text"]  # passage beats all its sentences: kept whole
     assert [p["id"] for p in out["candidates"]] == [p2["id"], p1["id"]]  # by passage score
+
+
+class TitleNLI:
+    """Entails only when the premise names the title it was trained to read first."""
+
+    name, threshold = "title-nli", 0.5
+
+    def __init__(self):
+        self.premises: list[str] = []
+
+    def score_batch(self, pairs):
+        self.premises += [p for p, _h in pairs]
+        return np.asarray([1.0 if p.startswith("Killing Pablo\n") else 0.0 for p, _h in pairs], dtype=np.float32)
+
+
+def test_the_citation_check_reads_each_cited_passage_with_its_title(corpus):
+    # it read the kept sentences alone, and dropped statements whose subject only the title names
+    def script(prompt: str) -> str:
+        if _is_leaf(_tail(prompt)):
+            i = _passage_index(prompt, "Killing Pablo")
+            return '{"useful_information": [{"info": "Killing Pablo is a book by Mark Bowden.", "support_passages": [%d]}]}' % i
+        return '{"answer": "Mark Bowden", "missing_information": ""}'
+
+    nli = TitleNLI()
+    c = Components(llm=ScriptedChat(script=script), retriever=corpus,
+                   judges={"evaluator": OverlapJudge("evaluator", stop=_STOP, pattern=WORDS), "nli": nli})
+    out = build_migres_graph(c).invoke({"question": "Who wrote Killing Pablo?"}, context=MIGRESContext(**CTX))
+    assert [u["info"] for u in out["useful_info"]] == ["Killing Pablo is a book by Mark Bowden."]
+    assert nli.premises and nli.premises[0].startswith("Killing Pablo\n")
