@@ -153,7 +153,7 @@ class CRAGContext(RAGContext):
         default=False, metadata={"description": "allow fetching pages on private or loopback addresses"}
     )
     rewrite_max_tokens: int = field(default=24, metadata={"description": "tokens the query rewriter may write"})
-    web_fallback: str = field(
+    web_fallback: Literal["internal", "none"] = field(
         default="internal",
         metadata={"description": "Incorrect route with no web results: internal (refine the retrieved documents) | none"},
     )

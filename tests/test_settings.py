@@ -103,6 +103,7 @@ def test_set_options_parse_as_json_where_they_can():
     (CRAGContext, {"web": "nope"}, "'web': unknown web search 'nope'"),
     (CRAGContext, {"web": "offline:"}, "'web': offline web search needs a path"),
     (CRAGContext, {"web": "searxng"}, "'web': searxng web search needs a URL"),
+    (CRAGContext, {"web_fallback": "intrnal"}, "'web_fallback' must be one of internal | none"),  # was read as none
 ])
 def test_limits_and_the_web_spec_are_checked_when_the_context_is_built(cls, values, message):
     with pytest.raises(ConfigError, match=message):

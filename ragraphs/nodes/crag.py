@@ -166,6 +166,9 @@ def make_rewrite(c: Components) -> Node[CRAGState, CRAGContext]:
 
     def rewrite(state: CRAGState, runtime: Runtime[CRAGContext]) -> dict:
         ctx = context_of(runtime, CRAGContext)
+        if no_web(c, ctx):  # the keywords are the web search's query: without one, no LLM call for them
+            queries = [one_line(state["question"], 500)]
+            return {"queries": queries, "_trace": {"queries": queries, "note": "no web search configured: not rewritten"}}
         max_tokens = int(ctx.rewrite_max_tokens)
         llm = c.llm(ctx.llm, max_tokens=int(ctx.max_new_tokens))
         prompt = REWRITE_PROMPT.format(question=one_line(state["question"], 500))
@@ -184,6 +187,14 @@ def make_rewrite(c: Components) -> Node[CRAGState, CRAGContext]:
 
 
 _BACKEND_LOCK = threading.Lock()
+
+
+def no_web(c: Components, ctx: CRAGContext) -> bool:
+    """Whether the run has no web search at all (no backend given, ``web`` and ``RAGRAPHS_WEB`` unset or none)."""
+    import os
+
+    spec = (ctx.web or os.environ.get("RAGRAPHS_WEB", "")).strip()
+    return c.web_search is None and (not spec or spec.lower() in ("none", "off"))
 
 
 def web_backend(c: Components, ctx: CRAGContext) -> tuple[Any, str]:
