@@ -409,7 +409,7 @@ def make_forward_select(c: Components) -> Node[DRRAGState, DRRAGContext]:
         bonus, bridge = pair_priors(ctx, question, docs, c.retriever)
         added, decisions = forward_walk(first, second, score_of, th, k, pick, bonus, bool(ctx.extra_partners), bridge)
         filled = fill_budget(first + added, state.get("candidates") or [], k) if ctx.fill else []
-        have = {p["id"] for p in first + added}
+        have = {p["id"] for p in first + added + filled}  # a filled one was rejected by C yet is fed
         rejected = sorted({x["second"] for x in decisions if not x["accepted"]} - have)
         return {
             "passages": added + filled,

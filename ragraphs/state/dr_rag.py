@@ -40,7 +40,7 @@ class DRRAGState(RAGState):
     # the classifier's decisions (CIS and CFS), and the threshold they were taken at
     classifier_scores: NotRequired[list[PairScore]]
     pair_threshold: NotRequired[float]
-    # ids of the second-stage documents dropped (CIS) or never accepted (CFS)
+    # ids of the second-stage documents dropped (CIS) or never accepted (CFS) and not handed on by the fill
     rejected: NotRequired[list[str]]
 
 

@@ -399,6 +399,8 @@ def test_title_links_bring_and_favour_the_page_the_static_document_names(slices)
                   link_question=False, link_expand=0, link_bonus=0.0)
     assert not any(d["accepted"] for d in off["classifier_scores"])
     assert all("link_bonus" not in d for d in off["classifier_scores"])
+    # `rejected` names what is left out, never a document the fill handed on anyway
+    assert not set(off["rejected"]) & {p["id"] for p in off["passages"]}
     assert not any((p.get("meta") or {}).get("linked_from") for lst in off["second_stage"] for p in lst)
 
 
