@@ -120,15 +120,22 @@ def parse_nli(text: str) -> str:
 
 def mixed_order(lists: Sequence[Sequence[Passage]], limit: int | None = None) -> list[Passage]:
     """The paper's "mixed order": top items evenly sampled from the queries' ranked lists
-    (1st of every query, then 2nd of every query, ...), de-duplicated by id."""
+    (1st of every query, then 2nd of every query, ...), de-duplicated by id and by title and text: a
+    memory entry and the corpus or web passage it was stored from carry different ids."""
     out: list[Passage] = []
-    seen: set[str] = set()
+    ids: set[str] = set()
+    texts: set[str] = set()
     depth = max((len(x) for x in lists), default=0)
     for r in range(depth):
         for lst in lists:
-            if r < len(lst) and lst[r]["id"] not in seen:
-                seen.add(lst[r]["id"])
-                out.append(lst[r])
+            if r >= len(lst):
+                continue
+            p = lst[r]
+            text = " ".join(f"{p.get('title') or ''}\n{p.get('text') or ''}".split()).casefold() if p.get("text") else ""
+            if p["id"] not in ids and (not text or text not in texts):
+                ids.add(p["id"])
+                texts.add(text)
+                out.append(p)
                 if limit is not None and len(out) >= limit:
                     return out
     return out

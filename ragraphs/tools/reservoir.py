@@ -179,7 +179,7 @@ class Reservoir:
         """Store title-content pairs; a pair replaces the stored one with the same title.
 
         Pairs without a title are skipped (the title is the entry's identity and the
-        trigger's key). Within one call the last pair of a title wins. With ``max_entries``
+        trigger's key). Within one call the first pair of a title wins (ERM4 writes best first). With ``max_entries``
         set, the least recently used entries beyond the bound are evicted in the same
         transaction. Returns counts ``{"added", "replaced", "unchanged", "skipped", "evicted"}``.
         """

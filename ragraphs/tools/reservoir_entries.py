@@ -15,7 +15,10 @@ def title_key(title: str) -> str:
 
 
 def latest_by_title(passages: Iterable[Passage]) -> tuple[dict[str, Passage], int]:
-    """The pairs to store by title key (the last of a title wins) and how many lacked a title or text."""
+    """The pairs to store by title key and how many lacked a title or text. Within one write the
+    first pair of a title wins: ERM4 stores its filter's knowledge best first, and two chunks of
+    one page share its title (the last, its worst-ranked chunk, won until 2026-11-30). A later
+    write still replaces what an earlier one stored (the paper's "newer replaces older")."""
     latest: dict[str, Passage] = {}
     skipped = 0
     for p in passages:
@@ -23,8 +26,7 @@ def latest_by_title(passages: Iterable[Passage]) -> tuple[dict[str, Passage], in
         if not k or not (p.get("text") or "").strip():
             skipped += 1
             continue
-        latest.pop(k, None)  # keep insertion order of the newest
-        latest[k] = p
+        latest.setdefault(k, p)
     return latest, skipped
 
 

@@ -302,3 +302,11 @@ def test_context_defaults_follow_the_paper():
     from ragraphs.graphs import get_context_class
 
     assert get_context_class("erm4") is ERM4Context
+
+
+def test_mixed_order_keeps_one_copy_of_a_text_under_two_ids():
+    # a memory entry (id of title + text) and the ingested chunk it came from (id of path + text)
+    corpus = make_passage("Danube", "The Danube is about 2850 km long.", id="chunk-of-a-file")
+    memory = make_passage("Danube", "The Danube is about 2850 km long.", "memory")
+    other = make_passage("Vienna", "The Danube flows through Vienna.")
+    assert [p["id"] for p in mixed_order([[memory], [other, corpus]])] == [memory["id"], other["id"]]

@@ -66,9 +66,9 @@ def test_adding_replaces_by_title_and_counts_as_the_file_does(minilm):
     counts = res.add([make_passage("Lima", "Lima is the capital of Peru."), make_passage("", "no title"),
                       make_passage("Vienna", "Vienna is the capital of Austria."), make_passage("lima ", "Lima, Peru.")])
     assert counts == {"added": 2, "replaced": 0, "unchanged": 0, "skipped": 1, "evicted": 0}
-    # the last pair of a title won ("lima"); the same title and text again is unchanged
+    # the first pair of a title won ("Lima", ranked first); a later write replaces it
     assert res.add([make_passage("lima", "Lima, Peru."), make_passage("Vienna", "Vienna, Austria.")]) == {
-        "added": 0, "replaced": 1, "unchanged": 1, "skipped": 0, "evicted": 0}
+        "added": 0, "replaced": 2, "unchanged": 0, "skipped": 0, "evicted": 0}
     ((pop, (hit, *_)),) = res.lookup(["Lima"], 0.6, 3)
     assert pop == 1 and hit["title"] == "lima" and hit["text"] == "Lima, Peru." and hit["score"] > 0.99
     # collections are namespaces of their own
