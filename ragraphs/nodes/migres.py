@@ -30,7 +30,7 @@ from ..tools.text import split_sentences
 from ..tools.vectorstore import usable_mode
 from .links import linked_search
 from .migres_parsing import (
-    _UNANSWERABLE,
+    refuses,
     verdict,
     read_main_legacy,
     read_leaf_legacy,
@@ -193,7 +193,7 @@ def make_knowledge_prompt(c: Components) -> Node[MIGRESState, MIGRESContext]:
         out = complete(_llm(c, ctx), knowledge_prompt(query), stop=STOP_LINE, max_tokens=int(ctx.knowledge_max_tokens))
         text = one_line(out.text, 1500)
         cands = []
-        if text and not _UNANSWERABLE.search(text[:40]):
+        if text and not refuses(text[:40]):
             cands = [make_passage("LLM knowledge", text, "llm", None, query=query, kept="generated")]
         return {
             "candidates": cands,

@@ -16,6 +16,22 @@ from ..tools.text import normalize_answer
 # ---------------------------------------------------------------------------- parsing
 
 _UNANSWERABLE = re.compile(r"\b(unanswerable|not answerable|cannot be answered|can ?not answer|insufficient|unknown|no answer)\b", re.I)
+_NAME_WORD = re.compile(r"[A-Z][\w'’.-]*")
+
+
+def refuses(text: str) -> bool:
+    """Whether ``text`` says the question cannot be answered ("unknown", "insufficient
+    information", ...), not a name that holds such a word: "Unknown Pleasures", "The Unknown
+    Soldier" and "No Answer" (a band) are answers (they read as refusals until 2026-11-30)."""
+    for m in _UNANSWERABLE.finditer(text or ""):
+        words = m.group(0).split()
+        if all(_NAME_WORD.fullmatch(w) for w in words):  # title case: part of a name?
+            before = (text[: m.start()].split() or [""])[-1]
+            after = (text[m.end():].split() or [""])[0]
+            if len(words) > 1 or _NAME_WORD.match(before) or _NAME_WORD.match(after):
+                continue
+        return True
+    return False
 
 
 def parse_main(text: str) -> dict:
@@ -44,7 +60,7 @@ def verdict(raw_answer: str, missing: str, cut_asides: bool = True) -> dict:
     """``{"answered", "answer", "missing"}`` from the Main Module's answer and missing information:
     an empty answer, or one that says "unanswerable" (or the like), is no answer."""
     answer = clean_answer(raw_answer, cut_asides=cut_asides)
-    answered = bool(answer) and not _UNANSWERABLE.search(answer) and normalize_answer(answer) not in ("", "none", "n a", "null")
+    answered = bool(answer) and not refuses(answer) and normalize_answer(answer) not in ("", "none", "n a", "null")
     return {"answered": answered, "answer": answer if answered else "", "missing": one_line(missing or "", 500)}
 
 

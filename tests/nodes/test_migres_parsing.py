@@ -125,3 +125,12 @@ def test_truncated_object_keeps_the_complete_fields(answer, cut):
     text = full[: len(head) + cut]
     obj = parse_json_object(text)
     assert obj is not None and obj["answer"] == answer
+
+
+def test_a_name_holding_a_refusal_word_is_an_answer():
+    from ragraphs.nodes.migres_parsing import refuses, verdict
+
+    for name in ("Unknown Pleasures", "The Unknown Soldier", "No Answer (band)"):
+        assert not refuses(name) and verdict(name, "")["answered"]
+    for refusal in ("unknown", "Unknown.", "It is unknown.", "No answer", "Insufficient information"):
+        assert refuses(refusal) and not verdict(refusal, "")["answered"]
