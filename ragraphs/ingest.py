@@ -55,9 +55,9 @@ def html_to_text(html: str) -> tuple[str, str]:
     if m:
         title = " ".join(m.group(1).split())
     text = ""
-    try:
-        import trafilatura
+    import trafilatura  # a broken install is an error, not a silent fallback to the whole body
 
+    try:
         text = trafilatura.extract(html, include_comments=False, include_tables=True, favor_recall=True) or ""
     except Exception:
         text = ""
@@ -281,7 +281,7 @@ def read_url(url: str, max_words: int = CHUNK_WORDS, fetcher=None) -> list[Passa
     (``path`` and ``url``)."""
     import tempfile
 
-    from .tools.fetch import TEXT_TYPES, FetchError, PageFetcher
+    from .tools.fetch import TEXT_TYPES, FetchError, PageFetcher, decode_page
 
     fetcher = fetcher or PageFetcher(timeout=URL_TIMEOUT_S, max_bytes=MAX_URL_BYTES, allow_private=True,
                                      user_agent="ragraphs/0.1 (ingest)")
@@ -297,6 +297,8 @@ def read_url(url: str, max_words: int = CHUNK_WORDS, fetcher=None) -> list[Passa
     if not body.strip():
         raise InputError(f"{url}: empty page")
     name = final.rstrip("/").rsplit("/", 1)[-1] or final
+    charset = getattr(fetcher, "_charsets", {}).pop(final, None)  # the page's own, from its header
+    decoded = (lambda raw: decode_page(raw, charset)) if charset else _decode
     if ctype == "application/pdf" or body.startswith(b"%PDF-"):
         with tempfile.TemporaryDirectory(prefix="ragraphs-url-") as d:
             path = os.path.join(d, "page.pdf")
@@ -308,12 +310,12 @@ def read_url(url: str, max_words: int = CHUNK_WORDS, fetcher=None) -> list[Passa
                 raise InputError(f"{url}: {str(e).split(': ', 1)[-1]}") from e
         title = title or os.path.splitext(name)[0]
     elif ctype in ("text/markdown", "text/x-markdown"):
-        text = _decode(body)
+        text = decoded(body)
         title = _md_title(text, name)
     elif ctype in TEXT_TYPES or (ctype.startswith("text/") and ctype != "text/html"):
-        title, text = name, _decode(body)
+        title, text = name, decoded(body)
     elif ctype in ("", "text/html", "application/xhtml+xml"):
-        title, text = html_to_text(_decode(body))
+        title, text = html_to_text(decoded(body))
         title = title or name
     else:
         raise InputError(f"{url}: not a page ingest reads ({ctype}): HTML, text or PDF")

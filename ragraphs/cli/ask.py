@@ -110,6 +110,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
         print(json.dumps(out, default=str))
     else:
         retrieval_only = bool(getattr(args, "retrieval_only", False))
+        if result.get("web_error") not in (None, "", "no web search configured"):  # CRAG lost the web it was given: say why
+            print(f"warning: {result['web_error']}", file=sys.stderr)
         if not retrieval_only:
             print(result.get("answer", ""))
         if retrieval_only and not passages:

@@ -189,6 +189,9 @@ def make_rewrite(c: Components) -> Node[CRAGState, CRAGContext]:
 _BACKEND_LOCK = threading.Lock()
 
 
+MAX_PAGE_PARAGRAPHS = 200  # a 9,000-paragraph page cost about 49 s of strip scoring on 2 cores
+
+
 def no_web(c: Components, ctx: CRAGContext) -> bool:
     """Whether the run has no web search at all (no backend given, ``web`` and ``RAGRAPHS_WEB`` unset or none)."""
     import os
@@ -260,13 +263,14 @@ def make_web_search_node(c: Components) -> Node[CRAGState, CRAGContext]:
                 errors.append(f"search {q!r} failed: {type(e).__name__}: {str(e)[:200]}")
                 continue
             malformed += bad
-            for p in got:
-                results.setdefault(p["id"], p)
+            for p in got:  # one result per page: the same address with another snippet or #fragment is a copy
+                url = str((p.get("meta") or {}).get("url") or "").split("#", 1)[0].rstrip("/")
+                results.setdefault(url or p["id"], p)
         ranked = prefer_wikipedia(list(results.values()))[:k]
         fetched: list[dict] = []
         if ranked and bool(ctx.fetch_pages):
             fetcher = _fetcher(c, ctx)
-            todo = [(i, (p.get("meta") or {}).get("url")) for i, p in enumerate(ranked)]
+            todo = [(i, (p.get("meta") or {}).get("url")) for i, p in enumerate(ranked) if not (p.get("meta") or {}).get("offline")]
             todo = [(i, u) for i, u in todo if u]
             if todo:
                 with cf.ThreadPoolExecutor(max_workers=min(5, len(todo)), thread_name_prefix="crag-fetch") as pool:
@@ -281,10 +285,13 @@ def make_web_search_node(c: Components) -> Node[CRAGState, CRAGContext]:
                             fetched.append({"url": u, "ok": False, "error": "no text extracted; using the snippet"})
                             continue
                         p = ranked[i]
-                        meta = {**(p.get("meta") or {}), "paragraphs": page.paragraphs, "fetched": True, "snippet": p["text"][:500]}
+                        paras = page.paragraphs[:MAX_PAGE_PARAGRAPHS]  # each is scored by the evaluator: a bound on the work
+                        meta = {**(p.get("meta") or {}), "paragraphs": paras, "fetched": True, "snippet": p["text"][:500]}
                         if page.truncated:
                             meta["truncated"] = True
-                        ranked[i] = {**p, "title": p["title"] or page.title, "text": page.text, "meta": meta}
+                        if len(page.paragraphs) > len(paras):
+                            meta["paragraphs_left_out"] = len(page.paragraphs) - len(paras)
+                        ranked[i] = {**p, "title": p["title"] or page.title, "text": "\n".join(paras), "meta": meta}
                         fetched.append({"url": u, "ok": True, "paragraphs": len(page.paragraphs), "truncated": page.truncated})
         update: dict = {"web_results": ranked, "web_calls": calls}
         trace: dict = {

@@ -22,11 +22,13 @@ from __future__ import annotations
 
 import http.client
 import ipaddress
+import re
 import socket
 import ssl
+import threading
 import time
 from dataclasses import dataclass, field
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import quote, urljoin, urlsplit
 
 from ..errors import InputError
 
@@ -61,7 +63,11 @@ def is_public_address(ip: str) -> bool:
         or addr.is_reserved
         or addr.is_unspecified
         or getattr(addr, "is_site_local", False)
+        or not addr.is_global  # the shared-address range 100.64.0.0/10 (carrier NAT) and the like
     )
+
+
+_PATH_SAFE = "/%?=&:;@!$'()*+,~-._[]"
 
 
 def check_url(url: str) -> tuple[str, str, int, str]:
@@ -81,8 +87,13 @@ def check_url(url: str) -> tuple[str, str, int, str]:
         port = u.port or (443 if scheme == "https" else 80)
     except ValueError as e:
         raise FetchError(f"bad URL {url!r}: {e}") from e
-    path = (u.path or "/") + (f"?{u.query}" if u.query else "")
-    return scheme, u.hostname, port, path
+    # a search engine's "Café" or "a b" address: percent-encoded (http.client sends ASCII only)
+    path = quote(u.path or "/", safe=_PATH_SAFE) + (f"?{quote(u.query, safe=_PATH_SAFE)}" if u.query else "")
+    try:
+        host = u.hostname.encode("idna").decode("ascii")
+    except UnicodeError as e:
+        raise FetchError(f"bad URL {url!r}: {e}") from e
+    return scheme, host, port, path
 
 
 def resolve(host: str, port: int, allow_private: bool) -> str:
@@ -141,10 +152,10 @@ def extract_page(html: str, url: str = "") -> tuple[str, list[str]]:
         title = " ".join((t or "").split())
     except Exception:
         doc = None
+    import trafilatura  # a broken install is an error, not a silent fallback to the whole body
+
     text = ""
     try:
-        import trafilatura
-
         text = (
             trafilatura.extract(
                 html, url=url or None, include_comments=False, include_tables=False, favor_recall=True
@@ -165,6 +176,33 @@ def extract_page(html: str, url: str = "") -> tuple[str, list[str]]:
             paras = [t] if t else []
     paras = [_clean(p) for p in paras]
     return _clean(title), [p for p in paras if p.strip()]
+
+
+_CHARSET = re.compile(r"charset\s*=\s*[\"']?([\w.:-]+)", re.I)
+
+
+def _shut(conn: http.client.HTTPConnection, socks: list) -> None:
+    """Wake a read blocked on ``conn``'s socket (the fetch's deadline has passed)."""
+    for sock in [*socks, conn.sock]:
+        try:
+            if sock is not None:
+                sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+
+def decode_page(body: bytes, charset: str | None = None) -> str:
+    """A page's text in the charset its header names, else the one its ``<meta>`` names, else
+    UTF-8 (an ISO-8859-1 or windows-1251 page was read as UTF-8 and came out as U+FFFD)."""
+    if not charset:
+        m = _CHARSET.search(body[:4096].decode("ascii", "ignore"))
+        charset = m.group(1) if m else None
+    if charset:
+        try:
+            return body.decode(charset, "replace")
+        except LookupError:  # a name Python does not know: UTF-8, as before
+            pass
+    return body.decode("utf-8", "replace")
 
 
 class PageFetcher:
@@ -188,6 +226,7 @@ class PageFetcher:
         self.max_redirects = int(max_redirects)
         self.user_agent = user_agent
         self.ssl_context = ssl.create_default_context() if verify_tls else ssl._create_unverified_context()
+        self._charsets: dict[str, str] = {}
 
     def get(self, url: str, accept: str = "text/html,application/xhtml+xml,text/plain;q=0.8") -> tuple[str, int, str, bytes, bool]:
         """(final url, status, content type, body, truncated) with every guard applied."""
@@ -204,8 +243,14 @@ class PageFetcher:
                 if scheme == "https"
                 else _PinnedHTTPConnection(host, port, ip, t)
             )
+            # the deadline holds while headers and body trickle in: the socket is shut when it passes
+            socks: list = []  # the response keeps the socket after the connection lets go of it
+            watchdog = threading.Timer(max(0.0, deadline - time.monotonic()), _shut, (conn, socks))
+            watchdog.daemon = True
+            watchdog.start()
             try:
                 conn.request("GET", path, headers={"User-Agent": self.user_agent, "Accept": accept, "Accept-Encoding": "identity"})
+                socks.append(conn.sock)
                 resp = conn.getresponse()
                 if resp.status in (301, 302, 303, 307, 308):
                     loc = resp.getheader("Location")
@@ -213,7 +258,11 @@ class PageFetcher:
                         raise FetchError(f"redirect without Location from {url}")
                     url = urljoin(url, loc)
                     continue
-                ctype = (resp.getheader("Content-Type") or "").split(";")[0].strip().lower()
+                full_type = resp.getheader("Content-Type") or ""
+                ctype = full_type.split(";")[0].strip().lower()
+                m = _CHARSET.search(full_type)
+                if m:  # read by fetch(): keyed by the final address, so threads sharing a fetcher do not mix
+                    self._charsets[url] = m.group(1)
                 chunks: list[bytes] = []
                 size = 0
                 truncated = False
@@ -231,18 +280,22 @@ class PageFetcher:
                 body = b"".join(chunks)[: self.max_bytes]
                 return url, resp.status, ctype, body, truncated
             except (OSError, http.client.HTTPException) as e:
+                if time.monotonic() >= deadline:
+                    raise FetchError(f"timed out fetching {url}") from e
                 raise FetchError(f"failed to fetch {url}: {type(e).__name__}: {e}") from e
             finally:
+                watchdog.cancel()
                 conn.close()
         raise FetchError(f"too many redirects from {url}")
 
     def fetch(self, url: str) -> FetchedPage:
         final, status, ctype, body, truncated = self.get(url)
+        charset = self._charsets.pop(final, None)
         if status >= 400:
             raise FetchError(f"HTTP {status} from {final}")
         if ctype and ctype not in HTML_TYPES + TEXT_TYPES:
             raise FetchError(f"not a text page ({ctype}) at {final}")
-        text = body.decode("utf-8", "replace")
+        text = decode_page(body, charset)
         if ctype in TEXT_TYPES:
             paras = [" ".join(p.split()) for p in text.split("\n\n") if p.strip()]
             title = ""

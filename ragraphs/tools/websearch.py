@@ -26,6 +26,7 @@ import concurrent.futures as cf
 import itertools
 import json
 import os
+import sys
 from collections.abc import Iterable, Mapping
 from typing import Any, Callable, Protocol, runtime_checkable
 from urllib.parse import urlencode, urlsplit
@@ -40,6 +41,9 @@ class WebSearch(Protocol):
     name: str
 
     def search(self, query: str, k: int = 5) -> list[Passage]: ...
+
+
+_OWN = frozenset(("title", "text", "source", "score", "id"))
 
 
 class OfflineCorpusSearch:
@@ -58,9 +62,13 @@ class OfflineCorpusSearch:
                 results = row.get("results")
                 items = results if isinstance(results, list) else [row]
                 for r in items:
+                    if not isinstance(r, Mapping):  # a page given as a bare string, a number...
+                        print(f"{path}: skipped a result that is not an object", file=sys.stderr)
+                        continue
                     text = " ".join(str(r.get("text") or "").split())
                     if text:
-                        p = make_passage(str(r.get("title") or ""), text, "web", url=str(r.get("url") or ""))
+                        # `offline`: the stored text is the page; no fetch goes to the address
+                        p = make_passage(str(r.get("title") or ""), text, "web", url=str(r.get("url") or ""), offline=True)
                         pages.setdefault(p["id"], p)
         if not pages:
             raise InputError("the offline web corpus is empty")
@@ -100,7 +108,8 @@ def usable_results(raw: Any, source: str = "web") -> tuple[list[Passage], int]:
         text = item.get("text")
         text = "" if text is None else text
         meta_in = item.get("meta")
-        meta = {str(k): v for k, v in meta_in.items()} if isinstance(meta_in, Mapping) else {}
+        # a LangChain document's metadata ("source": "wikipedia", "score") must not clash with the passage's own fields
+        meta = {str(k): v for k, v in meta_in.items() if str(k) not in _OWN} if isinstance(meta_in, Mapping) else {}
         if "url" in meta and not isinstance(meta["url"], str):
             del meta["url"]
         if not isinstance(text, str) or not (text.strip() or meta.get("url")):
@@ -385,10 +394,10 @@ def make_web_search(spec: str | None, **kw: Any) -> Any:
     kind, _, arg = spec.partition(":")
     kind = kind.lower()
     if kind == "offline":
-        paths = [p for p in arg.split(",") if p.strip()]
+        paths = [p.strip() for p in arg.split(",") if p.strip()]
         for p in paths:
-            if not os.path.exists(p):
-                raise ConfigError(f"offline web corpus not found: {p}")
+            if not os.path.isfile(p):
+                raise ConfigError(f"offline web corpus {'is a folder, not a JSONL file' if os.path.isdir(p) else 'not found'}: {p}")
         return OfflineCorpusSearch(paths)
     if kind == "searxng":
         return SearxngSearch(arg, **{k: v for k, v in kw.items() if k in ("timeout", "max_bytes", "language")})

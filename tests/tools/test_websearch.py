@@ -78,6 +78,7 @@ def test_addresses_classified():
     assert not is_public_address("10.1.2.3")
     assert not is_public_address("192.168.0.1")
     assert not is_public_address("169.254.169.254")  # cloud metadata
+    assert not is_public_address("100.64.0.1")  # shared address space (carrier-grade NAT)
     assert not is_public_address("::1")
     assert not is_public_address("::ffff:127.0.0.1")
     assert not is_public_address("0.0.0.0")
@@ -363,3 +364,57 @@ def test_search_tools_outputs_of_every_common_shape_become_passages():
 
     with pytest.raises(WebSearchError, match="broken failed: RuntimeError: quota exceeded"):
         LangChainToolWebSearch(broken).search("q")
+
+
+def test_result_metadata_that_names_a_passage_field_is_left_out():
+    from ragraphs.tools.websearch import usable_results
+
+    got, bad = usable_results([{"title": "Evan Abraham", "text": "A Welsh footballer.",
+                                 "meta": {"url": "https://en.wikipedia.org/wiki/Evan_Abraham", "source": "wikipedia", "score": 3}}])
+    assert bad == 0 and got[0]["source"] == "web" and got[0]["meta"] == {"url": "https://en.wikipedia.org/wiki/Evan_Abraham"}
+
+
+def test_an_offline_snapshot_skips_what_is_not_a_page_and_never_fetches(tmp_path, capsys):
+    from ragraphs.tools.websearch import OfflineCorpusSearch, make_web_search
+
+    snap = tmp_path / "snap.jsonl"
+    snap.write_text('{"results": ["a page as a string", {"title": "Lima", "text": "Lima is the capital of Peru.", "url": "https://example.org/Lima"}]}\n')
+    (hit,) = OfflineCorpusSearch(str(snap)).search("capital of Peru", 1)
+    assert hit["meta"]["offline"] and "not an object" in capsys.readouterr().err
+    with pytest.raises(ConfigError, match="is a folder, not a JSONL file"):
+        make_web_search(f"offline:{tmp_path}")
+    assert make_web_search(f"offline:{snap}, {snap}") is not None  # spaces after the comma
+
+
+def test_a_trickling_page_meets_the_fetchs_deadline(server):
+    base, routes = server
+
+    def drip(h, q):
+        h.send_response(200)
+        h.send_header("Content-Type", "text/html")
+        h.end_headers()
+        try:
+            for _ in range(200):  # one byte every 0.1 s: 20 s in all
+                h.wfile.write(b"x")
+                h.wfile.flush()
+                time.sleep(0.1)
+        except OSError:
+            pass
+
+    routes["/drip"] = drip
+    t0 = time.monotonic()
+    with pytest.raises(FetchError, match="timed out"):
+        PageFetcher(timeout=0.5, allow_private=True).fetch(f"{base}/drip")
+    assert time.monotonic() - t0 < 3.0  # the deadline (2 x timeout), not the page's 20 s
+
+
+def test_pages_in_their_own_charset_and_addresses_with_non_ascii_characters(server):
+    base, routes = server
+    page = "<html><head><title>Café</title></head><body><p>Café Müller in Düsseldorf is a café and a long paragraph of text.</p></body></html>"
+    routes["/latin"] = lambda h, q: _send(h, page.encode("iso-8859-1"), "text/html; charset=iso-8859-1")
+    routes["/meta"] = lambda h, q: _send(h, page.replace("<head>", '<head><meta charset="iso-8859-1">').encode("iso-8859-1"), "text/html")
+    routes["/wiki/Caf%C3%A9"] = lambda h, q: _send(h, page.encode("utf-8"))
+    f = PageFetcher(timeout=5, allow_private=True)
+    for path in ("/latin", "/meta", "/wiki/Café"):
+        got = f.fetch(f"{base}{path}")
+        assert got.title == "Café" and "Müller in Düsseldorf" in got.text, path
