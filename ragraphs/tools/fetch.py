@@ -277,6 +277,8 @@ class PageFetcher:
                     if size > self.max_bytes:
                         truncated = True
                         break
+                if time.monotonic() >= deadline:  # the watchdog's shut socket reads as the end of the page
+                    raise FetchError(f"timed out reading {url}")
                 body = b"".join(chunks)[: self.max_bytes]
                 return url, resp.status, ctype, body, truncated
             except (OSError, http.client.HTTPException) as e:
