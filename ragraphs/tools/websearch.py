@@ -340,6 +340,21 @@ def tool_results(output: Any) -> list[dict]:
     return rows
 
 
+def _has_artifact(tool: Any) -> bool:
+    return getattr(tool, "response_format", None) == "content_and_artifact"
+
+
+def _artifact_or_content(tool: Any, query: str) -> Any:
+    """A ``content_and_artifact`` tool's results: its artifact (``DuckDuckGoSearchResults``'
+    raw results, each with its ``link``), which a plain ``invoke`` leaves out for a text that
+    names no address in a form :func:`tool_results` reads; its content when there is none."""
+    names = list(getattr(tool, "args", None) or {}) or ["query"]
+    msg = tool.invoke({"name": getattr(tool, "name", "search"), "args": {names[0]: query}, "id": "ragraphs-web",
+                       "type": "tool_call"})
+    artifact = getattr(msg, "artifact", None)
+    return artifact if isinstance(artifact, (list, tuple, Mapping)) and artifact else getattr(msg, "content", msg)
+
+
 class LangChainToolWebSearch:
     """A LangChain search tool as a :class:`WebSearch`: the tool is invoked with the query, and
     the first ``k`` results of its output (read by :func:`tool_results`) become web passages;
@@ -353,7 +368,7 @@ class LangChainToolWebSearch:
 
     def search(self, query: str, k: int = 5) -> list[Passage]:
         try:
-            output = self.inner.invoke(query)
+            output = self.inner.invoke(query) if not _has_artifact(self.inner) else _artifact_or_content(self.inner, query)
         except Exception as e:  # the tool's own network or API errors
             raise WebSearchError(f"{self.name} failed: {type(e).__name__}: {e}") from e
         rows = tool_results(output)[: max(0, int(k))]

@@ -418,3 +418,21 @@ def test_pages_in_their_own_charset_and_addresses_with_non_ascii_characters(serv
     for path in ("/latin", "/meta", "/wiki/Café"):
         got = f.fetch(f"{base}{path}")
         assert got.title == "Café" and "Müller in Düsseldorf" in got.text, path
+
+
+def test_duckduckgo_results_tool_in_its_default_string_form_keeps_each_link():
+    # its string output ("snippet: ..., title: ..., link: ...") was read as one result with no address
+    from langchain_community.tools import DuckDuckGoSearchResults
+    from langchain_community.utilities import DuckDuckGoSearchAPIWrapper
+
+    from ragraphs.tools.websearch import as_web_search
+
+    class FakeWrapper(DuckDuckGoSearchAPIWrapper):  # the engine's answer, without the network
+        def results(self, query, max_results, source=None):
+            return [{"snippet": f"{query} one", "title": "One", "link": "https://en.wikipedia.org/wiki/One"},
+                    {"snippet": f"{query} two", "title": "Two", "link": "https://example.org/two"}]
+
+    tool = DuckDuckGoSearchResults(api_wrapper=FakeWrapper())
+    got = as_web_search(tool).search("Lima", 5)
+    assert [(p["title"], p["meta"]["url"]) for p in got] == [("One", "https://en.wikipedia.org/wiki/One"),
+                                                            ("Two", "https://example.org/two")]
