@@ -286,7 +286,7 @@ def read_url(url: str, max_words: int = CHUNK_WORDS, fetcher=None) -> list[Passa
     fetcher = fetcher or PageFetcher(timeout=URL_TIMEOUT_S, max_bytes=MAX_URL_BYTES, allow_private=True,
                                      user_agent="ragraphs/0.1 (ingest)")
     try:
-        final, status, ctype, body, truncated = fetcher.get(
+        final, status, ctype, charset, body, truncated = fetcher.get_with_charset(
             url, accept="text/html,application/xhtml+xml,application/pdf,text/markdown,text/plain;q=0.8")
     except (FetchError, InputError) as e:
         raise InputError(f"{url}: could not be fetched: {' '.join(str(e).split())[:160]}") from e
@@ -297,7 +297,6 @@ def read_url(url: str, max_words: int = CHUNK_WORDS, fetcher=None) -> list[Passa
     if not body.strip():
         raise InputError(f"{url}: empty page")
     name = final.rstrip("/").rsplit("/", 1)[-1] or final
-    charset = getattr(fetcher, "_charsets", {}).pop(final, None)  # the page's own, from its header
     decoded = (lambda raw: decode_page(raw, charset)) if charset else _decode
     if ctype == "application/pdf" or body.startswith(b"%PDF-"):
         with tempfile.TemporaryDirectory(prefix="ragraphs-url-") as d:

@@ -192,24 +192,27 @@ _BACKEND_LOCK = threading.Lock()
 MAX_PAGE_PARAGRAPHS = 200  # a 9,000-paragraph page cost about 49 s of strip scoring on 2 cores
 
 
-def no_web(c: Components, ctx: CRAGContext) -> bool:
-    """Whether the run has no web search at all (no backend given, ``web`` and ``RAGRAPHS_WEB`` unset or none)."""
+def _web_spec(ctx: CRAGContext) -> str:
+    """The run's web search spec: the ``web`` setting, else ``RAGRAPHS_WEB``; "" for none."""
     import os
 
     spec = (ctx.web or os.environ.get("RAGRAPHS_WEB", "")).strip()
-    return c.web_search is None and (not spec or spec.lower() in ("none", "off"))
+    return "" if spec.lower() in ("none", "off") else spec
+
+
+def no_web(c: Components, ctx: CRAGContext) -> bool:
+    """Whether the run has no web search at all (no backend given, ``web`` and ``RAGRAPHS_WEB`` unset or none)."""
+    return c.web_search is None and not _web_spec(ctx)
 
 
 def web_backend(c: Components, ctx: CRAGContext) -> tuple[Any, str]:
     """(backend, description): ``c.web_search`` if given, else the context/env spec (cached)."""
     if c.web_search is not None:
         return c.web_search, getattr(c.web_search, "name", type(c.web_search).__name__)
-    import os
-
     from ..tools.websearch import make_web_search
 
-    spec = (ctx.web or os.environ.get("RAGRAPHS_WEB", "")).strip()
-    if not spec or spec.lower() in ("none", "off"):
+    spec = _web_spec(ctx)
+    if not spec:
         return None, "none"
     with _BACKEND_LOCK:
         cache = c.extra.setdefault("crag_web_backends", {})

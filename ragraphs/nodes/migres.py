@@ -29,6 +29,7 @@ from ..tools.structured import LeafExtraction, MainVerdict, QueryList, decide
 from ..tools.text import split_sentences
 from ..tools.vectorstore import usable_mode
 from .links import linked_search
+from .rerank import passage_text
 from .migres_parsing import (
     refuses,
     verdict,
@@ -205,14 +206,6 @@ def make_knowledge_prompt(c: Components) -> Node[MIGRESState, MIGRESContext]:
     return knowledge
 
 
-def _premise(p: Passage) -> str:
-    """A cited passage as the NLI judge reads it, ``"Title\ntext"``, as it was trained and as the
-    Leaf Module's prompt shows it: the kept sentences often say "He" where the title names whom
-    (the text alone read 0.11 for "Henrik Selberg was born in Flora.", 0.89 with its title)."""
-    title = (p.get("title") or "").strip()
-    return f"{title}\n{p.get('text') or ''}" if title else (p.get("text") or "")
-
-
 def make_leaf_extract(c: Components) -> Node[MIGRESState, MIGRESContext]:
     """Leaf Module: extract useful statements citing their passages, then drop every
     statement its cited passages do not entail (``c.judge("nli")`` >= ``nli_threshold``).
@@ -242,10 +235,12 @@ def make_leaf_extract(c: Components) -> Node[MIGRESState, MIGRESContext]:
             cited = sorted({n for n in it["support"] if 0 <= n < len(fed)})
             if cited:
                 plan.append((i, [cited]))
-                pairs.append(("\n\n".join(_premise(fed[n]) for n in cited), it["info"]))
+                # each cited passage as the NLI judge was trained to read it, "Title\ntext": the kept
+                # sentences often say "He" where only the title names whom (0.11 without it, 0.89 with)
+                pairs.append(("\n\n".join(passage_text(fed[n]) for n in cited), it["info"]))
             else:  # no valid citation: try each passage read
                 plan.append((i, [[n] for n in range(len(fed))]))
-                pairs.extend((_premise(fed[n]), it["info"]) for n in range(len(fed)))
+                pairs.extend((passage_text(fed[n]), it["info"]) for n in range(len(fed)))
         nli = c.judge("nli")
         scores = list(nli.score_batch(pairs)) if pairs else []
         thr = threshold(ctx.nli_threshold, nli, 0.5)

@@ -226,10 +226,15 @@ class PageFetcher:
         self.max_redirects = int(max_redirects)
         self.user_agent = user_agent
         self.ssl_context = ssl.create_default_context() if verify_tls else ssl._create_unverified_context()
-        self._charsets: dict[str, str] = {}
 
     def get(self, url: str, accept: str = "text/html,application/xhtml+xml,text/plain;q=0.8") -> tuple[str, int, str, bytes, bool]:
         """(final url, status, content type, body, truncated) with every guard applied."""
+        final, status, ctype, _charset, body, truncated = self.get_with_charset(url, accept)
+        return final, status, ctype, body, truncated
+
+    def get_with_charset(self, url: str, accept: str = "text/html,application/xhtml+xml,text/plain;q=0.8"
+                         ) -> tuple[str, int, str, str | None, bytes, bool]:
+        """:meth:`get`, with the charset the response's ``Content-Type`` names (None without one)."""
         deadline = time.monotonic() + self.timeout * 2
         for _hop in range(self.max_redirects + 1):
             scheme, host, port, path = check_url(url)
@@ -261,8 +266,6 @@ class PageFetcher:
                 full_type = resp.getheader("Content-Type") or ""
                 ctype = full_type.split(";")[0].strip().lower()
                 m = _CHARSET.search(full_type)
-                if m:  # read by fetch(): keyed by the final address, so threads sharing a fetcher do not mix
-                    self._charsets[url] = m.group(1)
                 chunks: list[bytes] = []
                 size = 0
                 truncated = False
@@ -280,7 +283,7 @@ class PageFetcher:
                 if time.monotonic() >= deadline:  # the watchdog's shut socket reads as the end of the page
                     raise FetchError(f"timed out reading {url}")
                 body = b"".join(chunks)[: self.max_bytes]
-                return url, resp.status, ctype, body, truncated
+                return url, resp.status, ctype, m.group(1) if m else None, body, truncated
             except (OSError, http.client.HTTPException) as e:
                 if time.monotonic() >= deadline:
                     raise FetchError(f"timed out fetching {url}") from e
@@ -291,8 +294,7 @@ class PageFetcher:
         raise FetchError(f"too many redirects from {url}")
 
     def fetch(self, url: str) -> FetchedPage:
-        final, status, ctype, body, truncated = self.get(url)
-        charset = self._charsets.pop(final, None)
+        final, status, ctype, charset, body, truncated = self.get_with_charset(url)
         if status >= 400:
             raise FetchError(f"HTTP {status} from {final}")
         if ctype and ctype not in HTML_TYPES + TEXT_TYPES:
