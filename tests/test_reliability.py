@@ -240,7 +240,7 @@ def test_llm_endpoint_that_never_answers_times_out(tmp_path, retries):
     err = r.stderr.decode()
     assert r.returncode == 3
     line = _one_error_line(err)
-    assert line.startswith("ragraphs: error: LLM call failed:") and "Timeout" in line
+    assert line.startswith("ragraphs: error: LLM call failed (") and "Timeout" in line
     assert SECRET not in err
     assert requests == retries + 1  # it sent the request, waited, and tried again as configured
     assert elapsed < 60

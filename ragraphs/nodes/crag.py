@@ -21,6 +21,7 @@ from ..prompts import one_line
 from ..settings import CRAGContext, context_of
 from ..state.crag import CRAGState
 from ..state.types import Node, Passage, reset, with_score
+from ..tools.parsing import looks_like_json
 from ..tools.structured import Keywords, decide
 from .refine import judge_text, refine_knowledge
 from .retrieve import make_retrieve
@@ -156,7 +157,10 @@ def parse_query(raw: str) -> str:
 
 
 def read_keywords_legacy(text: str) -> Keywords | None:
-    """Keywords written as plain text (``Henry Feilden, occupation``) instead of JSON."""
+    """Keywords written as plain text (``Henry Feilden, occupation``) instead of JSON (None for
+    JSON no reader took: its braces and keys are no keywords)."""
+    if looks_like_json(text):
+        return None
     words = [w.strip() for w in parse_query(text).split(",") if w.strip()]
     return Keywords(keywords=words) if words else None
 

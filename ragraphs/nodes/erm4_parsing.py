@@ -8,6 +8,7 @@ from typing import Callable, Sequence
 
 
 from ..state.types import Passage
+from ..tools.parsing import looks_like_json
 from ..tools.structured import Entailment, RewritePlus
 
 from .erm4_prompts import NLI_LABELS
@@ -91,6 +92,8 @@ def read_rewrite_legacy(question: str, max_queries: int = 3) -> Callable[[str], 
     """A reader of the paper's ``rewritten**query1**...`` text (None when nothing in it is usable)."""
 
     def read(text: str) -> RewritePlus | None:
+        if looks_like_json(text):  # JSON no reader took: its braces and keys are no question
+            return None
         rewritten, queries, problem = parse_rewrite(text, question, max_queries)
         if problem and "rewritten question unusable" in problem and "no usable query" in problem:
             return None

@@ -8,20 +8,27 @@ import re
 
 from ..prompts import clean_answer, one_line
 from ..state.types import Passage
-from ..tools.parsing import extract_int_list, extract_string_field, parse_int_list, parse_json_object, parse_list_items
+from ..tools.parsing import (extract_int_list, extract_string_field, looks_like_json, parse_int_list, parse_json_object,
+                             parse_list_items)
 from ..tools.structured import LeafExtraction, MainVerdict, QueryList, Statement
 from ..tools.text import normalize_answer
 
 
 # ---------------------------------------------------------------------------- parsing
 
-_UNANSWERABLE = re.compile(r"\b(unanswerable|not answerable|cannot be answered|can ?not answer|insufficient|unknown|no answer)\b", re.I)
+_UNANSWERABLE = re.compile(
+    r"\b(unanswerable|not answerable|cannot be answered|can ?not answer|insufficient|unknown|no answer"
+    r"|(?:do not|don['’]?t|does not|doesn['’]?t) know|not (?:enough|sufficient) information"
+    r"|no (?:relevant )?information|not (?:mentioned|stated|specified) in|can ?not (?:be )?determined?)\b",
+    re.I,
+)
 _NAME_WORD = re.compile(r"[A-Z][\w'’.-]*")
 
 
 def refuses(text: str) -> bool:
     """Whether ``text`` says the question cannot be answered ("unknown", "insufficient
-    information", ...), not a name that holds such a word: "Unknown Pleasures", "The Unknown
+    information", "I don't know", "not mentioned in the passages", ...; "I don't know" read
+    as an answer until 2026-11-30), not a name that holds such a word: "Unknown Pleasures", "The Unknown
     Soldier" and "No Answer" (a band) are answers (they read as refusals until 2026-11-30)."""
     for m in _UNANSWERABLE.finditer(text or ""):
         words = m.group(0).split()
@@ -82,7 +89,10 @@ def read_leaf_legacy(text: str) -> LeafExtraction | None:
 
 
 def read_queries_legacy(text: str) -> QueryList | None:
-    """Queries written as a numbered or bulleted list instead of JSON."""
+    """Queries written as a numbered or bulleted list instead of JSON (None for JSON no reader
+    took: its braces and keys are no query)."""
+    if looks_like_json(text):
+        return None
     items = [q for q in parse_list_items(text, max_items=3) if len(q) >= 3]
     return QueryList(queries=items) if items else None
 

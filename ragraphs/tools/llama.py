@@ -84,6 +84,7 @@ class LlamaCppCompletionChat(BaseChatModel):
     _llama: Any = PrivateAttr(default=None)
     _lock: Any = PrivateAttr(default_factory=threading.Lock)
     _grammars: OrderedDict = PrivateAttr(default_factory=OrderedDict)  # least recently used first
+    _grammar_lock: Any = PrivateAttr(default_factory=threading.Lock)
     _pool: Any = PrivateAttr(default_factory=OrderedDict)
 
     @property
@@ -153,15 +154,18 @@ class LlamaCppCompletionChat(BaseChatModel):
         return llama
 
     def _grammar(self, gbnf: str):
-        g = self._grammars.get(gbnf)
-        if g is None:
-            from llama_cpp.llama_grammar import LlamaGrammar
+        """The parsed grammar, from a cache of the last 64 that concurrent runs share under its
+        own lock (a run could look up an entry another evicted: ``KeyError``, until 2026-11-30)."""
+        with self._grammar_lock:
+            g = self._grammars.get(gbnf)
+            if g is None:
+                from llama_cpp.llama_grammar import LlamaGrammar
 
-            if len(self._grammars) >= 64:  # the schemas' few grammars stay; one-off ones (an answer's spans) go
-                self._grammars.popitem(last=False)
-            g = self._grammars[gbnf] = LlamaGrammar.from_string(gbnf, verbose=False)
-        self._grammars.move_to_end(gbnf)
-        return g
+                if len(self._grammars) >= 64:  # the schemas' few grammars stay; one-off ones (an answer's spans) go
+                    self._grammars.popitem(last=False)
+                g = self._grammars[gbnf] = LlamaGrammar.from_string(gbnf, verbose=False)
+            self._grammars.move_to_end(gbnf)
+            return g
 
     def count_tokens(self, text: str) -> int:
         llama = self._load()
@@ -172,7 +176,9 @@ class LlamaCppCompletionChat(BaseChatModel):
         arguments, shared by :meth:`_generate` and :meth:`_stream`."""
         llama = self._load()
         prompt = render_messages(messages)
-        max_tokens = int(kwargs.get("max_tokens") or self.max_tokens)
+        # at most half the context for the output, so the prompt keeps the other half (a
+        # limit near n_ctx left the prompt's last few tokens, or nothing, until 2026-11-30)
+        max_tokens = min(int(kwargs.get("max_tokens") or self.max_tokens), self.n_ctx // 2)
         tokens = llama.tokenize(prompt.encode("utf-8", "replace"), add_bos=True)
         # keep the end of an over-long prompt (the question sits at the end)
         budget = self.n_ctx - max_tokens - 8

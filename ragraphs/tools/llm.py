@@ -19,6 +19,7 @@ model alike. :func:`complete` is the one place that calls a model and counts the
 from __future__ import annotations
 
 import os
+import re
 import threading
 from dataclasses import dataclass
 from typing import Any, Iterator
@@ -183,11 +184,13 @@ def complete(
     max_tokens: int | None = None,
     grammar: str | None = None,
     response_format: dict | None = None,
+    tags: list[str] | None = None,
 ) -> Completion:
     """Send one completion-style prompt to any chat model; returns text and token counts.
 
     ``grammar`` (GBNF, llama.cpp models) and ``response_format`` (OpenAI-compatible chat
-    servers) constrain the output (see :mod:`ragraphs.tools.structured`). Connection
+    servers) constrain the output (see :mod:`ragraphs.tools.structured`); ``tags`` go to the
+    call's run (``["nostream"]`` keeps it out of LangGraph's messages stream). Connection
     failures are raised as :class:`LLMError` with a one-line message.
     """
     kwargs: dict[str, Any] = {}
@@ -195,7 +198,9 @@ def complete(
         kwargs["grammar"] = grammar
     if response_format:
         kwargs["response_format"] = response_format
-    if stop and not isinstance(llm, (LlamaCppCompletionChat, FakeAnswerChat)):
+    if stop and isinstance(llm, BaseLLM):  # a completion endpoint: the stops as they are, at most 4
+        stop = stop[:4]
+    elif stop and not isinstance(llm, (LlamaCppCompletionChat, FakeAnswerChat)):
         # a chat model may open its reply with a blank line: keep only visible stop
         # strings (answers are cut to their first non-empty line afterwards), at most 4
         stop = [s for s in stop if s.strip()][:4]
@@ -203,15 +208,18 @@ def complete(
         kwargs["stop"] = stop
     if max_tokens:
         kwargs["max_tokens"] = max_tokens
+        body = getattr(llm, "extra_body", None)
+        if isinstance(body, dict) and "max_tokens" in body:  # a local server's copy of the limit: this call's
+            kwargs["extra_body"] = {**body, "max_tokens": max_tokens}
     try:
         if isinstance(llm, BaseLLM):  # a plain completion model: the prompt goes verbatim
-            res = llm.generate([prompt], **kwargs)
+            res = llm.generate([prompt], tags=tags, **kwargs)
             text = res.generations[0][0].text
             tu = (res.llm_output or {}).get("token_usage") or {}
             usage = {"input_tokens": tu.get("prompt_tokens"), "output_tokens": tu.get("completion_tokens")}
             finish = (res.generations[0][0].generation_info or {}).get("finish_reason")
         else:
-            msg = llm.invoke([HumanMessage(content=prompt)], **kwargs)
+            msg = llm.invoke([HumanMessage(content=prompt)], {"tags": tags} if tags else None, **kwargs)
             # a reply in content parts (reasoning first, or text blocks): its text parts only
             text = message_text(msg.content, sep="")
             usage = getattr(msg, "usage_metadata", None) or {}
@@ -219,13 +227,44 @@ def complete(
     except ConfigError:
         raise
     except Exception as e:  # network errors, server errors, ...
+        cut = _cut_by_length(e)
+        if cut is not None:
+            return cut
         first = str(e).splitlines()[0] if str(e) else ""
         # a server may echo the key it was sent: the message must not carry it on
-        raise LLMError(redact(f"LLM call failed: {type(e).__name__}: {first}")) from e
+        raise LLMError(redact(f"LLM call failed ({model_label(llm)}): {type(e).__name__}: {first}")) from e
     n_in = int(usage.get("input_tokens") or 0) or max(1, len(prompt) // 4)
     n_out = int(usage.get("output_tokens") or 0)
     return Completion(text=text, input_tokens=n_in, output_tokens=n_out,
                       finish_reason=finish if isinstance(finish, str) else None)
+
+
+def model_label(llm: Any) -> str:
+    """Which model a call went to, for error messages: an OpenAI-compatible model's name and
+    endpoint, a GGUF's path, else the class name."""
+    name = getattr(llm, "model_name", None) or getattr(llm, "model", None)
+    base = getattr(llm, "openai_api_base", None)
+    if name and base:
+        return f"{name} at {re.sub(r'//[^/@]*@', '//', str(base))}"  # no user:password@ from the address
+    path = getattr(llm, "model_path", None)
+    return str(name or path or type(llm).__name__)
+
+
+def _cut_by_length(e: BaseException) -> Completion | None:
+    """The output of a call that the openai client refused to hand back because ``max_tokens``
+    cut it (``LengthFinishReasonError``, raised when ``response_format`` is set): a cut
+    completion like any other, for the decision's lenient reader and repair (until
+    2026-11-30 it failed the whole question)."""
+    completion = getattr(e, "completion", None)
+    if type(e).__name__ != "LengthFinishReasonError" or completion is None:
+        return None
+    try:
+        text = completion.choices[0].message.content or ""
+    except (AttributeError, IndexError):
+        return None
+    usage = getattr(completion, "usage", None)
+    return Completion(text=text, input_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+                      output_tokens=int(getattr(usage, "completion_tokens", 0) or 0), finish_reason="length")
 
 
 def iter_specs_help() -> Iterator[str]:

@@ -185,6 +185,15 @@ def _first(text: str, accept, objects_only: bool = False) -> Any:
     return None
 
 
+def looks_like_json(text: str) -> bool:
+    """Whether ``text`` opens as a JSON object or list (a fenced block too): text that a
+    decision's plain-text reader must not take as its words."""
+    t = (text or "").lstrip()
+    if t.startswith("```"):
+        t = t.split("\n", 1)[-1].lstrip() if "\n" in t else ""
+    return t[:1] in ("{", "[")
+
+
 def parse_json_value(text: str) -> Any:
     """The first JSON object or array that can be read from ``text`` (repaired), else None."""
     return _first(text, lambda v: isinstance(v, (dict, list)))

@@ -31,8 +31,9 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Callable, Generic, Literal, TypeVar
 
 from langchain_core.language_models import BaseLanguageModel
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, ValidationError, WithJsonSchema
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, ValidationError, ValidationInfo, WithJsonSchema
 
+from ..errors import LLMError
 from .llama import LlamaCppCompletionChat
 from .llm import Completion, complete
 from .parsing import parse_json_object
@@ -49,28 +50,67 @@ def _text_in(v: Any) -> Any:
     return v
 
 
+def _fixed(info: ValidationInfo, what: str) -> None:
+    """Note that a value had to be mended to fit the schema: :func:`read_strict` then refuses
+    the object, and the decision counts as a parse failure (read leniently)."""
+    if isinstance(info.context, dict):
+        info.context.setdefault("fixes", []).append(what)
+
+
+def _cut_text(max_chars: int) -> Callable[[str, ValidationInfo], str]:
+    def cut(s: str, info: ValidationInfo) -> str:
+        flat = " ".join(s.split())
+        if len(flat) <= max_chars:
+            return flat
+        _fixed(info, "cut")  # a server that ignores maxLength (OpenAI's does), or a lenient read
+        head = flat[:max_chars]
+        words = head.rsplit(" ", 1)[0].rstrip(",;:") if " " in head else head
+        return words if len(words) >= max_chars // 2 else head  # at a word's end where one is near
+
+    return cut
+
+
 def Text(max_chars: int, min_chars: int = 0) -> Any:
-    """A string the grammar bounds to ``max_chars``; longer text read leniently is cut."""
+    """A string the grammar bounds to ``max_chars``; longer text (a server that ignores
+    ``maxLength``, a lenient read) is cut at a word's end and the read is not strict."""
     schema: dict[str, Any] = {"type": "string", "maxLength": max_chars}
     if min_chars:
         schema["minLength"] = min_chars
     return Annotated[
         str,
         BeforeValidator(_text_in),
-        AfterValidator(lambda s: " ".join(s.split())[:max_chars]),
+        AfterValidator(_cut_text(max_chars)),
         WithJsonSchema(schema),
     ]
 
 
+def _one_item(v: Any, info: ValidationInfo) -> Any:
+    if isinstance(v, str):  # a string where the schema wants a list: the list of it
+        _fixed(info, "list")
+        return [v]
+    return v
+
+
+def _first_items(max_items: int) -> Callable[[list, ValidationInfo], list]:
+    def first(v: list, info: ValidationInfo) -> list:
+        if len(v) > max_items:
+            _fixed(info, "items")
+        return list(v)[:max_items]
+
+    return first
+
+
 def Items(item: Any, max_items: int, min_items: int = 0) -> Any:
-    """A list the grammar bounds to ``max_items``; extra items read leniently are dropped."""
+    """A list the grammar bounds to ``max_items``; extra items are dropped, and one string
+    stands for a list of it (each a mend: the read is not strict)."""
     from pydantic import TypeAdapter
 
     item_schema = TypeAdapter(item).json_schema()
     schema: dict[str, Any] = {"type": "array", "items": item_schema, "maxItems": max_items}
     if min_items:
         schema["minItems"] = min_items
-    return Annotated[list[item], AfterValidator(lambda v: list(v)[:max_items]), WithJsonSchema(schema)]
+    return Annotated[list[item], BeforeValidator(_one_item), AfterValidator(_first_items(max_items)),
+                     WithJsonSchema(schema)]
 
 
 class _Schema(BaseModel):
@@ -213,21 +253,30 @@ def response_format(schema: type[BaseModel]) -> dict:
 # ---------------------------------------------------------------- reading text
 
 
-def _validate(schema: type[M], obj: Any) -> M | None:
+def _validate(schema: type[M], obj: Any, fixes: list[str] | None = None) -> M | None:
     if not isinstance(obj, dict):
         return None
     try:
-        return schema.model_validate(obj)
+        return schema.model_validate(obj, context={"fixes": fixes if fixes is not None else []})
     except ValidationError:
         return None
 
 
 def read_strict(schema: type[M], text: str) -> M | None:
-    """The object when ``text`` is exactly one valid JSON object of the schema, else None."""
-    try:
-        return _validate(schema, json.loads((text or "").strip()))
-    except ValueError:
-        return None
+    """The object when ``text`` is one valid JSON object of the schema, as it is (no string
+    cut, no item dropped, no list made of a string), alone or on its first line (what a stop
+    at the newline would have kept), else None."""
+    text = (text or "").strip()
+    for candidate in dict.fromkeys((text, text.split("\n", 1)[0].strip())):
+        try:
+            obj = json.loads(candidate)
+        except ValueError:
+            continue
+        fixes: list[str] = []
+        got = _validate(schema, obj, fixes)
+        if got is not None and not fixes:
+            return got
+    return None
 
 
 def read_lenient(schema: type[M], text: str) -> M | None:
@@ -277,10 +326,26 @@ class Decision(Generic[M]):
         return out
 
 
+_NO_SCHEMA: set[int] = set()  # the chat models whose server refused response_format (by id: they live in a cache)
+
+
+def _schema_refused(e: LLMError) -> bool:
+    """Whether the server refused the call for its ``response_format`` (HTTP 400/422 naming it:
+    a server that offers ``json_object`` or nothing, not ``json_schema``)."""
+    cause = e.__cause__
+    said = str(cause or "").lower()
+    kinds = {k.__name__ for k in type(cause).__mro__}  # langchain-openai's own subclasses of openai's
+    return (bool(kinds & {"BadRequestError", "UnprocessableEntityError"})
+            and any(w in said for w in ("response_format", "json_schema", "response format")))
+
+
 def constraint_mode(llm: BaseLanguageModel) -> str:
-    """How a model's output can be constrained: "grammar", "json_schema" or "lenient"."""
+    """How a model's output can be constrained: "grammar", "json_schema" or "lenient" (a chat
+    server that refused a JSON schema once is read leniently from then on)."""
     if isinstance(llm, LlamaCppCompletionChat):
         return "grammar"
+    if id(llm) in _NO_SCHEMA:
+        return "lenient"
     try:
         from langchain_openai import ChatOpenAI
     except ImportError:  # pragma: no cover
@@ -305,24 +370,32 @@ def decide(
     max_tokens: int | None = None,
     stop: list[str] | None = None,
     legacy: Callable[[str], M | None] | None = None,
+    tags: list[str] | None = None,
 ) -> Decision[M]:
     """Ask ``llm`` for one decision of ``schema`` (see the module docstring).
 
     ``max_tokens`` is raised to the schema's :func:`token_budget` so that a constrained
     object is never cut. ``stop`` applies to unconstrained models only (a JSON object may
     hold a newline). ``legacy`` reads the decision's older plain-text format (counted as a
-    parse failure when used).
+    parse failure when used). ``tags`` go to each call's run (see :func:`complete`).
     """
     mode = constraint_mode(llm)
     budget = max(int(max_tokens or 0), token_budget(schema))
-    kw: dict[str, Any] = {"max_tokens": budget}
+    kw: dict[str, Any] = {"max_tokens": budget, "tags": tags}
     if mode == "grammar":
         kw["grammar"] = gbnf(schema)
     elif mode == "json_schema":
         kw["response_format"] = response_format(schema)
     else:
         kw["stop"] = stop
-    outs: list[Completion] = [complete(llm, prompt, **kw)]
+    try:
+        outs: list[Completion] = [complete(llm, prompt, **kw)]
+    except LLMError as e:
+        if mode != "json_schema" or not _schema_refused(e):
+            raise
+        _NO_SCHEMA.add(id(llm))  # until 2026-11-30 every decision failed the question on such a server
+        mode, kw = "lenient", {"max_tokens": budget, "stop": stop, "tags": tags}
+        outs = [complete(llm, prompt, **kw)]
 
     def result(value: M | None, how: str) -> Decision[M]:
         return Decision(

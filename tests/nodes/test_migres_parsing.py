@@ -130,7 +130,10 @@ def test_truncated_object_keeps_the_complete_fields(answer, cut):
 def test_a_name_holding_a_refusal_word_is_an_answer():
     from ragraphs.nodes.migres_parsing import refuses, verdict
 
-    for name in ("Unknown Pleasures", "The Unknown Soldier", "No Answer (band)"):
+    for name in ("Unknown Pleasures", "The Unknown Soldier", "No Answer (band)", "I Don't Know (Ozzy Osbourne song)"):
         assert not refuses(name) and verdict(name, "")["answered"]
-    for refusal in ("unknown", "Unknown.", "It is unknown.", "No answer", "Insufficient information"):
+    refusals = ("unknown", "Unknown.", "It is unknown.", "No answer", "Insufficient information")
+    refusals += ("I don't know", "I do not know.", "The passages do not know", "Not enough information",
+                 "There is no information about his wife", "It is not mentioned in the passages", "Cannot be determined")
+    for refusal in refusals:
         assert refuses(refusal) and not verdict(refusal, "")["answered"]

@@ -105,9 +105,10 @@ def test_malformed_output_is_repaired_once_and_counted():
         d = S.decide(FakeAnswerChat(responses=[text]), "q", S.Keywords)
         assert d.how == "lenient" and d.calls == 1 and d.parse_failure == 1 and d.value.keywords[0] == "Paris"
 
-    # valid JSON of the schema: no failure; over-long values are cut to the schema's bounds
+    # over-long values are cut to the schema's bounds, and that is a lenient read (strict until
+    # 2026-11-30: a server that ignores maxLength had its answers cut without a count)
     d = S.decide(FakeAnswerChat(responses=[json.dumps({"keywords": ["k" * 99, "b", "c", "d"]})]), "q", S.Keywords)
-    assert d.how == "strict" and d.parse_failure == 0 and d.value.keywords == ["k" * 40, "b", "c"]
+    assert d.how == "lenient" and d.parse_failure == 1 and d.value.keywords == ["k" * 40, "b", "c"]
 
 
 def test_malformed_decisions_are_summed_by_eval(hotpot_examples):
@@ -292,3 +293,167 @@ def test_a_langchain_completion_model_runs_every_method():
         c = Components(llm=FakeListLLM(responses=["Lima"] * 40), retriever=Lima())
         out = build_graph(method, c).invoke({"question": "What is the capital of Peru?"})
         assert out["answer"] == "Lima" and out["llm_calls"] >= 1, method
+
+
+def test_a_json_schema_decision_cut_by_the_token_limit_is_read_not_raised():
+    """The openai client raises ``LengthFinishReasonError`` for a ``response_format`` reply cut
+    by ``max_tokens``; the cut text goes to the lenient reader and the repair like any other
+    (until 2026-11-30 the question failed with ``LLMError``). A local server is sent this
+    call's limit as ``max_tokens`` too, not the model's construction-time one."""
+    from ragraphs.tools.llm import make_llm
+
+    cut = '{"useful_information": [{"info": "Mark Bowden was born in St'
+    whole = '{"useful_information": [{"info": "Mark Bowden was born in St. Louis.", "support_passages": [0]}]}'
+    replies = iter([(cut, "length"), (whole, "stop")])
+
+    def respond(body, headers):
+        text, finish = next(replies)
+        out = chat_completion(text, body["model"], 40, 32)
+        out["choices"][0]["finish_reason"] = finish
+        return 200, out
+
+    server = ChatEndpoint(respond)
+    try:
+        import os
+        from unittest import mock
+
+        with mock.patch.dict(os.environ, {"OPENAI_BASE_URL": server.url, "OPENAI_API_KEY": "x"}):
+            llm = make_llm("openai:cut-model", max_tokens=32)
+            d = S.decide(llm, "Passages: ...\nYour response:", S.LeafExtraction)
+    finally:
+        server.close()
+    assert d.how == "repair" and d.calls == 2 and d.parse_failure == 1
+    assert d.value.useful_information[0].info == "Mark Bowden was born in St. Louis."
+    first = server.bodies[0]
+    assert first["max_tokens"] == first["max_completion_tokens"] == S.token_budget(S.LeafExtraction)
+
+
+def test_a_server_that_refuses_json_schema_is_read_leniently_from_then_on():
+    """HTTP 400 naming ``response_format`` (a server with ``json_object`` only): the decision is
+    asked again without it and read leniently, and that model is not sent a schema again."""
+    from langchain_openai import ChatOpenAI
+
+    def respond(body, headers):
+        if "response_format" in body:
+            return 400, {"error": {"message": "This response_format type is unavailable now", "type": "invalid_request_error"}}
+        return 200, chat_completion('{"keywords": ["Henry Feilden", "occupation"]}', body["model"], 9, 9)
+
+    server = ChatEndpoint(respond)
+    try:
+        llm = ChatOpenAI(model="no-schema", api_key="x", base_url=server.url, max_retries=0)
+        d = S.decide(llm, "Question: What did Henry Feilden do?\nKeywords:", S.Keywords)
+        again = S.decide(llm, "Question: Who was Alan Bjerga?\nKeywords:", S.Keywords)
+        other = ChatOpenAI(model="with-schema", api_key="x", base_url=server.url, max_retries=0)
+        assert S.constraint_mode(other) == "json_schema"
+    finally:
+        server.close()
+    assert d.mode == again.mode == "lenient" and d.value.keywords == ["Henry Feilden", "occupation"]
+    assert ["response_format" in b for b in server.bodies] == [True, False, False]
+
+
+def test_a_strict_read_takes_nothing_mended():
+    """Text over a field's ``maxLength`` (a server that ignores it), a string where a list is
+    due, or more items than allowed are mended (cut at a word's end, wrapped, dropped) but
+    counted as a lenient read, not a strict one; one object on the first line followed by
+    more text is strict (what a stop at the newline keeps)."""
+    long = '{"answer": "The Royal Institution of Great Britain in Albemarle Street, London", "missing_information": ""}'
+    assert S.read_strict(S.MainVerdict, long) is None
+    assert S.read_lenient(S.MainVerdict, long).answer == "The Royal Institution of Great Britain in Albemarle Street"
+    assert S.read_strict(S.QueryList, '{"queries": "Where was Mark Bowden born?"}') is None
+    assert S.read_lenient(S.QueryList, '{"queries": "Where was Mark Bowden born?"}').queries == ["Where was Mark Bowden born?"]
+    assert S.read_strict(S.Keywords, '{"keywords": ["a", "b", "c", "d"]}') is None
+    got = S.read_strict(S.QueryList, ' {"queries": ["a b c"]}\nQuestion: the next example ...')
+    assert got is not None and got.queries == ["a b c"]
+    d = S.decide(FakeAnswerChat(responses=['{"keywords": "Henry Feilden, occupation"}']), "Keywords:", S.Keywords)
+    assert d.how == "lenient" and d.value.keywords == ["Henry Feilden, occupation"]
+
+
+def test_plain_text_readers_do_not_take_json_for_words():
+    """A decision's legacy plain-text reader refuses JSON no JSON reader took (its braces and
+    keys became the web query, the retrieval query or the rewritten question before)."""
+    from ragraphs.nodes.crag import read_keywords_legacy
+    from ragraphs.nodes.erm4_parsing import read_rewrite_legacy
+    from ragraphs.nodes.migres_parsing import read_queries_legacy
+
+    assert read_keywords_legacy('{"keywords": 7') is None and read_queries_legacy('[{"q": ') is None
+    assert read_rewrite_legacy("Who?")('```json\n{"rewritten_question": 3, "queries": {}}\n```') is None
+    assert read_keywords_legacy("Henry Feilden, occupation").keywords == ["Henry Feilden", "occupation"]
+
+
+def test_a_completion_endpoint_keeps_the_newline_stop():
+    """``openai-completion:`` (a base model behind /v1/completions) is sent the decisions'
+    newline stop: without it the model wrote on into the next few-shot example."""
+    from langchain_core.language_models.fake import FakeListLLM
+
+    from ragraphs.tools.llm import complete
+
+    seen = {}
+
+    class Recording(FakeListLLM):
+        def _call(self, prompt, stop=None, run_manager=None, **kwargs):
+            seen["stop"] = stop
+            return super()._call(prompt, stop=stop, run_manager=run_manager, **kwargs)
+
+    complete(Recording(responses=["x"]), "Question: q\nAnswer:", stop=["\n"])
+    assert seen["stop"] == ["\n"]
+
+
+def test_errors_name_the_model_and_its_endpoint_without_credentials():
+    from langchain_openai import ChatOpenAI
+
+    from ragraphs.errors import LLMError
+    from ragraphs.tools.llm import complete, model_label
+
+    llm = ChatOpenAI(model="my-model", api_key="x", base_url="http://user:pw@127.0.0.1:9/v1", max_retries=0, timeout=2)
+    assert model_label(llm) == "my-model at http://127.0.0.1:9/v1"
+    with pytest.raises(LLMError, match=r"^LLM call failed \(my-model at http://127\.0\.0\.1:9/v1\): ") as e:
+        complete(llm, "Question: q\nAnswer:")
+    assert "pw" not in str(e.value)
+
+
+def test_the_grammar_cache_is_safe_under_concurrent_runs():
+    """Concurrent runs share the model's cache of parsed grammars (64, least recently used
+    out): one run looked up an entry that another had just evicted (``KeyError``) until
+    2026-11-30. Four threads over 70 grammars, thread switches as often as Python allows."""
+    import sys
+    import threading
+    import time
+
+    llm = LlamaCppCompletionChat(model_path="/nowhere/model.gguf")  # grammars need no model
+    grammars = [S.choice_gbnf([f"option {i}", f"other {i}"]) for i in range(70)]
+    errors: list[BaseException] = []
+    stop = time.monotonic() + 1.5
+
+    def work(offset: int) -> None:
+        i = offset
+        while time.monotonic() < stop:
+            try:
+                llm._grammar(grammars[i % len(grammars)])
+            except BaseException as e:  # noqa: BLE001 (any error is the finding)
+                errors.append(e)
+                return
+            i += 1
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(old)
+    assert not errors, errors[:1]
+    assert len(llm._grammars) == 64
+
+
+@pytest.mark.slow
+def test_an_output_limit_near_the_context_keeps_the_prompt(gemma):
+    """``max_tokens`` is held to half the context: a limit near ``n_ctx`` left the prompt's
+    last tokens, or only the BOS token, until 2026-11-30."""
+    from ragraphs.tools.llm import complete
+
+    prompt = "Question: What is the capital of France?\nAnswer:"
+    out = complete(gemma, prompt, max_tokens=4100, stop=["\n"])
+    assert out.input_tokens >= gemma.count_tokens(prompt) - 1 and out.output_tokens < 100
