@@ -50,9 +50,13 @@ def cmd_chat(args: argparse.Namespace) -> int:
 
     if args.method not in method_names():
         raise ConfigError(f"unknown method {args.method!r}; choose from {', '.join(method_names())}")
+    if args.checkpointer and not args.thread:
+        raise ConfigError("--checkpointer keeps a chat under a --thread ID; give one, or leave --checkpointer out")
+    # the options given, then --set (until 2026-11-30 an option not given replaced --set follow_up=...)
+    options = {"follow_up": args.follow_up, "history_turns": args.history_turns}
     values = {"llm": args.llm, "k": args.k, "retrieval": args.retrieval,
-              **settings_for(args.method, parse_settings(args.set)),
-              "follow_up": args.follow_up, "history_turns": args.history_turns}
+              **{k: v for k, v in options.items() if v is not None},
+              **settings_for(args.method, parse_settings(args.set))}
     ctx = chat_context(args.method, values)
     settings = method_context(ctx)  # names and values checked here, before any model loads
     components = make_components(args, create_collection=False)  # a mistyped --store or --collection is an error, not a new store

@@ -21,7 +21,8 @@ def add_store_args(p: argparse.ArgumentParser) -> None:
 
 def add_run_args(p: argparse.ArgumentParser) -> None:
     """The options that set a run's settings: ``--llm``, ``--k``, ``--retrieval`` and ``--set``."""
-    p.add_argument("--llm", default=None, help="model spec: gemma (default) | llamacpp:PATH | openai:MODEL")
+    p.add_argument("--llm", default=None, help="model spec: gemma (default) | llamacpp:PATH | openai:MODEL | openai-completion:MODEL | "
+                   "fake:TEXT (answers TEXT: a dry run)")
     p.add_argument("--k", type=int, default=None, help="passages per retrieval")
     p.add_argument("--retrieval", choices=["dense", "bm25", "hybrid"], default=None)
     p.add_argument("--set", action="append", metavar="KEY=VALUE",
@@ -42,13 +43,14 @@ def make_components(args: argparse.Namespace, **kw: Any):
 def print_trace(node: str, update: dict, at: float) -> None:
     """One node's update on stderr, as it happens (``--trace``)."""
     # a new question on a used thread: its first node sets the earlier run's keys back to empty
-    # (graphs._common.starts_a_run); one line says so, in place of every emptied key
-    fresh = any(written(v) is not v for v in update.values())
+    # and says so in its trace entry (graphs._common.starts_a_run); one line says so, in place of
+    # every emptied key (until 2026-11-30 any reset value, on every run, read as one)
     update = {k: written(v) for k, v in update.items()}
     entries = update.get("trace") or []
+    fresh = any(isinstance(e, dict) and e.get("earlier_run_reset") for e in entries)
     took = sum(float(e.get("elapsed_s", 0)) for e in entries)
     shown = {k: v for k, v in update.items() if k not in ("trace",) and not (fresh and v in ("", [], {}, 0, False))}
-    details = [{k: v for k, v in e.items() if k not in ("node", "elapsed_s")} for e in entries]
+    details = [{k: v for k, v in e.items() if k not in ("node", "elapsed_s", "earlier_run_reset")} for e in entries]
     print(f"--- [{at:7.2f}s] {node} ({took * 1000:.0f} ms)", file=sys.stderr)
     if fresh:
         print("    a new question on this thread: the earlier run's state set back to empty", file=sys.stderr)

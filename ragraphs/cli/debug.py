@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Any
 
@@ -63,8 +64,11 @@ def check_thread_method(saver, thread_id: str, method: str) -> None:
 
 
 def store_of(args: argparse.Namespace) -> dict[str, Any]:
+    """The store a run read, for the thread's metadata: a folder as an absolute path, so that a
+    replay from another directory reads the same one (it was kept as typed until 2026-11-30)."""
+    store = getattr(args, "store", None)
     return {
-        "store": getattr(args, "store", None),
+        "store": os.path.abspath(store) if store else None,
         "store_url": getattr(args, "store_url", None),
         "collection": getattr(args, "collection", None),
     }
@@ -110,9 +114,26 @@ def infer_method(node_names: set[str]) -> str | None:
     return best[1] if best else None
 
 
+def _checkpoints_only():
+    """Components for a graph that only reads a thread's checkpoints: compiling a graph reads
+    the parts its nodes name (LangGraph looks for subgraphs among them), and the default
+    components would open, or make, the default store and load MiniLM for it (``history``
+    made an empty store, and ``replay`` then answered from it, until 2026-11-30)."""
+    from ..components import Components
+
+    class CheckpointsOnly(Components):
+        retriever = None
+        embeddings = None
+
+    return CheckpointsOnly()
+
+
 def _graph_for(thread_id: str, saver, method: str | None, components=None):
-    """Build the thread's graph over ``saver``; returns (graph, method, metadata)."""
+    """Build the thread's graph over ``saver``; returns (graph, method, metadata). Without
+    ``components`` the graph only reads the thread's checkpoints (no store, no model)."""
     from ..graphs import build_graph, method_names
+
+    components = components if components is not None else _checkpoints_only()
 
     tup = saver.get_tuple({"configurable": {"thread_id": thread_id}})
     if tup is None:
@@ -283,6 +304,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
         raise InputError(f"thread {args.thread_id!r} is a chat; go on with it with `ragraphs chat --thread "
                          f"{args.thread_id}` (`ragraphs history` shows its turns)")
     store = _loads(meta.get(META_STORE))
+    if not store:  # a run made on a LangGraph server: its store, as the server was told of it
+        store = {"store_url": os.environ.get("RAGRAPHS_STORE_URL") or None,
+                 "collection": os.environ.get("RAGRAPHS_COLLECTION") or None}
     ns = argparse.Namespace(
         store=args.store or store.get("store"),
         store_url=args.store_url or store.get("store_url"),

@@ -9,6 +9,7 @@ trace of every step with its time. Details are also sent as a custom stream even
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import time
@@ -38,34 +39,70 @@ def _emit(runtime: Any, entry: dict) -> None:
         pass
 
 
-def timed(name: str, fn: Node[S, C]) -> Node[S, C]:
-    """Wrap ``fn(state, runtime)`` so that it records its time and details in ``trace``; an
-    ``async def`` node stays one (it runs under ``ainvoke`` / ``astream``)."""
+def _caller(fn: Callable[..., Any]) -> Callable[[Any, Any], Any]:
+    """``fn`` called as ``(state, runtime)``: a node written ``node(state)`` gets the state
+    only, one written ``node(state, config)`` the run's config (LangGraph's own forms)."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):  # a builtin or a callable without a signature
+        return lambda state, runtime: fn(state, runtime)
+    names = [p.name for p in params]
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if "config" in names and "runtime" not in names:
+        from langgraph.config import get_config
 
-    def finish(update: dict[str, Any], t0: float, runtime: Runtime[C]) -> dict[str, Any]:
-        details = update.pop("_trace", None) or {}
-        entry = {"node": name, "elapsed_s": round(time.perf_counter() - t0, 6), **details}
-        update["trace"] = [entry]
-        _emit(runtime, entry)
-        return update
+        return lambda state, runtime: fn(state, config=get_config())
+    if "runtime" in names and params[names.index("runtime")].kind == inspect.Parameter.KEYWORD_ONLY:
+        return lambda state, runtime: fn(state, runtime=runtime)
+    if len(positional) == 1 and not any(p.kind == p.VAR_POSITIONAL for p in params) and "runtime" not in names:
+        return lambda state, runtime: fn(state)
+    return lambda state, runtime: fn(state, runtime)
+
+
+def _with_entry(result: Any, name: str, t0: float, runtime: Any) -> Any:
+    """The node's result with its trace entry: a dict update, or a ``Command`` whose update is
+    one (a node that routes from inside, LangGraph's ``Command(update=..., goto=...)``)."""
+    from langgraph.types import Command
+
+    if isinstance(result, Command):
+        if result.update is None or isinstance(result.update, dict):
+            return dataclasses.replace(result, update=_with_entry(dict(result.update or {}), name, t0, runtime))
+        return result  # an update given as pairs: passed on as it is, without an entry
+    update = dict(result or {})
+    details = update.pop("_trace", None) or {}
+    entry = {"node": name, "elapsed_s": round(time.perf_counter() - t0, 6), **details}
+    if update.get("llm_calls"):  # the eval's retrieval time leaves out the nodes that ask the LLM
+        entry["llm_calls"] = update["llm_calls"]
+    update["trace"] = [entry]
+    _emit(runtime, entry)
+    return update
+
+
+def timed(name: str, fn: Node[S, C]) -> Node[S, C]:
+    """Wrap a node so that it records its time and details in ``trace``; an ``async def``
+    node stays one (it runs under ``ainvoke`` / ``astream``). The node may be written
+    ``(state, runtime)``, ``(state)`` or ``(state, config)``, and may return a ``Command``."""
+    call = _caller(fn)
 
     if inspect.iscoroutinefunction(fn):
         @functools.wraps(fn)
-        async def anode(state: S, runtime: Runtime[C]) -> dict[str, Any]:
+        async def anode(state: S, runtime: Runtime[C]) -> Any:
             t0 = time.perf_counter()
-            return finish(dict(await fn(state, runtime) or {}), t0, runtime)
+            return _with_entry(await call(state, runtime), name, t0, runtime)
 
+        del anode.__wrapped__  # LangGraph reads this signature, (state, runtime), not fn's
         anode.__annotations__ = {"state": dict, "runtime": Runtime, "return": dict}
         return cast(Node[S, C], anode)
 
     @functools.wraps(fn)
-    def node(state: S, runtime: Runtime[C]) -> dict[str, Any]:
+    def node(state: S, runtime: Runtime[C]) -> Any:
         t0 = time.perf_counter()
-        return finish(dict(fn(state, runtime) or {}), t0, runtime)
+        return _with_entry(call(state, runtime), name, t0, runtime)
 
+    del node.__wrapped__  # LangGraph reads this signature, (state, runtime), not fn's
     # LangGraph injects `runtime` by the parameter's annotation
     node.__annotations__ = {"state": dict, "runtime": Runtime, "return": dict}
-    return node
+    return cast(Node[S, C], node)
 
 
 def _channels(schema: type) -> dict[str, tuple[Any, Callable | None]]:
@@ -127,20 +164,31 @@ def starts_a_run(
     channels = _channels(schema)
     keep, looped = frozenset(inputs), frozenset(loops_from)
 
-    @functools.wraps(fn)
-    def first(state: S, runtime: Runtime[C]) -> dict[str, Any]:
+    def begin(state: Any, runtime: Any) -> tuple[str, Any, str, dict]:
+        """How this call goes: "on" (the loop going on: as it is), "fresh" (a new thread) or
+        "new" (a new question on a thread that holds a run), with the state the node reads."""
         if settings is not None:
             refuse_other_settings(getattr(runtime, "context", None), settings)
-        held: dict = dict(state)  # type: ignore[call-overload]
+        held: dict = dict(state)
         trace = held.get("trace") or []
         asked = str(held.get("question") or "")[:RUN_QUESTION_CHARS]
         # the loop going on: reached from its predecessor, in the run this question began (a run
         # cut short inside its loop, then a new question on the thread, is a new run)
         if trace and trace[-1].get("node") in looped and trace[0].get("asked") == asked:
-            return node(state, runtime)
-        if not trace:  # a fresh thread
-            return _marked(node(state, runtime), asked)
-        update = _marked(node({k: v for k, v in held.items() if k in keep}, runtime), asked)  # type: ignore[arg-type]
+            return "on", state, asked, held
+        if not trace:
+            return "fresh", state, asked, held
+        return "new", {k: v for k, v in held.items() if k in keep}, asked, held
+
+    def end(how: str, result: Any, asked: str, held: dict) -> Any:
+        if how == "on" or not isinstance(result, dict):  # a Command passes as the node gave it
+            return result
+        update = _marked(result, asked)
+        if how == "fresh":
+            return update
+        entries = update.get("trace")
+        if isinstance(entries, list) and entries and isinstance(entries[0], dict):  # `--trace` says so
+            update["trace"] = [{**entries[0], "earlier_run_reset": True}, *entries[1:]]
         out: dict[str, Any] = {}
         for key in held:
             if key in keep or key in update or key not in channels:
@@ -152,8 +200,24 @@ def starts_a_run(
             out[key] = Overwrite(reducer(empty, value)) if reducer else value
         return out
 
+    if inspect.iscoroutinefunction(fn):  # an async first node stays one (it failed until 2026-11-30)
+        @functools.wraps(fn)
+        async def afirst(state: S, runtime: Runtime[C]) -> Any:
+            how, read, asked, held = begin(state, runtime)
+            return end(how, await cast(Any, node)(read, runtime), asked, held)
+
+        del afirst.__wrapped__
+        afirst.__annotations__ = {"state": dict, "runtime": Runtime, "return": dict}
+        return cast(Node[S, C], afirst)
+
+    @functools.wraps(fn)
+    def first(state: S, runtime: Runtime[C]) -> Any:
+        how, read, asked, held = begin(state, runtime)
+        return end(how, node(read, runtime), asked, held)
+
+    del first.__wrapped__
     first.__annotations__ = {"state": dict, "runtime": Runtime, "return": dict}
-    return first
+    return cast(Node[S, C], first)
 
 
 def routed(source: str, fn: Callable[..., str], path_map: Routes | None = None) -> Callable[..., str]:

@@ -114,7 +114,9 @@ def make_rewrite_follow_up(c: Components) -> Node[Any, ChatContext]:
         message = last_user_text(messages)
         turns = earlier_turns(messages, int(ctx.history_turns))
         llm = c.llm(ctx.llm, max_tokens=int(ctx.max_new_tokens))
-        out = decide(llm, follow_up_prompt(turns, message), Standalone, stop=["\n"])
+        # "nostream": the decision's JSON is no reply, so it stays out of the chat's messages
+        # stream (Studio's chat view showed it before the answer until 2026-11-30)
+        out = decide(llm, follow_up_prompt(turns, message), Standalone, stop=["\n"], tags=["nostream"])
         question = one_line(out.value.question, 500) if out.value is not None else ""
         details: dict[str, Any] = {"message": message[:500], "turns_read": len(turns), **out.trace()}
         if not question:

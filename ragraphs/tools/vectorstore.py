@@ -105,7 +105,9 @@ class ChromaCorpus:
         self.path, self.url, self.collection_name = path, url, collection
         chosen = embeddings is not None  # the caller's choice is kept; the default follows the store
         self.embeddings = embeddings or MiniLMEmbeddings()
-        if not create and path and not url and not os.path.isdir(path):
+        # a folder without Chroma's file is no store: opening it would write one there (a folder
+        # of the user's documents got a chroma.sqlite3, and ingest skipped it from then on)
+        if not create and path and not url and not os.path.isfile(os.path.join(path, "chroma.sqlite3")):
             raise ConfigError(f"no store at {path}; `ragraphs ingest PATH --store {path}` makes one")
         self._client = _client(path, url)
         emb_name = getattr(self.embeddings, "name", type(self.embeddings).__name__)

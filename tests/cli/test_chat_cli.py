@@ -62,6 +62,12 @@ def test_follow_up_rewrite_prints_how_a_later_message_was_read(store, capsys, mo
     rows = [json.loads(line) for line in out.splitlines()]
     assert [r["read_as"] for r in rows] == ["Who introduced pH?", "Where was Sørensen from?"]
     assert [r["llm_calls"] for r in rows] == [1, 2]
+    # the same by --set, as `ragraphs methods chat` lists them (dropped until 2026-11-30), and checked
+    code, out, _ = _chat(capsys, monkeypatch, "Who introduced pH?\nWhere was he from?\n", store,
+                         "--llm", f"fake:{rewrite}", "--k", "1", "--set", "follow_up=rewrite", "--json")
+    assert code == 0 and [json.loads(line)["read_as"] for line in out.splitlines()][1] == "Where was Sørensen from?"
+    code, _, err = _chat(capsys, monkeypatch, "q\n", store, "--llm", "fake:x", "--set", "history_turns=0")
+    assert code == 2 and "history_turns" in err
 
 
 def test_a_thread_goes_on_later_and_history_shows_its_turns(store, tmp_path, capsys, monkeypatch):
@@ -78,6 +84,13 @@ def test_a_thread_goes_on_later_and_history_shows_its_turns(store, tmp_path, cap
     assert '"question": "What is the capital of Austria?"' in out
     code, _, err = main_captured(capsys, "replay", "c1", "--checkpointer", db)
     assert code == 2 and "is a chat; go on with it with `ragraphs chat --thread c1`" in err
+
+
+def test_a_checkpointer_without_a_thread_is_refused(tmp_path, capsys, monkeypatch):
+    """As ``ask`` refuses it: the conversation would have gone to memory and been lost."""
+    db = tmp_path / "cp.sqlite"
+    code, _, err = _chat(capsys, monkeypatch, "q\n", "unused", "--llm", "fake:x", "--checkpointer", db)
+    assert code == 2 and "--checkpointer keeps a chat under a --thread ID" in err and not db.exists()
 
 
 def test_settings_are_checked_before_anything_loads(capsys, monkeypatch):

@@ -87,6 +87,13 @@ def test_a_second_question_on_a_thread_is_its_own_run_and_history_shows_both(tmp
                                    *store, "--thread", "two", "--trace")
     assert code == 0 and "a new question on this thread: the earlier run's state set back to empty" in err
     assert 'answer: ""' not in err and "llm_calls: 0" not in err
+    assert err.count("a new question on this thread") == 1  # under the first node only
+    # a run on no thread, or the first on a thread, resets nothing and says nothing of it (every
+    # run said so, under each node that replaced a list, until 2026-11-30)
+    for thread in ([], ["--thread", "three"]):
+        code, out, err = main_captured(capsys, "ask", "And Peru?", "--method", "crag", "--llm", "fake:Lima", "--k", "1",
+                                       *store, *thread, "--trace", "--set", "web=none")
+        assert code == 0 and "--- [" in err and "a new question on this thread" not in err
     # a thread is one method's: another method on it is refused, the thread left as it was
     code, out, err = main_captured(capsys, "ask", "Who?", "--method", "none", "--llm", "fake:x", *store, "--thread", "two")
     assert code == 2 and not out
@@ -184,3 +191,52 @@ def test_routing_decisions_are_custom_stream_events():
     assert ev[-1] == {"event": "route", "node": "judge", "route": "low", "to": END}
     # outside a run the router still routes
     assert routed("judge", lambda s: "low", paths)({"score": 0.0}) == "low"
+
+
+def test_history_and_replay_neither_make_nor_read_an_empty_store(tmp_path, capsys):
+    """``history`` reads checkpoints only, and ``replay`` of a thread whose store is not here
+    says so: until 2026-11-30 building the thread's graph made an empty default store, which
+    ``replay`` then answered from."""
+    from fakes import small_corpus
+    from ragraphs.checkpoint import open_checkpointer
+    from ragraphs.cli.debug import _checkpoints_only
+    from ragraphs.components import Components
+    from ragraphs.graphs import build_graph, method_names
+    from ragraphs.graphs.vanilla import build_vanilla_graph
+    from ragraphs.tools.llm import FakeAnswerChat
+
+    home = tmp_path / "home"  # $RAGRAPHS_HOME (tests/conftest.py)
+    for method in method_names():  # building any method's graph opens nothing
+        build_graph(method, _checkpoints_only())
+    assert not (home / "chroma").exists()
+    corpus = small_corpus([("Peru", "Lima is the capital of Peru.")])
+    db = tmp_path / "server.sqlite"
+    saver = open_checkpointer(str(db))
+    c = Components(llm=FakeAnswerChat(responses=["Lima"]), retriever=corpus, embeddings=corpus.embeddings)
+    for thread in ("srv1", "srv2"):
+        build_vanilla_graph(c, checkpointer=saver).invoke({"question": "Capital of Peru?"}, {"configurable": {"thread_id": thread}})
+    code, out, _ = main_captured(capsys, "history", "srv1", "--checkpointer", db)
+    assert code == 0 and "thread srv1: method vanilla" in out and not (home / "chroma").exists()
+    # a thread that names no store (a server's) is replayed over the server's, RAGRAPHS_STORE_URL
+    import os
+    from unittest import mock
+
+    with mock.patch.dict(os.environ, {"RAGRAPHS_STORE_URL": f"http://127.0.0.1:{free_port()}"}):
+        code, out, err = main_captured(capsys, "replay", "srv1", "--from", "0", "--checkpointer", db, "--set", "llm=fake:x")
+    assert code == 4 and "cannot reach Chroma server at http://127.0.0.1:" in err, err
+    code, out, err = main_captured(capsys, "replay", "srv2", "--from", "0", "--checkpointer", db, "--set", "llm=fake:x")
+    assert code == 2 and "no store at" in err and not (home / "chroma").exists()
+
+
+def test_a_threads_store_is_kept_as_an_absolute_path(tmp_path, monkeypatch):
+    """``replay`` from another directory reads the store the run read (a relative ``--store``
+    was kept as typed until 2026-11-30: "no store at store", or another folder's store)."""
+    import argparse
+    import os
+
+    from ragraphs.cli.debug import store_of
+
+    monkeypatch.chdir(tmp_path)
+    kept = store_of(argparse.Namespace(store="store", store_url=None, collection="caps"))
+    assert kept == {"store": str(tmp_path / "store"), "store_url": None, "collection": "caps"}
+    assert os.path.isabs(kept["store"]) and store_of(argparse.Namespace())["store"] is None

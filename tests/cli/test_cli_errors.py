@@ -288,6 +288,11 @@ def test_a_mistyped_store_or_collection_is_an_error_not_a_new_empty_one(tmp_path
     missing = tmp_path / "nowhere"
     code, out, err = main_captured(capsys, "ask", "Capital of Peru?", "--llm", "fake:x", "--store", missing)
     assert code == 2 and err.startswith(f"ragraphs: error: no store at {missing}") and not missing.exists()
+    # a folder of the user's that is no store is left as it was (Chroma wrote its file there
+    # until 2026-11-30, and ingest skipped that folder as a store from then on)
+    code, out, err = main_captured(capsys, "ask", "Capital of Peru?", "--llm", "fake:x", "--store", tmp_path)
+    assert code == 2 and err.startswith(f"ragraphs: error: no store at {tmp_path}")
+    assert not (tmp_path / "chroma.sqlite3").exists()
     code, out, _ = main_captured(capsys, "ask", "Capital of Peru?", "--llm", "fake:Lima", "--store", store,
                                  "--collection", "demo", "--quiet")
     assert code == 0 and out.strip() == "Lima"

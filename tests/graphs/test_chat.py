@@ -146,6 +146,21 @@ def test_a_follow_up_is_rewritten_from_the_earlier_turns_before_the_method_reads
     assert "Which sea does the Danube flow into?" in llm.prompts[2]  # what the method was asked
 
 
+def test_the_rewrite_decision_stays_out_of_the_messages_stream(corpus):
+    """Studio's chat view and SDK chat clients read ``stream_mode="messages"``: the follow-up
+    rewrite's JSON is no reply (it streamed before the answer until 2026-11-30)."""
+    llm = FakeAnswerChat(responses=["the Danube", '{"question": "Which sea does the Danube flow into?"}', "the Black Sea"])
+    c = Components(llm=llm, retriever=corpus, embeddings=corpus.embeddings)
+    g = build_chat_graph(c, checkpointer=InMemorySaver())
+    cfg, ctx = {"configurable": {"thread_id": "s"}}, ChatContext(k=2, follow_up="rewrite")
+    g.invoke({"messages": [("user", "Which river flows through Vienna?")]}, cfg, context=ctx)
+    streamed = [(meta.get("langgraph_node"), chunk.content) for chunk, meta in
+                g.stream({"messages": [("user", "Which sea does it flow into?")]}, cfg, context=ctx, stream_mode="messages")]
+    assert len(llm.prompts) == 3  # the rewrite ran
+    assert not any("{" in str(text) for _, text in streamed), streamed
+    assert streamed and all(node == "answer" for node, _ in streamed)
+
+
 def test_a_failed_rewrite_answers_the_message_as_written(corpus):
     llm = FakeAnswerChat(responses=["no idea", "still no idea", "the Black Sea"])
     c = Components(llm=llm, retriever=corpus, embeddings=corpus.embeddings)

@@ -9,6 +9,9 @@ fresh one.
 
 from __future__ import annotations
 
+import operator
+from typing import Annotated, TypedDict
+
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
@@ -96,3 +99,53 @@ def test_a_new_question_after_a_migres_loop_cut_short_is_a_new_run():
     again = g.invoke({"question": Q1}, cfg)
     assert _seen(again) == _seen(fresh)
     assert again["trace"][0]["asked"] == Q1 and again["memory_queries"][0] == Q1
+
+
+class _UserState(TypedDict, total=False):
+    question: str
+    notes: Annotated[list, operator.add]
+    answer: str
+    trace: Annotated[list, operator.add]
+
+
+def test_the_helpers_take_an_async_first_node_and_langgraphs_other_node_forms():
+    """A user's graph (docs/extending.md): an ``async def`` first node under ``starts_a_run``
+    (it failed with ``'coroutine' object has no attribute 'get'`` until 2026-11-30), nodes
+    written ``(state)`` or ``(state, config)``, and one that routes with a ``Command``, each
+    timed and traced; a second question on the thread still starts from its input alone."""
+    import asyncio
+
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.types import Command
+
+    from ragraphs.graphs import starts_a_run, timed
+
+    S = _UserState
+    async def first(state, runtime):
+        return {"notes": [f"read {state['question']}"]}
+
+    def second(state):
+        return {"notes": ["second"]}
+
+    def third(state, config):
+        return Command(update={"notes": [config["configurable"]["thread_id"]]}, goto="last")
+
+    def last(state):
+        return {"answer": " / ".join(state["notes"])}
+
+    g = StateGraph(S)
+    g.add_node("first", starts_a_run("first", first, S))
+    g.add_node("second", timed("second", second))
+    g.add_node("third", timed("third", third))
+    g.add_node("last", timed("last", last))
+    g.add_edge(START, "first")
+    g.add_edge("first", "second")
+    g.add_edge("second", "third")
+    g.add_edge("last", END)
+    graph = g.compile(checkpointer=InMemorySaver())
+    cfg = {"configurable": {"thread_id": "t1"}}
+    out = asyncio.run(graph.ainvoke({"question": "q1"}, cfg))
+    assert out["answer"] == "read q1 / second / t1"
+    assert [e["node"] for e in out["trace"]] == ["first", "second", "third", "last"]
+    again = asyncio.run(graph.ainvoke({"question": "q2"}, cfg))
+    assert again["answer"] == "read q2 / second / t1" and len(again["trace"]) == 4
