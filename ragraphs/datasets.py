@@ -97,6 +97,22 @@ def _support_titles(sf: Any) -> set[str]:
     return titles
 
 
+def gold_answers(value: Any) -> list[str]:
+    """A row's gold answers as a list of strings: none for a missing answer (a test split's
+    row is not scored, where it read as the gold "None" until 2026-11-30), a number as its text
+    (such a row was skipped), and TriviaQA's answer object (Hugging Face's export) as its
+    ``value`` and ``aliases`` (its keys were read as the answers)."""
+    if value is None:
+        return []
+    if isinstance(value, dict):
+        if "value" not in value and "aliases" not in value:
+            raise ValueError(f"the answer is an object without 'value' or 'aliases' (its keys: {', '.join(list(value)[:6])})")
+        value = [value.get("value"), *(value.get("aliases") or [])]
+    if isinstance(value, (list, tuple)):
+        return list(dict.fromkeys(str(a).strip() for a in value if a is not None and str(a).strip()))
+    return [str(value).strip()] if str(value).strip() else []
+
+
 def _hotpot_like(row: dict, dataset: str) -> Example:
     sup = _support_titles(row.get("supporting_facts"))
     paras = []
@@ -104,8 +120,7 @@ def _hotpot_like(row: dict, dataset: str) -> Example:
         text = _join_sentences(sents)
         if text:
             paras.append(make_passage(title, text, "corpus", supporting=title in sup))
-    answer = row.get("answer")
-    answers = [str(a) for a in answer] if isinstance(answer, list) else [str(answer)]
+    answers = gold_answers(row.get("answer"))
     extra = {k: row[k] for k in ("type", "level", "top_rank_questions") if k in row}
     return Example(str(row.get("_id") or row.get("id") or ""), row["question"], answers, dataset, paras, extra)
 
@@ -116,9 +131,9 @@ def _musique(row: dict, dataset: str) -> Example:
         for p in row.get("paragraphs") or []
         if (p.get("paragraph_text") or "").strip()
     ]
-    answers = [str(row.get("answer", ""))] + [str(a) for a in row.get("answer_aliases") or []]
+    answers = gold_answers([row.get("answer"), *(row.get("answer_aliases") or [])])
     extra = {"answerable": row.get("answerable", True)}
-    return Example(str(row.get("id", "")), row["question"], [a for a in answers if a], dataset, paras, extra)
+    return Example(str(row.get("id", "")), row["question"], answers, dataset, paras, extra)
 
 
 def _contains_answer(text: str, answers: list[str]) -> bool:
@@ -147,21 +162,20 @@ def _popqa(row: dict, dataset: str) -> Example:
 
 def _odqa(row: dict, dataset: str) -> Example:
     answers = row.get("answer") or row.get("short_answers") or row.get("answers") or []
-    answers = _maybe_literal(answers)
-    if isinstance(answers, str):
-        answers = [answers]
+    answers = gold_answers(_maybe_literal(answers))
     paras = []
     ctx = row.get("context")
     if isinstance(ctx, str) and ctx.strip():
         paras.append(make_passage(str(row.get("title", "")), _join_sentences(ctx), "corpus", supporting=True))
     ds = row.get("dataset") or dataset
-    rid = str(row.get("id") or row.get("example_id") or "")
-    return Example(rid, row["question"], [str(a) for a in answers], ds, paras, {})
+    rid = str(row.get("id") or row.get("example_id") or row.get("question_id") or "")
+    return Example(rid, row["question"], answers, ds, paras, {})
 
 
 def _strategyqa(row: dict, dataset: str) -> Example:
     ans = row.get("answer")
-    answers = ["yes"] if ans in (True, "True", "true", "yes") else ["no"]
+    # a row without a yes/no answer is not scored (it read as "no" until 2026-11-30)
+    answers = ["yes"] if ans in (True, "True", "true", "yes") else ["no"] if ans in (False, "False", "false", "no") else []
     paras = [make_passage(str(row.get("term", "")), _join_sentences(f), "corpus", supporting=True) for f in row.get("facts") or [] if str(f).strip()]
     return Example(str(row.get("qid", "")), row["question"], answers, dataset, paras, {"decomposition": row.get("decomposition")})
 
@@ -176,10 +190,9 @@ def _popqa_web(row: dict, dataset: str) -> Example:
 
 
 def _flashrag(row: dict, dataset: str) -> Example:
-    answers = row.get("golden_answers") or row.get("answers") or row.get("answer") or []
-    if isinstance(answers, str):
-        answers = [answers]
-    return Example(str(row.get("id", "")), row["question"], [str(a) for a in answers], dataset, [], {})
+    answers = next((row[k] for k in ("golden_answers", "answers", "answer") if row.get(k) is not None), None)
+    rid = row.get("id") if row.get("id") is not None else row.get("question_id", "")
+    return Example(str(rid), row["question"], gold_answers(answers), dataset, [], {})
 
 
 LOADERS: dict[str, Callable[[dict, str], Example]] = {

@@ -221,8 +221,8 @@ def _eval_on_server(args: argparse.Namespace, specs: list[RunSpec], examples: li
     """Every question a run on the LangGraph server at ``--server`` (see evaluation/remote.py)."""
     from .remote import run_spec_remote
 
-    if args.corpus or args.web:
-        raise InputError("--corpus and --web are for local runs; with --server the server's graphs use "
+    if args.corpus or args.web or getattr(args, "pool", None):
+        raise InputError("--corpus, --pool and --web are for local runs; with --server the server's graphs use "
                          "the server's store and web search (RAGRAPHS_HOME / RAGRAPHS_STORE_URL, RAGRAPHS_WEB)")
     if args.concurrency < 1:
         raise InputError("--concurrency must be at least 1")
@@ -281,7 +281,8 @@ def stage_lines(summary: dict) -> str:
             continue
         rec = "-" if st.get("recall") is None else f"{100 * st['recall']:.1f}"
         docs = "-" if st.get("docs") is None else f"{st['docs']:.1f}"
-        lines.append(f"  {name:15s} recall {rec:>5s}  docs {docs:>5s}  {st.get('ms') or 0:8.1f} ms/question")
+        ran = f"  (ran on {100 * st['ran']:.0f}% of the questions)" if st.get("ran") is not None else ""
+        lines.append(f"  {name:15s} recall {rec:>5s}  docs {docs:>5s}  {st.get('ms') or 0:8.1f} ms/question{ran}")
     lines.append(f"  {'retrieval':15s} recall {_fmt(summary.get('recall'), True):>5s}  docs {_fmt(summary.get('docs_avg')):>5s}  "
                  f"{summary.get('retrieval_ms_avg') or 0:8.1f} ms/question (all stages)")
     return "\n".join(lines)

@@ -5,8 +5,10 @@ mean of the per-question differences (run minus reference) and its 95% percentil
 bootstrap interval (``scipy.stats.bootstrap``, seeded). An interval that holds 0 means the
 sample does not settle the sign of the difference; so does a sample of fewer than
 ``MIN_N`` questions, whatever its interval (with all differences equal, the bootstrap
-interval has no width). Failed questions and questions missing from either run are left out
-of the pairing.
+interval has no width). A failed question is paired with its score of 0, as the run's summary
+counts it (until 2026-11-30 it was left out, so a method that failed often could read as even
+with its reference here while its summary was far behind; no run stored under ``bench/results``
+had a failed question); questions missing from either run are left out.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ class PairedDifference:
 
 def _by_id(records: Iterable[Mapping] | Mapping[str, Mapping]) -> dict[str, Mapping]:
     items = records.values() if isinstance(records, Mapping) else records
-    return {str(r["id"]): r for r in items if "id" in r and not r.get("error")}
+    return {str(r["id"]): r for r in items if "id" in r}
 
 
 def paired_differences(records: Iterable[Mapping] | Mapping[str, Mapping],

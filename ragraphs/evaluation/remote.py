@@ -112,7 +112,9 @@ def run_spec_remote(
         raise ConfigError("--concurrency must be at least 1")
     build_context(spec)  # a setting the method lacks is refused before any question is sent
     context = spec.context_values()
-    results_path, done = open_results(spec, out_dir, resume=resume, dataset=dataset, data=data)
+    # the server's store is the corpus: a local run's --out is not resumed from here, nor the reverse
+    results_path, done = open_results(spec, out_dir, resume=resume, dataset=dataset, data=data,
+                                      corpus={"server": url.rstrip("/")})
     t0 = time.perf_counter()
     with Recorder(spec, examples, done, results_path, progress=progress, on_record=on_record) as rec:
         if rec.todo:

@@ -4,8 +4,10 @@ Every method runs the same way: its graph is built once per run with
 :func:`ragraphs.graphs.build_graph`, its context once from the method's context class, and
 each question is one ``graph.invoke``. Per question the runner keeps the prediction, the
 passages handed to the generator, the state's counters, the time inside each node (the sum
-of the trace's ``elapsed_s`` per node) and the time outside all nodes (wall time minus the
-node times: the orchestration overhead).
+of the trace's ``elapsed_s`` per node), the time of the nodes that made no LLM call
+(``retrieval_s``: retrieval, reranking, selection, web search; the summary's
+``retrieval_ms_avg``) and the time outside all nodes (wall time minus the node times: the
+orchestration overhead).
 
 With an output directory, each finished question is appended to ``results.jsonl`` at once,
 so an interrupted run loses at most the question in flight, and a re-run with the same
@@ -22,14 +24,14 @@ import shutil
 import tempfile
 import time
 import traceback
-from collections import Counter
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Callable, Iterable
 
 from ..errors import ConfigError, redact
 from ..tools.reservoir import close_reservoir
-from .metrics import answer_scores, gold_found, mean, passage_matches
+from .metrics import answer_scores, gold_found, passage_matches
 from .records import Recorder, open_results, read_results  # noqa: F401  (read_results: used by bench and tests)
+from .summary import stage_recall, summarize  # noqa: F401  (summarize: used by bench and tests)
 
 ORACLE = "oracle"
 
@@ -119,22 +121,6 @@ def _trace_summary(trace: list[dict]) -> list[dict]:
     return out
 
 
-def stage_recall(trace: list[dict], gold_ids: set[str]) -> dict:
-    """Per retrieval stage (a trace entry with ``out_ids``: the documents it hands on), the
-    share of the gold paragraphs among them and their count."""
-    recall: dict[str, float] = {}
-    docs: dict[str, int] = {}
-    for e in trace:
-        ids = e.get("out_ids")
-        if not isinstance(ids, list):
-            continue
-        name = str(e.get("node", "?"))
-        docs[name] = len(ids)
-        if gold_ids:
-            recall[name] = len(gold_ids & set(ids)) / len(gold_ids)
-    return {"recall": recall, "docs": docs}
-
-
 def score_example(ex, final: dict, wall_s: float, *, retrieval_only: bool) -> dict:
     """The per-question record of one finished run (see the module docstring)."""
     passages = list(final.get("passages") or [])
@@ -144,9 +130,12 @@ def score_example(ex, final: dict, wall_s: float, *, retrieval_only: bool) -> di
     prediction = str(final.get("answer") or "")
     scores = {"em": None, "f1": None, "acc": None} if retrieval_only else answer_scores(prediction, ex.answers)
     node_s: dict[str, float] = {}
+    retrieval_s = 0.0  # the nodes that made no LLM call (retrieval, reranking, selection, web)
     for e in final.get("trace") or []:
         name = str(e.get("node", "?"))
         node_s[name] = node_s.get(name, 0.0) + float(e.get("elapsed_s") or 0.0)
+        if not e.get("llm_calls"):
+            retrieval_s += float(e.get("elapsed_s") or 0.0)
     inside = sum(node_s.values())
     gold_all = {g["id"] for g in gold}
     stages = stage_recall(final.get("trace") or [], gold_all)
@@ -174,6 +163,7 @@ def score_example(ex, final: dict, wall_s: float, *, retrieval_only: bool) -> di
         "ended": final.get("final"),
         "wall_s": round(wall_s, 6),
         "node_s": {k: round(v, 6) for k, v in node_s.items()},
+        "retrieval_s": round(retrieval_s, 6),
         "overhead_s": round(max(0.0, wall_s - inside), 6),
         "stage_recall": stages["recall"],
         "stage_docs": stages["docs"],
@@ -215,94 +205,6 @@ def error_record(ex, err: BaseException, wall_s: float, *, retrieval_only: bool)
         "error": msg,
         "traceback": redact(traceback.format_exc(limit=6))[-2000:],
     }
-
-
-def _r(x: float | None, nd: int = 4) -> float | None:
-    return None if x is None else round(x, nd)
-
-
-def _ended(records: list[dict]) -> dict[str, int] | None:
-    """How the runs of a looping method ended (MIGRES: answered / exhausted / guard), counted."""
-    counts = Counter(r["ended"] for r in records if r.get("ended"))
-    return dict(sorted(counts.items())) or None
-
-
-def summarize(records: list[dict], *, spec: RunSpec | None = None, dataset: str = "", data: str = "") -> dict:
-    """Averages over the records of one run (the object `ragraphs eval --json` prints)."""
-    ok = [r for r in records if not r.get("error")]
-    walls = [r["wall_s"] for r in ok]
-    nodes: dict[str, float] = {}
-    for r in ok:
-        for k, v in (r.get("node_s") or {}).items():
-            nodes[k] = nodes.get(k, 0.0) + v
-    total_wall = sum(walls)
-    total_over = sum(r.get("overhead_s") or 0.0 for r in ok)
-    with_gold = [r for r in records if r.get("recall") is not None]
-    out: dict[str, Any] = {
-        "method": spec.method if spec else None,
-        "label": spec.label if spec else None,
-        "dataset": dataset,
-        "data": data,
-        "n": len(records),
-        "errors": len(records) - len(ok),
-        "em": _r(mean(r.get("em") for r in records)),
-        "f1": _r(mean(r.get("f1") for r in records)),
-        "acc": _r(mean(r.get("acc") for r in records)),
-        "recall": _r(mean(r.get("recall") for r in records)),
-        "recall_all": _r(mean(float(r["recall"] == 1.0) for r in with_gold)) if with_gold else None,
-        "n_with_gold": len(with_gold),
-        "docs_avg": _r(mean(r.get("docs") for r in ok), 3),
-        "llm_calls_avg": _r(mean(r.get("llm_calls") for r in ok), 3),
-        "web_calls_avg": _r(mean(r.get("web_calls") for r in ok), 3),
-        "input_tokens_avg": _r(mean(r.get("input_tokens") for r in ok), 1),
-        "output_tokens_avg": _r(mean(r.get("output_tokens") for r in ok), 1),
-        "iterations_avg": _r(mean(r.get("iterations") for r in ok), 3),
-        "parse_failures": sum(int(r.get("parse_failures") or 0) for r in ok),
-        "guard_hit_rate": _r(mean(float(r["guard_hit"]) for r in ok if r.get("guard_hit") is not None), 3),
-        "ended": _ended(ok),
-        "latency_s_avg": _r(mean(walls), 4),
-        "latency_s_max": _r(max(walls), 4) if walls else None,
-        "node_s_avg": {k: round(v / len(ok), 5) for k, v in nodes.items()} if ok else {},
-        "stages": _stages(ok),
-        "retrieval_ms_avg": _r(mean(1000.0 * sum(v for k, v in (r.get("node_s") or {}).items() if k != "generate")
-                                    for r in ok), 2),
-        "overhead_s_avg": _r(total_over / len(ok), 6) if ok else None,
-        "overhead_pct": _r(100.0 * total_over / total_wall, 3) if total_wall > 0 else None,
-    }
-    if spec is not None:
-        out.update({"k": spec.k, "strategy": spec.strategy, "retrieval": spec.retrieval,
-                    "retrieval_only": spec.retrieval_only, "llm": spec.llm or "gemma", "settings": spec.settings})
-    subsets = sorted({str(r["subset"]) for r in records if r.get("subset")})
-    if len(subsets) > 1:
-        out["by_subset"] = {
-            s: {
-                "n": len(rs),
-                "em": _r(mean(r.get("em") for r in rs)),
-                "f1": _r(mean(r.get("f1") for r in rs)),
-                "acc": _r(mean(r.get("acc") for r in rs)),
-                "recall": _r(mean(r.get("recall") for r in rs)),
-            }
-            for s in subsets
-            for rs in [[r for r in records if r.get("subset") == s]]
-        }
-    return out
-
-
-def _stages(records: list[dict]) -> dict:
-    """Per node, in run order: recall of the gold paragraphs among the documents it hands on
-    (where it reports them), the count of those documents, and its milliseconds per question."""
-    order: list[str] = []
-    for r in records:
-        for t in r.get("trace") or []:
-            if t.get("node") not in order:
-                order.append(t.get("node"))
-    out: dict[str, dict] = {}
-    for name in order:
-        ms = [1000.0 * (r.get("node_s") or {}).get(name, 0.0) for r in records if name in (r.get("node_s") or {})]
-        rec = [r["stage_recall"][name] for r in records if name in (r.get("stage_recall") or {})]
-        docs = [r["stage_docs"][name] for r in records if name in (r.get("stage_docs") or {})]
-        out[name] = {"ms": _r(mean(ms), 2), "recall": _r(mean(rec)), "docs": _r(mean(docs), 2)}
-    return out
 
 
 def unique_ids(examples: list) -> list:

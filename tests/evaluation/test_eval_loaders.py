@@ -155,6 +155,38 @@ def test_plain_question_answer_rows_are_read_and_need_a_store_to_search(tmp_path
     assert code == 0 and json.loads(out)["n"] == 2 and json.loads(out)["dataset"] == "flashrag"
 
 
+def test_answer_objects_numbers_and_missing_answers(tmp_path, data_dir):
+    """TriviaQA in Hugging Face's layout (``answer`` an object with ``value`` and ``aliases``,
+    the id in ``question_id``), a number as the answer, and rows without an answer (a test
+    split): the object's value and aliases are the golds (its keys were, until 2026-11-30), the
+    number its text (the row was skipped), and a missing answer no gold at all (it was the gold
+    "None", and StrategyQA's "no")."""
+    from ragraphs.evaluation.metrics import answer_scores
+
+    # a real question with several answers, in TriviaQA's Hugging Face layout
+    trivia = next(r for r in _rows(data_dir, "odqa") if isinstance(r.get("answer"), list) and len(r["answer"]) > 1)
+    golds = trivia["answer"]
+    rows = [{"question_id": "tc_1", "question": trivia["question"], "question_source": "http://www.example.org/",
+             "answer": {"aliases": golds[1:], "value": golds[0], "type": "WikipediaEntity", "normalized_value": golds[0].lower()}},
+            {"question": "How many moons does Mars have?", "answer": 2}]
+    path = tmp_path / "trivia_hf.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    hf, num = load_dataset(str(path))
+    assert hf.id == "tc_1" and hf.answers == list(dict.fromkeys(golds))
+    assert answer_scores(golds[0], hf.answers)["em"] == 1.0 and answer_scores("its value", hf.answers)["acc"] == 0.0
+    assert num.answers == ["2"]
+    hotpot = dict(_rows(data_dir, "hotpotqa")[0])
+    hotpot.pop("answer")
+    strategy = dict(_rows(data_dir, "strategyqa")[0])
+    strategy.pop("answer")
+    for name, row in (("hotpotqa", hotpot), ("strategyqa", strategy)):
+        path = tmp_path / f"{name}_test_split.jsonl"
+        path.write_text(json.dumps(row) + "\n")
+        (ex,) = load_dataset(str(path), name)
+        assert ex.answers == [], name
+        assert answer_scores("none", ex.answers)["em"] is None
+
+
 def test_pooled_corpus_holds_every_gold_paragraph(data_dir):
     for name in ("hotpotqa", "2wikimultihopqa", "musique", "popqa"):
         exs = load_dataset(str(data_dir / f"{name}.sample.jsonl"), name)

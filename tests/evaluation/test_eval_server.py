@@ -112,4 +112,8 @@ def test_server_that_is_not_there_or_lacks_the_graph_is_one_error_line(served, d
     assert rc == 2 and "the oracle runs locally only" in err
     rc = main(base + ["--server", served["url"], "--corpus", str(served["home"] / "chroma")])
     err = capsys.readouterr().err
-    assert rc == 2 and "--corpus and --web are for local runs" in err
+    assert rc == 2 and "--corpus, --pool and --web are for local runs" in err
+    # --pool too (it was ignored without a word until 2026-11-30)
+    rc = main(base + ["--server", f"http://127.0.0.1:{free_port()}", "--pool", str(data_dir / "hotpotqa.sample.jsonl")])
+    err = capsys.readouterr().err
+    assert rc == 2 and "--corpus, --pool and --web are for local runs" in err

@@ -49,10 +49,25 @@ def test_the_bootstrap_is_seeded():
 def test_only_questions_both_runs_answered_are_paired():
     ref = _recs([0] * 10)
     run = _recs([1] * 8)  # q0..q7
-    run[0]["error"] = "LLMError: timeout"  # a failed question is not a loss or a win
     run.append({"id": "elsewhere", "em": 1.0, "f1": 1.0, "acc": 1.0})
     ps = paired_differences(run, ref)
-    assert [p.metric for p in ps] == ["em", "f1", "acc"] and all(p.n == 7 and p.mean == 1.0 for p in ps)
+    assert [p.metric for p in ps] == ["em", "f1", "acc"] and all(p.n == 8 and p.mean == 1.0 for p in ps)
+
+
+def test_a_failed_question_is_paired_with_its_zero_as_the_summary_counts_it():
+    """The runner scores a failed question 0 ("errors must not flatter a method"); the pairing
+    takes it so (it was left out until 2026-11-30: 6 failures of 20 read +0.0 against a
+    reference right on all 20, while the summary said 70 against 100)."""
+    from ragraphs.evaluation.runner import error_record
+    from ragraphs.datasets import Example
+
+    ref = _recs([1] * 20)
+    run = _recs([1] * 14)
+    for i in range(14, 20):
+        ex = Example(id=f"q{i}", question="q?", answers=["a"], dataset="x")
+        run.append(error_record(ex, RuntimeError("boom"), 0.1, retrieval_only=False))
+    em = paired_differences(run, ref, metrics=["em"])[0]
+    assert em.n == 20 and abs(em.mean + 0.3) < 1e-9 and em.settled
     # a metric a run does not score (retrieval-only: no answer) is left out
     only_f1 = paired_differences(_recs([1] * 4, em=None), _recs([0] * 4), metrics=["em", "f1", "recall"])
     assert [(p.metric, p.n, p.mean) for p in only_f1] == [("f1", 4, 1.0)]

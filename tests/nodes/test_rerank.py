@@ -156,3 +156,23 @@ def test_stage_report():
     s = summarize(recs)
     assert s["stages"]["rerank"] == {"ms": 30.0, "recall": 0.5, "docs": 1.0}
     assert s["retrieval_ms_avg"] == 40.0
+
+
+def test_retrieval_time_leaves_out_the_nodes_that_ask_the_llm():
+    """A node that makes an LLM call (a rewrite, a decision, the answer) carries ``llm_calls`` in
+    its trace entry, and the eval's retrieval time is the rest (every node but ``generate`` until
+    2026-11-30: CRAG's and ERM4's rewrites and MIGRES's decisions counted as retrieval)."""
+    from ragraphs.datasets import Example
+    from ragraphs.evaluation.runner import score_example
+    from ragraphs.graphs._common import timed
+
+    runtime = SimpleNamespace(context=None, stream_writer=None)
+    rewrite = timed("rewrite", lambda s, r: {"llm_calls": 1, "queries": ["q"]})({}, runtime)
+    search = timed("retrieve", lambda s, r: {"candidates": []})({}, runtime)
+    assert rewrite["trace"][0]["llm_calls"] == 1 and "llm_calls" not in search["trace"][0]
+    trace = [dict(rewrite["trace"][0], elapsed_s=0.5), dict(search["trace"][0], elapsed_s=0.02),
+             {"node": "generate", "elapsed_s": 1.0, "llm_calls": 1}]
+    ex = Example(id="1", question="q?", answers=["a"], dataset="popqa")
+    rec = score_example(ex, {"answer": "a", "trace": trace, "llm_calls": 2}, 1.6, retrieval_only=False)
+    assert rec["retrieval_s"] == 0.02 and rec["node_s"]["rewrite"] == 0.5
+    assert summarize([rec])["retrieval_ms_avg"] == 20.0
