@@ -11,8 +11,6 @@ ingested.
 
 from __future__ import annotations
 
-import contextlib
-import logging
 import os
 import re
 import warnings
@@ -21,6 +19,7 @@ from typing import Callable, Iterable, Iterator
 
 from .errors import InputError
 from .state.types import Passage, make_passage, passage_id
+from .tools.documents import read_docx, read_pdf
 from .tools.text import CHUNK_WORDS, chunk_text
 
 TEXT_EXT = {".txt", ".text", ".rst", ""}
@@ -129,67 +128,6 @@ def _file_passage(title: str, text: str, path: str, chunk: int, **meta) -> Passa
     return make_passage(title, text, "corpus", id=passage_id(f"{path}\x1e{title}", text), path=path, chunk=chunk, **meta)
 
 
-@contextlib.contextmanager
-def _quiet_logger(name: str):
-    """Keep a library's warnings about damaged files off the terminal (the file's one
-    report line says what happened)."""
-    log = logging.getLogger(name)
-    old = log.level
-    log.setLevel(logging.ERROR)
-    try:
-        yield
-    finally:
-        log.setLevel(old)
-
-
-def _one_line(e: BaseException) -> str:
-    return f"{type(e).__name__}: {' '.join(str(e).split())[:120]}"
-
-
-def read_pdf(path: str) -> tuple[str, str]:
-    """(title, text) of a PDF, its pages in order; :class:`InputError` when it cannot be read."""
-    from langchain_community.document_loaders import PyPDFLoader
-    from pypdf.errors import EmptyFileError, FileNotDecryptedError, PdfReadError, PyPdfError
-
-    try:
-        with _quiet_logger("pypdf"), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            pages = PyPDFLoader(path, mode="page").load()
-    except FileNotDecryptedError as e:
-        raise InputError(f"{path}: encrypted PDF (needs a password); decrypt it first") from e
-    except EmptyFileError as e:
-        raise InputError(f"{path}: empty file") from e
-    except (PdfReadError, PyPdfError, ValueError, KeyError, TypeError, AttributeError, IndexError) as e:
-        if "decrypt" in str(e).lower() or "encrypt" in str(e).lower():
-            raise InputError(f"{path}: encrypted PDF (needs a password); decrypt it first") from e
-        raise InputError(f"{path}: not a readable PDF (corrupt?): {_one_line(e)}") from e
-    text = "\n\n".join(d.page_content.strip() for d in pages if d.page_content and d.page_content.strip())
-    if not text.strip():
-        raise InputError(f"{path}: PDF without a text layer (scanned? run OCR first)")
-    meta = pages[0].metadata if pages else {}
-    title = str(meta.get("title") or "").strip()
-    return title, text
-
-
-_OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # encrypted Office files and legacy .doc
-
-
-def read_docx(path: str, head: bytes) -> str:
-    """The text of a DOCX file; :class:`InputError` when it cannot be read."""
-    import zipfile
-    import zlib
-
-    from langchain_community.document_loaders import Docx2txtLoader
-
-    if head.startswith(_OLE_MAGIC):
-        raise InputError(f"{path}: encrypted (password-protected) or legacy .doc file, not a readable DOCX")
-    try:
-        docs = Docx2txtLoader(path).load()
-    except (zipfile.BadZipFile, KeyError, ValueError, OSError, SyntaxError, zlib.error) as e:  # ParseError is a SyntaxError
-        raise InputError(f"{path}: not a readable DOCX (corrupt?): {_one_line(e)}") from e
-    return "\n\n".join(d.page_content for d in docs)
-
-
 def read_file(path: str, max_words: int = CHUNK_WORDS, warn: Callable[[str], None] | None = None) -> list[Passage]:
     """Passages of one file; raises :class:`InputError` when it cannot be read."""
     from .datasets import detect_format, iter_rows, LOADERS
@@ -210,7 +148,7 @@ def read_file(path: str, max_words: int = CHUNK_WORDS, warn: Callable[[str], Non
     if ext in PDF_EXT | DOCX_EXT and not raw:
         raise InputError(f"{path}: empty file")
     if ext in PDF_EXT or raw.startswith(b"%PDF-"):
-        title, text = read_pdf(path)
+        title, text = read_pdf(path, warn=warn)
         return _chunks(title or name, text, path, max_words)
     if ext in DOCX_EXT:
         return _chunks(name, read_docx(path, raw[:8]), path, max_words)
@@ -269,7 +207,7 @@ def is_url(path: str) -> bool:
     return path.startswith(("http://", "https://"))
 
 
-def read_url(url: str, max_words: int = CHUNK_WORDS, fetcher=None) -> list[Passage]:
+def read_url(url: str, max_words: int = CHUNK_WORDS, fetcher=None, warn: Callable[[str], None] | None = None) -> list[Passage]:
     """Passages of the page at ``url``: an HTML page's main text (titled by its ``<title>``), a
     text page (Markdown titled by its first heading) or a PDF; raises :class:`InputError` when
     it cannot be fetched or read.
@@ -304,7 +242,7 @@ def read_url(url: str, max_words: int = CHUNK_WORDS, fetcher=None) -> list[Passa
             with open(path, "wb") as fh:
                 fh.write(body)
             try:
-                title, text = read_pdf(path)
+                title, text = read_pdf(path, warn=(lambda m: warn(m.replace(path, url, 1))) if warn else None)
             except InputError as e:
                 raise InputError(f"{url}: {str(e).split(': ', 1)[-1]}") from e
         title = title or os.path.splitext(name)[0]
@@ -365,9 +303,9 @@ def collect_passages(
                 continue
         try:
             if is_url(f):
-                got = read_url(f, max_words=max_words)
+                got = read_url(f, max_words=max_words, warn=report.warnings.append)
             else:
-                got = read_file(f, max_words=max_words, warn=lambda m: report.warnings.append(m))
+                got = read_file(f, max_words=max_words, warn=report.warnings.append)
         except InputError as e:
             report.skipped_files.append(str(e))
             continue

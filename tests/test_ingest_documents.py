@@ -372,6 +372,34 @@ def test_damaged_docx_xml_is_one_skipped_line(tmp_path):
         read_file(str(bad))
 
 
+def _damage_first_stream(pdf: Path) -> Path:
+    """XOR the first bytes of the file's first stream (fpdf2 writes page 1's compressed text
+    there): zlib cannot inflate it, and pypdf only logs that."""
+    raw = pdf.read_bytes()
+    i = raw.index(b"stream\n") + len(b"stream\n")
+    pdf.write_bytes(raw[:i] + bytes(b ^ 0x5A for b in raw[i:i + 8]) + raw[i + 8:])
+    return pdf
+
+
+def test_a_pdf_page_whose_text_stream_is_damaged_is_said_not_taken_for_a_scan(tmp_path, capsys, minilm):
+    """One damaged page of two: the other is ingested and a warning names the page; a file
+    where no page decodes is "not a readable PDF", not "scanned? run OCR" (until 2026-11-30 the
+    page went missing without a word, and such a file read as a scan)."""
+    two = _damage_first_stream(write_pdf(tmp_path / "two.pdf", [OKAPI_1, QUOKKA]))
+    warned: list[str] = []
+    (p,) = read_file(str(two), warn=warned.append)
+    assert "Rottnest Island" in p["text"] and "Ituri" not in p["text"]
+    assert len(warned) == 1 and warned[0].startswith(f"{two}: 1 of 2 pages gave no text (page 1); pypdf: ")
+    one = _damage_first_stream(write_pdf(tmp_path / "one.pdf", [OKAPI_1]))
+    with pytest.raises(InputError, match="not a readable PDF \\(corrupt\\?\\): no page's text could be read") as e:
+        read_file(str(one))
+    assert "OCR" not in str(e.value)
+    assert main(["ingest", str(two), "--store", str(tmp_path / "store"), "--json", "--quiet"]) == 0
+    cap = capsys.readouterr()
+    assert json.loads(cap.out.strip().splitlines()[-1])["added"] == 1
+    assert "1 of 2 pages gave no text (page 1)" in cap.err and "Traceback" not in cap.err
+
+
 def test_text_files_of_other_encodings_and_markdown_titles(tmp_path):
     cp = tmp_path / "cafe.txt"
     cp.write_bytes("Le café coûte 3 €. Müller sagt: “Hallo” – gut.".encode("cp1252"))

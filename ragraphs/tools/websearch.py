@@ -208,6 +208,8 @@ class SearxngSearch:
             data = json.loads(body.decode("utf-8", "replace"))
         except ValueError as e:
             raise WebSearchError(f"SearXNG returned non-JSON data: {e}") from e
+        if not isinstance(data, dict) or not isinstance(data.get("results") or [], list):
+            raise WebSearchError(f"SearXNG returned JSON without a 'results' list (got {type(data).__name__}); is this a SearXNG /search endpoint?")
         out: list[Passage] = []
         for r in data.get("results") or []:
             if not isinstance(r, dict):

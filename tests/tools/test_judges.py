@@ -175,6 +175,25 @@ def test_missing_and_corrupt_model_files_name_the_file(tmp_path):
         J.load_judge("evaluator", "some-cached-reranker", backend="onnx")  # a name, not a directory
 
 
+def test_a_users_cross_encoder_folder_with_a_corrupt_file_names_that_file(tmp_path):
+    """A CrossEncoder folder of the user's (torch backend): cut weights or a broken config are
+    named by file, not by the folder (the folder was named until 2026-11-30)."""
+    from ragraphs.tools.judges.core import load_cross_encoder
+
+    d = tmp_path / "reranker"
+    d.mkdir()
+    _tiny_bert(d, seed=3)
+    weights = d / "model.safetensors"
+    whole = weights.read_bytes()
+    weights.write_bytes(whole[: len(whole) // 2])  # a download cut short
+    with pytest.raises(ConfigError, match=r"could not be loaded from .*reranker[/\\]model\.safetensors"):
+        load_cross_encoder(d, backend="torch")
+    weights.write_bytes(whole)
+    (d / "config.json").write_text("{cut", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"could not be loaded from .*reranker[/\\]config\.json"):
+        load_cross_encoder(d, backend="torch")
+
+
 def test_shipped_model_is_light_and_described():
     d = J.weights_dir()
     size = sum(f.stat().st_size for f in d.rglob("*") if f.is_file())

@@ -170,6 +170,12 @@ def test_searxng_backend_reads_json_api(server):
     routes["/search"] = lambda h, q: _send(h, b"<html>format disabled</html>", status=403)
     with pytest.raises(WebSearchError, match="403"):
         s.search("x")
+    # JSON that is not SearXNG's object (a list, or results that are not a list) is one
+    # clear WebSearchError, not an AttributeError from inside the reader
+    for body in (b"[1, 2]", b'{"results": "none"}'):
+        routes["/search"] = lambda h, q, body=body: _send(h, body, ctype="application/json")
+        with pytest.raises(WebSearchError, match="'results' list"):
+            s.search("x")
 
 
 def test_make_web_search_specs(data_dir, monkeypatch):

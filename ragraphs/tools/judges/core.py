@@ -85,6 +85,27 @@ def _describe(path: Path) -> dict:
     return {}
 
 
+def _unreadable_file(folder: Path) -> Path:
+    """The file of a sentence-transformers model folder that does not read (its config or its
+    safetensors weights), else the folder: a load error then names what to replace."""
+    config = folder / "config.json"
+    try:
+        json.loads(config.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return config
+    weights = folder / "model.safetensors"
+    if weights.is_file():
+        try:
+            from safetensors import safe_open
+
+            with safe_open(str(weights), framework="numpy") as f:
+                for name in f.keys():
+                    f.get_slice(name)
+        except Exception:
+            return weights
+    return folder
+
+
 def load_cross_encoder(path: str | os.PathLike, backend: str | None = None, max_length: int | None = None):
     """A cross-encoder from a directory (its ONNX int8 model when it holds one, run by
     onnxruntime; else sentence-transformers' ``CrossEncoder``) or a cached model name;
@@ -127,7 +148,7 @@ def load_cross_encoder(path: str | os.PathLike, backend: str | None = None, max_
         except ConfigError:  # one that names its file already (the tokenizer's)
             raise
         except Exception as e:  # corrupt weights, unreadable ONNX graph, bad config, unknown name
-            where = onnx_file if backend == "onnx" else p
+            where = onnx_file if backend == "onnx" else (_unreadable_file(p) if local else p)
             if not local and isinstance(e, OSError):  # a name not in the local model cache (no hub is reached)
                 raise ConfigError(f"judge model {str(path)!r}: no such folder, and no model of that name in the local "
                                   "Hugging Face cache (ragraphs loads models offline): give a CrossEncoder folder, "

@@ -1,0 +1,98 @@
+"""PDF and DOCX text through langchain-community's loaders (``PyPDFLoader`` over pypdf,
+``Docx2txtLoader`` over docx2txt): the text of a file, or :class:`InputError` naming the file
+and what is wrong with it (encrypted, empty, corrupt, no text layer)."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import warnings
+from typing import Callable, Iterator
+
+from ..errors import InputError
+
+_OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # encrypted Office files and legacy .doc
+
+
+class _Collect(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(" ".join(record.getMessage().split())[:160])
+
+
+@contextlib.contextmanager
+def _library_log(name: str) -> Iterator[list[str]]:
+    """A library's warnings about a damaged file, collected off the terminal (the file's one
+    report line says what happened)."""
+    log = logging.getLogger(name)
+    handler = _Collect()
+    old_level, old_propagate = log.level, log.propagate
+    log.setLevel(logging.WARNING)
+    log.propagate = False
+    log.addHandler(handler)
+    try:
+        yield handler.messages
+    finally:
+        log.removeHandler(handler)
+        log.setLevel(old_level)
+        log.propagate = old_propagate
+
+
+def one_line(e: BaseException) -> str:
+    return f"{type(e).__name__}: {' '.join(str(e).split())[:120]}"
+
+
+def read_pdf(path: str, warn: Callable[[str], None] | None = None) -> tuple[str, str]:
+    """(title, text) of a PDF, its pages in order; :class:`InputError` when it cannot be read.
+    Pages whose text pypdf could not decode (a damaged content stream) are said to ``warn``
+    while the rest is read; a file where no page decodes is an error naming the damage, not
+    "no text layer" (it read as scanned until 2026-11-30)."""
+    from langchain_community.document_loaders import PyPDFLoader
+    from pypdf.errors import EmptyFileError, FileNotDecryptedError, PdfReadError, PyPdfError
+
+    try:
+        with _library_log("pypdf") as damage, warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            pages = PyPDFLoader(path, mode="page").load()
+    except FileNotDecryptedError as e:
+        raise InputError(f"{path}: encrypted PDF (needs a password); decrypt it first") from e
+    except EmptyFileError as e:
+        raise InputError(f"{path}: empty file") from e
+    except (PdfReadError, PyPdfError, ValueError, KeyError, TypeError, AttributeError, IndexError) as e:
+        if "decrypt" in str(e).lower() or "encrypt" in str(e).lower():
+            raise InputError(f"{path}: encrypted PDF (needs a password); decrypt it first") from e
+        raise InputError(f"{path}: not a readable PDF (corrupt?): {one_line(e)}") from e
+    texts = [(d.page_content or "").strip() for d in pages]
+    text = "\n\n".join(t for t in texts if t)
+    empty = [i + 1 for i, t in enumerate(texts) if not t]
+    if damage and (empty or not pages):
+        if not text:
+            raise InputError(f"{path}: not a readable PDF (corrupt?): no page's text could be read ({damage[-1]})")
+        if warn is not None:
+            shown = ", ".join(map(str, empty[:10])) + (", ..." if len(empty) > 10 else "")
+            warn(f"{path}: {len(empty)} of {len(texts)} pages gave no text (page {shown}); pypdf: {damage[-1]}; "
+                 "the other pages are ingested")
+    if not text:
+        raise InputError(f"{path}: PDF without a text layer (scanned? run OCR first)")
+    meta = pages[0].metadata if pages else {}
+    title = str(meta.get("title") or "").strip()
+    return title, text
+
+
+def read_docx(path: str, head: bytes) -> str:
+    """The text of a DOCX file; :class:`InputError` when it cannot be read."""
+    import zipfile
+    import zlib
+
+    from langchain_community.document_loaders import Docx2txtLoader
+
+    if head.startswith(_OLE_MAGIC):
+        raise InputError(f"{path}: encrypted (password-protected) or legacy .doc file, not a readable DOCX")
+    try:
+        docs = Docx2txtLoader(path).load()
+    except (zipfile.BadZipFile, KeyError, ValueError, OSError, SyntaxError, zlib.error) as e:  # ParseError is a SyntaxError
+        raise InputError(f"{path}: not a readable DOCX (corrupt?): {one_line(e)}") from e
+    return "\n\n".join(d.page_content for d in docs)
