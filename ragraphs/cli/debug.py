@@ -247,17 +247,30 @@ def print_history(rows: list[dict], *, full: bool = False, out=None) -> None:
 
 
 # ---------------------------------------------------------------- verbs
+def thread_contexts(saver, thread_id: str, method: str) -> list[dict[str, Any]]:
+    """The distinct run settings a thread's checkpoints record, oldest first (a replay with
+    ``--set``, a chat turn with other options: each run keeps its own)."""
+    seen: list[dict[str, Any]] = []
+    for tup in reversed(list(saver.list({"configurable": {"thread_id": thread_id}}))):
+        ctx = stored_context(dict(tup.metadata or {}), method)
+        if ctx and ctx not in seen:
+            seen.append(ctx)
+    return seen
+
+
 def cmd_history(args: argparse.Namespace) -> int:
     saver = open_checkpointer(args.checkpointer, must_exist=True)
     graph, method, meta = _graph_for(args.thread_id, saver, args.method)
     rows = load_history(graph, args.thread_id)
+    contexts = thread_contexts(saver, args.thread_id, method)
     if args.json:
         print(
             json.dumps(
                 {
                     "thread_id": args.thread_id,
                     "method": method,
-                    "context": stored_context(meta, method),
+                    "context": stored_context(meta, method),  # the latest run's
+                    "contexts": contexts,  # every run's, oldest first
                     "checkpoints": [{k: v for k, v in r.items() if k != "config"} for r in rows],
                 },
                 default=str,
@@ -269,8 +282,11 @@ def cmd_history(args: argparse.Namespace) -> int:
     question = next((r["question"] for r in rows if r.get("question")), None)
     if question:
         print(f"question: {question}")
-    if ctx:
-        print("settings: " + ", ".join(f"{k}={v}" for k, v in ctx.items()))
+    if ctx:  # a thread whose runs had other settings says which are the latest run's (until
+        # 2026-11-30 the latest run's read as the whole thread's)
+        label = ("settings" if len(contexts) <= 1 else
+                 f"settings of the latest run (the thread's runs had {len(contexts)} different ones; --json lists them)")
+        print(f"{label}: " + ", ".join(f"{k}={v}" for k, v in ctx.items()))
     print_history(rows, full=args.full)
     return 0
 

@@ -39,7 +39,10 @@ def test_thread_history_and_time_travel_on_the_default_sqlite_file(tmp_path, cap
     assert "--- [" in err and "] generate (" in err and '"raw": "Cusco"' in err
     code, out, _ = main_captured(capsys, "history", "peru", "--json")
     hist = json.loads(out)
-    assert hist["context"] == {"llm": "fake:Cusco", "max_new_tokens": 8}
+    assert hist["context"] == {"llm": "fake:Cusco", "max_new_tokens": 8}  # the latest run's
+    assert hist["contexts"] == [{"llm": "fake:Lima", "max_new_tokens": 8}, {"llm": "fake:Cusco", "max_new_tokens": 8}]
+    code, out, _ = main_captured(capsys, "history", "peru")  # not the whole thread's (until 2026-11-30)
+    assert "settings of the latest run (the thread's runs had 2 different ones; --json lists them): llm=fake:Cusco" in out
     answers = [c["answer"] for c in hist["checkpoints"] if not c["next"]]
     assert answers == ["Lima", "Cusco"]  # both branches stay in the thread
     fork = [c for c in hist["checkpoints"] if c["source"] == "fork"]
