@@ -110,6 +110,17 @@ def open_corpus(args: argparse.Namespace, examples: list, embeddings_fast: bool 
     return PooledCorpus(passages, MiniLMEmbeddings(fast=embeddings_fast), quiet=args.quiet)
 
 
+def _file_format(path: str) -> str | None:
+    """The format the file's first readable row is detected as (``odqa`` for NQ + TriviaQA rows)."""
+    from ..datasets import detect_format, iter_rows
+
+    for row in iter_rows(path, warn=lambda m: None):
+        fmt = detect_format(row)
+        if fmt:
+            return fmt
+    return None
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
     from ..components import Components
     from ..datasets import load_dataset, normalize_dataset_name, parse_data_spec, select_part
@@ -139,7 +150,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if not examples:
         raise InputError(f"{args.data}: part {part} of {nparts} holds no questions")
     all_examples = unique_ids(loaded)
-    dataset = ds_name or all_examples[0].dataset
+    # a file of several subsets (NQ + TriviaQA rows) is named by its format, not by its first row
+    subsets = {ex.dataset for ex in all_examples}
+    dataset = ds_name or (all_examples[0].dataset if len(subsets) == 1 else _file_format(path) or "mixed")
     examples = examples[: args.limit] if args.limit else examples
 
     withhold = bool(getattr(args, "withhold_gold", False))

@@ -155,6 +155,21 @@ def test_plain_question_answer_rows_are_read_and_need_a_store_to_search(tmp_path
     assert code == 0 and json.loads(out)["n"] == 2 and json.loads(out)["dataset"] == "flashrag"
 
 
+def test_a_file_of_nq_and_triviaqa_rows_is_named_by_its_format(data_dir, capsys):
+    """``eval --data odqa.dev.jsonl`` without ``--dataset``: the run, its report and its
+    ``runs/`` folder are named ``odqa``, not ``nq`` (its first row's subset, until 2026-11-30);
+    each row keeps its subset for ``--by-subset``."""
+    from conftest import main_captured
+
+    path = data_dir / "odqa.mixed.sample.jsonl"
+    assert [e.dataset for e in load_dataset(str(path))] == ["nq", "nq", "trivia", "trivia"]
+    code, out, _ = main_captured(capsys, "eval", "--method", "none", "--data", path, "--llm", "fake:x", "--quiet", "--json")
+    assert code == 0 and json.loads(out)["dataset"] == "odqa" and json.loads(out)["n"] == 4
+    code, out, _ = main_captured(capsys, "eval", "--method", "none", "--data", data_dir / "odqa.sample.jsonl",
+                                 "--llm", "fake:x", "--quiet", "--json", "--limit", "2")
+    assert code == 0 and json.loads(out)["dataset"] == "nq"  # one subset: named by it, as before
+
+
 def test_answer_objects_numbers_and_missing_answers(tmp_path, data_dir):
     """TriviaQA in Hugging Face's layout (``answer`` an object with ``value`` and ``aliases``,
     the id in ``question_id``), a number as the answer, and rows without an answer (a test
