@@ -214,7 +214,9 @@ def one_line(text: str, max_chars: int = 2000) -> str:
     return t if len(t) <= max_chars else t[:max_chars] + " ..."
 
 
-_PREFIX = re.compile(r"^\s*(answer|final answer|a)\s*[:\-]\s*", re.I)
+# a label before the answer: "Answer:", "Final answer -", "A:", "A - "; not the "A-" of a name
+# ("A-ha", "A-League", "A-1 Pictures" lost their "A-" until 2026-11-30)
+_PREFIX = re.compile(r"^\s*(?:(?:final answer|answer)\s*[:\-]\s*|a\s*:\s*|a\s*-\s+)", re.I)
 
 
 # what is left of an answer cut at its aside must still hold a word

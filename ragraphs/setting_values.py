@@ -14,7 +14,7 @@ import os
 import types
 import typing
 from collections.abc import Mapping
-from dataclasses import fields, is_dataclass, replace
+from dataclasses import field, fields, is_dataclass, replace
 from typing import Any, Literal, TypeVar, cast
 
 from .errors import ConfigError, InputError
@@ -87,6 +87,12 @@ def check_values(ctx: Any) -> None:
         problem = f.metadata.get("check", lambda _: None)(v)
         if problem:
             raise ConfigError(f"run setting {f.name!r}: {problem}")
+
+
+def web_field(what: str) -> Any:
+    """A ``web`` setting (CRAG's, ERM4's): a web search spec, checked by :func:`web_spec_error`."""
+    return field(default="", metadata={"description": f"{what} when the graph has none: offline:PATH | searxng:URL | "
+                                                      "ddg | none (default $RAGRAPHS_WEB)", "check": web_spec_error})
 
 
 def web_spec_error(spec: Any) -> str | None:

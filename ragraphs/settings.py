@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
+from .errors import ConfigError
 from .setting_values import (  # noqa: F401  re-exported: ragraphs.settings is where callers find them
     check_setting_names as check_setting_names,
     check_shared_settings as check_shared_settings,
@@ -23,6 +24,7 @@ from .setting_values import (  # noqa: F401  re-exported: ragraphs.settings is w
     describe_settings as describe_settings,
     parse_settings as parse_settings,
     settings_for as settings_for,
+    web_field,
     web_spec_error as web_spec_error,
 )
 
@@ -55,16 +57,12 @@ class RAGContext(metaclass=NamesChecked):
         metadata={"description": "cut an answer at its first parenthesis when words come before it: "
                   "'John Crockett (1753 – after 1802)' -> 'John Crockett' (false: keep the answer as written)"},
     )
-    skip_generation: bool = field(
-        default=False, metadata={"description": "stop before the final answer (retrieval-only evaluation)"}
-    )
+    skip_generation: bool = field(default=False, metadata={"description": "stop before the final answer (retrieval-only evaluation)"})
     rerank: str = field(
         default="none",
         metadata={"description": "re-ranker of the retrieved candidates: none | evaluator (the shipped cross-encoder) | a CrossEncoder path or name"},
     )
-    rerank_depth: int = field(
-        default=20, metadata={"description": "candidates retrieved for the re-ranker to choose the k passages from"}
-    )
+    rerank_depth: int = field(default=20, metadata={"description": "candidates retrieved for the re-ranker to choose the k passages from"})
     link_question: bool = field(
         default=False,
         metadata={"description": "title links: among link_depth candidates, those whose title the query (the question; "
@@ -138,12 +136,9 @@ class CRAGContext(RAGContext):
         default=CALIBRATED_STRIP,
         metadata={"description": "strips must score above this to be kept (the best one is kept when none does; paper: -0.5)"},
     )
-    strip_sentences: int = field(default=3, metadata={"description": "sentences per strip for documents longer than two"})
-    web: str = field(
-        default="",
-        metadata={"description": "web search when the graph has none: offline:PATH | searxng:URL | ddg | none (default $RAGRAPHS_WEB)",
-                  "check": web_spec_error},
-    )
+    strip_sentences: int = field(default=3, metadata={"description": "sentences per strip for documents longer than two",
+                                                      "minimum": 1})
+    web: str = web_field("web search")
     web_k: int = field(default=5, metadata={"description": "web results used (Wikipedia pages first)"})
     web_timeout: float = field(default=10.0, metadata={"description": "seconds one web search may take"})
     fetch_pages: bool = field(default=True, metadata={"description": "fetch result URLs and extract their text"})
@@ -157,6 +152,11 @@ class CRAGContext(RAGContext):
         default="internal",
         metadata={"description": "Incorrect route with no web results: internal (refine the retrieved documents) | none"},
     )
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if float(self.lower) > float(self.upper):  # the two rules would contradict (accepted until 2026-11-30)
+            raise ConfigError(f"run settings: lower ({self.lower:g}) is above upper ({self.upper:g}); lower <= upper")
 
 
 @dataclass(kw_only=True)
@@ -281,7 +281,8 @@ class ERM4Context(RAGContext):
         default=0.6,
         metadata={"description": "Retrieval Trigger: match threshold (title cosine, or evaluator score); the paper's 0.6, "
                   "kept after measuring 0.475-1.0 on the 48 2Wiki dev questions with similar questions "
-                  "(bench/erm4_efficiency.py: external knowledge -51%, non-LLM time -55%, hit rate kept)"},
+                  "(bench/erm4_efficiency.py, n = 48: external knowledge -44%, non-LLM time -44%, hit rate kept; "
+                  "-51% and -55% on 2026-11-24)"},
     )
     trigger: Literal["title", "evaluator"] = field(
         default="title", metadata={"description": "Retrieval Trigger match: title cosine (paper) | evaluator judge on title+content"}
@@ -317,6 +318,7 @@ class ERM4Context(RAGContext):
     external: Literal["corpus", "web", "both"] = field(
         default="corpus", metadata={"description": "external knowledge: the vector store, web search, or both"}
     )
+    web: str = web_field("web search for external=web|both")
     web_timeout: float = field(default=10.0, metadata={"description": "seconds one web search may take"})
     fetch_pages: bool = field(default=True, metadata={"description": "web: fetch result URLs and use the page text"})
     fetch_timeout: float = field(default=5.0, metadata={"description": "seconds per page fetch (socket timeout)"})
@@ -441,9 +443,7 @@ ContextT = TypeVar("ContextT")
 
 
 def context_of(runtime: Any, cls: type[ContextT]) -> ContextT:
-    """The run's context for a node of a graph whose settings are ``cls``, read once per node:
-    ``cls()``'s defaults when the run was given none; a :class:`ConfigError` for another
-    method's settings (``RAGContext`` to the CRAG graph); from any other object, such as the
-    context of a user's graph that runs this one as a subgraph, or a dict, the settings of
-    ``cls`` it names, checked (:func:`ragraphs.setting_values.context_in`)."""
+    """The run's context for a node of a graph whose settings are ``cls``, read once per node
+    (:func:`ragraphs.setting_values.context_in`: defaults, another method's settings refused,
+    a parent graph's context or a dict read for the settings of ``cls`` it names)."""
     return context_in(getattr(runtime, "context", None), cls, RAGContext)

@@ -11,8 +11,6 @@ evaluator is ``c.judge("evaluator")`` (scores in [-1, 1]), the web search is
 from __future__ import annotations
 
 import concurrent.futures as cf
-import threading
-from typing import Any
 
 from langgraph.runtime import Runtime
 
@@ -25,6 +23,7 @@ from ..tools.parsing import looks_like_json
 from ..tools.structured import Keywords, decide
 from .refine import judge_text, refine_knowledge
 from .retrieve import make_retrieve
+from .web import no_web, web_backend
 
 CORRECT, INCORRECT, AMBIGUOUS = "correct", "incorrect", "ambiguous"
 
@@ -190,39 +189,7 @@ def make_rewrite(c: Components) -> Node[CRAGState, CRAGContext]:
     return rewrite
 
 
-_BACKEND_LOCK = threading.Lock()
-
-
 MAX_PAGE_PARAGRAPHS = 200  # a 9,000-paragraph page cost about 49 s of strip scoring on 2 cores
-
-
-def _web_spec(ctx: CRAGContext) -> str:
-    """The run's web search spec: the ``web`` setting, else ``RAGRAPHS_WEB``; "" for none."""
-    import os
-
-    spec = (ctx.web or os.environ.get("RAGRAPHS_WEB", "")).strip()
-    return "" if spec.lower() in ("none", "off") else spec
-
-
-def no_web(c: Components, ctx: CRAGContext) -> bool:
-    """Whether the run has no web search at all (no backend given, ``web`` and ``RAGRAPHS_WEB`` unset or none)."""
-    return c.web_search is None and not _web_spec(ctx)
-
-
-def web_backend(c: Components, ctx: CRAGContext) -> tuple[Any, str]:
-    """(backend, description): ``c.web_search`` if given, else the context/env spec (cached)."""
-    if c.web_search is not None:
-        return c.web_search, getattr(c.web_search, "name", type(c.web_search).__name__)
-    from ..tools.websearch import make_web_search
-
-    spec = _web_spec(ctx)
-    if not spec:
-        return None, "none"
-    with _BACKEND_LOCK:
-        cache = c.extra.setdefault("crag_web_backends", {})
-        if spec not in cache:
-            cache[spec] = make_web_search(spec, timeout=float(ctx.web_timeout))
-        return cache[spec], spec
 
 
 def _fetcher(c: Components, ctx: CRAGContext):

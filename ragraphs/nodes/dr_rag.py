@@ -410,7 +410,10 @@ def make_forward_select(c: Components) -> Node[DRRAGState, DRRAGContext]:
         added, decisions = forward_walk(first, second, score_of, th, k, pick, bonus, bool(ctx.extra_partners), bridge)
         filled = fill_budget(first + added, state.get("candidates") or [], k) if ctx.fill else []
         have = {p["id"] for p in first + added + filled}  # a filled one was rejected by C yet is fed
-        rejected = sorted({x["second"] for x in decisions if not x["accepted"]} - have)
+        # never accepted: one C accepted with one d_i is not, even when another d_i rejected it
+        # and the budget left it out (it was listed until 2026-11-30)
+        accepted = {x["second"] for x in decisions if x["accepted"]}
+        rejected = sorted({x["second"] for x in decisions if not x["accepted"]} - have - accepted)
         return {
             "passages": added + filled,
             "classifier_scores": decisions,

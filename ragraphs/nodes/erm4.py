@@ -36,12 +36,14 @@ from .erm4_parsing import (
     read_nli_legacy,
     mixed_order,
     knowledge_text,
+    query_key,
 )
 from .erm4_prompts import (
     rewrite_prompt,
     nli_prompt,
 )
 from .links import linked_search
+from .web import no_web, web_backend
 
 # prompts: nodes/erm4_prompts.py; output reading: nodes/erm4_parsing.py
 
@@ -110,6 +112,9 @@ def make_rewrite(c: Components) -> Node[ERM4State, ERM4Context]:
     def rewrite(state: ERM4State, runtime: Runtime[ERM4Context]) -> dict:
         ctx = context_of(runtime, ERM4Context)
         question = " ".join(question_of(state).split())
+        if ctx.external in ("web", "both") and no_web(c, ctx):  # before any LLM call (it was after, until 2026-11-30)
+            raise ConfigError(f"external={ctx.external!r} needs a web search: the web setting, $RAGRAPHS_WEB or "
+                              "Components(web_search=...)")
         max_q = max(1, int(ctx.max_queries))
         out = decide(_llm(c, ctx), rewrite_prompt(question), RewritePlus, stop=["\n", "[Original Question]"],
                      max_tokens=int(ctx.rewrite_max_tokens), legacy=read_rewrite_legacy(question, max_q))
@@ -117,7 +122,7 @@ def make_rewrite(c: Components) -> Node[ERM4State, ERM4Context]:
             rewritten, queries, problem = check_rewrite([out.value.rewritten_question], out.value.queries, question, max_q)
         else:
             rewritten, queries, problem = question, [question], "no rewrite could be read"
-        if ctx.include_question_query and question.casefold() not in {q.casefold() for q in queries}:
+        if ctx.include_question_query and query_key(question) not in {query_key(q) for q in queries}:
             queries = [question] + queries
         return {
             "rewritten_question": rewritten,
@@ -188,8 +193,9 @@ def make_external_retrieve(c: Components) -> Node[ERM4State, ERM4Context]:
         queries = list(state.get("queries") or [])
         outside = {r["query"] for r in state.get("outside") or []}
         source = ctx.external
-        if source in ("web", "both") and c.web_search is None:
-            raise ConfigError("external='web' needs a web search backend (Components(web_search=...))")
+        backend = web_backend(c, ctx)[0] if source in ("web", "both") else None
+        if source in ("web", "both") and backend is None:
+            raise ConfigError(f"external={source!r} needs a web search: the web setting, $RAGRAPHS_WEB or Components(web_search=...)")
         k = int(ctx.k)
         # the corpus is opened only where it is read (external="web" reads the web alone)
         mode = usable_mode(c.retriever, ctx.retrieval) if source in ("corpus", "both") else ctx.retrieval
@@ -210,7 +216,7 @@ def make_external_retrieve(c: Components) -> Node[ERM4State, ERM4Context]:
                 web_calls += 1
                 # a failed, slow or garbled web search costs its knowledge, not the run
                 try:
-                    web, bad = search_checked(c.web_search, q, k, web_timeout)
+                    web, bad = search_checked(backend, q, k, web_timeout)
                 except Exception as e:
                     web_errors.append(f"web search {q!r} failed: {type(e).__name__}: {str(e)[:200]}")
                 else:

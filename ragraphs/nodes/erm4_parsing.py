@@ -29,6 +29,12 @@ def _words(text: str) -> set[str]:
     return {w for w in re.findall(r"[^\W_]+", (text or "").casefold()) if w not in _STOPWORDS and len(w) > 1}
 
 
+def query_key(text: str) -> str:
+    """A query's words, case and punctuation aside: "Alpha founder?" and "alpha founder." are
+    one query (they were two, each a retrieval of the same passages, until 2026-11-30)."""
+    return " ".join(re.findall(r"[^\W_]+", (text or "").casefold()))
+
+
 def _clean_piece(piece: str) -> str:
     s = " ".join((piece or "").split())
     s = _LABEL_PREFIX.sub("", s)
@@ -75,7 +81,7 @@ def check_rewrite(first: list[str], rest: Sequence[str], question: str, max_quer
     queries: list[str] = []
     seen: set[str] = set()
     for p in pieces[n_first:]:
-        key = p.casefold()
+        key = query_key(p)
         if key in seen or not usable(p, 24):
             continue
         seen.add(key)

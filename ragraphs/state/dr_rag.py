@@ -22,6 +22,7 @@ class PairScore(TypedDict):
     score: float  # the pair classifier's score in [0, 1]
     accepted: bool  # score (+ link_bonus) >= the run's acceptance threshold
     link_bonus: NotRequired[float]  # title links: d_i names d''s title (the bonus added before the cut)
+    bridge_bonus: NotRequired[float]  # bridge names: the bonus added before the cut (see DRRAGContext.bridge_bonus)
 
 
 class DRRAGState(RAGState):

@@ -294,6 +294,38 @@ def test_unusable_rewrite_falls_back_to_the_question(tmp_path, wiki_corpus, mini
     assert out["trace"][0]["fallback"] and res.count() == 0  # use_memory=False: no update either
 
 
+def test_queries_that_differ_in_case_and_punctuation_only_are_one():
+    """"Alpha founder", "Alpha founder?" and "alpha founder." took three of the three places,
+    and three retrievals of the same passages, until 2026-11-30; the question added by
+    ``include_question_query`` is compared the same way."""
+    from ragraphs.nodes.erm4_parsing import check_rewrite
+
+    q = "Where was the founder of Alpha born?"
+    _, queries, _ = check_rewrite([q], ["Alpha founder", "Alpha founder?", "alpha founder.", "Alpha founder birthplace"], q, 3)
+    assert queries == ["Alpha founder", "Alpha founder birthplace"]
+
+
+def test_a_web_setting_reaches_erm4_and_none_is_refused_before_the_llm(tmp_path, wiki_corpus, minilm, data_dir, monkeypatch):
+    """``external=web`` reads the ``web`` setting (or ``$RAGRAPHS_WEB``) as CRAG does (it needed
+    ``Components(web_search=...)`` until 2026-11-30), and without any web search the run is
+    refused before the rewriter's LLM call (it was after)."""
+    from ragraphs.errors import ConfigError
+
+    monkeypatch.delenv("RAGRAPHS_WEB", raising=False)
+    llm = FakeAnswerChat(responses=['{"rewritten_question": "Who is Alan Bjerga?", "queries": ["Alan Bjerga"]}', "yes", "a journalist"])
+    c = Components(llm=llm, retriever=wiki_corpus, embeddings=minilm, judges={"evaluator": ConstJudge(1.0)},
+                   extra={"reservoir": Reservoir(tmp_path / "r.sqlite3", embeddings=minilm)})
+    g = build_erm4_graph(c)
+    with pytest.raises(ConfigError, match="external='web' needs a web search"):
+        g.invoke({"question": "Who is Alan Bjerga?"}, context=ERM4Context(external="web"))
+    assert llm.prompts == []
+    snapshot = f"offline:{data_dir / 'popqa.web.sample.jsonl'}"
+    out = g.invoke({"question": "Who is Alan Bjerga?"}, context=ERM4Context(external="web", web=snapshot, use_memory=False))
+    assert out["web_calls"] == 1 and any(p["source"] == "web" for p in out["external_knowledge"])
+    with pytest.raises(ConfigError, match="unknown web search"):
+        ERM4Context(external="web", web="bing")
+
+
 def test_context_defaults_follow_the_paper():
     ctx = ERM4Context()
     # tau the paper's 0.6 (measured on 2Wiki dev), theta calibrated for MiniLM (paper: 3); the rest as in the paper

@@ -29,6 +29,12 @@ from ragraphs.tools.llm import FakeAnswerChat
         ("\u2013 (1978)", "\u2013 (1978)"),
         ("Paris", "Paris"),
         ("Answer: Henry Ford.", "Henry Ford"),
+        # a label is cut, not the "A-" of a name (cut until 2026-11-30: "ha", "League", "1 Pictures")
+        ("A: Paris", "Paris"),
+        ("A - Paris", "Paris"),
+        ("A-ha", "A-ha"),
+        ("A-League", "A-League"),
+        ("A-1 Pictures", "A-1 Pictures"),
     ],
 )
 def test_an_answer_is_cut_at_its_aside(raw, answer):

@@ -1,0 +1,43 @@
+"""The web search a run uses, for the methods that search the web (CRAG, ERM4): the graph's
+own backend (``Components(web_search=...)``), else the one the run's ``web`` setting names,
+else ``RAGRAPHS_WEB``; each named backend built once per components, spec and timeout."""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any
+
+from ..components import Components
+
+_BACKEND_LOCK = threading.Lock()
+
+
+def web_spec(ctx: Any) -> str:
+    """The run's web search spec: the ``web`` setting, else ``RAGRAPHS_WEB``; "" for none."""
+    spec = (getattr(ctx, "web", "") or os.environ.get("RAGRAPHS_WEB", "")).strip()
+    return "" if spec.lower() in ("none", "off") else spec
+
+
+def no_web(c: Components, ctx: Any) -> bool:
+    """Whether the run has no web search at all (no backend given, ``web`` and ``RAGRAPHS_WEB`` unset or none)."""
+    return c.web_search is None and not web_spec(ctx)
+
+
+def web_backend(c: Components, ctx: Any) -> tuple[Any, str]:
+    """(backend, description): ``c.web_search`` if given, else the context/env spec, built once
+    per spec and ``web_timeout`` (keyed by the spec alone until 2026-11-30, so a later run on
+    the same components kept the first run's timeout)."""
+    if c.web_search is not None:
+        return c.web_search, getattr(c.web_search, "name", type(c.web_search).__name__)
+    from ..tools.websearch import make_web_search
+
+    spec = web_spec(ctx)
+    if not spec:
+        return None, "none"
+    timeout = float(getattr(ctx, "web_timeout", 10.0))
+    with _BACKEND_LOCK:
+        cache = c.extra.setdefault("web_backends", {})
+        if (spec, timeout) not in cache:
+            cache[(spec, timeout)] = make_web_search(spec, timeout=timeout)
+        return cache[(spec, timeout)], spec
