@@ -176,7 +176,7 @@ class DRRAGContext(RAGContext):
     fusion_k: int | None = field(
         default=60,
         metadata={"description": "hybrid fusion: reciprocal rank, score = sum 1/(fusion_k + rank) over the dense and BM25 "
-                                 "lists; none = the retriever's own hybrid mode"},
+                                 "lists; none = the retriever's own hybrid mode", "minimum": 1},
     )
     rerank: str = field(
         default="none",

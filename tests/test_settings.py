@@ -37,7 +37,7 @@ def test_every_setting_is_named_in_the_readme_or_docs(cls):
     (DRRAGContext, {"k2": -3}, "'k2' must be a whole number >= 0, got -3"),
     (DRRAGContext, {"k2": 2.5}, "'k2' must be a whole number >= 0, got 2.5"),
     (DRRAGContext, {"strategy": "xyz"}, "'strategy' must be one of sm | qdc | cis | cfs, got 'xyz'"),
-    (DRRAGContext, {"fusion_k": "a"}, "'fusion_k' must be a whole number >= 0 or null, got 'a'"),
+    (DRRAGContext, {"fusion_k": "a"}, "'fusion_k' must be a whole number >= 1 or null, got 'a'"),
     (RAGContext, {"cut_asides": 1}, "'cut_asides' must be true or false, got 1"),
     (MIGRESContext, {"reader_evidence": "all"}, "'reader_evidence' must be one of followups | passages | gathered"),
 ])
@@ -220,3 +220,17 @@ def test_written_reads_an_overwrite_in_each_form_a_stream_gives():
     for form in (Overwrite([1]), {"value": [1], "type": "__overwrite__"}, {"__overwrite__": [1]}, [1], reset([1])):
         assert written(form) == [1]
     assert written({"value": 1, "type": "other"}) == {"value": 1, "type": "other"}
+
+
+def test_cross_setting_and_floor_checks():
+    """Refused when the context is built (accepted until 2026-11-30): CRAG's ``lower`` above its
+    ``upper`` (the two rules contradict), ``strip_sentences=0`` (a crash inside ``refine``), and
+    ``fusion_k=0`` (it meant the retriever's own hybrid); ``fusion_k=None`` still means that."""
+    from ragraphs.settings import CRAGContext, DRRAGContext
+
+    for make, message in ((lambda: CRAGContext(upper=-0.9, lower=0.59), "lower \\(0.59\\) is above upper"),
+                          (lambda: CRAGContext(strip_sentences=0), "'strip_sentences' must be a whole number >= 1"),
+                          (lambda: DRRAGContext(fusion_k=0), "'fusion_k' must be a whole number >= 1 or null")):
+        with pytest.raises(ConfigError, match=message):
+            make()
+    assert DRRAGContext(fusion_k=None).fusion_k is None and CRAGContext(upper=0.5, lower=0.5).lower == 0.5

@@ -24,7 +24,7 @@ import numpy as np
 from ..settings import data_dir
 from ..state.types import Passage
 from ..tools.bm25 import BM25Index
-from ..tools.embeddings import embed_texts
+from ..tools.embeddings import embed_texts, unit_rows
 from ..tools.vectorstore import InMemoryCorpus
 
 
@@ -86,7 +86,7 @@ class PooledCorpus(InMemoryCorpus):
                 _atomic_save(self.cache_path, vectors)
                 if keys is not None:
                     _atomic_save(_keys_path(self.cache_path), keys)
-        self.vectors = vectors
+        self.vectors = unit_rows(vectors)
         self._bm25 = BM25Index(self.passages)
 
 

@@ -122,12 +122,15 @@ def _refine_settings(ctx: CRAGContext) -> dict:
 
 
 def _refine_trace(r) -> dict:
-    return {
+    out = {
         "n_strips": r.n_strips,
         "kept": r.kept,
         "dropped_below_threshold": r.n_dropped_below_threshold,
         "dropped_beyond_top_k": r.n_dropped_top_k,
     }
+    if r.below_threshold_kept:  # the kept strip is below the cut too (the trace did not say so until 2026-11-30)
+        out["kept_below_threshold"] = True
+    return out
 
 
 def make_refine(c: Components) -> Node[CRAGState, CRAGContext]:

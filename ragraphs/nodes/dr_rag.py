@@ -386,6 +386,14 @@ def make_inverse_select(c: Components) -> Node[DRRAGState, DRRAGContext]:
     return inverse_select
 
 
+def never_accepted(decisions: list[dict], fed: set[str]) -> list[str]:
+    """The second-stage documents C rejected and never accepted, and not fed: one accepted with
+    one d_i is not among them even when another d_i rejected it and the budget left it out (it
+    was listed until 2026-11-30)."""
+    accepted = {x["second"] for x in decisions if x["accepted"]}
+    return sorted({x["second"] for x in decisions if not x["accepted"]} - fed - accepted)
+
+
 def make_forward_select(c: Components) -> Node[DRRAGState, DRRAGContext]:
     """CFS (Eq. 4, Algorithm 1): per d_i, keep one d'_ij not in Cnt that C accepts; then
     (``extra_partners``) the other accepted candidates, best first, and (``fill``) the next
@@ -409,11 +417,8 @@ def make_forward_select(c: Components) -> Node[DRRAGState, DRRAGContext]:
         bonus, bridge = pair_priors(ctx, question, docs, c.retriever)
         added, decisions = forward_walk(first, second, score_of, th, k, pick, bonus, bool(ctx.extra_partners), bridge)
         filled = fill_budget(first + added, state.get("candidates") or [], k) if ctx.fill else []
-        have = {p["id"] for p in first + added + filled}  # a filled one was rejected by C yet is fed
-        # never accepted: one C accepted with one d_i is not, even when another d_i rejected it
-        # and the budget left it out (it was listed until 2026-11-30)
-        accepted = {x["second"] for x in decisions if x["accepted"]}
-        rejected = sorted({x["second"] for x in decisions if not x["accepted"]} - have - accepted)
+        # a filled one was rejected by C yet is fed
+        rejected = never_accepted(decisions, {p["id"] for p in first + added + filled})
         return {
             "passages": added + filled,
             "classifier_scores": decisions,

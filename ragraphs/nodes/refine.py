@@ -33,6 +33,7 @@ class Refined:
     n_strips: int = 0
     n_dropped_below_threshold: int = 0
     n_dropped_top_k: int = 0
+    below_threshold_kept: bool = False  # no strip passed the cut: the best one kept all the same
 
 
 def decompose(doc: Passage, sentences_per_strip: int = 3) -> list[str]:
@@ -73,7 +74,9 @@ def refine_knowledge(
     pairs = [(question, judge_text(docs[di].get("title", ""), s)) for di, si, s in units]
     scores = [float(x) for x in judge.score_batch(pairs)]
     above = [i for i, sc in enumerate(scores) if sc > threshold]
-    if not above and top_k > 0:  # nothing passes the cut: the best strip, not an empty context
+    n_below = len(units) - len(above)
+    fallback = not above and top_k > 0
+    if fallback:  # nothing passes the cut: the best strip, not an empty context
         above = [max(range(len(scores)), key=scores.__getitem__)]
     best = sorted(above, key=lambda i: -scores[i])[: max(0, int(top_k))]
     chosen = sorted(best, key=lambda i: (units[i][0], units[i][1]))  # original order
@@ -112,6 +115,7 @@ def refine_knowledge(
         knowledge,
         kept,
         n_strips=len(units),
-        n_dropped_below_threshold=len(units) - len(above),
+        n_dropped_below_threshold=n_below - (1 if fallback else 0),
         n_dropped_top_k=len(above) - len(best),
+        below_threshold_kept=fallback,
     )

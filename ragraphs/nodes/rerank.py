@@ -110,8 +110,10 @@ def make_rerank(
         n = keep(ctx, state) if keep else max(1, int(ctx.k))
         cache: dict = {}
         ranked = rerank_passages(judge, state.get("question") or "", candidates, cache)
-        if getattr(ctx, "link_question", False):  # the candidates the question names stay first
-            ranked = question_links(state.get("question") or "", ranked, title_index_of(c.retriever))
+        index = title_index_of(c.retriever) if getattr(ctx, "link_question", False) else None
+        if index is not None:  # the candidates the question names stay first (a retriever without a
+            # title index leaves the order as it is, as its search does; until 2026-11-30 titles alone were matched here)
+            ranked = question_links(state.get("question") or "", ranked, index)
         kept = ranked[:n]
         update = {
             "passages": reset(kept),

@@ -239,6 +239,30 @@ def embed_texts(embeddings: Embeddings, texts: Iterable[str]) -> np.ndarray:
     return np.asarray(embeddings.embed_documents(texts), dtype=np.float32)
 
 
+def embed_queries(embeddings: Embeddings, queries: Iterable[str]) -> np.ndarray:
+    """Embed search queries: with the embeddings' ``embed_query`` (an asymmetric model encodes a
+    query unlike a document: E5's or Nomic's prefix, Cohere's input type; every query was a
+    document until 2026-11-30); MiniLM reads both alike, on its fast path."""
+    queries = list(queries)
+    if isinstance(embeddings, MiniLMEmbeddings):
+        return embeddings.encode(queries)
+    return np.asarray([embeddings.embed_query(q) for q in queries], dtype=np.float32).reshape(len(queries), -1)
+
+
+def unit_rows(vectors: np.ndarray) -> np.ndarray:
+    """``vectors`` with each row of length 1, so that a dot product is the cosine Chroma's
+    collections use (the in-memory corpora ranked by dot product until 2026-11-30: a long
+    document's vector won on its length). MiniLM's rows are of length 1 already and come back
+    as they are."""
+    v = np.asarray(vectors, dtype=np.float32)
+    if v.size == 0:
+        return v
+    norms = np.linalg.norm(v, axis=1, keepdims=True)
+    if float(np.abs(norms - 1.0).max()) <= 1e-3:
+        return v
+    return v / np.maximum(norms, 1e-9)
+
+
 def past_window(embeddings: Any, texts: Sequence[str]) -> tuple[int, int]:
     """(how many of ``texts`` run past the encoder's window, the window in tokens): their ends
     are cut before embedding. Known for the packaged MiniLM (256 tokens); (0, 0) otherwise."""

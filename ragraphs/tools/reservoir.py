@@ -42,7 +42,7 @@ import numpy as np
 
 from ..errors import ConfigError, StoreError
 from ..state.types import Passage
-from .embeddings import embed_texts
+from .embeddings import embed_queries, embed_texts
 from .reservoir_entries import latest_by_title, memory_passage, title_key
 
 _SCHEMA = """
@@ -353,7 +353,7 @@ class Reservoir:
             return keys, np.zeros((0, len(keys)), np.float32)
         if not keys:
             return keys, np.zeros((len(queries), 0), np.float32)
-        q = self._sized(embed_texts(self.embeddings, list(queries)), mat)
+        q = self._sized(embed_queries(self.embeddings, list(queries)), mat)
         q = q / (np.linalg.norm(q, axis=1, keepdims=True) + 1e-9)
         return keys, q @ mat.T
 

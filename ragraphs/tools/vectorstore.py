@@ -9,9 +9,11 @@ it for ``mode="bm25"`` and ``mode="hybrid"`` (reciprocal-rank fusion).
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import threading
+import time
 from typing import Any, Callable, Iterable, Protocol, Sequence, runtime_checkable
 from urllib.parse import urlparse
 
@@ -20,10 +22,11 @@ import numpy as np
 from ..errors import ConfigError, StoreError
 from ..state.types import Passage, make_passage, with_score
 from .bm25 import BM25Index
-from .embeddings import MiniLMEmbeddings, embed_texts
+from .embeddings import MiniLMEmbeddings, embed_queries, embed_texts, unit_rows
 from .titles import TitleIndex
 
 MODES = ("dense", "bm25", "hybrid")
+BM25_RECHECK_S = 10.0  # seconds between two reads of a collection's ids for a change that kept its count
 
 
 @runtime_checkable
@@ -141,13 +144,24 @@ class ChromaCorpus:
                 "use the same embeddings or another collection"
             )
         self._bm25: BM25Index | None = None
-        self._bm25_count = -1
+        self._bm25_key: tuple[int, str] = (-1, "")
+        self._bm25_checked = 0.0
         self._titles: TitleIndex | None = None
         self._lock = threading.RLock()
 
+    def _read(self, what: Callable[[], Any]) -> Any:
+        """A read of the collection; a failing store (a Chroma server gone mid-run) is a
+        :class:`StoreError` (it was the client's own error until 2026-11-30)."""
+        try:
+            return what()
+        except (ConfigError, StoreError):
+            raise
+        except Exception as e:
+            raise StoreError(f"cannot read the vector store: {type(e).__name__}: {e}") from e
+
     # ---------------------------------------------------------------- writing
     def count(self) -> int:
-        return int(self._col.count())
+        return int(self._read(self._col.count))
 
     def existing_ids(self, ids: Sequence[str]) -> set[str]:
         found: set[str] = set()
@@ -227,19 +241,36 @@ class ChromaCorpus:
         out: list[Passage] = []
         n = self.count()
         for off in range(0, n, 2000):
-            got = self._col.get(include=["documents", "metadatas"], limit=2000, offset=off)
+            got = self._read(lambda: self._col.get(include=["documents", "metadatas"], limit=2000, offset=off))
             for i, d, m in zip(got["ids"], got["documents"], got["metadatas"]):
                 out.append(_stored_passage(i, d, m))
         return out
 
+    def _ids_digest(self) -> str:
+        h = hashlib.sha256()
+        for off in range(0, self.count(), 20000):
+            got = self._read(lambda: self._col.get(include=[], limit=20000, offset=off))
+            for i in sorted(got["ids"]):
+                h.update(i.encode("utf-8", "replace"))
+        return h.hexdigest()
+
     def bm25(self) -> BM25Index:
+        """The BM25 index of the collection, rebuilt when it changes: its count is read on each
+        call, its ids at most every ``BM25_RECHECK_S`` seconds (a file ingested again by another
+        process keeps the count; the index then served the old text until 2026-11-30)."""
         with self._lock:
             n = self.count()
-            if self._bm25 is None or self._bm25_count != n:
-                self._bm25 = BM25Index(self.all_passages())
-                self._bm25_count = n
+            now = time.monotonic()
+            index = self._bm25
+            stale = index is None or self._bm25_key[0] != n
+            if not stale and now - self._bm25_checked >= BM25_RECHECK_S:
+                self._bm25_checked = now
+                stale = self._ids_digest() != self._bm25_key[1]
+            if stale or index is None:
+                index = self._bm25 = BM25Index(self.all_passages())
+                self._bm25_key, self._bm25_checked = (n, self._ids_digest()), now
                 self._titles = None
-            return self._bm25
+            return index
 
     def title_index(self) -> TitleIndex:
         """The collection's passages by title (built with the BM25 index's passages, rebuilt with it)."""
@@ -250,21 +281,23 @@ class ChromaCorpus:
             return self._titles
 
     def embed_queries(self, queries: Sequence[str]) -> np.ndarray:
-        return embed_texts(self.embeddings, list(queries))
+        return embed_queries(self.embeddings, queries)
 
     def dense_search_vectors(self, vectors: np.ndarray, k: int) -> list[list[Passage]]:
         if self.count() == 0 or len(vectors) == 0:
             return [[] for _ in range(len(vectors))]
         k = max(1, min(k, self.count()))
-        res = self._col.query(
+        res = self._read(lambda: self._col.query(
             query_embeddings=np.asarray(vectors).tolist(),
             n_results=k,
             include=["documents", "metadatas", "distances"],
-        )
+        ))
         out = []
         for ids, docs, metas, dists in zip(res["ids"], res["documents"], res["metadatas"], res["distances"]):
             row = []
             for i, d, m, dist in zip(ids, docs, metas, dists):
+                if d is None:  # removed by another process since this one's index was read
+                    continue
                 row.append(_stored_passage(i, d, m, 1.0 - float(dist)))
             out.append(row)
         return out
@@ -370,7 +403,7 @@ class InMemoryCorpus:
         self.passages = list(uniq.values())
         self.embeddings = embeddings or MiniLMEmbeddings()
         texts = [embedded_text(p) for p in self.passages]
-        self.vectors = embed_texts(self.embeddings, texts) if texts else np.zeros((0, 384), np.float32)
+        self.vectors = unit_rows(embed_texts(self.embeddings, texts)) if texts else np.zeros((0, 384), np.float32)
         self._bm25 = BM25Index(self.passages)
 
     def count(self) -> int:
@@ -388,7 +421,7 @@ class InMemoryCorpus:
         return self._titles
 
     def embed_queries(self, queries: Sequence[str]) -> np.ndarray:
-        return embed_texts(self.embeddings, list(queries))
+        return embed_queries(self.embeddings, queries)
 
     def dense_search_vectors(self, vectors: np.ndarray, k: int) -> list[list[Passage]]:
         if not self.passages:

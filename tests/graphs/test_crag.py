@@ -97,6 +97,9 @@ def test_refinement_keeps_top_strips_above_threshold_in_original_order(popqa):
     # a threshold above every score keeps the single best strip (never an empty context)
     best = refine_knowledge(judge, ex.question, docs, threshold=1.0)
     assert len(best.kept) == 1 and len(best.passages) == 1
+    # ... and says so (the trace did not, until 2026-11-30)
+    assert best.below_threshold_kept and best.n_dropped_below_threshold == best.n_strips - 1
+    assert not refine_knowledge(judge, ex.question, docs, threshold=-2).below_threshold_kept
     assert best.kept[0]["score"] == max(k["score"] for k in refine_knowledge(judge, ex.question, docs, top_k=99, threshold=-2).kept)
 
 
@@ -327,3 +330,15 @@ def test_the_rerank_setting_keeps_the_best_k_for_the_evaluator():
     # without the setting the evaluator reads the retriever's top k, as before
     plain = build_crag_graph(c).invoke({"question": "What is the capital of Peru?"}, context=CRAGContext(k=2))
     assert "rerank" not in _nodes(plain) and len(_entry(plain, "evaluate")["scores"]) == 2
+
+
+def test_a_named_web_backend_is_built_for_the_runs_own_timeout():
+    """Backends named by spec are shared by runs on the same components, one per spec and
+    ``web_timeout`` (a later run kept the first run's timeout until 2026-11-30)."""
+    from ragraphs.nodes.web import web_backend
+
+    c = Components(llm=FakeAnswerChat(responses=["x"]))
+    one, _ = web_backend(c, CRAGContext(web="searxng:http://127.0.0.1:9", web_timeout=1.0))
+    again, _ = web_backend(c, CRAGContext(web="searxng:http://127.0.0.1:9", web_timeout=1.0))
+    other, _ = web_backend(c, CRAGContext(web="searxng:http://127.0.0.1:9", web_timeout=20.0))
+    assert one is again and other is not one and (one.timeout, other.timeout) == (1.0, 20.0)

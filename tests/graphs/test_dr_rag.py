@@ -554,3 +554,18 @@ def test_pair_tokens_reach_the_cross_encoder(slices):
         assert all("\n[SEP]\n" in b for _, b in model.seen)
     assert max(lengths[64]) <= 64 < max(lengths[0])
     assert DRRAGContext().pair_tokens == 96
+
+
+def test_rejected_lists_only_what_the_classifier_never_accepted():
+    """Y accepted with A (A took X, which scored higher), then rejected with B once the budget
+    was full: it was accepted, so it is not in ``rejected`` (it was, until 2026-11-30)."""
+    from ragraphs.nodes.dr_rag import forward_walk, never_accepted
+
+    a, b = {"id": "A"}, {"id": "B"}
+    second = [[{"id": "X"}, {"id": "Y"}], [{"id": "Y"}, {"id": "Z"}]]
+    scores = {("A", "X"): 0.9, ("A", "Y"): 0.8, ("B", "Y"): 0.1, ("B", "Z"): 0.9}
+    added, decisions = forward_walk([a, b], second, scores, 0.5, 4, "best", extra=True)
+    assert ("A", "Y", True) in {(d["first"], d["second"], d["accepted"]) for d in decisions}
+    fed = {"A", "B"} | {p["id"] for p in added}
+    assert "Y" not in never_accepted(decisions, fed)
+    assert never_accepted([{"first": "A", "second": "Q", "accepted": False}], fed) == ["Q"]

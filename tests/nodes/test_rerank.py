@@ -176,3 +176,28 @@ def test_retrieval_time_leaves_out_the_nodes_that_ask_the_llm():
     rec = score_example(ex, {"answer": "a", "trace": trace, "llm_calls": 2}, 1.6, retrieval_only=False)
     assert rec["retrieval_s"] == 0.02 and rec["node_s"]["rewrite"] == 0.5
     assert summarize([rec])["retrieval_ms_avg"] == 20.0
+
+
+def test_rerank_leaves_the_order_alone_without_a_title_index():
+    """``link_question`` needs a retriever with a title index; without one the re-ranker's
+    order stands, as the search's does (titles alone were matched here until 2026-11-30)."""
+    from fakes import LexicalRetriever
+
+    from ragraphs.state.types import make_passage
+
+    docs = [make_passage("Paris", "Paris is the capital city of France.", "corpus"),
+            make_passage("France", "France is a country in Europe.", "corpus")]
+    retr = LexicalRetriever(docs)
+    assert not hasattr(retr, "title_index")
+
+    class Scores:
+        name = "fixed"
+
+        def score_batch(self, pairs):
+            return [0.9 if "capital" in p else 0.1 for _, p in pairs]
+
+    c = Components(llm=FakeAnswerChat(responses=["Paris"]), retriever=retr, judges={"evaluator": Scores()})
+    q = {"question": "What is the capital city of France?"}
+    plain = build_vanilla_graph(c).invoke(q, context=RAGContext(k=1, rerank="evaluator"))
+    linked = build_vanilla_graph(c).invoke(q, context=RAGContext(k=1, rerank="evaluator", link_question=True))
+    assert [p["title"] for p in plain["passages"]] == [p["title"] for p in linked["passages"]] == ["Paris"]

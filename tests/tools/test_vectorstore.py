@@ -1,0 +1,76 @@
+"""The vector stores' reading side: real Chroma stores on disk (written by a second client, as
+another process would), the in-memory corpus, and query embeddings."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from langchain_core.embeddings import Embeddings
+
+from fakes import HashEmbeddings
+from ragraphs.errors import StoreError
+from ragraphs.state.types import make_passage
+from ragraphs.tools import vectorstore as V
+from ragraphs.tools.vectorstore import ChromaCorpus, InMemoryCorpus
+
+
+class QueryMarked(Embeddings):
+    """An asymmetric embedder: a query is encoded unlike a document (as E5's "query:" prefix
+    does), and the lengths of its document vectors differ."""
+
+    def __init__(self):
+        self.queries: list[str] = []
+        self.name = "query-marked"
+
+    def embed_documents(self, texts):
+        return [[float(len(t)), 1.0, 0.0] for t in texts]
+
+    def embed_query(self, text):
+        self.queries.append(text)
+        return [1.0, 0.0, 0.0]
+
+
+def test_queries_are_embedded_as_queries_and_the_in_memory_corpus_ranks_by_cosine():
+    """``embed_query`` for a search (``embed_documents`` read every query until 2026-11-30), and
+    rows of length 1, so that a long document does not win on its vector's length."""
+    emb = QueryMarked()
+    corpus = InMemoryCorpus([make_passage("short", "ab", "corpus"), make_passage("long", "a" * 40, "corpus")], embeddings=emb)
+    assert np.allclose(np.linalg.norm(corpus.vectors, axis=1), 1.0)
+    hits = corpus.search("which?", 2)
+    assert emb.queries == ["which?"]
+    assert [h["title"] for h in hits] == ["long", "short"] and all(h["score"] <= 1.0 + 1e-6 for h in hits)
+
+
+def test_a_store_rewritten_elsewhere_is_read_as_it_is_now(tmp_path, monkeypatch):
+    """A file ingested again by another client (the count unchanged): BM25 and the title index
+    follow (they served the old text until 2026-11-30), and a dense hit whose passage was
+    removed meanwhile is left out, not handed on blank."""
+    emb = HashEmbeddings()
+    path = str(tmp_path / "store")
+    reader = ChromaCorpus(path, embeddings=emb)
+    old, new = make_passage("Beta", "beta banana old text", "corpus"), make_passage("Beta", "beta cherry new text", "corpus")
+    reader.add([make_passage("Alpha", "alpha apple", "corpus"), old])
+    assert [p["text"] for p in reader.search("banana", 1, mode="bm25")] == ["beta banana old text"]
+    writer = ChromaCorpus(path, embeddings=emb)
+    writer.remove([old["id"]])
+    writer.add([new])
+    monkeypatch.setattr(V, "BM25_RECHECK_S", 0.0)
+    assert reader.count() == 2
+    assert [p["text"] for p in reader.search("cherry", 1, mode="bm25")] == ["beta cherry new text"]
+    assert all(p["text"] for p in reader.search("banana", 2, mode="dense"))
+
+
+def test_a_store_that_fails_while_read_is_a_store_error(tmp_path):
+    corpus = ChromaCorpus(str(tmp_path / "store"), embeddings=HashEmbeddings())
+    corpus.add([make_passage("Alpha", "alpha apple", "corpus")])
+
+    class Gone:
+        def __getattr__(self, name):
+            def fail(*a, **k):
+                raise ConnectionError("[Errno 111] Connection refused")
+            return fail
+
+    corpus._col = Gone()  # a Chroma server stopped mid-run: its client raises its own errors
+    for read in (corpus.count, lambda: corpus.search("apple", 1), lambda: corpus.search("apple", 1, mode="bm25")):
+        with pytest.raises(StoreError, match="cannot read the vector store: ConnectionError"):
+            read()
