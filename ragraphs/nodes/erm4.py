@@ -50,6 +50,11 @@ from .web import no_web, web_backend
 # ---------------------------------------------------------------- helpers
 
 
+def _needs_web(ctx: ERM4Context) -> ConfigError:
+    return ConfigError(f"external={ctx.external!r} needs a web search: the web setting, $RAGRAPHS_WEB or "
+                       "Components(web_search=...)")
+
+
 def _llm(c: Components, ctx: ERM4Context):
     # the same (spec, max_tokens) as the generator: one model instance per process
     return c.llm(ctx.llm, max_tokens=int(ctx.max_new_tokens))
@@ -113,8 +118,7 @@ def make_rewrite(c: Components) -> Node[ERM4State, ERM4Context]:
         ctx = context_of(runtime, ERM4Context)
         question = " ".join(question_of(state).split())
         if ctx.external in ("web", "both") and no_web(c, ctx):  # before any LLM call (it was after, until 2026-11-30)
-            raise ConfigError(f"external={ctx.external!r} needs a web search: the web setting, $RAGRAPHS_WEB or "
-                              "Components(web_search=...)")
+            raise _needs_web(ctx)
         max_q = max(1, int(ctx.max_queries))
         out = decide(_llm(c, ctx), rewrite_prompt(question), RewritePlus, stop=["\n", "[Original Question]"],
                      max_tokens=int(ctx.rewrite_max_tokens), legacy=read_rewrite_legacy(question, max_q))
@@ -195,7 +199,7 @@ def make_external_retrieve(c: Components) -> Node[ERM4State, ERM4Context]:
         source = ctx.external
         backend = web_backend(c, ctx)[0] if source in ("web", "both") else None
         if source in ("web", "both") and backend is None:
-            raise ConfigError(f"external={source!r} needs a web search: the web setting, $RAGRAPHS_WEB or Components(web_search=...)")
+            raise _needs_web(ctx)
         k = int(ctx.k)
         # the corpus is opened only where it is read (external="web" reads the web alone)
         mode = usable_mode(c.retriever, ctx.retrieval) if source in ("corpus", "both") else ctx.retrieval
