@@ -50,7 +50,7 @@ from ragraphs.components import default_components
 from ragraphs.datasets import load_dataset
 from ragraphs.evaluation.metrics import answer_scores, mean
 from ragraphs.evaluation.paired import format_difference, paired_differences
-from ragraphs.nodes.migres import _UNANSWERABLE
+from ragraphs.nodes.migres_parsing import refuses
 from ragraphs.nodes.migres_reader import make_final_answer, reader_evidence
 from ragraphs.settings import MIGRESContext, context_from
 from ragraphs.state.types import cut_text
@@ -73,7 +73,7 @@ def knowledge(rec: dict) -> list[dict]:
     """The first LLM knowledge the run generated, as its trace recorded it (first 500 characters)."""
     for t in rec.get("trace") or []:
         text = (t.get("knowledge") or "").strip() if t.get("node") == "knowledge_prompt" else ""
-        if text and not _UNANSWERABLE.search(text[:40]):
+        if text and not refuses(text[:40]):  # as the knowledge_prompt node reads it
             return [{"id": "llm", "title": "LLM knowledge", "text": text, "source": "llm", "score": None, "meta": {}}]
     return []
 
