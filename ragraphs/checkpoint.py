@@ -27,6 +27,8 @@ from .settings import data_dir
 
 DEFAULT_FILE = "checkpoints.sqlite"
 ENV_VAR = "RAGRAPHS_CHECKPOINTER"
+_POSTGRES_MISSING = ("a PostgreSQL checkpointer needs langgraph-checkpoint-postgres, psycopg[binary] and psycopg-pool: "
+                     "pip install 'ragraphs[postgres]' (or -e '.[postgres]' in a checkout)")
 
 
 def default_checkpointer_path() -> str:
@@ -91,10 +93,7 @@ def open_checkpointer(spec: str | None = None, *, must_exist: bool = False):
             from psycopg.rows import dict_row
             from langgraph.checkpoint.postgres import PostgresSaver
         except ImportError as e:  # pragma: no cover - install problem
-            raise ConfigError(
-                "a PostgreSQL checkpointer needs langgraph-checkpoint-postgres and psycopg[binary] "
-                "(pip install langgraph-checkpoint-postgres 'psycopg[binary]')"
-            ) from e
+            raise ConfigError(_POSTGRES_MISSING) from e
         try:
             conn = psycopg.connect(spec, autocommit=True, prepare_threshold=0, row_factory=dict_row, connect_timeout=10)
         except Exception as e:
@@ -134,9 +133,12 @@ async def open_async_checkpointer(spec: str | None = None) -> AsyncIterator:
     PostgreSQL uses a small connection pool, so concurrent runs in one worker share it.
     """
     if is_postgres_url(spec):
-        from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
-        from psycopg.rows import dict_row
-        from psycopg_pool import AsyncConnectionPool
+        try:
+            from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+            from psycopg.rows import dict_row
+            from psycopg_pool import AsyncConnectionPool
+        except ImportError as e:  # the same message as the sync path (a bare import error until 2026-11-30)
+            raise ConfigError(_POSTGRES_MISSING) from e
 
         pool: Any = AsyncConnectionPool(  # of dict rows, as the saver reads them
             spec,

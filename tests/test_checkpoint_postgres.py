@@ -246,3 +246,28 @@ def test_server_with_postgres_checkpoints_and_chroma_server_and_the_cli_debugs_i
     code, out, err = main_captured(capsys, "replay", tid, "--from", "1", "--set", "llm=fake:Bohr", "--checkpointer", pg_url, "--json")
     rep = json.loads(out)
     assert code == 0 and rep["answer"] == "Bohr" and [e["node"] for e in rep["ran"]] == ["generate"]
+
+
+def test_a_missing_postgres_driver_says_which_extra_to_install(monkeypatch):
+    """Both checkpointers, the sync one of the command line and the async one of the server
+    hook (a bare ``ModuleNotFoundError`` until 2026-11-30), name ``ragraphs[postgres]``."""
+    import asyncio
+    import sys
+
+    import pytest
+
+    from ragraphs.checkpoint import open_async_checkpointer, open_checkpointer
+    from ragraphs.errors import ConfigError
+
+    for name in ("psycopg", "psycopg_pool", "langgraph.checkpoint.postgres", "langgraph.checkpoint.postgres.aio"):
+        monkeypatch.setitem(sys.modules, name, None)
+    url = "postgresql://u:p@127.0.0.1:1/db"
+    with pytest.raises(ConfigError, match=r"ragraphs\[postgres\]"):
+        open_checkpointer(url)
+
+    async def enter():
+        async with open_async_checkpointer(url):
+            pass
+
+    with pytest.raises(ConfigError, match=r"ragraphs\[postgres\]"):
+        asyncio.run(enter())

@@ -528,3 +528,15 @@ def test_llm_judge_maps_answers_to_ranges():
     pair = J.LLMJudge(FakeAnswerChat(responses=["yes"]), "pair")
     assert pair.score_pair("q", "a", "b") == 1.0 and pair.calls == 1
     assert "exact information to answer the question" in ev.llm.prompts[0]
+
+
+def test_training_without_the_training_extras_names_them(tmp_path, data_dir, monkeypatch):
+    """``train-judge`` on an install without ``[train]`` (``datasets`` missing): one line naming
+    ``ragraphs[train]`` (a raw traceback until 2026-11-30)."""
+    import sys
+
+    from ragraphs.tools.judges.train import train_judges
+
+    monkeypatch.setitem(sys.modules, "datasets", None)
+    with pytest.raises(ConfigError, match=r"training a judge needs the training extras .*ragraphs\[train\]"):
+        train_judges([str(data_dir / "hotpotqa.sample.jsonl")], tmp_path / "out")

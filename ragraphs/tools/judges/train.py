@@ -21,7 +21,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ...errors import InputError
+from ...errors import ConfigError, InputError
 from .core import JUDGES, PAIR_SEP, PREFIX, clean
 from .data import Item, _balance, build_items, spec_name, split_items
 from .metrics import best_threshold, metrics_at
@@ -203,9 +203,14 @@ def train_judges(files: Sequence[str], out_dir: str | os.PathLike, cfg: TrainCon
                  keep_torch: bool = False, export: bool = True) -> dict:
     """Train the multi-task judge on ``files``; write the ONNX int8 model to ``out_dir``."""
     import torch
-    from datasets import Dataset
-    from sentence_transformers.cross_encoder import CrossEncoderTrainer, CrossEncoderTrainingArguments
-    from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
+
+    try:
+        from datasets import Dataset
+        from sentence_transformers.cross_encoder import CrossEncoderTrainer, CrossEncoderTrainingArguments
+        from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
+    except ImportError as e:  # the training extras (a raw traceback until 2026-11-30)
+        raise ConfigError(f"training a judge needs the training extras ({e.name or e}): pip install 'ragraphs[train]' "
+                          "(or -e '.[train]' in a checkout)") from e
 
     from ..embeddings import MiniLMEmbeddings, minilm_path
     from .baselines import _EmbeddingCache
