@@ -217,6 +217,10 @@ def one_line(text: str, max_chars: int = 2000) -> str:
 # a label before the answer: "Answer:", "Final answer -", "A:", "A - "; not the "A-" of a name
 # ("A-ha", "A-League", "A-1 Pictures" lost their "A-" until 2026-11-30)
 _PREFIX = re.compile(r"^\s*(?:(?:final answer|answer)\s*[:\-]\s*|a\s*:\s*|a\s*-\s+)", re.I)
+# a chat model's Markdown: "**Answer:** Paris", "*Answer*: Paris", "**Paris**" (kept as written,
+# stars and label, until 2026-11-30; no stored answer of the embedded model starts with one)
+_MD_LABEL = re.compile(r"^\s*([*_]{1,3})\s*(?:final answer|answer)\s*:?\s*\1\s*:?\s*", re.I)
+_MD_WRAPPED = re.compile(r"([*_]{1,3})([^*_]+)\1")
 
 
 # what is left of an answer cut at its aside must still hold a word
@@ -243,6 +247,9 @@ def clean_answer(text: str, max_chars: int = 300, cut_asides: bool = True) -> st
     """Keep the first non-empty line of a model's answer, without an 'Answer:' prefix and
     (``cut_asides``) without a parenthetical aside and what follows it (:func:`cut_aside`)."""
     for line in (text or "").splitlines():
+        line = _MD_LABEL.sub("", line.strip())
+        wrapped = _MD_WRAPPED.fullmatch(line.strip())
+        line = wrapped.group(2) if wrapped else line
         line = _PREFIX.sub("", line.strip()).strip().strip('"').strip()
         if cut_asides:
             line = cut_aside(line).strip()
