@@ -180,15 +180,20 @@ _DEFAULT: Components | None = None
 _DEFAULT_LOCK = threading.Lock()
 
 
+def server_store() -> dict[str, str | None]:
+    """The store a LangGraph server's graphs search, as its environment names it: a Chroma
+    server (``RAGRAPHS_STORE_URL``, else the embedded store under ``RAGRAPHS_HOME``) and its
+    collection (``RAGRAPHS_COLLECTION``)."""
+    return {"store_url": os.environ.get("RAGRAPHS_STORE_URL") or None,
+            "collection": os.environ.get("RAGRAPHS_COLLECTION") or None}
+
+
 def default_components() -> Components:
     """Process-wide embedded defaults (used by the module-level Studio graphs and the CLI)."""
     global _DEFAULT
     with _DEFAULT_LOCK:
         if _DEFAULT is None:
-            # a LangGraph server's graphs are configured by the environment: RAGRAPHS_HOME (the
-            # embedded store), or a Chroma server (RAGRAPHS_STORE_URL) and its collection
-            _DEFAULT = Components(
-                store_url=os.environ.get("RAGRAPHS_STORE_URL") or None,
-                collection=os.environ.get("RAGRAPHS_COLLECTION") or "ragraphs",
-            )
+            # a LangGraph server's graphs are configured by the environment (server_store)
+            store = server_store()
+            _DEFAULT = Components(store_url=store["store_url"], collection=store["collection"] or "ragraphs")
         return _DEFAULT

@@ -321,8 +321,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
                          f"{args.thread_id}` (`ragraphs history` shows its turns)")
     store = _loads(meta.get(META_STORE))
     if not store:  # a run made on a LangGraph server: its store, as the server was told of it
-        store = {"store_url": os.environ.get("RAGRAPHS_STORE_URL") or None,
-                 "collection": os.environ.get("RAGRAPHS_COLLECTION") or None}
+        from ..components import server_store
+
+        store = server_store()
     ns = argparse.Namespace(
         store=args.store or store.get("store"),
         store_url=args.store_url or store.get("store_url"),

@@ -41,7 +41,7 @@ def _library_log(name: str) -> Iterator[list[str]]:
         log.propagate = old_propagate
 
 
-def one_line(e: BaseException) -> str:
+def _error_line(e: BaseException) -> str:
     return f"{type(e).__name__}: {' '.join(str(e).split())[:120]}"
 
 
@@ -64,7 +64,7 @@ def read_pdf(path: str, warn: Callable[[str], None] | None = None) -> tuple[str,
     except (PdfReadError, PyPdfError, ValueError, KeyError, TypeError, AttributeError, IndexError) as e:
         if "decrypt" in str(e).lower() or "encrypt" in str(e).lower():
             raise InputError(f"{path}: encrypted PDF (needs a password); decrypt it first") from e
-        raise InputError(f"{path}: not a readable PDF (corrupt?): {one_line(e)}") from e
+        raise InputError(f"{path}: not a readable PDF (corrupt?): {_error_line(e)}") from e
     texts = [(d.page_content or "").strip() for d in pages]
     text = "\n\n".join(t for t in texts if t)
     empty = [i + 1 for i, t in enumerate(texts) if not t]
@@ -94,5 +94,5 @@ def read_docx(path: str, head: bytes) -> str:
     try:
         docs = Docx2txtLoader(path).load()
     except (zipfile.BadZipFile, KeyError, ValueError, OSError, SyntaxError, zlib.error) as e:  # ParseError is a SyntaxError
-        raise InputError(f"{path}: not a readable DOCX (corrupt?): {one_line(e)}") from e
+        raise InputError(f"{path}: not a readable DOCX (corrupt?): {_error_line(e)}") from e
     return "\n\n".join(d.page_content for d in docs)

@@ -72,6 +72,14 @@ def _client(path: str | None, url: str | None):
         raise StoreError(f"cannot open Chroma store at {path}: {type(e).__name__}: {e}") from e
 
 
+def _digest(ids: Iterable[str]) -> str:
+    """One hash of a collection's ids, whatever order they are read in."""
+    h = hashlib.sha256()
+    for i in sorted(ids):
+        h.update(i.encode("utf-8", "replace") + b"\x00")
+    return h.hexdigest()
+
+
 def _stored_passage(id: str, text: str | None, metadata: dict | None, score: float | None = None) -> Passage:
     """A passage read back from the store; what ingest kept beside its title and source (the
     file's ``path`` or the page's ``url``, the ``chunk``) is its ``meta`` again."""
@@ -247,12 +255,10 @@ class ChromaCorpus:
         return out
 
     def _ids_digest(self) -> str:
-        h = hashlib.sha256()
+        ids: list[str] = []
         for off in range(0, self.count(), 20000):
-            got = self._read(lambda: self._col.get(include=[], limit=20000, offset=off))
-            for i in sorted(got["ids"]):
-                h.update(i.encode("utf-8", "replace"))
-        return h.hexdigest()
+            ids += self._read(lambda: self._col.get(include=[], limit=20000, offset=off))["ids"]
+        return _digest(ids)
 
     def bm25(self) -> BM25Index:
         """The BM25 index of the collection, rebuilt when it changes: its count is read on each
@@ -267,8 +273,9 @@ class ChromaCorpus:
                 self._bm25_checked = now
                 stale = self._ids_digest() != self._bm25_key[1]
             if stale or index is None:
-                index = self._bm25 = BM25Index(self.all_passages())
-                self._bm25_key, self._bm25_checked = (n, self._ids_digest()), now
+                passages = self.all_passages()  # the digest of their ids: no second read of the collection
+                index = self._bm25 = BM25Index(passages)
+                self._bm25_key, self._bm25_checked = (n, _digest(p["id"] for p in passages)), now
                 self._titles = None
             return index
 
