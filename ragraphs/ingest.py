@@ -114,6 +114,18 @@ def _md_title(text: str, fallback: str) -> str:
     return fallback
 
 
+def _md_body(text: str) -> str:
+    """A Markdown file's text without its YAML front matter (``---`` ... ``---``), which named
+    the title and then went to the LLM as the passage's first words until 2026-11-30."""
+    lines = text.splitlines(keepends=True)
+    if not lines or lines[0].strip() != "---":
+        return text
+    for i, line in enumerate(lines[1:], 1):
+        if line.strip() in ("---", "..."):
+            return "".join(lines[i + 1:])
+    return text  # never closed: no front matter, the file as it is
+
+
 def _chunks(title: str, text: str, source: str, max_words: int) -> list[Passage]:
     """The passages of one file's text; ``meta["path"]`` is the file's absolute path, which
     ingest's replacement of a changed file's old passages matches on."""
@@ -182,7 +194,7 @@ def read_file(path: str, max_words: int = CHUNK_WORDS, warn: Callable[[str], Non
         title, body = html_to_text(text)
         return _chunks(title or name, body, path, max_words)
     if ext in MD_EXT:
-        return _chunks(_md_title(text, name), text, path, max_words)
+        return _chunks(_md_title(text, name), _md_body(text), path, max_words)
     return _chunks(name, text, path, max_words)
 
 
@@ -248,7 +260,7 @@ def read_url(url: str, max_words: int = CHUNK_WORDS, fetcher=None, warn: Callabl
         title = title or os.path.splitext(name)[0]
     elif ctype in ("text/markdown", "text/x-markdown"):
         text = decoded(body)
-        title = _md_title(text, name)
+        title, text = _md_title(text, name), _md_body(text)
     elif ctype in TEXT_TYPES or (ctype.startswith("text/") and ctype != "text/html"):
         title, text = name, decoded(body)
     elif ctype in ("", "text/html", "application/xhtml+xml"):

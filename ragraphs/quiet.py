@@ -44,6 +44,11 @@ QUIET_ENV = {
 }
 
 
+# what the command line runs with, verbose or not (library use sets none of them): the package's
+# models load from local files only, and the hub libraries must not try the network either
+CLI_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+
+
 @contextlib.contextmanager
 def output(verbose: bool) -> Iterator[None]:
     """A command-line run, quiet (or, with ``verbose``, with the libraries' output).
@@ -53,8 +58,10 @@ def output(verbose: bool) -> Iterator[None]:
     ``main()`` inside another program (the tests) leaves it as it was. With ``verbose``
     the quiet variables are cleared for the run and ``RAGRAPHS_VERBOSE=1`` is set.
     """
-    env: dict[str, str | None] = {**QUIET_ENV, "RAGRAPHS_VERBOSE": None}
+    env: dict[str, str | None] = {**QUIET_ENV, **CLI_ENV, "RAGRAPHS_VERBOSE": None}
     saved_env = {k: os.environ.get(k) for k in env}
+    for k, v in CLI_ENV.items():  # quiet or not: the command line never asks a model hub
+        os.environ.setdefault(k, v)
     saved_levels = {name: logging.getLogger(name).level for name in LOGGERS}
     with warnings.catch_warnings():
         if verbose:

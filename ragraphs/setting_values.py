@@ -246,3 +246,26 @@ class NamesChecked(abc.ABCMeta):
                 if unknown:
                     check_setting_names(cls, unknown)
         return super().__call__(*args, **kwargs)
+
+
+RUN_SETTINGS = "run_settings"
+"""The state key where a run's first node records the settings it runs with: the routers read
+them where LangGraph gives them no runtime (``update_state``; ``ragraphs.graphs._common.routed``)."""
+
+
+def recorded_settings(ctx: Any) -> dict[str, Any]:
+    """A run's settings as the plain values a checkpoint keeps (a value that is not plain data,
+    say a user's object, is left out: its router falls back to the default)."""
+    def plain(v: Any) -> bool:
+        if v is None or isinstance(v, (str, int, float, bool)):
+            return True
+        if isinstance(v, (list, tuple)):
+            return all(plain(x) for x in v)
+        if isinstance(v, dict):
+            return all(isinstance(k, str) and plain(x) for k, x in v.items())
+        return False
+
+    if not is_dataclass(ctx):
+        return {}
+    values = {f.name: getattr(ctx, f.name) for f in fields(ctx)}
+    return {k: v for k, v in values.items() if plain(v)}

@@ -333,7 +333,7 @@ class ERM4Context(RAGContext):
     )
     reservoir_path: str = field(default="", metadata={"description": "reservoir SQLite file (default $RAGRAPHS_HOME/erm4/reservoir.sqlite3)"})
     reservoir_collection: str = field(default="", metadata={"description": "reservoir collection name (empty: one per "
-        "corpus, the Chroma store and collection read, so one corpus's memory never answers for another; 'default' for a retriever of your own)"})
+        "corpus, the Chroma store and collection read, so one corpus's memory never answers for another; 'default' (shared, warned) for yours)"})
     reservoir_max_entries: int = field(
         default=10000, metadata={"description": "reservoir bound: least recently used entries beyond it are evicted (0: none)"}
     )

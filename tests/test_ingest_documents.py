@@ -407,6 +407,11 @@ def test_text_files_of_other_encodings_and_markdown_titles(tmp_path):
     md = tmp_path / "guide.md"
     md.write_text("---\ntitle: Deployment Guide\n---\n\n```bash\n#!/usr/bin/env bash\n```\n\n# Setup\n\nRun it.\n")
     assert read_file(str(md))[0]["title"] == "Deployment Guide"  # front matter first
+    # and the front matter is no text of the passage (it went to the LLM until 2026-11-30)
+    assert read_file(str(md))[0]["text"].split()[:2] == ["```bash", "#!/usr/bin/env"]
+    unclosed = tmp_path / "rule.md"
+    unclosed.write_text("---\nA rule, then text.\n")
+    assert read_file(str(unclosed))[0]["text"].split()[:3] == ["---", "A", "rule,"]
     md.write_text("```bash\n#!/usr/bin/env bash\n# a comment\n```\n\n#hashtag line\n\n## Setup ##\n\nRun it.\n")
     assert read_file(str(md))[0]["title"] == "Setup"  # not code, not a hashtag
 

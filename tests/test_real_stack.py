@@ -100,6 +100,28 @@ def test_cli_ingest_and_ask_json(cli, data_dir):
     assert r.returncode == 2 and "method 'none' answers without retrieving" in r.stderr
 
 
+def test_cli_ask_dr_rag_and_migres_on_the_whole_stack(cli, data_dir):
+    """DR-RAG and MIGRES as a user meets them: the default Chroma store, the embedded Gemma and
+    the shipped ONNX judges (the pair classifier, the evaluator, NLI), answering."""
+    r = cli("ingest", data_dir / "hotpotqa.sample.jsonl", "--quiet", "--json")
+    assert r.returncode == 0, r.stderr
+    q = "Where is the magazine headquartered that Robert W. McElroy writes for?"
+    r = cli("ask", q, "--method", "dr-rag", "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    assert out["answer"].strip() and out["llm_calls"] == 1 and 1 <= len(out["passages"]) <= 4
+    select = next(t for t in out["trace"] if t["node"] == "forward_select")
+    assert select["n_scored"] > 0 and not select["judge"].startswith("cosine")  # the shipped pair classifier
+    r = cli("ask", q, "--method", "migres", "--set", "max_iterations=2", "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    nodes = [t["node"] for t in out["trace"]]
+    assert out["answer"].strip() and 1 <= nodes.count("main_judge") <= 2 and out["parse_failures"] == 0
+    assert nodes[:2] == ["retrieve", "filter_knowledge"]
+    kept = next(t for t in out["trace"] if t["node"] == "filter_knowledge")
+    assert kept["scored"] > 0 and all(isinstance(p["score"], float) for p in kept["kept"])  # the shipped evaluator's re-rank
+
+
 def test_the_demo_ingests_the_sample_and_answers(cli, tmp_path):
     """``ragraphs demo`` (what ``make demo`` runs), into a store of its own."""
     store = tmp_path / "demo-store"

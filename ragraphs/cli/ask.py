@@ -99,6 +99,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
             "passages": [{**{k: p.get(k) for k in ("id", "title", "text", "source", "score")}, "meta": p.get("meta") or {}}
                          for p in passages],
             "llm_calls": result.get("llm_calls", 0),
+            "parse_failures": result.get("parse_failures", 0),  # decisions read leniently, repaired or failed
             "web_calls": result.get("web_calls", 0),
             "input_tokens": result.get("input_tokens", 0),
             "output_tokens": result.get("output_tokens", 0),

@@ -255,6 +255,8 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         raise InputError("--limit must be at least 1 (leave it out for every question)")
     if args.bootstrap < 0:
         raise InputError("--bootstrap must be at least 0")
+    if not (math.isfinite(args.alpha) and args.alpha >= 0):  # a negative weight rewards false positives
+        raise InputError(f"--alpha weighs the false positives: a number >= 0, got {args.alpha}")
     if args.out:
         check_writable_file(args.out)  # before the work, so that its result is not lost
     all_examples = load_dataset(path, args.dataset)
@@ -401,7 +403,7 @@ def register(sub: Any) -> None:
     p.add_argument("--alpha", type=float, default=1.0, help="false-positive penalty (paper: 1)")
     p.add_argument("--bootstrap", type=int, default=200, metavar="N",
                    help="resample the questions N times and report the range of the rule's cuts (default 200; 0: off)")
-    p.add_argument("--judge", choices=["default", "cosine"], default="default", help="the shipped evaluator (default) or the cosine baseline")
+    p.add_argument("--judge", choices=["default", "cosine"], default="default", help="the evaluator runs use (default: the shipped one, or $RAGRAPHS_JUDGES_DIR / $RAGRAPHS_RERANKER where set) or the cosine baseline")
     p.add_argument("--out", metavar="FILE", default=None, help="also write the report as JSON")
     p.add_argument("--json", action="store_true", help="print the report as one JSON line")
     p.add_argument("--quiet", action="store_true")

@@ -16,11 +16,13 @@ import time
 from typing import Any, Callable, Hashable, Iterable, TypeVar, cast
 
 import typing_extensions as tx
+from langgraph.managed.base import is_managed_value
 from langgraph.runtime import Runtime
 from langgraph.types import Overwrite
 from langgraph.typing import ContextT as C
 
-from ..setting_values import refuse_other_settings
+from ..setting_values import RUN_SETTINGS, recorded_settings, refuse_other_settings
+from ..settings import context_of
 from ..state.types import Node
 
 S = TypeVar("S")
@@ -114,6 +116,8 @@ def _channels(schema: type) -> dict[str, tuple[Any, Callable | None]]:
         if tx.get_origin(hint) in (tx.NotRequired, tx.Required):
             hint = tx.get_args(hint)[0]
         reducer = None
+        if tx.get_origin(hint) is tx.Annotated and any(is_managed_value(m) for m in hint.__metadata__):
+            continue  # LangGraph's own (RemainingSteps): read, never written
         if tx.get_origin(hint) is tx.Annotated:
             reducer = next((m for m in reversed(hint.__metadata__) if callable(m)), None)
             hint = tx.get_args(hint)[0]
@@ -180,10 +184,12 @@ def starts_a_run(
             return "fresh", state, asked, held
         return "new", {k: v for k, v in held.items() if k in keep}, asked, held
 
-    def end(how: str, result: Any, asked: str, held: dict) -> Any:
+    def end(how: str, result: Any, asked: str, held: dict, runtime: Any) -> Any:
         if how == "on" or not isinstance(result, dict):  # a Command passes as the node gave it
             return result
         update = _marked(result, asked)
+        if settings is not None:  # what the routers read where LangGraph gives them no runtime
+            update[RUN_SETTINGS] = recorded_settings(context_of(runtime, settings))
         if how == "fresh":
             return update
         entries = update.get("trace")
@@ -204,7 +210,7 @@ def starts_a_run(
         @functools.wraps(fn)
         async def afirst(state: S, runtime: Runtime[C]) -> Any:
             how, read, asked, held = begin(state, runtime)
-            return end(how, await cast(Any, node)(read, runtime), asked, held)
+            return end(how, await cast(Any, node)(read, runtime), asked, held, runtime)
 
         del afirst.__wrapped__
         afirst.__annotations__ = {"state": dict, "runtime": Runtime, "return": dict}
@@ -213,11 +219,36 @@ def starts_a_run(
     @functools.wraps(fn)
     def first(state: S, runtime: Runtime[C]) -> Any:
         how, read, asked, held = begin(state, runtime)
-        return end(how, node(read, runtime), asked, held)
+        return end(how, node(read, runtime), asked, held, runtime)
 
     del first.__wrapped__
     first.__annotations__ = {"state": dict, "runtime": Runtime, "return": dict}
     return cast(Node[S, C], first)
+
+
+def _wants_runtime(fn: Callable[..., Any]) -> bool:
+    params = list(inspect.signature(fn).parameters.values())
+    return any(p.name == "runtime" for p in params) or len(params) >= 2
+
+
+class RecordedRuntime:
+    """What a router reads as its runtime when LangGraph gives none: the settings its run recorded."""
+
+    def __init__(self, context: Any) -> None:
+        self.context = context
+
+
+def _runtime_for(state: Any) -> Any:
+    try:
+        from langgraph.runtime import get_runtime
+
+        runtime = get_runtime()
+    except Exception:  # outside a graph run
+        runtime = None
+    if runtime is not None:
+        return runtime
+    recorded = state.get(RUN_SETTINGS) if isinstance(state, dict) else None
+    return RecordedRuntime(recorded if isinstance(recorded, dict) else None)
 
 
 def routed(source: str, fn: Callable[..., str], path_map: Routes | None = None) -> Callable[..., str]:
@@ -226,6 +257,12 @@ def routed(source: str, fn: Callable[..., str], path_map: Routes | None = None) 
 
     ``g.add_conditional_edges("evaluate", routed("evaluate", route_action, PATHS), PATHS)``
     makes ``--trace``, ``ragraphs replay --trace`` and Studio show every branch taken.
+
+    A router that reads the run's settings (``fn(state, runtime)``) gets them from the running
+    graph; LangGraph's ``update_state`` (a paused thread edited, Studio's state editing) runs the
+    router again without a runtime and refused one that asks for it by parameter ("Missing
+    required config key"). There the router reads the settings the run's first node recorded in
+    the state (``run_settings``), so the edited thread goes on by the same route as its run.
     """
 
     def tell(choice: Any) -> None:
@@ -239,19 +276,29 @@ def routed(source: str, fn: Callable[..., str], path_map: Routes | None = None) 
         except Exception:  # outside a graph run, or no stream: routing must never fail
             pass
 
+    reads_settings = _wants_runtime(fn)
+
     if inspect.iscoroutinefunction(fn):  # an async router stays one
-        @functools.wraps(fn)
-        async def aroute(state: dict, *args: Any, **kwargs: Any) -> str:
-            choice = await fn(state, *args, **kwargs)
+        async def aroute(state: dict) -> str:
+            choice = await (fn(state, _runtime_for(state)) if reads_settings else fn(state))
             tell(choice)
             return choice
 
-        return cast(Callable[..., str], aroute)
+        return cast(Callable[..., str], _named_like(aroute, fn))
 
-    @functools.wraps(fn)  # the signature stays fn's, so LangGraph hands it the runtime if it asks
-    def route(state: dict, *args: Any, **kwargs: Any) -> str:
-        choice = fn(state, *args, **kwargs)
+    def route(state: dict) -> str:
+        choice = fn(state, _runtime_for(state)) if reads_settings else fn(state)
         tell(choice)
         return choice
 
-    return route
+    return _named_like(route, fn)
+
+
+def _named_like(router: Any, fn: Callable[..., Any]) -> Any:
+    """``router`` under ``fn``'s name and docstring (Studio and traces show it), with its own
+    signature: LangGraph reads it, and a ``runtime`` parameter there fails update_state."""
+    for attr in ("__module__", "__name__", "__qualname__", "__doc__"):
+        if hasattr(fn, attr):
+            setattr(router, attr, getattr(fn, attr))
+    router.__annotations__ = {"state": dict, "return": str}
+    return router

@@ -44,6 +44,7 @@ class ChatState(MessagesState):
     rewrite_calls: NotRequired[int]
     passages: NotRequired[list[Passage]]
     trace: NotRequired[Annotated[list[dict], add_trace]]
+    run_settings: NotRequired[dict[str, Any]]  # the turn's settings, for the router on update_state
 
 
 class ChatOutput(MessagesState):

@@ -46,7 +46,7 @@ from ..nodes.migres_reader import make_final_answer
 from ..settings import MIGRESContext, context_of
 from ..state.base import RAGInput
 from ..state.migres import MIGRESOutput, MIGRESState
-from ._common import Routes, routed, starts_a_run, timed
+from ._common import RecordedRuntime, Routes, routed, starts_a_run, timed
 
 #: the most iterations any run may take, whatever its context says
 ITERATION_CAP = 10
@@ -94,6 +94,11 @@ def build_migres_graph(
         if state.get("answered"):
             return "reread" if context_of(runtime, MIGRESContext).answer_with == "reader" else "answered"
         if int(state.get("iterations") or 0) >= iteration_limit(context_of(runtime, MIGRESContext), cap):
+            return "guard"
+        # a caller's recursion_limit: no room for another iteration (LangGraph's count means
+        # nothing where it runs this router for update_state, without the run's runtime)
+        left = None if isinstance(runtime, RecordedRuntime) else state.get("remaining_steps")
+        if left is not None and left <= STEPS_PER_ITERATION + 2:
             return "guard"
         return "unanswerable"
 

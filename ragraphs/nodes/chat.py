@@ -19,6 +19,7 @@ from langgraph.runtime import Runtime
 from ..components import Components
 from ..errors import InputError
 from ..prompts import one_line
+from ..setting_values import RUN_SETTINGS, recorded_settings
 from ..settings import ChatContext, context_of
 from ..state.types import Node
 from ..tools.structured import Standalone, decide
@@ -93,7 +94,8 @@ def _same(text: str, *others: str) -> bool:
 def read_question(state: Any, runtime: Runtime[ChatContext]) -> dict:
     """The turn's question: the last user message as written."""
     question = last_user_text(state.get("messages") or [])
-    return {"question": question, "rewrite_calls": 0, "_trace": {"question": question[:500]}}
+    settings = recorded_settings(context_of(runtime, ChatContext))  # the router reads them on update_state
+    return {"question": question, "rewrite_calls": 0, RUN_SETTINGS: settings, "_trace": {"question": question[:500]}}
 
 
 def route_follow_up(state: dict, runtime: Runtime[ChatContext]) -> str:

@@ -11,6 +11,8 @@ knowledge, no benchmark questions) written in the JSON of each decision's schema
 
 from __future__ import annotations
 
+import warnings
+
 from typing import Any, Mapping
 
 from langgraph.runtime import Runtime
@@ -60,6 +62,24 @@ def _llm(c: Components, ctx: ERM4Context):
     return c.llm(ctx.llm, max_tokens=int(ctx.max_new_tokens))
 
 
+_WARNED: set[int] = set()
+
+
+def _warn_shared(c: Components) -> None:
+    """Once per Components: a retriever of the user's has no name that stays the same across
+    processes, so its memory is the shared collection ``default``, which every other such
+    corpus on this reservoir reads too."""
+    if id(c) in _WARNED:
+        return
+    _WARNED.add(id(c))
+    warnings.warn(
+        "ERM4's memory for a retriever or vector store of your own is the reservoir collection 'default', "
+        "shared by every such corpus on the default reservoir file (one corpus's memory can answer for another's "
+        "questions); set reservoir_collection to a name of this corpus's own to keep it apart",
+        UserWarning, stacklevel=3,
+    )
+
+
 def get_reservoir(c: Components, ctx: ERM4Context, store: Any = None) -> Reservoir | StoreReservoir:
     """The graph's reservoir: ``c.extra["reservoir"]``, else with ``reservoir="store"`` the
     run's LangGraph ``store``, else the context's file (opened once per process). Its
@@ -68,6 +88,8 @@ def get_reservoir(c: Components, ctx: ERM4Context, store: Any = None) -> Reservo
     if r is not None:
         return r
     collection = ctx.reservoir_collection or c.corpus_name() or "default"
+    if not ctx.reservoir_collection and not ctx.reservoir_path and ctx.reservoir == "file" and c.corpus_name() is None:
+        _warn_shared(c)  # the default file, shared by every app of this user
     if ctx.reservoir == "store":
         if "." in collection:  # LangGraph's namespaces refuse it with an error that names no setting
             raise ConfigError(f"reservoir_collection {collection!r}: a LangGraph store's namespace takes no '.'; "

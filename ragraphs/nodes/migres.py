@@ -191,7 +191,8 @@ def make_knowledge_prompt(c: Components) -> Node[MIGRESState, MIGRESContext]:
     def knowledge(state: MIGRESState, runtime: Runtime[MIGRESContext]) -> dict:
         ctx = context_of(runtime, MIGRESContext)
         query = (state.get("queries") or [state["question"]])[0]
-        out = complete(_llm(c, ctx), knowledge_prompt(query), stop=STOP_LINE, max_tokens=int(ctx.knowledge_max_tokens))
+        out = complete(_llm(c, ctx), knowledge_prompt(query), stop=STOP_LINE, max_tokens=int(ctx.knowledge_max_tokens),
+                       tags=["nostream"])  # the model's own knowledge, not the answer: kept out of the stream
         text = one_line(out.text, 1500)
         cands = []
         if text and not refuses(text[:40]):

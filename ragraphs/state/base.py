@@ -7,7 +7,7 @@ Every method's state extends :class:`RAGState`, so the CLI and the evaluator can
 from __future__ import annotations
 
 import operator
-from typing import Annotated
+from typing import Annotated, Any
 
 from typing_extensions import NotRequired, TypedDict  # pydantic (Studio schemas) needs these on Python < 3.12
 
@@ -31,6 +31,9 @@ class RAGState(TypedDict):
     parse_failures: NotRequired[Annotated[int, operator.add]]
     # one entry per node run: {"node", "elapsed_s", ...node-specific details}
     trace: NotRequired[Annotated[list[dict], add_trace]]
+    # the settings the run started with, recorded by its first node: the conditional edges
+    # read them when LangGraph runs one without the run's context (update_state, Studio's edits)
+    run_settings: NotRequired[dict[str, Any]]
 
 
 class RAGOutput(TypedDict):

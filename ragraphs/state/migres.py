@@ -27,6 +27,7 @@ from __future__ import annotations
 import operator
 from typing import Annotated
 
+from langgraph.managed import RemainingSteps
 from typing_extensions import NotRequired, TypedDict  # pydantic (Studio schemas) needs these on Python < 3.12
 
 from .base import RAGOutput, RAGState
@@ -80,6 +81,9 @@ class MIGRESState(RAGState):
     # counters
     passages_fed: NotRequired[Annotated[int, operator.add]]
     knowledge_prompts: NotRequired[Annotated[int, operator.add]]
+    # LangGraph's count of the steps the recursion limit leaves: a limit a caller passes in the
+    # config (lower than the graph's own) ends the loop at the guard, not in GraphRecursionError
+    remaining_steps: NotRequired[RemainingSteps]
 
 
 class MIGRESOutput(RAGOutput):

@@ -28,9 +28,9 @@ from langchain_core.embeddings import Embeddings
 
 from ..errors import ConfigError
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# No process-wide switch is set here: every load passes ``local_files_only=True``, and a user's own
+# Hugging Face models in the same process keep their hub (HF_HUB_OFFLINE was set at import until
+# 2026-11-30). The command line sets the offline variables for its own runs (ragraphs.quiet.output).
 
 _MODEL_CACHE: dict[tuple, object] = {}
 _LOCK = threading.Lock()

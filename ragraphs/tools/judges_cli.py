@@ -25,6 +25,9 @@ def _check_files(files):
             raise InputError(f"no such data file: {path}")
 
 
+JUDGE_WEIGHTS = ("model.safetensors", "pytorch_model.bin", "onnx/model_qint8.onnx")
+
+
 def _check_training_shape(args: argparse.Namespace) -> None:
     """The options a training run reads after its items are built and its model loaded,
     checked before any of that (each one ended in a traceback there)."""
@@ -39,8 +42,23 @@ def _check_training_shape(args: argparse.Namespace) -> None:
     if args.layers is not None and args.layers > 6 and args.init is None:
         raise ConfigError(f"--layers keeps the first N of the start model's layers (MiniLM has 6), got {args.layers}")
     for opt, d in [("--init", args.init), *(("--teachers", t) for t in args.teachers or ())]:
-        if d is not None and not os.path.isdir(d):
+        if d is None:
+            continue
+        if not os.path.isdir(d):
             raise InputError(f"{opt}: no such folder: {d}")
+        # what the training reads of it, checked before the items are built and the teachers run
+        if not os.path.isfile(os.path.join(d, "config.json")):
+            raise InputError(f"{opt}: {d} holds no judge: no config.json there")
+        if not any(os.path.isfile(os.path.join(d, f)) for f in JUDGE_WEIGHTS):
+            raise InputError(f"{opt}: {d} holds no judge weights: none of {', '.join(JUDGE_WEIGHTS)}")
+    if args.layers is not None and args.init is not None:
+        try:
+            with open(os.path.join(args.init, "config.json"), encoding="utf-8") as fh:
+                have = int(json.load(fh).get("num_hidden_layers") or 0)
+        except (OSError, ValueError, TypeError, AttributeError) as e:
+            raise InputError(f"--init: {args.init}/config.json cannot be read: {e}") from e
+        if have and args.layers > have:
+            raise ConfigError(f"--layers keeps the first N of the --init model's {have} layers, got {args.layers}")
 
 
 def cmd_train_judge(args: argparse.Namespace) -> int:
@@ -96,9 +114,18 @@ def cmd_judge_eval(args: argparse.Namespace) -> int:
                           else f"--pair-tokens is for --judge pair, not {args.judge}")
     if args.weights and os.path.isfile(args.weights):
         raise InputError(f"--weights takes the judges' folder (the one holding config.json), not a file: {args.weights}")
+    # an option this --model does not read is refused, as --pair-tokens is (each was ignored until 2026-11-30)
+    if args.weights and args.model != "trained":
+        raise ConfigError(f"--weights is for --model trained, not --model {args.model}")
+    if args.baseline and args.model == "cosine":
+        raise ConfigError("--baseline adds the cosine floor beside another model; --model cosine is that floor")
+    if args.llm is not None and args.model != "llm":
+        raise ConfigError(f"--llm is for --model llm, not --model {args.model}")
     enc = MiniLMEmbeddings(fast=True)
+    weights = None
     if args.model == "trained":  # --weights, else RAGRAPHS_JUDGES_DIR, else the shipped judges
-        judge = load_judge(args.judge, args.weights or os.environ.get("RAGRAPHS_JUDGES_DIR") or None)
+        weights = args.weights or os.environ.get("RAGRAPHS_JUDGES_DIR") or None
+        judge = load_judge(args.judge, weights)
     elif args.model == "cosine":
         judge = baseline_judge(args.judge, enc)
     else:
@@ -114,10 +141,11 @@ def cmd_judge_eval(args: argparse.Namespace) -> int:
         return 0
     for f in res.get("files_without_items", []):
         print(f"warning: {f}: no labelled items for the {args.judge} judge; left out", file=sys.stderr)
-    print(f"{args.judge} judge ({res['model']}) on {', '.join(res['files'])}: {res['n']} items, {res['positives']} positive")
-    print(f"  accuracy {res['accuracy']:.3f} at threshold {res['threshold']:.3f} (best threshold on these items: "
-          f"{res['best_threshold_accuracy']:.3f}); AUC {res['auc']:.3f}; precision {res['precision']:.3f}, "
-          f"recall {res['recall']:.3f}, F1 {res['f1']:.3f}")
+    source = f", from {weights}" if weights else (", shipped" if args.model == "trained" else "")
+    print(f"{args.judge} judge ({res['model']}{source}) on {', '.join(res['files'])}: {res['n']} items, {res['positives']} positive")
+    print(f"  accuracy {res['accuracy']:.3f} at threshold {res['threshold']:.3f} (at the best threshold on these items, "
+          f"{res['best_threshold']:.3f}: {res['best_threshold_accuracy']:.3f}); AUC {res['auc']:.3f}; "
+          f"precision {res['precision']:.3f}, recall {res['recall']:.3f}, F1 {res['f1']:.3f}")
     if "ms_per_pair" in res:
         print(f"  speed: {res['ms_per_pair']:.2f} ms per item (batches of {res['batch']})")
     for src, m in res["sources"].items():

@@ -377,8 +377,11 @@ def decide(
     ``max_tokens`` is raised to the schema's :func:`token_budget` so that a constrained
     object is never cut. ``stop`` applies to unconstrained models only (a JSON object may
     hold a newline). ``legacy`` reads the decision's older plain-text format (counted as a
-    parse failure when used). ``tags`` go to each call's run (see :func:`complete`).
+    parse failure when used). ``tags`` go to each call's run (see :func:`complete`), beside
+    ``nostream``: a decision is the method's own working, kept out of LangGraph's
+    ``stream_mode="messages"``, where only the answer's tokens stream.
     """
+    tags = ["nostream", *[t for t in (tags or []) if t != "nostream"]]
     mode = constraint_mode(llm)
     budget = max(int(max_tokens or 0), token_budget(schema))
     kw: dict[str, Any] = {"max_tokens": budget, "tags": tags}

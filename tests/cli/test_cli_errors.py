@@ -184,7 +184,7 @@ def test_question_answer_rows_say_what_each_verb_needs(tmp_path, capsys):
     code, _, err = main_captured(capsys, "judge-eval", "--judge", "evaluator", "--data", f)
     assert code == 2 and err.strip() == f"ragraphs: error: no labelled items for the evaluator judge in {f}"
     code, _, err = main_captured(capsys, "train-judge", "--data", f, "--out", tmp_path / "judges")
-    assert code == 2 and err.strip().endswith(f"ragraphs: error: only 0 labelled items could be built from {f}")
+    assert code == 2 and err.strip().endswith(f"ragraphs: error: no labelled items for any judge in {f}")
     assert not (tmp_path / "judges").exists()
 
 

@@ -119,3 +119,25 @@ def test_a_library_user_sees_no_load_bars_unless_verbose(tmp_path):
     assert quiet.stdout.split() == verbose.stdout.split() == ["384", "True"]
     assert "Loading weights" not in quiet.stderr and quiet.stderr.strip() == "", quiet.stderr
     assert "Loading weights" in verbose.stderr
+
+
+def test_library_use_leaves_the_hub_switches_alone(tmp_path):
+    """``import ragraphs`` and loading its models set no process-wide variable: a user's own
+    Hugging Face models in the same app keep their hub (HF_HUB_OFFLINE was set at import until
+    2026-11-30). The package's own models still load with the variables unset (local files only);
+    the command line sets them for its runs and gives them back."""
+    names = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "TOKENIZERS_PARALLELISM")
+    code = ("import os\n"
+            "from ragraphs import Components\n"
+            "c = Components()\n"
+            "print(len(c.embeddings.embed_query('hello')), c.judge('evaluator').score('Who?', 'Paris') <= 1.0)\n"
+            f"print([os.environ.get(k) for k in {names!r}])\n"
+            "from ragraphs.cli import main\n"
+            "main(['methods'])\n"
+            f"print([os.environ.get(k) for k in {names!r}])\n")
+    env = {k: v for k, v in _env(tmp_path, {}).items() if k not in names}
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == "384 True"
+    assert lines[1] == lines[-1] == "[None, None, None]"

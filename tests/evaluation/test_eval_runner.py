@@ -7,6 +7,7 @@ errors, report); tests/evaluation/test_eval_e2e.py runs the real stack.
 
 import json
 import os
+import time
 from pathlib import Path
 
 import numpy as np
@@ -32,6 +33,23 @@ def corpus(hotpot):
     return InMemoryCorpus(pooled_passages(hotpot), embeddings=HashEmbeddings(256, 'strip'))
 
 
+class _SlowChat(FakeAnswerChat):
+    def _generate(self, *args, **kwargs):
+        time.sleep(0.2)
+        return super()._generate(*args, **kwargs)
+
+
+def test_a_nodes_time_is_the_time_spent_in_it(hotpot, corpus):
+    """The model's 0.2 s lands in ``generate``'s time, inside the question's wall time, not in
+    ``retrieve`` nor in the overhead."""
+    comps = Components(llm=_SlowChat(responses=["1974"]), retriever=corpus)
+    summary, recs = run_spec(RunSpec("vanilla", k=3), hotpot[:2], comps, dataset="hotpotqa", progress=False)
+    for r in recs:
+        assert 0.2 <= r["node_s"]["generate"] <= r["wall_s"]
+        assert r["node_s"]["retrieve"] < 0.2 and r["overhead_s"] < 0.2
+    assert summary["node_s_avg"]["generate"] >= 0.2
+
+
 def test_vanilla_run_scores_times_and_recall(hotpot, corpus):
     llm = FakeAnswerChat(responses=["1974"])
     comps = Components(llm=llm, retriever=corpus)
@@ -44,8 +62,6 @@ def test_vanilla_run_scores_times_and_recall(hotpot, corpus):
     for r in recs:
         assert r["docs"] == 3 and len(r["passages"]) == 3
         assert set(r["node_s"]) == {"retrieve", "generate"}
-        inside = sum(r["node_s"].values())
-        assert r["overhead_s"] >= 0 and inside + r["overhead_s"] == pytest.approx(r["wall_s"], abs=1e-5)
         assert [t["node"] for t in r["trace"]] == ["retrieve", "generate"]
         # recall agrees with the gold flags on the passages
         assert r["recall"] == pytest.approx(sum(p["gold"] for p in r["passages"]) / r["n_gold"])

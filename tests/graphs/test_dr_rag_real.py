@@ -7,7 +7,6 @@ import pytest
 
 from ragraphs.components import Components
 from ragraphs.datasets import load_dataset, pooled_passages
-from ragraphs.errors import ConfigError
 from ragraphs.graphs.dr_rag import DRRAGContext, build_dr_rag_graph
 from ragraphs.ingest import ingest
 from ragraphs.tools.vectorstore import ChromaCorpus, InMemoryCorpus
@@ -23,13 +22,10 @@ def stack(data_dir, minilm, gemma):
     exs = load_dataset(str(data_dir / "2wikimultihopqa.sample.jsonl"), "2wikimultihopqa")
     corpus = InMemoryCorpus(pooled_passages(exs), embeddings=minilm)
     c = Components(llm=gemma, retriever=corpus, embeddings=minilm)
-    try:
-        c.judge("pair")  # the shipped trained cross-encoder: pair classifier and re-ranker
-        c.judge("evaluator")
-    except ConfigError:  # weights not built in this checkout: the cosine baselines
-        from ragraphs.tools.judges import CosineJudge, CosinePairJudge
-
-        c.judges.update({"pair": CosinePairJudge(minilm), "evaluator": CosineJudge(minilm)})
+    # the shipped cross-encoder (pair classifier and re-ranker), committed with the package:
+    # a load failure fails the test
+    c.judge("pair")
+    c.judge("evaluator")
     return exs, corpus, c, build_dr_rag_graph(c)
 
 

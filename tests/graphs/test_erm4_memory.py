@@ -18,7 +18,7 @@ from ragraphs.state.types import make_passage
 from ragraphs.tools.llm import FakeAnswerChat
 from ragraphs.tools.reservoir import Reservoir, open_reservoir
 from ragraphs.tools.trigger import trigger_lookup
-from fakes import IMPORT_FAKES, CountingRetriever, HashEmbeddings, run_in_threads
+from fakes import IMPORT_FAKES, CountingRetriever, HashEmbeddings, LexicalRetriever, run_in_threads
 
 
 def _p(title: str, text: str = "") -> dict:
@@ -230,3 +230,29 @@ def test_reservoir_places_that_cannot_be_used_are_named(tmp_path):
     ctx = ERM4Context(reservoir="store", reservoir_collection="wiki.en")
     with pytest.raises(ConfigError, match=r"reservoir_collection 'wiki.en': a LangGraph store's namespace takes no '\.'"):
         get_reservoir(c, ctx, InMemoryStore())
+
+
+def test_a_users_retriever_on_the_default_reservoir_is_warned_once(tmp_path, monkeypatch):
+    """A retriever of the user's has no name that lasts across processes: its memory is the
+    collection 'default' of the default file, shared with every other app's own retriever. The
+    first run says so (once per Components) and names the setting; a named collection or a
+    file of its own is not warned about."""
+    monkeypatch.setenv("RAGRAPHS_HOME", str(tmp_path))
+    corpus = [_p("Paris", "Paris is the capital of France.")]
+
+    def run(**settings):
+        c = Components(llm=FakeAnswerChat(responses=["Paris"]), retriever=LexicalRetriever(corpus),
+                       embeddings=HashEmbeddings())
+        g = build_erm4_graph(c)
+        for _ in range(2):
+            g.invoke({"question": "What is the capital of France?"}, context=ERM4Context(filter="none", **settings))
+
+    with pytest.warns(UserWarning, match="reservoir_collection") as caught:
+        run()
+    assert len([w for w in caught if "reservoir_collection" in str(w.message)]) == 1
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        run(reservoir_collection="my-docs")
+        run(reservoir_path=str(tmp_path / "own.sqlite3"))

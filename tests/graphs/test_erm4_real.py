@@ -1,5 +1,5 @@
 """ERM4 on the real stack: Gemma 3 270M (llama.cpp), MiniLM, Chroma as the external corpus,
-the SQLite reservoir on disk."""
+the shipped evaluator as the Knowledge Filter, the SQLite reservoir on disk."""
 
 import subprocess
 import sys
@@ -9,7 +9,6 @@ import pytest
 from ragraphs.components import Components
 from ragraphs.datasets import load_dataset, pooled_passages
 from ragraphs.graphs.erm4 import ERM4Context, build_erm4_graph
-from ragraphs.tools.judges import CosineNLIJudge
 from ragraphs.tools.reservoir import Reservoir, title_key
 from ragraphs.tools.vectorstore import ChromaCorpus
 
@@ -22,12 +21,13 @@ def test_erm4_real_stack_fills_a_persistent_reservoir(tmp_path, data_dir, minilm
     corpus.add(pooled_passages(exs))
     res_path = tmp_path / "erm4" / "reservoir.sqlite3"
     res = Reservoir(res_path, embeddings=minilm)
-    # the cosine NLI baseline at the threshold chosen on the 2Wiki dev file (bench/erm4_filter_threshold.py)
-    c = Components(llm=gemma, retriever=corpus, embeddings=minilm, judges={"nli": CosineNLIJudge(minilm)},
-                   extra={"reservoir": res})
+    # the default Knowledge Filter: the shipped evaluator (ONNX int8) at its own cut
+    c = Components(llm=gemma, retriever=corpus, embeddings=minilm, extra={"reservoir": res})
     g = build_erm4_graph(c)
     ex = next(e for e in exs if "Henrik Selberg" in e.question)
-    out = g.invoke({"question": ex.question}, context=ERM4Context(filter_threshold=0.7, filter_judge="nli", trigger="title"))
+    out = g.invoke({"question": ex.question}, context=ERM4Context(trigger="title"))
+    filt = next(t for t in out["trace"] if t["node"] == "filter")
+    assert filt["filter"] == "judge" and filt["judge"] == "evaluator" and not c.judge("evaluator").name.startswith("cosine")
 
     nodes = [t["node"] for t in out["trace"]]
     assert nodes[:4] == ["rewrite", "memory_check", "retrieve", "filter"] and nodes[-1] == "memory_update"

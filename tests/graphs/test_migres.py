@@ -16,7 +16,7 @@ import pytest
 
 from ragraphs.components import Components
 from ragraphs.datasets import load_dataset, pooled_passages
-from ragraphs.graphs.migres import MIGRESContext, build_migres_graph, recursion_limit_for
+from ragraphs.graphs.migres import STEPS_PER_ITERATION, MIGRESContext, build_migres_graph, recursion_limit_for
 from ragraphs.tools.llm import FakeAnswerChat
 
 from conftest import DATA
@@ -276,6 +276,21 @@ def test_guard_is_capped_and_recursion_limit_is_set(corpus):
     nodes = [t["node"] for t in out["trace"]]
     assert out["iterations"] == 4 and nodes.count("knowledge_prompt") == 4
     assert out["final"] == "guard"
+
+
+@pytest.mark.parametrize("limit", [10, 25, 40])
+def test_a_callers_recursion_limit_ends_the_loop_at_the_guard(corpus, limit):
+    """``config={"recursion_limit": 25}`` (LangGraph's examples pass it) replaces the graph's
+    own limit: the loop ends at the guard with its best-effort answer when no room is left for
+    another iteration (GraphRecursionError at the third iteration until 2026-11-30)."""
+    llm = FakeAnswerChat(responses=[UNANSWERABLE])
+    g = build_migres_graph(_components(llm, corpus))
+    ctx = MIGRESContext(max_iterations=5, stop_when_exhausted=False, **{**CTX, "passage_threshold": 1.5})
+    out = g.invoke({"question": KILLING_PABLO_Q}, {"recursion_limit": limit}, context=ctx)
+    nodes = [t["node"] for t in out["trace"]]
+    assert nodes[-1] == "final_answer" and out["final"] == "guard"
+    assert 1 <= out["iterations"] <= 5 and len(nodes) <= limit
+    assert out["iterations"] >= (limit - 2) // (STEPS_PER_ITERATION + 1)  # no iteration given up early
 
 
 def test_malformed_outputs_are_survived(corpus):

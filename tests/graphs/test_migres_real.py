@@ -1,6 +1,5 @@
 """MIGRES on the real stack: Gemma 3 270M (llama.cpp), MiniLM, an in-memory corpus of real
-HotpotQA paragraphs, and the shipped judges (the cosine baselines where no trained weights
-are installed)."""
+HotpotQA paragraphs, and the shipped judges."""
 
 from __future__ import annotations
 
@@ -9,8 +8,8 @@ import pytest
 from conftest import DATA
 from ragraphs.components import Components
 from ragraphs.datasets import load_dataset, pooled_passages
-from ragraphs.errors import ConfigError
 from ragraphs.graphs.migres import MIGRESContext, build_migres_graph
+from ragraphs.tools.judges import load_default_judge
 from ragraphs.tools.vectorstore import InMemoryCorpus
 
 pytestmark = pytest.mark.slow
@@ -25,16 +24,8 @@ def stack(minilm):
     # the paragraphs of four questions (40 real passages, distractors included)
     chosen = [e for e in exs if e.answers[0] in ("St. Louis, Missouri", "1974", "Manhattan", "Victoria")]
     corpus = InMemoryCorpus(pooled_passages(chosen), embeddings=minilm)
-    judges = {}
-    for name in ("evaluator", "nli"):
-        try:
-            from ragraphs.tools.judges import load_default_judge
-
-            judges[name] = load_default_judge(name, embeddings=minilm)
-        except (ConfigError, OSError, ImportError):
-            from ragraphs.tools.judges import baseline_judge
-
-            judges[name] = baseline_judge(name, minilm)
+    # the shipped judges, committed with the package: a load failure fails the test
+    judges = {name: load_default_judge(name, embeddings=minilm) for name in ("evaluator", "nli")}
     return corpus, judges
 
 

@@ -92,7 +92,7 @@ _json = st.recursive(
 )
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100, deadline=None, database=None)  # no .hypothesis/ in the repository
 @given(st.text(max_size=300))
 def test_parsers_never_raise(text):
     parse_json_object(text)
@@ -106,7 +106,7 @@ def test_parsers_never_raise(text):
         assert isinstance(it["info"], str) and all(isinstance(n, int) for n in it["support"])
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100, deadline=None, database=None)  # no .hypothesis/ in the repository
 @given(st.dictionaries(st.text(max_size=8), _json, min_size=1, max_size=5), st.text(max_size=30), st.text(max_size=30))
 @example({"": "```"}, "", "")  # a code fence inside a string value (found by hypothesis)
 @example({"q": "\u201cquoted\u201d"}, "", "")  # smart quotes inside a string value
@@ -115,7 +115,7 @@ def test_valid_json_round_trips_inside_noise(obj, before, after):
     assert parse_json_object(before + json.dumps(obj) + after) == obj
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100, deadline=None, database=None)  # no .hypothesis/ in the repository
 @given(st.text(alphabet=st.characters(blacklist_characters='"\\', blacklist_categories=("Cs", "Cc")), min_size=1, max_size=40), st.integers(0, 60))
 @example(",}", 0)  # a trailing-comma pattern inside the string value (found by hypothesis)
 @example("a, ]", 5)

@@ -540,3 +540,74 @@ def test_training_without_the_training_extras_names_them(tmp_path, data_dir, mon
     monkeypatch.setitem(sys.modules, "datasets", None)
     with pytest.raises(ConfigError, match=r"training a judge needs the training extras .*ragraphs\[train\]"):
         train_judges([str(data_dir / "hotpotqa.sample.jsonl")], tmp_path / "out")
+
+
+# ---------------------------------------------------------------- the commands' refusals
+def test_a_judge_folder_serves_only_the_roles_it_was_trained_for(tmp_path):
+    """A folder ``train-judge --judge evaluator`` wrote, asked for NLI: refused, naming the
+    roles it holds (it scored as an untrained NLI judge until 2026-11-30)."""
+    one = tmp_path / "evaluator-only"
+    shutil.copytree(J.weights_dir(), one)
+    meta = json.loads((one / "ragraphs_judge.json").read_text())
+    (one / "ragraphs_judge.json").write_text(json.dumps({**meta, "roles": ["evaluator"]}))
+    assert J.load_judge("evaluator", one).score_batch([("Who?", "Paris")]).shape == (1,)
+    with pytest.raises(ConfigError, match=r"holds judges for evaluator, not for 'nli'"):
+        J.load_judge("nli", one)
+
+
+def test_train_judge_refuses_before_the_work(tmp_path, data_dir, capsys):
+    """Each refused in one line before any training: a role the files hold no labels for (saved
+    untrained with NaN metrics until 2026-11-30), a data path with '@' in a folder name (refused
+    as missing), an --init folder that holds no judge (a traceback after the items were built),
+    --layers beyond --init's layers (refused after the teachers had run)."""
+    from ragraphs.cli import main
+
+    at = tmp_path / "data@v2"
+    at.mkdir()
+    shutil.copy(data_dir / "popqa.sample.jsonl", at / "popqa.sample.jsonl")
+    out = tmp_path / "j"
+    rc = main(["train-judge", "--judge", "nli", "--data", str(at / "popqa.sample.jsonl"), "--out", str(out), "--limit", "4"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "no labelled items for the nli judge" in err and "no such data file" not in err
+    assert not (out / "ragraphs_judge.json").exists()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    data = str(data_dir / "hotpotqa.sample.jsonl")
+    rc = main(["train-judge", "--data", data, "--out", str(out), "--init", str(empty)])
+    err = capsys.readouterr().err
+    assert rc == 2 and "holds no judge: no config.json" in err and len(err.strip().splitlines()) == 1
+    rc = main(["train-judge", "--data", data, "--out", str(out), "--init", str(J.weights_dir()), "--layers", "9"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "--layers keeps the first N of the --init model's 6 layers, got 9" in err
+
+
+def test_judge_eval_refuses_options_its_model_does_not_read(data_dir, capsys):
+    from ragraphs.cli import main
+
+    data = str(data_dir / "hotpotqa.sample.jsonl")
+    for extra, needle in ((["--model", "cosine", "--baseline"], "--model cosine is that floor"),
+                          (["--model", "cosine", "--weights", str(J.weights_dir())], "--weights is for --model trained"),
+                          (["--llm", "openai:gpt-4o"], "--llm is for --model llm")):
+        rc = main(["judge-eval", "--judge", "evaluator", "--data", data, "--limit", "2", *extra])
+        err = capsys.readouterr().err
+        assert rc == 2 and needle in err, err
+
+
+def test_judge_eval_prints_the_best_threshold_and_its_accuracy(data_dir, capsys):
+    from ragraphs.cli import main
+
+    data = str(data_dir / "hotpotqa.sample.jsonl")
+    assert main(["judge-eval", "--judge", "evaluator", "--data", data, "--limit", "4", "--no-timing", "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert main(["judge-eval", "--judge", "evaluator", "--data", data, "--limit", "4", "--no-timing"]) == 0
+    text = capsys.readouterr().out
+    assert f"at the best threshold on these items, {res['best_threshold']:.3f}: {res['best_threshold_accuracy']:.3f}" in text
+    assert "evaluator judge (ragraphs-minilm-cross-encoder, shipped)" in text
+
+
+def test_calibrate_crag_refuses_a_negative_alpha(data_dir, capsys):
+    from ragraphs.cli import main
+
+    rc = main(["calibrate-crag", "--data", str(data_dir / "popqa.sample.jsonl"), "--alpha", "-5"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "--alpha weighs the false positives: a number >= 0, got -5.0" in err

@@ -285,6 +285,9 @@ def load_judge(name: str, path: str | os.PathLike | None = None, embeddings: Any
     p = Path(path) if path is not None else weights_dir()
     model, meta = load_cross_encoder(p if (path is None or Path(path).exists()) else str(path), backend=backend)
     ours = bool(meta.get("roles"))  # trained by ragraphs: task prefixes; else a plain re-ranker
+    if ours and name not in meta["roles"]:  # it served an untrained role without a word until 2026-11-30
+        raise ConfigError(f"{p} holds judges for {', '.join(meta['roles'])}, not for {name!r}; "
+                          f"train-judge --judge {name} makes one")
     if not ours and name != "evaluator":
         raise ConfigError(f"{p} is not a ragraphs judge model; an outside CrossEncoder can only serve as the evaluator")
     return CrossEncoderJudge(name, model, meta, prefix=None if ours else "", name=meta.get("name", str(path or "shipped")))

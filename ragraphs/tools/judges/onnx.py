@@ -10,6 +10,7 @@ returns ``CrossEncoder.predict``'s sigmoid scores.
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -124,8 +125,24 @@ def export_int8(model_dir: str | os.PathLike, max_length: int = 256) -> str:
     d = Path(model_dir)
     (d / "onnx").mkdir(exist_ok=True)
     fp32, cfg = export_fp32(d, d / "onnx" / "model.onnx")
-    quantize_int8(fp32, d / INT8_FILE, num_heads=cfg.num_attention_heads, hidden_size=cfg.hidden_size)
+    # onnxruntime's quantizer logs "Please consider to run pre-processing" on the root logger,
+    # through train-judge --json too: the graph is fused here already
+    advice = _DropMessage("Please consider to run pre-processing")
+    logging.getLogger().addFilter(advice)
+    try:
+        quantize_int8(fp32, d / INT8_FILE, num_heads=cfg.num_attention_heads, hidden_size=cfg.hidden_size)
+    finally:
+        logging.getLogger().removeFilter(advice)
     return INT8_FILE
+
+
+class _DropMessage(logging.Filter):
+    def __init__(self, start: str) -> None:
+        super().__init__()
+        self.start = start
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.getMessage()).startswith(self.start)
 
 
 def first_token_last_layer(model) -> None:

@@ -21,6 +21,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ...datasets import parse_data_spec
 from ...errors import ConfigError, InputError
 from .core import JUDGES, PAIR_SEP, PREFIX, clean
 from .data import Item, _balance, build_items, spec_name, split_items
@@ -218,7 +219,7 @@ def train_judges(files: Sequence[str], out_dir: str | os.PathLike, cfg: TrainCon
     cfg = cfg or TrainConfig()
     device = "cuda" if torch.cuda.is_available() else "cpu"  # a GPU only speeds training up
     for f in files:
-        if not Path(f.split("@")[0]).is_file():
+        if not Path(parse_data_spec(f)[0]).is_file():  # a folder named data@v2 is a path, not a part
             raise InputError(f"no such data file: {f}")
     check_out_dir(Path(out_dir))  # before the training, not after it
     t0 = time.perf_counter()
@@ -229,6 +230,13 @@ def train_judges(files: Sequence[str], out_dir: str | os.PathLike, cfg: TrainCon
     torch.manual_seed(cfg.seed)
     embed = _EmbeddingCache(MiniLMEmbeddings(fast=True), 10**7).encode
     by_role = build_training_items(files, cfg, embed, log)
+    empty = [role for role, items in by_role.items() if not items]
+    if empty and len(empty) == len(by_role):
+        which = f"the {empty[0]} judge" if len(empty) == 1 else "any judge"
+        raise InputError(f"no labelled items for {which} in {', '.join(files)}")
+    if empty:  # a role saved untrained (NaN metrics) served as if trained until 2026-11-30
+        raise InputError(f"no labelled items for the {', '.join(empty)} judge in {', '.join(files)}: "
+                         f"leave {'it' if len(empty) == 1 else 'them'} out of --judge (or give files that hold {'its' if len(empty) == 1 else 'their'} labels)")
     train_rows, val = [], {}
     for role, items in by_role.items():
         tr, va = split_items(items, cfg.val_fraction, cfg.seed)
@@ -237,7 +245,9 @@ def train_judges(files: Sequence[str], out_dir: str | os.PathLike, cfg: TrainCon
         val[role] = va
         train_rows += [(*item_texts(role, it), float(it.label)) for it in tr]
     if len(train_rows) < 20:
-        raise InputError(f"only {len(train_rows)} labelled items could be built from {', '.join(files)}")
+        built, held = sum(map(len, by_role.values())), sum(map(len, val.values()))
+        raise InputError(f"only {len(train_rows)} training items left after holding out {held} validation items "
+                         f"({built} built from {', '.join(files)}); at least 20 are needed")
     random.Random(cfg.seed).shuffle(train_rows)
     if cfg.teachers:  # the same items, labelled by the teachers' ensemble
         soft = soft_labels(cfg.teachers, [(a, b) for a, b, _y in train_rows], cfg.temperature, device=device,
