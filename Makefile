@@ -23,11 +23,11 @@ $(BIN)/python:
 $(VENV)/.installed: $(BIN)/python pyproject.toml
 	$(BIN)/pip install --timeout 20 --retries 1 --index-url $(TORCH_INDEX) $(TORCH) || $(BIN)/pip install $(TORCH)
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/pip install --no-cache-dir "$(LLAMA)"
-	$(BIN)/pip install -e .
+	$(BIN)/pip install -e . --config-settings editable_mode=compat  # a path mypy and pyright follow
 	touch $@
 
 $(VENV)/.installed-test: $(VENV)/.installed
-	$(BIN)/pip install -e '.[test]'
+	$(BIN)/pip install -e '.[test]' --config-settings editable_mode=compat
 	touch $@
 
 install: $(VENV)/.installed

@@ -31,7 +31,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 from typing_extensions import NotRequired
 
-from ragraphs import Components
+from ragraphs import Components, default_components
 from ragraphs.datasets import load_dataset, pooled_passages
 from ragraphs.graphs import Routes, routed, starts_a_run, timed
 from ragraphs.nodes.generate import make_generate, make_generate_closed_book
@@ -96,8 +96,9 @@ def build_filtered_graph(c: Components) -> CompiledStateGraph[FilteredState, Fil
 
 
 # For LangGraph Studio (`langgraph dev` with this file in a langgraph.json, docs/extending.md):
-# the embedded defaults, the Chroma store that `ragraphs ingest` fills. Nothing loads until a run.
-graph = build_filtered_graph(Components())
+# the embedded defaults the package's own graphs share (one MiniLM and one set of judges in the
+# server, the store $RAGRAPHS_STORE_URL / $RAGRAPHS_COLLECTION name). Nothing loads until a run.
+graph = build_filtered_graph(default_components())
 
 
 def sample_store(embeddings: Any, n_questions: int = 5) -> InMemoryVectorStore:

@@ -22,6 +22,7 @@ from .errors import ConfigError
 from .settings import default_store_path
 from .tools.llm import make_llm
 from .tools.vectorstore import ChromaCorpus, LangChainRetriever, Retriever
+from .tools.user_retriever import CheckedRetriever
 from .tools.websearch import as_web_search
 
 if TYPE_CHECKING:  # the types a user's objects are checked against; nothing imported at run time
@@ -132,6 +133,9 @@ class Components:
                     "retriever must be a LangChain retriever or vector store, or have search(query, k, mode) "
                     f"or search_many(queries, k, mode); got {type(self._retriever).__name__}"
                 )
+            elif type(self._retriever).__module__.split(".")[0] != "ragraphs":
+                # a user's own: its signature checked here, its hits read as passages (Documents, no ids)
+                self._retriever = CheckedRetriever(self._retriever)
             return cast(Retriever, self._retriever)  # or one with only the batch search_many, which nodes prefer
 
     def corpus_name(self) -> str | None:

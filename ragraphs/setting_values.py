@@ -9,6 +9,7 @@ import difflib
 import functools
 import inspect
 import json
+import math
 import numbers
 import os
 import types
@@ -40,8 +41,8 @@ def _accepts(tp: Any, v: Any) -> tuple[bool, str]:
         return isinstance(v, bool), "true or false"
     if tp is int:
         return isinstance(v, numbers.Integral) and not isinstance(v, bool) and int(v) >= 0, "a whole number >= 0"
-    if tp is float:
-        return isinstance(v, numbers.Real) and not isinstance(v, bool), "a number"
+    if tp is float:  # NaN passed every comparison a cut makes (upper=nan: no question was Correct)
+        return isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(float(v)), "a number"
     if tp is str:
         return isinstance(v, (str, os.PathLike)), "a string"
     if tp is dict or origin is dict:
@@ -59,6 +60,8 @@ def describe_settings(cls: type) -> list[dict[str, Any]]:
         kind = _accepts(hints.get(f.name, Any), None)[1]
         if f.metadata.get("minimum") is not None:
             kind = kind.replace(">= 0", f">= {f.metadata['minimum']}")
+        if f.metadata.get("range") is not None:
+            kind = f"{kind} from {f.metadata['range'][0]:g} to {f.metadata['range'][1]:g}"
         rows.append({"name": f.name, "default": getattr(ctx, f.name), "kind": kind,
                      "description": f.metadata.get("description", "")})
     return rows
@@ -82,6 +85,9 @@ def check_values(ctx: Any) -> None:
             want = want.replace(">= 0", f">= {low}")
             if ok and isinstance(v, numbers.Real) and v < low:
                 ok = False
+        span = f.metadata.get("range")
+        if span is not None and ok and isinstance(v, numbers.Real) and not span[0] <= v <= span[1]:
+            ok, want = False, f"{want} from {span[0]:g} to {span[1]:g}"
         if not ok:
             raise ConfigError(f"run setting {f.name!r} must be {want}, got {v!r}")
         problem = f.metadata.get("check", lambda _: None)(v)

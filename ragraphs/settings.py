@@ -45,13 +45,14 @@ class RAGContext(metaclass=NamesChecked):
     Method graphs subclass this with their own thresholds and limits.
     """
 
-    llm: str = field(default="gemma", metadata={"description": "model spec: gemma | llamacpp:PATH | openai:MODEL"})
+    llm: str = field(default="gemma", metadata={"description": "model spec: gemma | llamacpp:PATH | openai:MODEL | openai-completion:MODEL | "
+                                                "fake:TEXT; a model given to Components(llm=...) is used instead"})
     k: int = field(default=4, metadata={"description": "passages retrieved per query", "minimum": 1})
     retrieval: Literal["dense", "bm25", "hybrid"] = field(
         default="dense", metadata={"description": "first-stage retrieval: dense (MiniLM) | bm25 | hybrid (both, fused)"}
     )
     max_new_tokens: int = field(default=32, metadata={"description": "tokens the generator may write", "minimum": 1})
-    max_passage_chars: int = field(default=1200, metadata={"description": "characters per passage in a prompt"})
+    max_passage_chars: int = field(default=1200, metadata={"description": "characters per passage in a prompt", "minimum": 1})
     cut_asides: bool = field(
         default=True,
         metadata={"description": "cut an answer at its first parenthesis when words come before it: "
@@ -194,10 +195,8 @@ class DRRAGContext(RAGContext):
         default=None, metadata={"description": "static-relevant documents of the first stage (default ceil(k/2))"}
     )
     k2: int = field(default=10, metadata={"description": "second-stage candidates retrieved per <q, d_i> query"})
-    pair_threshold: float | None = field(
-        default=None,
-        metadata={"description": "pair cut: the classifier accepts C(q, d_i, d') >= this, in [0, 1] (default: calibrated on the dev files)"},
-    )
+    pair_threshold: float | None = field(default=None, metadata={
+        "description": "pair cut: the classifier accepts C(q, d_i, d') >= this, in [0, 1] (default: calibrated on the dev files)", "range": (0.0, 1.0)})
     pair_tokens: int = field(
         default=96,
         metadata={"description": "tokens the pair classifier reads per (q, d1, d2), the room shared by d1 and d2, each "
@@ -352,13 +351,13 @@ class MIGRESContext(RAGContext):
 
     k: int = field(default=8, metadata={"description": "passages retrieved per query (paper: 50; fewer for a CPU)",
                                         "minimum": 1})
-    max_passage_chars: int = field(default=600, metadata={"description": "characters per passage in a prompt"})
+    max_passage_chars: int = field(default=600, metadata={"description": "characters per passage in a prompt", "minimum": 1})
     max_iterations: int = field(
         default=5, metadata={"description": "iteration guard: 5 multi-hop/commonsense QA, 3 open-domain QA (Table 12)",
                              "minimum": 1}
     )
     max_queries: int = field(default=3, metadata={"description": "new queries per iteration (at most)"})
-    max_passages: int = field(default=5, metadata={"description": "passages read per iteration (Table 12: 5)"})
+    max_passages: int = field(default=5, metadata={"description": "passages read per iteration (Table 12: 5)", "minimum": 1})
     passage_threshold: float | None = field(
         default=None, metadata={"description": "passage relevance threshold (evaluator score); None: the judge's own"}
     )
@@ -378,7 +377,7 @@ class MIGRESContext(RAGContext):
                   "information as its query); 0 = never"},
     )
     nli_threshold: float | None = field(
-        default=None, metadata={"description": "entailment probability a statement needs; None: the NLI judge's own"}
+        default=None, metadata={"description": "entailment probability a statement needs; None: the NLI judge's own", "range": (0.0, 1.0)}
     )
     answer_with: Literal["main", "reader"] = field(
         default="reader",

@@ -1,5 +1,7 @@
 """``Components.warm_up``: the models a run will use load before its clock starts."""
 
+import pytest
+
 from ragraphs.components import Components
 from ragraphs.settings import RAGContext
 
@@ -123,3 +125,38 @@ def test_judges_given_as_a_crossencoder_a_path_or_anything_else():
     assert isinstance(nli, CrossEncoderJudge) and c.judge("nli") is nli and nli.role == "nli"
     with pytest.raises(ConfigError, match="the pair judge must have score_batch"):
         Components(judges={"pair": object()})
+
+
+def test_a_users_retriever_may_return_documents_or_passages_without_ids():
+    """A ``search(query, k, mode)`` of the user's that returns LangChain ``Document``s, or dicts
+    without an ``id``: read as passages (a bare ``TypeError`` / ``KeyError`` inside ``retrieve``
+    until 2026-11-30); one that takes no ``mode`` is refused naming the signature it needs."""
+    from langchain_core.documents import Document
+
+    from ragraphs.errors import ConfigError
+    from ragraphs.graphs import build_graph
+    from ragraphs.tools.llm import FakeAnswerChat
+
+    class Docs:
+        def search(self, query, k, mode="dense"):
+            return [Document("Paris is the capital of France.", metadata={"title": "Paris"}),
+                    Document("Lima is the capital of Peru.", metadata={"source": "/notes/peru.md"})][:k]
+
+    class NoIds:
+        title_index = "the user's own attribute"
+
+        def search(self, query, k, mode="dense"):
+            return [{"title": "Paris", "text": "Paris is the capital of France."}]
+
+    class TwoArgs:
+        def search(self, query, k):
+            return []
+
+    for retriever, titles in ((Docs(), ["Paris", "peru.md"]), (NoIds(), ["Paris"])):
+        c = Components(llm=FakeAnswerChat(responses=["Paris"]), retriever=retriever)
+        out = build_graph("vanilla", c).invoke({"question": "What is the capital of France?"}, context={"k": 2})
+        assert [p["title"] for p in out["passages"]] == titles and out["answer"] == "Paris"
+        assert all(p["id"] and p["source"] == "corpus" for p in out["passages"])
+    assert Components(retriever=NoIds()).retriever.title_index == "the user's own attribute"
+    with pytest.raises(ConfigError, match=r"TwoArgs.search must take \(query, k, mode\)"):
+        Components(retriever=TwoArgs()).retriever

@@ -151,3 +151,19 @@ def test_every_name_the_bench_scripts_and_examples_import_from_the_package_exist
                         except ImportError:
                             missing.append(f"{path.relative_to(root)}: {node.module}.{alias.name}")
     assert not missing, missing
+
+
+def test_the_graphs_load_without_the_measuring_libraries():
+    """A user's app or a LangGraph server loading the graphs pays for no scikit-learn, SciPy or
+    pandas: the judges' metrics import them when they measure (ERM4's and MIGRES's graphs
+    pulled in all three, about 900 modules and 2 s, until 2026-11-30)."""
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "import ragraphs.graphs.crag, ragraphs.graphs.dr_rag, ragraphs.graphs.erm4, ragraphs.graphs.migres\n"
+            "import ragraphs.tools.judges\n"
+            "print(sorted(m for m in ('sklearn', 'scipy', 'pandas', 'torch') if m in sys.modules))\n")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "[]"

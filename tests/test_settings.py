@@ -234,3 +234,19 @@ def test_cross_setting_and_floor_checks():
         with pytest.raises(ConfigError, match=message):
             make()
     assert DRRAGContext(fusion_k=None).fusion_k is None and CRAGContext(upper=0.5, lower=0.5).lower == 0.5
+
+
+@pytest.mark.parametrize("cls,values,needle", [
+    (RAGContext, {"max_passage_chars": 0}, "must be a whole number >= 1"),
+    (MIGRESContext, {"max_passages": 0}, "must be a whole number >= 1"),
+    (CRAGContext, {"upper": float("nan")}, "must be a number, got nan"),
+    (DRRAGContext, {"pair_threshold": 5.0}, "from 0 to 1"),
+    (MIGRESContext, {"nli_threshold": 3.0}, "from 0 to 1"),
+])
+def test_settings_out_of_their_range_are_refused(cls, values, needle):
+    """Each was taken without a word until 2026-11-30: ``max_passage_chars=0`` sent the LLM
+    passages of no text, ``upper=nan`` routed no question to Correct, a cut above 1 accepted
+    no pair and no statement."""
+    with pytest.raises(ConfigError, match=needle):
+        context_from(cls, values)
+    assert context_from(cls, {"pair_threshold": 0.5} if cls is DRRAGContext else {}) is not None

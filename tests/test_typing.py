@@ -21,9 +21,9 @@ ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow  # a cold mypy run reads langgraph and langchain-core: about a minute
 
 
-def _mypy(*args: str) -> subprocess.CompletedProcess:
+def _mypy(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
     cache = Path(tempfile.gettempdir()) / "ragraphs-test-mypy-cache"  # not in the repository; warm between runs
-    return subprocess.run([sys.executable, "-m", "mypy", "--cache-dir", str(cache), *args], cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "mypy", "--cache-dir", str(cache), *args], cwd=cwd,
                           capture_output=True, text=True, timeout=900)
 
 
@@ -53,9 +53,12 @@ misspelled = graph.invoke({"questoin": "Who wrote Hamlet?"})
 
 
 def test_a_users_program_sees_typed_graphs_and_settings(tmp_path):
+    """The program in a folder of its own, as a user's is: mypy finds the installed package
+    (the Makefile's editable install is one it follows; setuptools' default hid it: every name
+    from ragraphs was Any)."""
     prog = tmp_path / "user_program.py"
     prog.write_text(USER_PROGRAM, encoding="utf-8")
-    run = _mypy("--no-error-summary", str(prog))
+    run = _mypy("--no-error-summary", str(prog), cwd=tmp_path)
     lines = run.stdout.splitlines()
     revealed = [ln for ln in lines if ":7: note: Revealed type is" in ln]
     assert revealed, run.stdout + run.stderr
@@ -70,3 +73,41 @@ def test_a_users_program_sees_typed_graphs_and_settings(tmp_path):
     assert ':9: error: Argument "upper" to "CRAGContext" has incompatible type "str"; expected "float"' in errors[0]
     assert ':10: error: Argument "k2" to "DRRAGContext" has incompatible type "str"; expected "int"' in errors[1]
     assert ':11: error: No overload variant of "invoke"' in errors[2]
+
+
+NODE_FORMS = '''
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.runtime import Runtime
+from langgraph.types import Command
+
+from ragraphs.graphs import starts_a_run, timed
+from ragraphs.settings import RAGContext
+from ragraphs.state import RAGState
+
+
+async def first(state: RAGState, runtime: Runtime[RAGContext]) -> dict[str, Any]:
+    return {"answer": "x"}
+
+
+def with_config(state: RAGState, config: RunnableConfig) -> dict[str, Any]:
+    return {"answer": "x"}
+
+
+def routes(state: RAGState) -> Command:
+    return Command(update={"answer": "x"}, goto="b")
+
+
+nodes = [starts_a_run("a", first, RAGState), timed("b", with_config), timed("c", routes)]
+'''
+
+
+def test_langgraphs_node_forms_type_check_under_the_helpers(tmp_path):
+    """docs/extending.md: an async node, ``node(state, config)``, ``node(state)`` returning a
+    ``Command`` are taken by ``timed`` and ``starts_a_run`` at run time, and by a user's mypy
+    (each was an arg-type error until 2026-11-30)."""
+    prog = tmp_path / "node_forms.py"
+    prog.write_text(NODE_FORMS, encoding="utf-8")
+    run = _mypy("--no-error-summary", str(prog), cwd=tmp_path)
+    assert run.returncode == 0 and ": error:" not in run.stdout, run.stdout + run.stderr

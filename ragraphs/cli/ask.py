@@ -53,6 +53,11 @@ def run_graph(
     return {**res.final, "node_times": res.node_times, "wall_s": res.wall_s}
 
 
+# the shared settings only retrieval reads: the no-retrieval baseline has them (its settings are
+# the shared class) and ignores them
+NONE_IGNORES = frozenset({"k", "retrieval", "rerank", "rerank_depth", "link_question", "link_depth"})
+
+
 def cmd_ask(args: argparse.Namespace) -> int:
     from ..graphs import method_context, method_names
     from ..settings import parse_settings, settings_for
@@ -66,6 +71,9 @@ def cmd_ask(args: argparse.Namespace) -> int:
         if args.method == "none":
             raise ConfigError("--retrieval-only: method 'none' answers without retrieving; choose a method that retrieves")
         ctx_values["skip_generation"] = True
+    unread = sorted(k for k in ctx_values if k in NONE_IGNORES) if args.method == "none" else []
+    if unread:  # taken without a word until 2026-11-30
+        print(f"warning: method 'none' retrieves nothing, so {', '.join(unread)} change nothing", file=sys.stderr)
     ctx = method_context(args.method, ctx_values)  # a bad name or value fails here, before the store opens
     if getattr(args, "checkpointer", None) and not getattr(args, "thread", None):
         raise ConfigError("--checkpointer keeps a run under a --thread ID; give one, or leave --checkpointer out")

@@ -292,8 +292,8 @@ def cmd_history(args: argparse.Namespace) -> int:
 
 
 def _select(rows: list[dict], wanted: str) -> dict:
-    """The checkpoint for ``--from``: a step number (the newest checkpoint at that step) or a
-    checkpoint id (or a unique prefix of one)."""
+    """The checkpoint for ``--from``: a step number (refused when the thread's branches share it)
+    or a checkpoint id (or a unique prefix of one)."""
     w = wanted.strip()
     try:
         step = int(w)
@@ -306,7 +306,11 @@ def _select(rows: list[dict], wanted: str) -> dict:
     if not hits:
         steps = sorted({r["step"] for r in rows if r["step"] is not None})
         raise InputError(f"no checkpoint at step {step}; steps: {', '.join(map(str, steps))}")
-    return hits[-1]
+    if len(hits) > 1:  # a replayed thread holds a branch per replay: the newest was taken silently until 2026-11-30
+        which = "; ".join(f"{r['checkpoint_id']} (next: {', '.join(r.get('next') or []) or 'end'})" for r in hits)
+        raise InputError(f"step {step} is on {len(hits)} branches of this thread (each replay makes one): {which}; "
+                         "give --from the checkpoint id (a unique prefix will do)")
+    return hits[0]
 
 
 def cmd_replay(args: argparse.Namespace) -> int:

@@ -42,23 +42,44 @@ def _emit(runtime: Any, entry: dict) -> None:
 
 
 def _caller(fn: Callable[..., Any]) -> Callable[[Any, Any], Any]:
-    """``fn`` called as ``(state, runtime)``: a node written ``node(state)`` gets the state
-    only, one written ``node(state, config)`` the run's config (LangGraph's own forms)."""
+    """``fn`` called as ``(state, runtime)``, in any of LangGraph's node forms: ``node(state)``,
+    ``node(state, runtime)`` (by position or by name), ``node(state, config)``, and the
+    parameters LangGraph injects by name, ``store`` and ``writer``, read from the runtime."""
     try:
         params = list(inspect.signature(fn).parameters.values())
     except (TypeError, ValueError):  # a builtin or a callable without a signature
         return lambda state, runtime: fn(state, runtime)
-    names = [p.name for p in params]
-    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    if "config" in names and "runtime" not in names:
+    if not params or any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params[1:]):
+        return lambda state, runtime: fn(state, runtime)
+
+    def config(runtime: Any) -> Any:
         from langgraph.config import get_config
 
-        return lambda state, runtime: fn(state, config=get_config())
-    if "runtime" in names and params[names.index("runtime")].kind == inspect.Parameter.KEYWORD_ONLY:
-        return lambda state, runtime: fn(state, runtime=runtime)
-    if len(positional) == 1 and not any(p.kind == p.VAR_POSITIONAL for p in params) and "runtime" not in names:
-        return lambda state, runtime: fn(state)
-    return lambda state, runtime: fn(state, runtime)
+        return get_config()
+
+    given: dict[str, Callable[[Any], Any]] = {
+        "runtime": lambda runtime: runtime,
+        "config": config,
+        "store": lambda runtime: getattr(runtime, "store", None),
+        "writer": lambda runtime: getattr(runtime, "stream_writer", None),
+    }
+    plan: list[tuple[str | None, Callable[[Any], Any]]] = []  # (keyword or None for positional, value)
+    for p in params[1:]:
+        if p.name in given:
+            plan.append((None if p.kind == p.POSITIONAL_ONLY else p.name, given[p.name]))
+        elif p.default is not p.empty:
+            continue  # a parameter of the node's own, left at its default
+        elif p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and not plan:
+            plan.append((None, given["runtime"]))  # node(state, rt): the runtime by position
+        else:
+            return lambda state, runtime: fn(state, runtime)
+
+    def call(state: Any, runtime: Any) -> Any:
+        args = [value(runtime) for key, value in plan if key is None]
+        kwargs = {key: value(runtime) for key, value in plan if key is not None}
+        return fn(state, *args, **kwargs)
+
+    return call
 
 
 def _with_entry(result: Any, name: str, t0: float, runtime: Any) -> Any:
@@ -80,7 +101,13 @@ def _with_entry(result: Any, name: str, t0: float, runtime: Any) -> Any:
     return update
 
 
-def timed(name: str, fn: Node[S, C]) -> Node[S, C]:
+@tx.overload
+def timed(name: str, fn: Node[S, C]) -> Node[S, C]: ...
+@tx.overload
+def timed(name: str, fn: Callable[..., Any]) -> Node[Any, Any]: ...  # async, (state), (state, config), a Command
+
+
+def timed(name: str, fn: Callable[..., Any]) -> Any:
     """Wrap a node so that it records its time and details in ``trace``; an ``async def``
     node stays one (it runs under ``ainvoke`` / ``astream``). The node may be written
     ``(state, runtime)``, ``(state)`` or ``(state, config)``, and may return a ``Command``."""
@@ -88,23 +115,23 @@ def timed(name: str, fn: Node[S, C]) -> Node[S, C]:
 
     if inspect.iscoroutinefunction(fn):
         @functools.wraps(fn)
-        async def anode(state: S, runtime: Runtime[C]) -> Any:
+        async def anode(state: Any, runtime: Runtime[Any]) -> Any:
             t0 = time.perf_counter()
             return _with_entry(await call(state, runtime), name, t0, runtime)
 
         del anode.__wrapped__  # LangGraph reads this signature, (state, runtime), not fn's
         anode.__annotations__ = {"state": dict, "runtime": Runtime, "return": dict}
-        return cast(Node[S, C], anode)
+        return anode
 
     @functools.wraps(fn)
-    def node(state: S, runtime: Runtime[C]) -> Any:
+    def node(state: Any, runtime: Runtime[Any]) -> Any:
         t0 = time.perf_counter()
         return _with_entry(call(state, runtime), name, t0, runtime)
 
     del node.__wrapped__  # LangGraph reads this signature, (state, runtime), not fn's
     # LangGraph injects `runtime` by the parameter's annotation
     node.__annotations__ = {"state": dict, "runtime": Runtime, "return": dict}
-    return cast(Node[S, C], node)
+    return node
 
 
 def _channels(schema: type) -> dict[str, tuple[Any, Callable | None]]:
@@ -143,10 +170,22 @@ def _marked(update: dict[str, Any], question: str) -> dict[str, Any]:
     return update
 
 
+@tx.overload
 def starts_a_run(
     name: str, fn: Node[S, C], schema: type, *, inputs: Iterable[str] = ("question",),
     loops_from: Iterable[str] = (), settings: type | None = None,
-) -> Node[S, C]:
+) -> Node[S, C]: ...
+@tx.overload
+def starts_a_run(
+    name: str, fn: Callable[..., Any], schema: type, *, inputs: Iterable[str] = ("question",),
+    loops_from: Iterable[str] = (), settings: type | None = None,
+) -> Node[Any, Any]: ...
+
+
+def starts_a_run(
+    name: str, fn: Callable[..., Any], schema: type, *, inputs: Iterable[str] = ("question",),
+    loops_from: Iterable[str] = (), settings: type | None = None,
+) -> Any:
     """:func:`timed`, for the node a run starts with: a new question asked on a thread that
     already holds a run (a checkpointer's ``thread_id`` used again, Studio's next input on the
     same thread, ``ragraphs ask --thread`` twice) starts from its input alone.
@@ -208,22 +247,22 @@ def starts_a_run(
 
     if inspect.iscoroutinefunction(fn):  # an async first node stays one (it failed until 2026-11-30)
         @functools.wraps(fn)
-        async def afirst(state: S, runtime: Runtime[C]) -> Any:
+        async def afirst(state: Any, runtime: Runtime[Any]) -> Any:
             how, read, asked, held = begin(state, runtime)
             return end(how, await cast(Any, node)(read, runtime), asked, held, runtime)
 
         del afirst.__wrapped__
         afirst.__annotations__ = {"state": dict, "runtime": Runtime, "return": dict}
-        return cast(Node[S, C], afirst)
+        return afirst
 
     @functools.wraps(fn)
-    def first(state: S, runtime: Runtime[C]) -> Any:
+    def first(state: Any, runtime: Runtime[Any]) -> Any:
         how, read, asked, held = begin(state, runtime)
         return end(how, node(read, runtime), asked, held, runtime)
 
     del first.__wrapped__
     first.__annotations__ = {"state": dict, "runtime": Runtime, "return": dict}
-    return cast(Node[S, C], first)
+    return first
 
 
 def _wants_runtime(fn: Callable[..., Any]) -> bool:

@@ -24,6 +24,7 @@ from ..state.types import Passage, make_passage, with_score
 from .bm25 import BM25Index
 from .embeddings import MiniLMEmbeddings, embed_queries, embed_texts, unit_rows
 from .titles import TitleIndex
+from .user_retriever import document_passage
 
 MODES = ("dense", "bm25", "hybrid")
 BM25_RECHECK_S = 10.0  # seconds between two reads of a collection's ids for a change that kept its count
@@ -338,13 +339,6 @@ def usable_mode(retriever: Any, mode: str) -> str:
     return mode if mode in getattr(retriever, "modes", MODES) else "dense"
 
 
-def _plain(value: Any) -> bool:
-    """A metadata value a passage can carry through checkpoints and JSON as it is."""
-    if isinstance(value, (str, int, float, bool)) or value is None:
-        return True
-    return isinstance(value, (list, tuple)) and all(isinstance(v, (str, int, float, bool)) for v in value)
-
-
 def embedded_text(p: Passage) -> str:
     """What a stored passage's vector reads: its title, then its text."""
     return f"{p['title']}. {p['text']}" if p["title"] else p["text"]
@@ -382,22 +376,7 @@ class LangChainRetriever:
             pairs = [(d, None) for d in inner.invoke(query)[:k]]
         elif pairs is None:
             raise ConfigError(f"{type(inner).__name__} is neither a LangChain VectorStore nor a retriever")
-        out = []
-        for d, s in pairs:
-            md = d.metadata or {}
-            origin = str(md.get("source") or "")
-            kind = origin if origin in self.KINDS else self.source
-            title = str(md.get("title") or "") or (origin.rstrip("/").rsplit("/", 1)[-1] if origin not in self.KINDS else "")
-            meta = {k: (list(v) if isinstance(v, tuple) else v) for k, v in md.items()
-                    if k not in ("title", "id", "source") and isinstance(k, str) and _plain(v)}
-            if origin and origin not in self.KINDS:  # a loader's file or page: as ingest keeps it
-                meta.setdefault("url" if origin.startswith(("http://", "https://")) else "path", origin)
-            p = make_passage(title, d.page_content, kind, None if s is None else float(s),
-                             id=md.get("id") or getattr(d, "id", None) or None)
-            if meta:
-                p["meta"] = meta
-            out.append(p)
-        return out
+        return [document_passage(d, s, self.source) for d, s in pairs]
 
 
 class InMemoryCorpus:

@@ -48,6 +48,13 @@ def test_thread_history_and_time_travel_on_the_default_sqlite_file(tmp_path, cap
     fork = [c for c in hist["checkpoints"] if c["source"] == "fork"]
     assert len(fork) == 1 and fork[0]["parent_id"] == hist["checkpoints"][1]["checkpoint_id"]
 
+    # the fork put a second checkpoint at step 1 (the first run's end is the other): a step
+    # number no longer names one (the newest was taken silently until 2026-11-30)
+    code, out, err = main_captured(capsys, "replay", "peru", "--from", "1", "--set", "llm=fake:Cusco")
+    at1 = [c["checkpoint_id"] for c in hist["checkpoints"] if c["step"] == 1]
+    assert code == 2 and len(at1) == 2 and "step 1 is on 2 branches of this thread" in err
+    assert all(cid in err for cid in at1) and "give --from the checkpoint id" in err
+
     # replay from a checkpoint id prefix works too
     first_done = next(c for c in hist["checkpoints"] if c["answer"] == "Lima" and not c["next"])
     code, out, err = main_captured(capsys, "replay", "peru", "--from", hist["checkpoints"][1]["checkpoint_id"][:30], "--json")

@@ -402,3 +402,16 @@ def test_judge_eval_says_which_file_gave_no_items(capsys):
                                    str(data / "popqa.sample.jsonl"), "--limit", "5", "--no-timing")
     assert code == 0 and "popqa.sample.jsonl: no labelled items for the pair judge; left out" in err
     assert "on hotpotqa.sample.jsonl:" in out and "popqa" not in out.split("\n")[0]
+
+
+def test_retrieval_settings_given_to_the_no_retrieval_baseline_are_named(tmp_path, capsys):
+    """``ask --method none --k 9 --set rerank=evaluator``: the answer, and a warning that those
+    settings change nothing (they were taken without a word until 2026-11-30)."""
+    from conftest import main_captured
+
+    code, out, err = main_captured(capsys, "ask", "Who wrote Hamlet?", "--method", "none", "--llm", "fake:Shakespeare",
+                                   "--k", "9", "--set", "rerank=evaluator", "--set", "max_new_tokens=8")
+    assert code == 0 and out.splitlines()[0] == "Shakespeare"
+    assert "warning: method 'none' retrieves nothing, so k, rerank change nothing" in err
+    code, out, err = main_captured(capsys, "ask", "Who wrote Hamlet?", "--method", "none", "--llm", "fake:Shakespeare")
+    assert code == 0 and "warning" not in err

@@ -149,3 +149,38 @@ def test_the_helpers_take_an_async_first_node_and_langgraphs_other_node_forms():
     assert [e["node"] for e in out["trace"]] == ["first", "second", "third", "last"]
     again = asyncio.run(graph.ainvoke({"question": "q2"}, cfg))
     assert again["answer"] == "read q2 / second / t1" and len(again["trace"]) == 4
+
+
+def test_timed_nodes_get_what_langgraph_injects_by_name():
+    """``store`` and ``writer`` (LangGraph injects them by parameter name) reach a timed node:
+    until 2026-11-30 the node got no store (TypeError) and the Runtime in place of the writer."""
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.store.memory import InMemoryStore
+
+    from ragraphs.graphs import timed
+
+    def keep(state, *, store):
+        store.put(("notes",), "q", {"question": state["question"]})
+        return {"notes": ["kept"]}
+
+    def tell(state, writer, runtime):
+        writer({"told": state["question"]})
+        return {"notes": [type(runtime).__name__]}
+
+    def read(state, store):
+        return {"answer": store.get(("notes",), "q").value["question"]}
+
+    g = StateGraph(_UserState)
+    g.add_node("keep", timed("keep", keep))
+    g.add_node("tell", timed("tell", tell))
+    g.add_node("read", timed("read", read))
+    g.add_edge(START, "keep")
+    g.add_edge("keep", "tell")
+    g.add_edge("tell", "read")
+    g.add_edge("read", END)
+    graph = g.compile(store=InMemoryStore())
+    custom = [c for mode, c in graph.stream({"question": "q1"}, stream_mode=["custom", "values"]) if mode == "custom"]
+    out = graph.invoke({"question": "q1"})
+    assert out["answer"] == "q1" and out["notes"] == ["kept", "Runtime"]
+    assert {"told": "q1"} in custom
+    assert [e["node"] for e in out["trace"]] == ["keep", "tell", "read"]

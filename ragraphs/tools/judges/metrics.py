@@ -7,7 +7,6 @@ from typing import Any, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike
-from sklearn.metrics import accuracy_score, precision_recall_fscore_support, roc_auc_score, roc_curve
 
 from ...errors import InputError
 from .baselines import _EmbeddingCache
@@ -20,10 +19,14 @@ def auc_score(labels: ArrayLike, s: ArrayLike) -> float:
     y = np.asarray(labels).astype(int)
     if y.min(initial=1) == y.max(initial=0) or len(set(y.tolist())) < 2:
         return float("nan")
+    from sklearn.metrics import roc_auc_score  # scikit-learn (and scipy, pandas) load when measured, not with the graphs
+
     return float(roc_auc_score(y, np.asarray(s, dtype=np.float64)))
 
 
 def metrics_at(labels: ArrayLike, s: ArrayLike, threshold: float) -> dict:
+    from sklearn.metrics import accuracy_score, precision_recall_fscore_support
+
     y = np.asarray(labels).astype(int)
     pred = (np.asarray(s) >= threshold).astype(int)
     p, r, f, _ = precision_recall_fscore_support(y, pred, average="binary", zero_division=0) if len(y) else (0, 0, 0, 0)
@@ -45,6 +48,8 @@ def best_threshold(labels: ArrayLike, scores: ArrayLike) -> float:
     s = np.asarray(scores, dtype=np.float64)
     if len(s) == 0 or len(set(y.tolist())) < 2:
         return 0.5
+    from sklearn.metrics import roc_curve
+
     fpr, tpr, thr = roc_curve(y, s)
     n1, n0 = y.sum(), len(y) - y.sum()
     acc = (tpr * n1 + (1 - fpr) * n0) / len(y)

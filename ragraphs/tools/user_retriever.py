@@ -1,0 +1,99 @@
+"""What a user's own store returns, read as ragraphs' passages.
+
+- :func:`document_passage`: a LangChain ``Document`` as a passage (the vector store and
+  retriever adapter, ``LangChainRetriever``, reads every hit with it);
+- :class:`CheckedRetriever`: a user's object with ragraphs' ``search(query, k, mode)``, its
+  signature checked once and each hit read as a passage (a ``Document``, or a dict without an
+  ``id``, failed deep inside a node with a bare ``TypeError`` / ``KeyError`` until 2026-11-30).
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, Sequence, cast
+
+from ..errors import ConfigError
+from ..state.types import Passage, make_passage
+
+KINDS = ("corpus", "web", "memory")  # the passage sources ragraphs routes on
+
+
+def _plain(value: Any) -> bool:
+    """A metadata value a passage can carry through checkpoints and JSON as it is."""
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return True
+    return isinstance(value, (list, tuple)) and all(isinstance(v, (str, int, float, bool)) for v in value)
+
+
+def document_passage(d: Any, score: float | None = None, source: str = "corpus") -> Passage:
+    """A LangChain ``Document`` as a passage: its metadata's ``title`` (else the file or page
+    its ``source`` names), its plain metadata in ``meta``, its id or one hashed from its text."""
+    md = d.metadata or {}
+    origin = str(md.get("source") or "")
+    kind = origin if origin in KINDS else source
+    title = str(md.get("title") or "") or (origin.rstrip("/").rsplit("/", 1)[-1] if origin not in KINDS else "")
+    meta = {k: (list(v) if isinstance(v, tuple) else v) for k, v in md.items()
+            if k not in ("title", "id", "source") and isinstance(k, str) and _plain(v)}
+    if origin and origin not in KINDS:  # a loader's file or page: as ingest keeps it
+        meta.setdefault("url" if origin.startswith(("http://", "https://")) else "path", origin)
+    p = make_passage(title, d.page_content, kind, None if score is None else float(score),
+                     id=md.get("id") or getattr(d, "id", None) or None)
+    if meta:
+        p["meta"] = meta
+    return p
+
+
+def _takes_query_k_mode(method: Any) -> bool:
+    try:
+        params = list(inspect.signature(method).parameters.values())
+    except (TypeError, ValueError):  # no signature to read: taken as it is
+        return True
+    if any(p.kind is p.VAR_KEYWORD for p in params):
+        return True
+    names = {p.name for p in params}
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return "mode" in names and (len(positional) >= 2 or any(p.kind is p.VAR_POSITIONAL for p in params))
+
+
+class CheckedRetriever:
+    """A user's retriever as the nodes read it: every other attribute is the user's object's own
+    (``title_index``, ``modes``, ``count``...), ``search`` / ``search_many`` give passages."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        name = type(inner).__name__
+        for method in ("search", "search_many"):
+            if hasattr(inner, method) and not _takes_query_k_mode(getattr(inner, method)):
+                raise ConfigError(f"{name}.{method} must take ({'query' if method == 'search' else 'queries'}, k, "
+                                  f"mode) (mode: dense | bm25 | hybrid); it takes {inspect.signature(getattr(inner, method))}")
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr == "inner":  # not set yet (copy, pickling): no recursion
+            raise AttributeError(attr)
+        return getattr(self.inner, attr)
+
+    def _passages(self, hits: Any) -> list[Passage]:
+        out = []
+        for h in hits or []:
+            if hasattr(h, "page_content") and hasattr(h, "metadata"):  # a LangChain Document
+                out.append(document_passage(h))
+            elif isinstance(h, dict) and isinstance(h.get("text"), str):
+                if not h.get("id") or not all(k in h for k in ("title", "source", "score")):
+                    p = make_passage(str(h.get("title") or ""), h["text"], str(h.get("source") or "corpus"),
+                                     h.get("score"), id=h.get("id") or None)
+                    h = {**p, **{k: v for k, v in h.items() if v is not None}, "id": p["id"]}
+                out.append(cast(Passage, h))
+            else:
+                raise ConfigError(f"{type(self.inner).__name__}.search returned {type(h).__name__}; each hit must be "
+                                  "a passage dict with a 'text' (title, id, score, source optional) or a LangChain Document")
+        return out
+
+    def search(self, query: str, k: int, mode: str = "dense") -> list[Passage]:
+        if not hasattr(self.inner, "search"):  # one with the batch search only
+            return self._passages(self.inner.search_many([query], k, mode=mode)[0])
+        return self._passages(self.inner.search(query, k, mode=mode))
+
+    def search_many(self, queries: Sequence[str], k: int, mode: str = "dense") -> list[list[Passage]]:
+        if hasattr(self.inner, "search_many"):
+            return [self._passages(r) for r in self.inner.search_many(queries, k, mode=mode)]
+        return [self.search(q, k, mode=mode) for q in queries]
