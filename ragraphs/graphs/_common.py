@@ -265,11 +265,6 @@ def starts_a_run(
     return first
 
 
-def _wants_runtime(fn: Callable[..., Any]) -> bool:
-    params = list(inspect.signature(fn).parameters.values())
-    return any(p.name == "runtime" for p in params) or len(params) >= 2
-
-
 class RecordedRuntime:
     """What a router reads as its runtime when LangGraph gives none: the settings its run recorded."""
 
@@ -315,18 +310,18 @@ def routed(source: str, fn: Callable[..., str], path_map: Routes | None = None) 
         except Exception:  # outside a graph run, or no stream: routing must never fail
             pass
 
-    reads_settings = _wants_runtime(fn)
+    call = _caller(fn)  # router(state), (state, runtime), (state, config): as a node is called
 
     if inspect.iscoroutinefunction(fn):  # an async router stays one
         async def aroute(state: dict) -> str:
-            choice = await (fn(state, _runtime_for(state)) if reads_settings else fn(state))
+            choice = await call(state, _runtime_for(state))
             tell(choice)
             return choice
 
         return cast(Callable[..., str], _named_like(aroute, fn))
 
     def route(state: dict) -> str:
-        choice = fn(state, _runtime_for(state)) if reads_settings else fn(state)
+        choice = call(state, _runtime_for(state))
         tell(choice)
         return choice
 

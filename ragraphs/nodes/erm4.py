@@ -12,7 +12,6 @@ knowledge, no benchmark questions) written in the JSON of each decision's schema
 from __future__ import annotations
 
 import warnings
-
 from typing import Any, Mapping
 
 from langgraph.runtime import Runtime

@@ -184,3 +184,28 @@ def test_timed_nodes_get_what_langgraph_injects_by_name():
     assert out["answer"] == "q1" and out["notes"] == ["kept", "Runtime"]
     assert {"told": "q1"} in custom
     assert [e["node"] for e in out["trace"]] == ["keep", "tell", "read"]
+
+
+def test_routed_routers_take_langgraphs_forms_too():
+    """``routed`` calls a router as ``timed`` calls a node: ``(state)``, ``(state, runtime)``
+    and ``(state, config)`` each get what they ask for."""
+    from langgraph.graph import END, START, StateGraph
+
+    from ragraphs.graphs import routed, timed
+
+    def by_config(state, config):
+        return "b" if config["configurable"]["thread_id"] == "to-b" else "c"
+
+    def by_runtime(state, runtime):
+        return "end" if runtime.context is None else "end"
+
+    g = StateGraph(_UserState)
+    for name in ("a", "b", "c"):
+        g.add_node(name, timed(name, lambda state, n=name: {"notes": [n]}))
+    g.add_edge(START, "a")
+    g.add_conditional_edges("a", routed("a", by_config, {"b": "b", "c": "c"}), {"b": "b", "c": "c"})
+    g.add_conditional_edges("b", routed("b", by_runtime, {"end": END}), {"end": END})
+    g.add_edge("c", END)
+    graph = g.compile(checkpointer=InMemorySaver())
+    assert graph.invoke({"question": "q"}, {"configurable": {"thread_id": "to-b"}})["notes"] == ["a", "b"]
+    assert graph.invoke({"question": "q"}, {"configurable": {"thread_id": "other"}})["notes"] == ["a", "c"]

@@ -611,3 +611,15 @@ def test_calibrate_crag_refuses_a_negative_alpha(data_dir, capsys):
     rc = main(["calibrate-crag", "--data", str(data_dir / "popqa.sample.jsonl"), "--alpha", "-5"])
     err = capsys.readouterr().err
     assert rc == 2 and "--alpha weighs the false positives: a number >= 0, got -5.0" in err
+
+
+def test_the_warmup_share_reaches_either_transformers_as_a_share():
+    """transformers 5 reads ``warmup_steps`` 0.1 as a share; transformers 4 as 0.1 steps (no
+    warm-up), so there the share goes as ``warmup_ratio`` (the train extra allows either)."""
+    import transformers
+
+    from ragraphs.tools.judges.train import _warmup
+
+    assert _warmup(0.1, "5.24.0") == {"warmup_steps": 0.1}
+    assert _warmup(0.1, "4.57.1") == {"warmup_ratio": 0.1}
+    assert _warmup(0.1) == _warmup(0.1, transformers.__version__)  # the installed one's

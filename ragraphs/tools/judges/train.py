@@ -271,7 +271,7 @@ def train_judges(files: Sequence[str], out_dir: str | os.PathLike, cfg: TrainCon
     steps = max(1, int(-(-len(ds) // cfg.batch_size) * cfg.epochs))
     args = CrossEncoderTrainingArguments(
         output_dir=str(work), num_train_epochs=cfg.epochs, per_device_train_batch_size=cfg.batch_size,
-        learning_rate=cfg.lr, warmup_steps=cfg.warmup_ratio, weight_decay=cfg.weight_decay,
+        learning_rate=cfg.lr, **_warmup(cfg.warmup_ratio), weight_decay=cfg.weight_decay,
         seed=cfg.seed + (1 if cfg.init else 0), data_seed=cfg.seed,  # a continued run: another batch order
         logging_steps=max(1, min(20, steps // 10)), report_to="none", disable_tqdm=not progress,
         use_cpu=device == "cpu", dataloader_num_workers=0, batch_sampler=LengthBucketBatchSampler,
@@ -329,6 +329,18 @@ def train_judges(files: Sequence[str], out_dir: str | os.PathLike, cfg: TrainCon
     meta["seconds"]["total"] = round(time.perf_counter() - t0, 1)
     (out / "ragraphs_judge.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
     return meta
+
+
+def _warmup(share: float, version: str | None = None) -> dict[str, Any]:
+    """The warm-up as a share of the steps: transformers 5 reads a ``warmup_steps`` under 1 as
+    one (its ``warmup_ratio`` is deprecated); transformers 4 reads ``warmup_steps`` as a count,
+    so 0.1 there was no warm-up at all, and it takes the share as ``warmup_ratio``."""
+    if version is None:
+        import transformers
+
+        version = str(transformers.__version__)
+    major = int(version.split(".")[0])
+    return {"warmup_steps": share} if major >= 5 else {"warmup_ratio": share}
 
 
 def quantize_and_check(out: Path, val: dict, fp32_scores: dict, *, keep_torch: bool = False,
