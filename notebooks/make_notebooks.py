@@ -74,7 +74,7 @@ METHODS = {
         "module": "erm4",
         "builder": "build_erm4_graph",
         "context": ("ragraphs.graphs.erm4", "ERM4Context"),
-        "settings": "k=3, max_new_tokens=16",
+        "settings": "k=3, max_new_tokens=16, reservoir_collection=\"sample\"",  # a corpus of its own: its own memory
         "about": "Query Rewriter+ turns the question into a clarified question and search queries; the "
         "retrieval trigger answers popular queries from the memory reservoir instead of retrieving; the "
         "knowledge filter keeps the passages that support the question; the answer updates the memory.",
