@@ -7,7 +7,7 @@
 #   bash bench/judges_dev_eval.sh [JUDGES_DIR] [OUT_DIR] [DATA_DIR]
 set -euo pipefail
 J=${1:-ragraphs/data/judges}
-OUT=${2:-bench/results/judges_dev}
+OUT=${2:-runs/judges_dev_eval}  # not a committed results folder: name one to write there
 D=${3:-../shared/data}
 mkdir -p "$OUT"
 export RAGRAPHS_JUDGES_DIR="$J"

@@ -70,7 +70,9 @@ def _crossfit(args: list[str], dry_run: bool) -> int:
         return 0
     meta_path = Path(args[-1])
     meta = json.loads(meta_path.read_text(encoding="utf-8"))
-    meta["thresholds_dev_in_sample"] = {**meta["thresholds"]}
+    # the in-sample cuts are kept from the first run: run again (on a judge whose thresholds are
+    # the cross-fitted ones already) it wrote those over them until 2026-11-30
+    meta.setdefault("thresholds_dev_in_sample", {**meta["thresholds"]})
     meta["thresholds"] = {**meta["thresholds"], **cuts}
     meta["thresholds_note"] = ("defaults read by the methods: cross-fitted on the dev files (each HotpotQA, 2Wiki and "
                                "MuSiQue dev half's best-accuracy cut, n-weighted, read by a judge of this recipe trained "

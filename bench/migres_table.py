@@ -42,12 +42,19 @@ def _records(out_dir: str) -> dict[str, dict]:
     return recs
 
 
-def passages_read(rec: dict) -> int:
+def passages_read(rec: dict) -> int | None:
     """Corpus passages fed to the Leaf Module: leaf runs that follow the knowledge filter
-    (a leaf run after knowledge prompting reads the LLM's own text, not a corpus passage)."""
+    (a leaf run after knowledge prompting reads the LLM's own text, not a corpus passage).
+    None when the trace was cut to its routing decisions (the committed runs): no
+    ``n_passages`` to count (it read as 0 until 2026-11-30)."""
+    trace = rec.get("trace") or []
+    if trace and not any("elapsed_s" in e for e in trace):  # cut to its routing decisions
+        return None
     n, prev = 0, None
-    for e in rec.get("trace") or []:
+    for e in trace:
         if e.get("node") == "leaf_extract" and prev == "filter_knowledge":
+            if "n_passages" not in e:
+                return None
             n += int(e.get("n_passages") or 0)
         prev = e.get("node")
     return n
@@ -66,7 +73,8 @@ def row(dataset: str, migres_dir: str, vanilla_dir: str) -> dict:
     ms, vs = [m[i] for i in ids], [v[i] for i in ids]
     sm, sv = summarize(ms, dataset=dataset), summarize(vs, dataset=dataset)
     kp = [sum(1 for e in r.get("trace") or [] if e.get("node") == "knowledge_prompt") for r in ms]
-    read = [passages_read(r) for r in ms]
+    counted = [passages_read(r) for r in ms]
+    read = [] if None in counted else counted  # a cut trace: "-" in the column, not 0
     guard = [r for r in ms if ended(r) == "guard"]
     exhausted = [r for r in ms if ended(r) == "exhausted"]
     paper = PAPER_TABLE4.get(dataset)
