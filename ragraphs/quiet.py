@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import threading
 import warnings
 from typing import Iterator
 
@@ -117,13 +118,25 @@ def route_llama_cpp_logs() -> None:
     _llama_log_callback = log
 
 
+_LOADING = threading.RLock()  # the warning filters and log levels are the process's: one block at a time
+
+
 @contextlib.contextmanager
 def quiet_loading() -> Iterator[None]:
     """Load a model without transformers' load report and bars (library use too), unless
-    verbose; the previous verbosity is restored after the block."""
+    verbose; the previous verbosity is restored after the block. Loads in two threads take
+    turns: the warning filters and logger levels are process-wide, and two blocks interleaving
+    their saves and restores left them silenced for good (until 2026-11-30)."""
     if is_verbose():
         yield
         return
+    with _LOADING:
+        with _quiet_block():
+            yield
+
+
+@contextlib.contextmanager
+def _quiet_block() -> Iterator[None]:
     saved = {name: logging.getLogger(name).level for name in LOGGERS}
     hf = None
     with warnings.catch_warnings():
@@ -143,9 +156,9 @@ def quiet_loading() -> Iterator[None]:
         try:
             yield
         finally:
-            for name, level in saved.items():
-                logging.getLogger(name).setLevel(level)
             if hf is not None:
                 hf_logging.set_verbosity(hf[0])
                 if hf[1]:
                     hf_logging.enable_progress_bar()
+            for name, level in saved.items():  # after transformers' own: each logger's exact level back
+                logging.getLogger(name).setLevel(level)

@@ -133,6 +133,23 @@ def test_the_demo_ingests_the_sample_and_answers(cli, tmp_path):
     assert again.returncode == 0 and " 0 new, " in again.stdout and "removed" not in again.stdout
 
 
+def test_each_limit_is_a_view_of_one_loaded_model(gemma):
+    """``make_llm("gemma", max_tokens=N)`` for a new N shares the loaded llama.cpp model, its
+    contexts and its lock (each N loaded Gemma again, about 375 MB, and ran beside the others
+    on every core, until 2026-11-30); each view keeps its own default limit."""
+    from langchain_core.messages import HumanMessage
+
+    from ragraphs.tools.llm import make_llm
+
+    other = make_llm("gemma", max_tokens=5)
+    assert other is not gemma and other is make_llm("gemma", max_tokens=5)
+    assert other._loaded is gemma._loaded and other._lock is gemma._lock and other._pool is gemma._pool
+    msgs = [HumanMessage("Write a list of three fruits:\n1.")]
+    assert other.invoke(msgs).usage_metadata["output_tokens"] <= 5
+    assert gemma.invoke(msgs).usage_metadata["output_tokens"] == 32
+    assert other._loaded["llama"] is gemma._loaded["llama"]
+
+
 def test_the_embedded_model_streams_the_text_it_returns(gemma):
     """``stream`` yields token pieces whose text is ``invoke``'s (same context, warm), with the
     token counts on the last chunk; under a grammar too."""

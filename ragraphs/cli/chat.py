@@ -19,10 +19,12 @@ from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
 
-from ..errors import ConfigError, InputError
+from ..errors import ConfigError, InputError, RagraphsError, redact
 from .common import add_run_args, add_store_args, make_components
 
-ENDS = {"exit", "quit", ":q"}
+ENDS = {"exit", "quit", ":q", "/exit", "/quit", "/q"}
+HELP = ("Each line is a question for the method; the conversation is kept (with --thread, in the checkpointer). "
+        "exit, /quit or Ctrl-D ends; Ctrl-C drops the line being typed or the answer under way; /help shows this.")
 
 
 def chat_context(method: str, values: dict):
@@ -90,21 +92,48 @@ def cmd_chat(args: argparse.Namespace) -> int:
     reconfigure = getattr(sys.stdin, "reconfigure", None)
     if reconfigure is not None:  # bytes that are not UTF-8 (a latin-1 file piped in) read as U+FFFD, not a traceback
         reconfigure(errors="replace")
+    failed = 0  # the exit code: the last failed turn's (each is reported and the conversation goes on)
     while True:
         try:
             line = input("you> ") + "\n" if interactive else sys.stdin.readline()
         except EOFError:  # Ctrl-D
             line = ""
+        except KeyboardInterrupt:  # at the prompt: the line being typed is dropped (it ended the chat until 2026-11-30)
+            if not interactive:
+                raise
+            print(file=sys.stderr, flush=True)
+            continue
         if not line or line.strip().lower() in ENDS:
-            return 0
+            return failed
         if not line.strip():
+            continue
+        if line.strip().startswith("/"):  # a command, never a question for the LLM
+            if line.strip().lower() in ("/help", "/?"):
+                print(HELP, flush=True)
+            else:
+                print(f"ragraphs: error: unknown command {line.split()[0]!r}; /help lists them", file=sys.stderr, flush=True)
             continue
         try:
             question = validate_question(line)
         except InputError as e:  # one bad line is reported; the conversation goes on
             print(f"ragraphs: error: {e}", file=sys.stderr, flush=True)
             continue
-        out = graph.invoke(cast(Any, {"messages": [("user", question)]}), config, context=ctx)
+        try:
+            out = graph.invoke(cast(Any, {"messages": [("user", question)]}), config, context=ctx)
+        except KeyboardInterrupt:  # the answer under way is dropped; the conversation goes on
+            if not interactive:
+                raise
+            print("(interrupted)", file=sys.stderr, flush=True)
+            continue
+        except Exception as e:  # a turn that failed (the model server down...) ends no conversation
+            from .main import _user_cause
+
+            cause = e if isinstance(e, RagraphsError) else _user_cause(e)
+            if cause is None:
+                raise
+            print(f"ragraphs: error: {redact(str(cause))}", file=sys.stderr, flush=True)
+            failed = cause.exit_code
+            continue
         reply, passages = out["messages"][-1], out.get("passages") or []
         read_as = out.get("question") or question
         if args.json:

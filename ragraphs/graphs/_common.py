@@ -96,7 +96,9 @@ def _with_entry(result: Any, name: str, t0: float, runtime: Any) -> Any:
     entry = {"node": name, "elapsed_s": round(time.perf_counter() - t0, 6), **details}
     if update.get("llm_calls"):  # the eval's retrieval time leaves out the nodes that ask the LLM
         entry["llm_calls"] = update["llm_calls"]
-    update["trace"] = [entry]
+    prior = update.get("trace")
+    # a node that starts the trace afresh (Overwrite) keeps its own entry first
+    update["trace"] = Overwrite([*list(prior.value or []), entry]) if isinstance(prior, Overwrite) else [entry]
     _emit(runtime, entry)
     return update
 

@@ -15,6 +15,7 @@ from typing import Any, Callable, Sequence
 
 from langchain_core.messages import AIMessage, BaseMessage
 from langgraph.runtime import Runtime
+from langgraph.types import Overwrite
 
 from ..components import Components
 from ..errors import InputError
@@ -56,7 +57,8 @@ def last_user_text(messages: Sequence[BaseMessage]) -> str:
 
 def earlier_turns(messages: Sequence[BaseMessage], most: int) -> list[tuple[str, str]]:
     """The last ``most`` (user message, answer) turns before the last user message, oldest
-    first; a user message with no answer after it has an empty answer."""
+    first; a user message with no answer after it (its turn failed) is left out: the rewrite
+    read it as a turn answered with nothing until 2026-11-30."""
     msgs = list(messages or [])
     last = max((i for i, m in enumerate(msgs) if getattr(m, "type", None) == "human"), default=-1)
     turns: list[tuple[str, str]] = []
@@ -66,6 +68,7 @@ def earlier_turns(messages: Sequence[BaseMessage], most: int) -> list[tuple[str,
             turns.append((message_text(m.content), ""))
         elif kind == "ai" and turns and not turns[-1][1]:
             turns[-1] = (turns[-1][0], message_text(m.content))
+    turns = [t for t in turns if t[1]]
     return turns[-most:] if most > 0 else []
 
 
@@ -92,10 +95,21 @@ def _same(text: str, *others: str) -> bool:
 
 
 def read_question(state: Any, runtime: Runtime[ChatContext]) -> dict:
-    """The turn's question: the last user message as written."""
-    question = last_user_text(state.get("messages") or [])
+    """The turn's question: the last user message as written. A thread whose last message is
+    not the user's (a run with no new message, a tool's reply) has nothing new to answer: an
+    ``InputError`` (it answered the old question again until 2026-11-30)."""
+    messages = state.get("messages") or []
+    question = last_user_text(messages)  # none at all: "no user message"
+    last = next((m for m in reversed(messages) if getattr(m, "type", None) != "system"), None)
+    if last is not None and getattr(last, "type", None) != "human":
+        raise InputError(f"the conversation's last message is the {getattr(last, 'type', '?')}'s, not the user's: "
+                         'nothing new to answer; add {"messages": [("user", "...")]}')
     settings = recorded_settings(context_of(runtime, ChatContext))  # the router reads them on update_state
-    return {"question": question, "rewrite_calls": 0, RUN_SETTINGS: settings, "_trace": {"question": question[:500]}}
+    # each turn's trace starts afresh: the thread's checkpoints keep the earlier turns' (the
+    # whole conversation's trace, rewritten at every checkpoint, grew with the square of the
+    # turns until 2026-11-30: 71 MB of SQLite after 160 short turns)
+    return {"question": question, "rewrite_calls": 0, RUN_SETTINGS: settings, "trace": Overwrite([]),
+            "_trace": {"question": question[:500]}}
 
 
 def route_follow_up(state: dict, runtime: Runtime[ChatContext]) -> str:
@@ -115,7 +129,10 @@ def make_rewrite_follow_up(c: Components) -> Node[Any, ChatContext]:
         messages = state.get("messages") or []
         message = last_user_text(messages)
         turns = earlier_turns(messages, int(ctx.history_turns))
-        llm = c.llm(ctx.llm, max_tokens=int(ctx.max_new_tokens))
+        # the model the method answers with: a chat's `settings` name it over the shared `llm`
+        # (the rewrite ran the embedded Gemma beside settings={"llm": ...} until 2026-11-30)
+        shared = ctx.settings or {}
+        llm = c.llm(shared.get("llm") or ctx.llm, max_tokens=int(shared.get("max_new_tokens") or ctx.max_new_tokens))
         # "nostream": the decision's JSON is no reply, so it stays out of the chat's messages
         # stream (Studio's chat view showed it before the answer until 2026-11-30)
         out = decide(llm, follow_up_prompt(turns, message), Standalone, stop=["\n"], tags=["nostream"])
@@ -140,12 +157,16 @@ def make_chat_answer(run_method: RunMethod) -> Node[Any, ChatContext]:
         out = run_method(ctx.method, question, ctx)
         # the LLM calls of the turn: the method's and the follow-up rewrite's
         calls = int(out.get("llm_calls", 0)) + int(state.get("rewrite_calls") or 0)
+        passages = list(out.get("passages") or [])
         reply = AIMessage(content=out.get("answer") or "", name=ctx.method,
                           response_metadata={"llm_calls": calls, "web_calls": out.get("web_calls", 0),
-                                             "question": question})
+                                             "question": question,
+                                             # the answer's sources, on the message a chat view shows
+                                             "passages": [{k: p.get(k) for k in ("id", "title", "source", "score")}
+                                                          for p in passages]})
         return {
             "messages": [reply],
-            "passages": list(out.get("passages") or []),
+            "passages": passages,
             # the method's own trace rides along, so a turn can be read node by node
             "_trace": {"method": ctx.method, "question": question[:500], "answer": reply.content,
                        "passages": [p.get("title") for p in out.get("passages") or []], "run": out.get("trace") or []},

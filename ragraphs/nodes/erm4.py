@@ -61,16 +61,13 @@ def _llm(c: Components, ctx: ERM4Context):
     return c.llm(ctx.llm, max_tokens=int(ctx.max_new_tokens))
 
 
-_WARNED: set[int] = set()
-
-
 def _warn_shared(c: Components) -> None:
     """Once per Components: a retriever of the user's has no name that stays the same across
     processes, so its memory is the shared collection ``default``, which every other such
     corpus on this reservoir reads too."""
-    if id(c) in _WARNED:
+    if getattr(c, "_warned_shared_memory", False):  # a flag on the object: an id can be another's later
         return
-    _WARNED.add(id(c))
+    setattr(c, "_warned_shared_memory", True)
     warnings.warn(
         "ERM4's memory for a retriever or vector store of your own is the reservoir collection 'default', "
         "shared by every such corpus on the default reservoir file (one corpus's memory can answer for another's "

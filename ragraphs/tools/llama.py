@@ -81,7 +81,9 @@ class LlamaCppCompletionChat(BaseChatModel):
     stop: list[str] = Field(default_factory=list)
     n_contexts: Optional[int] = None
 
-    _llama: Any = PrivateAttr(default=None)
+    # the loaded model, held in a dict that a copy with another max_tokens shares (make_llm):
+    # one llama.cpp load and one lock per model, whatever limits the runs ask for
+    _loaded: Any = PrivateAttr(default_factory=dict)
     _lock: Any = PrivateAttr(default_factory=threading.Lock)
     _grammars: OrderedDict = PrivateAttr(default_factory=OrderedDict)  # least recently used first
     _grammar_lock: Any = PrivateAttr(default_factory=threading.Lock)
@@ -117,19 +119,25 @@ class LlamaCppCompletionChat(BaseChatModel):
         )
 
     def _load(self):
-        if self._llama is None:
+        if self._loaded.get("llama") is None:
             with self._lock:
-                if self._llama is None:
-                    self._llama = self._new_llama()
+                if self._loaded.get("llama") is None:
+                    self._loaded["llama"] = self._new_llama()
                     _LOADED[id(self)] = self
-        return self._llama
+        return self._loaded["llama"]
+
+    def with_max_tokens(self, max_tokens: int) -> "LlamaCppCompletionChat":
+        """This model with another default ``max_tokens``, sharing its loaded llama.cpp model,
+        contexts, grammars and lock (a copy per limit loaded the model again, about 375 MB for
+        Gemma, and ran beside the others on every core, until 2026-11-30)."""
+        return self.model_copy(update={"max_tokens": int(max_tokens)})
 
     def close(self) -> None:
         """Free the llama.cpp contexts now (the model is loaded again on the next call)."""
         locked = self._lock.acquire(timeout=10)  # a call still running (at exit) has 10 s to end
         try:
-            llamas = {id(x): x for x in [self._llama, *self._pool.values()] if x is not None}
-            self._llama = None
+            llamas = {id(x): x for x in [self._loaded.get("llama"), *self._pool.values()] if x is not None}
+            self._loaded.pop("llama", None)
             self._pool.clear()
         finally:
             if locked:
@@ -144,7 +152,7 @@ class LlamaCppCompletionChat(BaseChatModel):
         if llama is None:
             limit = self.n_contexts if self.n_contexts is not None else _env_contexts()
             if not self._pool:
-                llama = self._llama
+                llama = self._loaded["llama"]
             elif len(self._pool) < max(1, limit):
                 llama = self._new_llama()
             else:  # the least recently used context serves the new kind

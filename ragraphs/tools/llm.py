@@ -22,7 +22,7 @@ import os
 import re
 import threading
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any, Iterator, cast
 
 from langchain_core.language_models import BaseLanguageModel
 from langchain_core.language_models.chat_models import BaseChatModel
@@ -120,12 +120,15 @@ def make_llm(spec: str | None = None, *, max_tokens: int = 64, timeout: float | 
     with _CACHE_LOCK:
         if key in _CACHE:
             return _CACHE[key]
-    if kind == "gemma":
-        llm: BaseChatModel = LlamaCppCompletionChat(model_path=gemma_gguf_path(), max_tokens=max_tokens)
-    elif kind in ("llamacpp", "gguf"):
-        if not arg:
+    if kind in ("gemma", "llamacpp", "gguf"):
+        if kind != "gemma" and not arg:
             raise ConfigError("llamacpp spec needs a path: llamacpp:/path/to/model.gguf")
-        llm = LlamaCppCompletionChat(model_path=arg, max_tokens=max_tokens)
+        with _CACHE_LOCK:  # one loaded model per file: each limit is a view of it (its own default)
+            base = cast(LlamaCppCompletionChat | None, _CACHE.get((spec, None)))
+            if base is None:
+                base = LlamaCppCompletionChat(model_path=gemma_gguf_path() if kind == "gemma" else arg, max_tokens=max_tokens)
+                _CACHE[(spec, None)] = base
+        llm: BaseChatModel = base if base.max_tokens == max_tokens else base.with_max_tokens(max_tokens)
     elif kind == "openai":
         if not arg:
             raise ConfigError("openai spec needs a model name: openai:<model>")

@@ -326,7 +326,9 @@ class Decision(Generic[M]):
         return out
 
 
-_NO_SCHEMA: set[int] = set()  # the chat models whose server refused response_format (by id: they live in a cache)
+# the chat models whose server refused response_format, by id, each held here so that its id is
+# never another model's (a user's model, collected, left its id to the next one until 2026-11-30)
+_NO_SCHEMA: dict[int, Any] = {}
 
 
 def _schema_refused(e: LLMError) -> bool:
@@ -344,7 +346,7 @@ def constraint_mode(llm: BaseLanguageModel) -> str:
     server that refused a JSON schema once is read leniently from then on)."""
     if isinstance(llm, LlamaCppCompletionChat):
         return "grammar"
-    if id(llm) in _NO_SCHEMA:
+    if _NO_SCHEMA.get(id(llm)) is llm:
         return "lenient"
     try:
         from langchain_openai import ChatOpenAI
@@ -396,7 +398,7 @@ def decide(
     except LLMError as e:
         if mode != "json_schema" or not _schema_refused(e):
             raise
-        _NO_SCHEMA.add(id(llm))  # until 2026-11-30 every decision failed the question on such a server
+        _NO_SCHEMA[id(llm)] = llm  # until 2026-11-30 every decision failed the question on such a server
         mode, kw = "lenient", {"max_tokens": budget, "stop": stop, "tags": tags}
         outs = [complete(llm, prompt, **kw)]
 

@@ -102,9 +102,11 @@ def test_settings_are_checked_before_anything_loads(capsys, monkeypatch):
 
 def test_in_a_terminal_it_prompts_and_ctrl_d_ends(store, tmp_path):
     """The interactive path, in a real pseudo-terminal: a banner, a ``you>`` prompt per turn, the
-    answer with its sources, and Ctrl-D ending the conversation with exit status 0."""
+    answer with its sources, Ctrl-C at the prompt giving a new one, and Ctrl-D ending the
+    conversation with exit status 0."""
     import os
     import pty
+    import signal
     import subprocess
     import sys
     import time
@@ -129,6 +131,8 @@ def test_in_a_terminal_it_prompts_and_ctrl_d_ends(store, tmp_path):
         until(b"you> ")
         os.write(master, "Who introduced pH?\n".encode())
         until(b"you> ", times=2)  # the answer, then the next prompt
+        proc.send_signal(signal.SIGINT)  # Ctrl-C at the prompt: the chat goes on (it ended until 2026-11-30)
+        until(b"you> ", times=3)
         os.write(master, b"\x04")  # Ctrl-D
         assert proc.wait(60) == 0
     finally:
@@ -137,6 +141,7 @@ def test_in_a_terminal_it_prompts_and_ctrl_d_ends(store, tmp_path):
     text = seen.decode("utf-8", "replace").replace("\r", "")
     assert "chat with vanilla, thread chat-" in text and "exit or Ctrl-D ends" in text
     assert "you> Who introduced pH?\nSørensen\n  sources: S. P. L. Sørensen\nyou> " in text
+    assert "interrupted" not in text and text.count("you> ") == 3
 
 
 def test_a_bad_line_is_reported_and_the_chat_goes_on(store, capsys, monkeypatch):
@@ -148,3 +153,20 @@ def test_a_bad_line_is_reported_and_the_chat_goes_on(store, capsys, monkeypatch)
     assert code == 0
     assert out.splitlines() == ["Lima", "  sources: Lima", "Lima", "  sources: Lima"]
     assert err.count("ragraphs: error:") == 1 and "Traceback" not in err
+
+
+def test_a_failed_turn_is_reported_and_slash_lines_are_commands(store, capsys, monkeypatch):
+    """A turn whose model server is down is one error line and the conversation goes on (it
+    ended the chat until 2026-11-30), the exit code the failed turn's; /help answers with the
+    commands and an unknown /command is refused, neither sent to the LLM; /quit ends."""
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", "x")
+    monkeypatch.setenv("RAGRAPHS_LLM_RETRIES", "0")
+    piped = io.StringIO("first question\n/help\n/frobnicate\nsecond question\n/quit\nnever read\n")
+    monkeypatch.setattr("sys.stdin", piped)
+    code, out, err = main_captured(capsys, "chat", "--store", store, "--method", "none", "--llm", "openai:down")
+    assert code == 3  # LLMError's
+    assert err.count("LLM call failed") == 2 and "Traceback" not in err  # both questions asked, each failed
+    assert "exit, /quit or Ctrl-D ends" in out
+    assert "unknown command '/frobnicate'" in err
+    assert "never read" not in out + err

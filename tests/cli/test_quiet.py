@@ -141,3 +141,34 @@ def test_library_use_leaves_the_hub_switches_alone(tmp_path):
     lines = r.stdout.splitlines()
     assert lines[0] == "384 True"
     assert lines[1] == lines[-1] == "[None, None, None]"
+
+
+def test_model_loads_in_two_threads_give_back_the_warning_filters_and_log_levels():
+    """Two ``quiet_loading`` blocks at once (the embedder and a judge loading in two runs)
+    take turns; interleaved, their saves and restores left every warning ignored and the
+    libraries' loggers at ERROR for the rest of the process (until 2026-11-30)."""
+    import logging
+    import threading
+    import time
+    import warnings
+
+    from ragraphs.quiet import quiet_loading
+
+    logger = logging.getLogger("transformers")
+    level, filters = logger.level, list(warnings.filters)
+    inside: list[int] = []
+
+    def load(pause: float) -> None:
+        with quiet_loading():
+            inside.append(1)
+            assert len(inside) == 1  # the other block is not inside at the same time
+            time.sleep(pause)
+            inside.pop()
+
+    threads = [threading.Thread(target=load, args=(p,)) for p in (0.3, 0.1)]
+    for t in threads:
+        t.start()
+        time.sleep(0.05)
+    for t in threads:
+        t.join()
+    assert logger.level == level and warnings.filters == filters

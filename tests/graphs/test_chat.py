@@ -69,6 +69,20 @@ def test_each_user_message_is_answered_by_the_method_in_a_thread(corpus):
     assert [e["node"] for e in entry["run"]] == ["retrieve", "generate"]  # the method's own trace rides along
 
 
+def test_each_turn_starts_its_trace_afresh_and_the_history_keeps_the_earlier_ones(corpus):
+    """The thread's state holds the latest turn's trace; the earlier turns' are in its
+    checkpoints. The whole conversation's trace, rewritten at every checkpoint, grew with the
+    square of the turns until 2026-11-30."""
+    g = _chat(corpus, ["the Danube", "the Tiber", "the Seine"], checkpointer=InMemorySaver())
+    cfg = {"configurable": {"thread_id": "long"}}
+    for q in ("Which river flows through Vienna?", "And through Rome?", "And through Paris?"):
+        g.invoke({"messages": [("user", q)]}, cfg, context=ChatContext(k=2))
+    trace = g.get_state(cfg).values["trace"]
+    assert [e["node"] for e in trace] == ["question", "answer"] and trace[-1]["question"] == "And through Paris?"
+    asked = {e["question"] for snap in g.get_state_history(cfg) for e in snap.values.get("trace", []) if e["node"] == "answer"}
+    assert asked == {"Which river flows through Vienna?", "And through Rome?", "And through Paris?"}
+
+
 def test_the_method_and_its_own_settings_come_from_the_run_context(corpus):
     g = _chat(corpus, ["Danube river Vienna", "the Danube"], evaluator=ConstJudge(0.4))
     ctx = {"method": "crag", "k": 3, "settings": {"upper": 0.3, "web": "none"}}
@@ -108,6 +122,10 @@ def test_bad_input_and_settings_are_clear_errors(corpus):
     g = _chat(corpus, ["x"])
     with pytest.raises(InputError, match="no user message"):
         g.invoke({"messages": [AIMessage("hello")]})
+    # a thread whose last message is not the user's has nothing new to answer (the old question
+    # was answered again until 2026-11-30)
+    with pytest.raises(InputError, match="last message is the ai's, not the user's"):
+        g.invoke({"messages": [("user", "q?"), AIMessage("an answer")]})
     with pytest.raises(ConfigError, match=r"method 'crag' has no setting 'uper' \(did you mean 'upper'\?\)"):
         g.invoke({"messages": [("user", "q?")]}, context={"method": "crag", "settings": {"uper": 0.5}})
     with pytest.raises(ConfigError, match="'upper' must be a number"):
@@ -195,8 +213,9 @@ def test_alone_is_the_default_and_never_calls_the_llm_to_rewrite(corpus):
 def test_earlier_turns_pair_messages_with_their_answers_and_keep_the_last_ones():
     msgs = [HumanMessage("q1"), AIMessage("a1"), HumanMessage("q2"), HumanMessage("q3"), AIMessage("a3"),
             HumanMessage("now")]
-    assert earlier_turns(msgs, 5) == [("q1", "a1"), ("q2", ""), ("q3", "a3")]
-    assert earlier_turns(msgs, 2) == [("q2", ""), ("q3", "a3")]
+    # q2 was never answered (its turn failed): no turn to read (a turn answered with nothing until 2026-11-30)
+    assert earlier_turns(msgs, 5) == [("q1", "a1"), ("q3", "a3")]
+    assert earlier_turns(msgs, 1) == [("q3", "a3")]
     assert earlier_turns(msgs[:1], 3) == []
     prompt = follow_up_prompt([("q2", "")], "now")
     assert prompt.endswith("User: q2\nAssistant: (no answer)\nLast message: now\nStanding alone:")
@@ -221,3 +240,18 @@ def test_the_embedded_model_rewrites_a_follow_up_held_to_the_schema(gemma, minil
     assert rewrite["decision_mode"] == "grammar" and rewrite["parsed"] == "strict" and rewrite["parse_failures"] == 0
     assert len(out["question"].split()) >= 3 and out["question"] == rewrite["question"]
     assert out["messages"][-1].response_metadata["llm_calls"] == 2 and out["messages"][-1].content
+
+
+def test_the_rewrite_asks_the_model_the_settings_name_and_the_answer_carries_its_sources(corpus):
+    """``settings={"llm": ...}`` is the model the method answers with, and the follow-up rewrite's
+    too (it ran the embedded Gemma beside it until 2026-11-30); the AI message carries the
+    answer's passages (id, title, source, score) for a chat view."""
+    c = Components(retriever=corpus, embeddings=corpus.embeddings)  # no model of its own: specs decide
+    spec = 'fake:{"question": "Which sea does the Danube flow into?"}'
+    msgs = [("user", "Which river flows through Vienna?"), ("ai", "the Danube"), ("user", "Which sea does it flow into?")]
+    out = _final(build_chat_graph(c), {"messages": msgs},
+                 context={"follow_up": "rewrite", "k": 2, "settings": {"llm": spec}})
+    assert out["question"] == "Which sea does the Danube flow into?"
+    sources = out["messages"][-1].response_metadata["passages"]
+    assert [s["id"] for s in sources] == [p["id"] for p in out["passages"]] and len(sources) == 2
+    assert set(sources[0]) == {"id", "title", "source", "score"}

@@ -457,3 +457,19 @@ def test_an_output_limit_near_the_context_keeps_the_prompt(gemma):
     prompt = "Question: What is the capital of France?\nAnswer:"
     out = complete(gemma, prompt, max_tokens=4100, stop=["\n"])
     assert out.input_tokens >= gemma.count_tokens(prompt) - 1 and out.output_tokens < 100
+
+
+def test_a_refused_schema_is_remembered_for_that_model_object_only(monkeypatch):
+    """The models a server refused ``json_schema`` for are held by id *and* object: another
+    model that comes to hold a collected one's id is not read leniently (an id-only set did
+    that until 2026-11-30)."""
+    from langchain_openai import ChatOpenAI
+
+    from ragraphs.tools import structured as S
+
+    b = ChatOpenAI(model="gpt-4o-mini", api_key="x", base_url="http://127.0.0.1:9/v1")
+    assert S.constraint_mode(b) == "json_schema"
+    monkeypatch.setitem(S._NO_SCHEMA, id(b), object())  # a collected model that held this id
+    assert S.constraint_mode(b) == "json_schema"
+    monkeypatch.setitem(S._NO_SCHEMA, id(b), b)
+    assert S.constraint_mode(b) == "lenient"
