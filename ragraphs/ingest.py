@@ -43,6 +43,7 @@ class IngestReport:
     removed: int = 0  # passages of an earlier version of a file or page ingested again
     removed_gone: int = 0  # with sync: passages of files no longer in the folders walked
     walked: list[str] = field(default_factory=list)  # every file met (read or not), absolute
+    unwalked: list[str] = field(default_factory=list)  # folders that could not be listed: sync removes nothing under them
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
@@ -126,10 +127,22 @@ def _md_body(text: str) -> str:
     return text  # never closed: no front matter, the file as it is
 
 
+def printable_path(path: str) -> str:
+    """A file path as text a passage can carry: a name that is not UTF-8 (a Latin-1 file name,
+    one from a Windows zip) reads with U+FFFD in place of its bytes; its surrogate escapes
+    failed the embedder and lost the whole ingest until 2026-11-30."""
+    try:
+        path.encode("utf-8")
+        return path
+    except UnicodeEncodeError:
+        return os.fsencode(path).decode("utf-8", "replace")
+
+
 def _chunks(title: str, text: str, source: str, max_words: int) -> list[Passage]:
     """The passages of one file's text; ``meta["path"]`` is the file's absolute path, which
     ingest's replacement of a changed file's old passages matches on."""
-    path = os.path.abspath(source)
+    path = printable_path(os.path.abspath(source))
+    title = printable_path(title)
     return [_file_passage(title, c, path, i) for i, c in enumerate(chunk_text(text, max_words)) if c.strip()]
 
 
@@ -246,6 +259,7 @@ def read_url(url: str, max_words: int = CHUNK_WORDS, fetcher=None, warn: Callabl
         raise InputError(f"{url}: larger than {MAX_URL_BYTES // 2**20} MiB")
     if not body.strip():
         raise InputError(f"{url}: empty page")
+    final = page_address(final)
     name = final.rstrip("/").rsplit("/", 1)[-1] or final
     decoded = (lambda raw: decode_page(raw, charset)) if charset else _decode
     if ctype == "application/pdf" or body.startswith(b"%PDF-"):
@@ -271,10 +285,30 @@ def read_url(url: str, max_words: int = CHUNK_WORDS, fetcher=None, warn: Callabl
     return [_file_passage(title, c, final, i, url=final) for i, c in enumerate(chunk_text(text, max_words)) if c.strip()]
 
 
-def iter_files(paths: Iterable[str], skipped_dir: Callable[[str], None] | None = None) -> Iterator[str]:
+def page_address(url: str) -> str:
+    """The address a page's passages keep: without its ``#fragment`` (never sent to the server),
+    scheme and host in lower case, so ``page#a`` and ``HTTP://Host/page`` are the page ingested
+    before, not another copy of it (until 2026-11-30)."""
+    from urllib.parse import urldefrag, urlsplit, urlunsplit
+
+    parts = urlsplit(urldefrag(url)[0])
+    netloc = parts.netloc if "@" in parts.netloc else parts.netloc.lower()  # a user name keeps its case
+    return urlunsplit((parts.scheme.lower(), netloc, parts.path, parts.query, ""))
+
+
+def iter_files(paths: Iterable[str], skipped_dir: Callable[[str], None] | None = None,
+               unreadable: Callable[[str], None] | None = None) -> Iterator[str]:
     """The files of ``paths``, directories walked in name order. Hidden files and folders are
     left out, and so is every folder :func:`not_documents` names: ``skipped_dir`` hears of each
-    of those (``"PATH: why"``)."""
+    of those (``"PATH: why"``), and of a folder that cannot be listed (``unreadable`` gets its
+    path: a sync must not take its files for gone) or a link to a folder (not followed)."""
+    def cannot_list(e: OSError) -> None:
+        where = str(e.filename or "?")
+        if skipped_dir is not None:
+            skipped_dir(f"{where}{os.sep}: cannot be read: {e.strerror or e}")
+        if unreadable is not None:
+            unreadable(os.path.abspath(where))
+
     def keep(d: str) -> bool:
         why = not_documents(d)
         if why is not None and skipped_dir is not None:
@@ -285,8 +319,12 @@ def iter_files(paths: Iterable[str], skipped_dir: Callable[[str], None] | None =
         if os.path.isdir(p):
             if not keep(p):
                 continue
-            for root, dirs, files in os.walk(p):
-                dirs[:] = sorted(d for d in dirs if not d.startswith(".") and keep(os.path.join(root, d)))
+            for root, dirs, files in os.walk(p, onerror=cannot_list):
+                linked = [d for d in dirs if os.path.islink(os.path.join(root, d)) and not d.startswith(".")]
+                for d in linked:  # os.walk does not follow them: said, not silent (until 2026-11-30)
+                    if skipped_dir is not None:
+                        skipped_dir(f"{os.path.join(root, d)}{os.sep}: a link to a folder, not followed (name the folder itself)")
+                dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in linked and keep(os.path.join(root, d)))
                 for f in sorted(files):
                     if not f.startswith("."):
                         yield os.path.join(root, f)
@@ -307,11 +345,15 @@ def collect_passages(
         raise InputError(f"no such file or directory: {missing[0]}")
     for p in missing:
         report.skipped_files.append(f"{p}: no such file or directory")
-    for f in iter_files((p for p in paths if p not in missing), skipped_dir=report.skipped_dirs.append):
+    for f in iter_files((p for p in paths if p not in missing), skipped_dir=report.skipped_dirs.append,
+                        unreadable=report.unwalked.append):
         if not is_url(f):
-            report.walked.append(os.path.abspath(f))
+            report.walked.append(printable_path(os.path.abspath(f)))
+            if os.path.islink(f) and not os.path.exists(f):
+                report.skipped_files.append(f"{printable_path(f)}: a link to nothing (broken symbolic link)")
+                continue
             if not os.path.isfile(f):  # a named pipe would block the read for ever
-                report.skipped_files.append(f"{f}: not a regular file (a pipe, socket or device)")
+                report.skipped_files.append(f"{printable_path(f)}: not a regular file (a pipe, socket or device)")
                 continue
         try:
             if is_url(f):
@@ -329,16 +371,19 @@ def collect_passages(
     return passages, report
 
 
-def gone_ids(corpus, paths: Iterable[str], walked: set[str]) -> set[str]:
+def gone_ids(corpus, paths: Iterable[str], walked: set[str], unwalked: Iterable[str] = ()) -> set[str]:
     """Ids of the stored passages whose file lay under one of the folders of ``paths`` and was
-    not met by this walk."""
-    roots = [os.path.join(os.path.abspath(p), "") for p in paths if not is_url(p) and os.path.isdir(p)]
+    not met by this walk; none under a folder the walk could not list (``unwalked``: a folder
+    without permission, a mount away for a moment removed its files' passages until 2026-11-30)."""
+    roots = [os.path.join(printable_path(os.path.abspath(p)), "") for p in paths if not is_url(p) and os.path.isdir(p)]
     if not roots:
         return set()
+    kept_under = [os.path.join(printable_path(u), "") for u in unwalked]
     gone: set[str] = set()
     for p in corpus.all_passages():
         path = str((p.get("meta") or {}).get("path") or "")
-        if path and not is_url(path) and path not in walked and any(path.startswith(r) for r in roots):
+        if path and not is_url(path) and path not in walked and any(path.startswith(r) for r in roots) \
+                and not any(path.startswith(u) for u in kept_under):
             gone.add(p["id"])
     return gone
 
@@ -391,6 +436,6 @@ def ingest(
         stale = set().union(*(corpus.ids_from(path) - ids for path, ids in kept.items())) if kept else set()
         report.removed = corpus.remove(sorted(stale))
     if sync and hasattr(corpus, "ids_from"):
-        report.removed_gone = corpus.remove(sorted(gone_ids(corpus, paths, set(report.walked))))
+        report.removed_gone = corpus.remove(sorted(gone_ids(corpus, paths, set(report.walked), report.unwalked)))
     report.seconds = time.perf_counter() - t0
     return report

@@ -441,7 +441,8 @@ def test_ingest_says_how_many_chunks_run_past_the_encoders_window(tmp_path, caps
     code.write_text("# Config\n\n" + " ".join(f"x{i}=y{i}/z{i};" for i in range(150)) + "\n")
     assert main(["ingest", str(code), "--store", str(tmp_path / "s"), "--quiet"]) == 0
     err = capsys.readouterr().err
-    assert "1 of 2 passages run past the encoder's 256 tokens" in err and "--chunk-words (now 150)" in err
+    # its 2,100 characters are two chunks at CHARS_PER_WORD (one until 2026-11-30), each still past the window
+    assert "2 of 3 passages run past the encoder's 256 tokens" in err and "--chunk-words (now 150)" in err
 
 
 def test_a_pretty_printed_json_object_is_one_row(tmp_path):
@@ -450,3 +451,80 @@ def test_a_pretty_printed_json_object_is_one_row(tmp_path):
     said: list[str] = []
     (p,) = read_file(str(doc), warn=said.append)
     assert (p["title"], p["text"], said) == ("Okapi", OKAPI_1, [])
+
+
+def test_sync_keeps_the_passages_of_a_folder_it_could_not_read(tmp_path, capsys, minilm, monkeypatch):
+    """A subfolder the walk cannot list (no permission, a mount away for a moment) is one
+    skipped line, and ``--sync`` removes nothing under it (its files' passages were taken for
+    gone and removed until 2026-11-30)."""
+    import os
+
+    notes = tmp_path / "notes"
+    (notes / "private").mkdir(parents=True)
+    (notes / "okapi.md").write_text(f"# Okapi\n\n{OKAPI_1}\n")
+    (notes / "private" / "quokka.md").write_text(f"# Quokka\n\n{QUOKKA}\n")
+    store = tmp_path / "store"
+    assert main(["ingest", str(notes), "--store", str(store), "--quiet"]) == 0
+    capsys.readouterr()
+    real = os.scandir
+
+    def scandir(path="."):
+        if os.fspath(path).endswith("private"):
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return real(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    assert main(["ingest", str(notes), "--store", str(store), "--sync", "--json", "--quiet"]) == 0
+    out, err = capsys.readouterr()
+    summary = json.loads(out.strip().splitlines()[-1])
+    assert summary["removed_gone"] == 0 and summary["store_total"] == 2
+    assert f"skipped: {notes / 'private'}{os.sep}: cannot be read: Permission denied" in err
+
+
+def test_a_file_name_that_is_not_utf8_and_links_are_said(tmp_path, capsys, minilm):
+    """A Latin-1 file name is read (its title with U+FFFD; the whole ingest failed in the
+    embedder until 2026-11-30); a link to a folder is one skipped line, not followed; a broken
+    link is named as one (it was "a pipe, socket or device")."""
+    import os
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "good.txt").write_text("A good file about the town of Tarnow.\n")
+    with open(os.path.join(os.fsencode(docs), b"caf\xe9.txt"), "wb") as fh:
+        fh.write(b"A Latin-1 named file about Zebulon.\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "linked.txt").write_text("A linked file about the Brindle hills.\n")
+    (docs / "shared").symlink_to(elsewhere, target_is_directory=True)
+    (docs / "broken.txt").symlink_to(docs / "nowhere.txt")
+    store = tmp_path / "store"
+    assert main(["ingest", str(docs), "--store", str(store), "--json", "--quiet"]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out.strip().splitlines()[-1])["store_total"] == 2
+    titles = {p["title"] for p in ChromaCorpus(str(store), embeddings=minilm, create=False).all_passages()}
+    assert titles == {"good", "caf\ufffd"}
+    assert f"{docs / 'shared'}{os.sep}: a link to a folder, not followed" in err
+    assert f"{docs / 'broken.txt'}: a link to nothing (broken symbolic link)" in err
+    # ingested again: the same passages, nothing new, nothing removed
+    assert main(["ingest", str(docs), "--store", str(store), "--json", "--quiet", "--sync"]) == 0
+    again = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert again["store_total"] == 2 and again["removed_gone"] == 0
+
+
+def test_page_addresses_and_collection_names(tmp_path, capsys):
+    """A page's address drops its fragment and lower-cases scheme and host (each spelling was
+    another copy); an ``--exact`` store takes a later ingest without the flag with its own
+    encoder; names Chroma refuses are refused as names (exit 2, a store error before)."""
+    from ragraphs.ingest import page_address
+
+    assert page_address("HTTP://Example.ORG/Page?x=1#part") == "http://example.org/Page?x=1"
+    assert page_address("https://user:Pass@host/a") == "https://user:Pass@host/a"
+    (tmp_path / "okapi.md").write_text(f"# Okapi\n\n{OKAPI_1}\n")
+    (tmp_path / "quokka.md").write_text(f"# Quokka\n\n{QUOKKA}\n")
+    store = tmp_path / "store"
+    assert main(["ingest", str(tmp_path / "okapi.md"), "--store", str(store), "--exact", "--quiet"]) == 0
+    assert main(["ingest", str(tmp_path / "quokka.md"), "--store", str(store), "--quiet"]) == 0
+    capsys.readouterr()
+    for name in ("a..b", "10.0.0.1"):
+        assert main(["ingest", str(tmp_path / "okapi.md"), "--store", str(store), "--collection", name, "--quiet"]) == 2
+        assert "bad collection name" in capsys.readouterr().err

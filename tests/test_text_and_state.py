@@ -160,3 +160,20 @@ def test_a_chunk_never_exceeds_its_words_for_the_overlap():
     text = "Alpha starts here. " + "Bee " * 149 + ". " + "Sea " * 99 + "."
     chunks = chunk_text(text, 180)
     assert all(len(c.split()) <= 180 for c in chunks) and " ".join(chunks).count("Sea") == 99
+
+
+def test_text_without_spaces_is_cut_into_chunks_too():
+    """Japanese, base64, a minified file: chunks of at most max_words * CHARS_PER_WORD characters
+    (one passage of any length, its end never embedded, until 2026-11-30); prose as before."""
+    from ragraphs.tools.text import CHARS_PER_WORD, chunk_text
+
+    ja = "".join(f"第{i}章：東京タワーの高さは{300 + i}メートルです。" for i in range(800))
+    chunks = chunk_text(ja, 150)
+    assert len(chunks) > 10 and max(map(len, chunks)) <= 150 * CHARS_PER_WORD
+    assert "".join(chunks).replace(" ", "") == ja.replace(" ", "")  # nothing lost
+    blob = "QUJD" * 100_000
+    assert [len(c) for c in chunk_text(blob, 100)][:2] == [1000, 1000] and "".join(chunk_text(blob, 100)) == blob
+    prose = " ".join(f"Sentence number {i} is short." for i in range(60))
+    assert all(len(c.split()) <= 50 for c in chunk_text(prose, 50))
+    code = " ".join(f"x{i}=y{i}/z{i};" for i in range(150))  # long words: cut at a space, never inside one
+    assert all(len(c) <= 1500 and not c.startswith(("=", "/", ";")) for c in chunk_text(code, 150))

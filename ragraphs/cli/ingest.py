@@ -29,7 +29,9 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         None if args.store_url else (args.store or default_store_path()),
         url=args.store_url,
         collection=args.collection,
-        embeddings=MiniLMEmbeddings(fast=not args.exact),
+        # without --exact the store's own encoder: a store built with --exact is read and added to with
+        # it (refused, naming no option, until 2026-11-30); a new store gets the int8 one
+        embeddings=MiniLMEmbeddings(fast=False) if args.exact else None,
     )
     report = ingest(args.paths, corpus, max_words=args.chunk_words, progress=not args.quiet, replace=not args.keep_old,
                     sync=args.sync)

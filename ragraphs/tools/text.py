@@ -51,13 +51,18 @@ def split_sentences(text: str) -> list[str]:
 CHUNK_WORDS = 150
 
 
+CHARS_PER_WORD = 10  # the longest a chunk's words are taken to be on average: 150 words, 1,500 characters
+
+
 def chunk_text(text: str, max_words: int = CHUNK_WORDS, overlap_sentences: int = 1) -> list[str]:
     """Cut text into chunks of whole sentences of at most about ``max_words`` words.
 
     Sentences are split within each paragraph (blank lines), so none spans two; short
     paragraphs are packed together, long ones cut at sentence boundaries with
     ``overlap_sentences`` of overlap (left out where it would overfill the chunk). A single
-    sentence longer than ``max_words`` is cut by words.
+    sentence longer than ``max_words`` is cut by words, and text without spaces (Japanese,
+    base64, a minified file) at ``CHARS_PER_WORD`` characters a word: it was one passage of
+    any length, embedded by its first 256 tokens only, until 2026-11-30.
     """
     if max_words < 1:
         raise ValueError(f"max_words must be at least 1, got {max_words}")
@@ -66,11 +71,17 @@ def chunk_text(text: str, max_words: int = CHUNK_WORDS, overlap_sentences: int =
     for para in paragraphs:
         for s in split_sentences(para):
             words = s.split()
-            if len(words) > max_words:
-                for i in range(0, len(words), max_words):
-                    units.append(" ".join(words[i : i + max_words]))
-            else:
-                units.append(s)
+            pieces = [" ".join(words[i : i + max_words]) for i in range(0, len(words), max_words)] \
+                if len(words) > max_words else [s]
+            cap = max_words * CHARS_PER_WORD
+            for piece in pieces:
+                while len(piece) > cap:  # at the last space before the cap where there is one
+                    cut = piece.rfind(" ", cap // 2, cap + 1)
+                    cut = cut if cut > 0 else cap
+                    units.append(piece[:cut].strip())
+                    piece = piece[cut:].strip()
+                if piece:
+                    units.append(piece)
         units.append("\n")  # paragraph marker
     chunks: list[str] = []
     cur: list[str] = []
@@ -78,7 +89,7 @@ def chunk_text(text: str, max_words: int = CHUNK_WORDS, overlap_sentences: int =
     for u in units:
         if u == "\n":
             continue
-        n = len(u.split())
+        n = max(len(u.split()), len(u) // CHARS_PER_WORD)  # a piece without spaces counts by its length
         if cur and cur_words + n > max_words:
             chunks.append(" ".join(cur))
             cur = cur[-overlap_sentences:] if overlap_sentences and len(cur) > overlap_sentences else []

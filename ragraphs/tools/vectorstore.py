@@ -109,10 +109,12 @@ class ChromaCorpus:
     ):
         if not path and not url:
             raise ConfigError("ChromaCorpus needs a directory path or a server url")
-        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{1,510}[A-Za-z0-9]", collection or ""):
+        # Chroma's rules, checked here so that a bad name is a ConfigError (exit 2), not a StoreError
+        if (not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{1,510}[A-Za-z0-9]", collection or "")
+                or ".." in collection or re.fullmatch(r"\d{1,3}(\.\d{1,3}){3}", collection)):
             raise ConfigError(
                 f"bad collection name {collection!r}: 3-512 characters of letters, digits, '.', '_' or '-', "
-                "starting and ending with a letter or digit"
+                "starting and ending with a letter or digit, no '..', not an IPv4 address"
             )
         self.path, self.url, self.collection_name = path, url, collection
         chosen = embeddings is not None  # the caller's choice is kept; the default follows the store
@@ -148,8 +150,10 @@ class ChromaCorpus:
             # a store built by `ingest --exact` (float32), or without it (int8): read it with its own encoder
             self.embeddings = MiniLMEmbeddings(fast=stored.endswith("-int8"))
         elif stored and stored != emb_name:
+            hint = {"all-MiniLM-L6-v2": " (`ragraphs ingest --exact` writes with it)",
+                    "all-MiniLM-L6-v2-int8": " (`ragraphs ingest` without --exact writes with it)"}.get(str(stored), "")
             raise ConfigError(
-                f"collection {collection!r} was built with embeddings {stored!r}, not {emb_name!r}; "
+                f"collection {collection!r} was built with embeddings {stored!r}{hint}, not {emb_name!r}; "
                 "use the same embeddings or another collection"
             )
         self._bm25: BM25Index | None = None
