@@ -143,7 +143,10 @@ def _chunks(title: str, text: str, source: str, max_words: int) -> list[Passage]
     ingest's replacement of a changed file's old passages matches on."""
     path = printable_path(os.path.abspath(source))
     title = printable_path(title)
-    return [_file_passage(title, c, path, i) for i, c in enumerate(chunk_text(text, max_words)) if c.strip()]
+    # a title that is only the file's name ("notes", "plan") names no page: DR-RAG's title links
+    # leave it out (every text saying "notes" linked to every notes.txt until 2026-11-30)
+    named = {"title_from": "file"} if title == printable_path(os.path.splitext(os.path.basename(source))[0]) else {}
+    return [_file_passage(title, c, path, i, **named) for i, c in enumerate(chunk_text(text, max_words)) if c.strip()]
 
 
 def _file_passage(title: str, text: str, path: str, chunk: int, **meta) -> Passage:

@@ -528,3 +528,22 @@ def test_page_addresses_and_collection_names(tmp_path, capsys):
     for name in ("a..b", "10.0.0.1"):
         assert main(["ingest", str(tmp_path / "okapi.md"), "--store", str(store), "--collection", name, "--quiet"]) == 2
         assert "bad collection name" in capsys.readouterr().err
+
+
+def test_a_title_that_is_only_a_file_name_links_nothing(tmp_path, capsys, minilm):
+    """DR-RAG's title links read a store's titles: ``notes.txt`` in two folders and ``plan.txt``
+    are titled by their names, which name no page, so a text saying "the notes" or "plan" links
+    to none of them (every such text linked to each of those files until 2026-11-30); a
+    Markdown heading's title still links."""
+    docs = tmp_path / "docs"
+    (docs / "a").mkdir(parents=True)
+    (docs / "b").mkdir()
+    (docs / "a" / "notes.txt").write_text("Budget meeting: the Kestrel project.\n")
+    (docs / "b" / "notes.txt").write_text("Recipe: boil the beans for an hour.\n")
+    (docs / "plan.txt").write_text("See the notes from Monday before you plan the trip.\n")
+    (docs / "okapi.md").write_text(f"# Okapi\n\n{OKAPI_1}\n")
+    store = tmp_path / "store"
+    assert main(["ingest", str(docs), "--store", str(store), "--quiet"]) == 0
+    corpus = ChromaCorpus(str(store), embeddings=minilm, create=False)
+    named = corpus.title_index().named_in("See the notes from Monday before you plan the trip to see the Okapi.")
+    assert [p["title"] for p in named] == ["Okapi"]

@@ -146,6 +146,8 @@ class TitleIndex:
         passages = list(passages)
         shorts: dict[tuple[str, ...], list[Passage]] = {}
         for p in passages:
+            if (p.get("meta") or {}).get("title_from") == "file":  # a file's name, not a page's title
+                continue
             title = p.get("title") or ""
             key = title_key(title)
             if _indexable(key):
