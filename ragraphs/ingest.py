@@ -327,6 +327,8 @@ def iter_files(paths: Iterable[str], skipped_dir: Callable[[str], None] | None =
                 for d in linked:  # os.walk does not follow them: said, not silent (until 2026-11-30)
                     if skipped_dir is not None:
                         skipped_dir(f"{os.path.join(root, d)}{os.sep}: a link to a folder, not followed (name the folder itself)")
+                    if unreadable is not None:  # what was ingested through the link stays under --sync
+                        unreadable(os.path.abspath(os.path.join(root, d)))
                 dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in linked and keep(os.path.join(root, d)))
                 for f in sorted(files):
                     if not f.startswith("."):

@@ -26,6 +26,13 @@ def _hints(cls: type) -> dict[str, Any]:
     return typing.get_type_hints(cls)
 
 
+def _finite(v: Any) -> bool:
+    try:
+        return math.isfinite(float(v))
+    except OverflowError:  # 10**400 from a JSON context: no float holds it
+        return False
+
+
 def _accepts(tp: Any, v: Any) -> tuple[bool, str]:
     """Whether ``v`` fits the field type ``tp``, and the type's name for an error message."""
     origin = typing.get_origin(tp)
@@ -42,7 +49,7 @@ def _accepts(tp: Any, v: Any) -> tuple[bool, str]:
     if tp is int:
         return isinstance(v, numbers.Integral) and not isinstance(v, bool) and int(v) >= 0, "a whole number >= 0"
     if tp is float:  # NaN passed every comparison a cut makes (upper=nan: no question was Correct)
-        return isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(float(v)), "a number"
+        return isinstance(v, numbers.Real) and not isinstance(v, bool) and _finite(v), "a number"
     if tp is str:
         return isinstance(v, (str, os.PathLike)), "a string"
     if tp is dict or origin is dict:

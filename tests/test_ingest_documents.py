@@ -547,3 +547,20 @@ def test_a_title_that_is_only_a_file_name_links_nothing(tmp_path, capsys, minilm
     corpus = ChromaCorpus(str(store), embeddings=minilm, create=False)
     named = corpus.title_index().named_in("See the notes from Monday before you plan the trip to see the Okapi.")
     assert [p["title"] for p in named] == ["Okapi"]
+
+
+def test_sync_keeps_what_was_ingested_through_a_linked_folder(tmp_path, capsys, minilm):
+    """A folder ingested by the link's path, then its parent synced: the walk does not follow
+    the link, and --sync leaves what lies under it (it removed it as gone)."""
+    docs, real = tmp_path / "docs", tmp_path / "real"
+    docs.mkdir()
+    real.mkdir()
+    (real / "okapi.md").write_text(f"# Okapi\n\n{OKAPI_1}\n")
+    (docs / "linked").symlink_to(real, target_is_directory=True)
+    (docs / "quokka.md").write_text(f"# Quokka\n\n{QUOKKA}\n")
+    store = tmp_path / "store"
+    assert main(["ingest", str(docs / "linked"), str(docs), "--store", str(store), "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["ingest", str(docs), "--store", str(store), "--sync", "--json", "--quiet"]) == 0
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert summary["removed_gone"] == 0 and summary["store_total"] == 2

@@ -250,3 +250,8 @@ def test_settings_out_of_their_range_are_refused(cls, values, needle):
     with pytest.raises(ConfigError, match=needle):
         context_from(cls, values)
     assert context_from(cls, {"pair_threshold": 0.5} if cls is DRRAGContext else {}) is not None
+
+
+def test_a_number_too_large_for_a_float_is_refused_by_name():
+    with pytest.raises(ConfigError, match="'upper' must be a number"):
+        context_from(CRAGContext, {"upper": 10**400})  # an OverflowError traceback before

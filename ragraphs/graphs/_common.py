@@ -207,6 +207,13 @@ def starts_a_run(
     """
     node = timed(name, fn)
     channels = _channels(schema)
+    if settings is not None and RUN_SETTINGS not in channels:
+        import warnings
+
+        warnings.warn(f"starts_a_run({name!r}, ..., settings=...): the state {getattr(schema, '__name__', schema)} "
+                      f"has no {RUN_SETTINGS!r} key, so a router that reads the run's settings takes the defaults "
+                      "after update_state; subclass RAGState, or declare run_settings: NotRequired[dict]",
+                      UserWarning, stacklevel=2)
     keep, looped = frozenset(inputs), frozenset(loops_from)
 
     def begin(state: Any, runtime: Any) -> tuple[str, Any, str, dict]:
@@ -268,10 +275,15 @@ def starts_a_run(
 
 
 class RecordedRuntime:
-    """What a router reads as its runtime when LangGraph gives none: the settings its run recorded."""
+    """What a router reads as its runtime when LangGraph gives none (``update_state``): the
+    settings its run recorded, as a dict (read them with ``context_of(runtime, YourContext)``);
+    no store and a stream writer that drops what it is given."""
 
     def __init__(self, context: Any) -> None:
         self.context = context
+        self.store = None
+        self.previous = None
+        self.stream_writer: Callable[[Any], None] = lambda *_: None
 
 
 def _runtime_for(state: Any) -> Any:
@@ -336,5 +348,9 @@ def _named_like(router: Any, fn: Callable[..., Any]) -> Any:
     for attr in ("__module__", "__name__", "__qualname__", "__doc__"):
         if hasattr(fn, attr):
             setattr(router, attr, getattr(fn, attr))
-    router.__annotations__ = {"state": dict, "return": str}
+    try:  # its return type stays: LangGraph reads a Literal of targets where no path map is given
+        ret = tx.get_type_hints(fn).get("return", str)
+    except Exception:
+        ret = str
+    router.__annotations__ = {"state": dict, "return": ret}
     return router

@@ -10,7 +10,7 @@ fresh one.
 from __future__ import annotations
 
 import operator
-from typing import Annotated, TypedDict
+from typing import Annotated, Literal, TypedDict
 
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
@@ -209,3 +209,29 @@ def test_routed_routers_take_langgraphs_forms_too():
     graph = g.compile(checkpointer=InMemorySaver())
     assert graph.invoke({"question": "q"}, {"configurable": {"thread_id": "to-b"}})["notes"] == ["a", "b"]
     assert graph.invoke({"question": "q"}, {"configurable": {"thread_id": "other"}})["notes"] == ["a", "c"]
+
+
+def test_routed_keeps_a_routers_literal_targets_and_settings_need_their_state_key():
+    """A router typed ``-> Literal["b", "c"]`` and given no path map keeps its branches in the
+    drawing (routed replaced its return type until a mend of 2026-11-30); ``starts_a_run`` with
+    ``settings`` over a state without ``run_settings`` warns that edits take the defaults."""
+    import pytest
+    from langgraph.graph import END, START, StateGraph
+
+    from ragraphs.graphs import routed, starts_a_run, timed
+    from ragraphs.settings import RAGContext
+
+    def pick(state) -> Literal["b", "c"]:  # Literal: this module's, so the hint resolves
+        return "b"
+
+    g = StateGraph(_UserState)
+    for name in ("a", "b", "c"):
+        g.add_node(name, timed(name, lambda state, n=name: {"notes": [n]}))
+    g.add_edge(START, "a")
+    g.add_conditional_edges("a", routed("a", pick))
+    g.add_edge("b", END)
+    g.add_edge("c", END)
+    drawn = g.compile().get_graph().draw_mermaid()
+    assert "a -.-> b" in drawn and "a -.-> c" in drawn
+    with pytest.warns(UserWarning, match="has no 'run_settings' key"):
+        starts_a_run("a", lambda state: {}, _UserState, settings=RAGContext)
