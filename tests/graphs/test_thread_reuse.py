@@ -171,12 +171,8 @@ def test_timed_nodes_get_what_langgraph_injects_by_name():
         return {"answer": store.get(("notes",), "q").value["question"]}
 
     g = StateGraph(_UserState)
-    g.add_node("keep", timed("keep", keep))
-    g.add_node("tell", timed("tell", tell))
-    g.add_node("read", timed("read", read))
+    g.add_sequence([(name, timed(name, fn)) for name, fn in (("keep", keep), ("tell", tell), ("read", read))])
     g.add_edge(START, "keep")
-    g.add_edge("keep", "tell")
-    g.add_edge("tell", "read")
     g.add_edge("read", END)
     graph = g.compile(store=InMemoryStore())
     custom = [c for mode, c in graph.stream({"question": "q1"}, stream_mode=["custom", "values"]) if mode == "custom"]
