@@ -114,8 +114,11 @@ def test_in_a_terminal_it_prompts_and_ctrl_d_ends(store, tmp_path):
 
     master, slave = pty.openpty()
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    # Ctrl-C's default restored in the child: a test run started in the background (`make test &`)
+    # has SIGINT ignored, which Python keeps, and the chat would never hear it
     proc = subprocess.Popen([sys.executable, "-m", "ragraphs", "chat", "--store", store, "--llm", "fake:Sørensen",
-                             "--k", "1"], stdin=slave, stdout=slave, stderr=slave, close_fds=True, env=env)
+                             "--k", "1"], stdin=slave, stdout=slave, stderr=slave, close_fds=True, env=env,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     os.close(slave)
     seen = b""
 
