@@ -17,7 +17,7 @@ from typing import Any, Callable, Hashable, Iterable, TypeVar, cast
 
 import typing_extensions as tx
 from langgraph.managed.base import is_managed_value
-from langgraph.runtime import Runtime
+from langgraph.runtime import Runtime, get_runtime
 from langgraph.types import Overwrite
 from langgraph.typing import ContextT as C
 
@@ -288,8 +288,6 @@ class RecordedRuntime:
 
 def _runtime_for(state: Any) -> Any:
     try:
-        from langgraph.runtime import get_runtime
-
         runtime = get_runtime()
     except Exception:  # outside a graph run
         runtime = None
