@@ -121,7 +121,7 @@ CALIBRATED_UPPER, CALIBRATED_LOWER, CALIBRATED_STRIP = 0.19, -0.05, 0.83
 
 @dataclass(kw_only=True)
 class CRAGContext(RAGContext):
-    """CRAG's run settings: the paper's defaults (Appendix B), thresholds calibrated by its rule."""
+    """CRAG's run settings: the paper's defaults (Appendix B); upper, strip cuts by its rule, lower the judge's own."""
 
     upper: float = field(
         default=CALIBRATED_UPPER,
@@ -194,7 +194,9 @@ class DRRAGContext(RAGContext):
     k1: int | None = field(
         default=None, metadata={"description": "static-relevant documents of the first stage (default ceil(k/2))"}
     )
-    k2: int = field(default=10, metadata={"description": "second-stage candidates retrieved per <q, d_i> query"})
+    k2: int = field(default=10, metadata={
+        "description": "second-stage candidates retrieved per <q, d_i> query, the depth searched for an accepted "
+                       "partner (the paper retrieves k2 = k - k1 per query; here the budget stays k - k1)"})
     pair_threshold: float | None = field(default=None, metadata={
         "description": "pair cut: the classifier accepts C(q, d_i, d') >= this, in [0, 1] (default: calibrated on the dev files)", "range": (0.0, 1.0)})
     pair_tokens: int = field(
@@ -207,7 +209,7 @@ class DRRAGContext(RAGContext):
     pick: Literal["first", "best"] = field(
         default="best",
         metadata={"description": "CFS: per d_i, the best scored accepted candidate (default: +2 recall points on the dev "
-                  "files, bench/dr_rag_sweep.py) or the first accepted in (re-ranked) order (Algorithm 1)"},
+                  "files, bench/dr_rag_sweep.py) or the first accepted in (re-ranked) order (Eq. 4)"},
     )
     fill: bool = field(
         default=True,
@@ -239,7 +241,7 @@ class DRRAGContext(RAGContext):
     )
     link_bonus: float = field(
         default=1.0,
-        metadata={"description": "title links, CFS: added to C(q, d_i, d') when d_i names d''s title (1.0: a linked page "
+        metadata={"description": "title links, CFS / CIS: added to C(q, d_i, d') when d_i names d''s title (1.0: a linked page "
                   "is always accepted and ranks above unlinked ones; with bridge_bonus 0.3, recall@4 95.5 / 96.7 / 65.8 "
                   "on the dev files against 92.5 / 93.3 / 64.8 at 0.3 / 0.1, bench/results/dr_rag_retune/; 0 = the "
                   "paper's classifier alone)"},
@@ -252,7 +254,7 @@ class DRRAGContext(RAGContext):
     )
     link_hub_share: float = field(
         default=0.005,
-        metadata={"description": "title links, CFS: no bonus for a hub, a page that more than this share of the corpus's "
+        metadata={"description": "title links, CFS / CIS: no bonus for a hub, a page that more than this share of the corpus's "
                   "passages (and more than 5) name, such as a country: neither the link bonus nor, through its name, the "
                   "bridge bonus (1 = every named page earns them)"},
     )

@@ -6,7 +6,8 @@
                              +- memory_only -------------+           +- backoff -> backoff --+
 
 - ``rewrite`` (Query Rewriter+, section 3.1): one LLM call gives a clarified rewritten
-  question and up to three search-friendly queries (``rewritten**q1**q2**q3``).
+  question and up to three search-friendly queries (JSON under a schema; the paper's
+  ``rewritten**q1**q2**q3`` is still read from a model that writes it).
 - ``memory_check`` (Retrieval Trigger, section 3.4): for each query, popularity = number
   of reservoir entries whose title has cosine >= ``tau`` with it (or, ``trigger="evaluator"``,
   whose title and content the evaluator judge scores >= ``tau``); inside the knowledge
@@ -14,8 +15,9 @@
   otherwise (external retrieval). tau is the paper's 0.6 (measured against 0.475-1.0 with
   ``bench/erm4_efficiency.py`` on 2Wiki dev); theta is 1, calibrated for MiniLM on 2Wiki dev
   (``bench/erm4_trigger_calibration.py``; the paper's 3 is a setting).
-- ``retrieve``: the outside queries' top ``k`` from the vector store and/or web search (web
-  results' pages fetched and extracted with the guarded fetcher).
+- ``retrieve``: the outside queries' top ``k`` from the vector store (re-ranked with the
+  ``rerank`` setting) and/or web search (web results' pages fetched and extracted with the
+  guarded fetcher, each cut to the paragraphs BM25 ranks best for its query, section 6).
 - ``filter`` (Knowledge Filter, section 3.2): memory and external knowledge in the paper's
   mixed order, kept only when judged relevant to the rewritten question
   (``c.judge("evaluator")``; ``filter_judge="nli"`` for entailment, or the paper's NLI prompt

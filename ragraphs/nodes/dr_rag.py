@@ -13,7 +13,7 @@ together matter for the query. Strategies (the paper's Table 5):
 - ``cis``: Classifier Inverse Selection: QDC, then every second-stage document that C
   rejects together with *all* first-stage documents is dropped (Eq. 3);
 - ``cfs``: Classifier Forward Selection: for each first-stage document, walk its
-  second-stage list and keep the first document C accepts with it (Eq. 4, Algorithm 1).
+  second-stage list and keep the first document C accepts with it (Eq. 4; the paper's Algorithm 1 keeps every accepted one).
 
 Each retrieval stage is a cascade: a wide candidate list (dense, BM25, or both fused by
 reciprocal rank) re-ranked by a cross-encoder (the ``rerank`` node, shared with vanilla;
@@ -148,7 +148,7 @@ def qdc_select(first: list[Passage], second: list[list[Passage]], k: int) -> lis
 def forward_walk(first: list[Passage], second: list[list[Passage]], score_of: dict, th: float, k: int,
                  pick: str = "first", bonus: dict | None = None,
                  extra: bool = False, bridge: dict | None = None) -> tuple[list[Passage], list[dict]]:
-    """Algorithm 1 within a budget: for each d_i (in order) add one d'_ij not in Cnt that C
+    """Eq. 4 within a budget: for each d_i (in order) add one d'_ij not in Cnt that C
     accepts (score >= th): the first in the list (``pick="first"``) or the best scored
     (``"best"``); stops when Cnt holds ``k`` documents. ``bonus`` and ``bridge`` ((d_i id,
     d' id) -> value: the title-link and the shared-name priors) are added to a pair's score
@@ -395,7 +395,7 @@ def never_accepted(decisions: list[dict], fed: set[str]) -> list[str]:
 
 
 def make_forward_select(c: Components) -> Node[DRRAGState, DRRAGContext]:
-    """CFS (Eq. 4, Algorithm 1): per d_i, keep one d'_ij not in Cnt that C accepts; then
+    """CFS (Eq. 4): per d_i, keep one d'_ij not in Cnt that C accepts; then
     (``extra_partners``) the other accepted candidates, best first, and (``fill``) the next
     re-ranked first-stage candidates up to k."""
 

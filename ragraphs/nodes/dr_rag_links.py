@@ -8,7 +8,10 @@ candidates the passages whose title it names (:func:`linked_candidates`), and CF
 bonus to the pair classifier's score of a candidate its static document names
 (:func:`link_bonus`), unless the corpus names that page everywhere (a hub such as a country).
 A smaller bonus goes to a candidate that shares a name with its static document, the bridge
-entity (:func:`bridge_bonus`). With the settings at 0 / false the graph is the paper's cascade.
+entity (:func:`bridge_bonus`). With the link settings at 0 / false no link is followed; the
+paper's cascade also needs the settings that depart from it elsewhere (``retrieval=dense``,
+``second_rerank=none``, ``fill=false``, ``pick=first``, ``extra_partners=false``,
+``bridge_bonus=0``, ``answer_prompt=paper``; README, DR-RAG's settings).
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ from ..prompts import STOP_ANSWER, clean_answer, closed_book_prompt
 from ..settings import ERM4Context, context_of
 from ..state.erm4 import ERM4State
 from ..state.types import Node, Passage, question_of, reset, with_score
-from ..tools.fetch import fetch_results
+from ..tools.fetch import fetch_results, query_paragraphs
 from ..tools.judges import own_threshold
 from ..tools.llm import complete, llm_usage
 from ..tools.reservoir import Reservoir, open_reservoir
@@ -43,7 +43,7 @@ from .erm4_prompts import (
     rewrite_prompt,
     nli_prompt,
 )
-from .links import linked_search
+from .rerank import reranked_search
 from .web import no_web, web_backend
 
 # prompts: nodes/erm4_prompts.py; output reading: nodes/erm4_parsing.py
@@ -207,6 +207,15 @@ def route_after_memory(state: dict) -> str:
     return "external" if state.get("outside") else "memory_only"
 
 
+def _query_part(p: Passage, query: str, max_chars: int) -> Passage:
+    """A fetched page cut to its paragraphs BM25 ranks best for the query that found it
+    (paper, section 6), which the filter reads and the reservoir keeps; a snippet as it is."""
+    if not (p.get("meta") or {}).get("fetched"):
+        return p
+    text, kept, total = query_paragraphs(query, p.get("text") or "", max_chars)
+    return {**p, "text": text, "meta": {**p["meta"], "paragraphs_kept": f"{kept}/{total}"}}
+
+
 def make_external_retrieve(c: Components) -> Node[ERM4State, ERM4Context]:
     """External retrieval for the outside queries: the vector store and/or web search."""
 
@@ -233,7 +242,7 @@ def make_external_retrieve(c: Components) -> Node[ERM4State, ERM4Context]:
                 continue
             got: list[Passage] = []
             if source in ("corpus", "both"):
-                got += linked_search(c.retriever, q, k, mode, ctx)[0]
+                got += reranked_search(c, q, k, mode, ctx)[0]
             if source in ("web", "both"):
                 web_calls += 1
                 # a failed, slow or garbled web search costs its knowledge, not the run
@@ -244,6 +253,7 @@ def make_external_retrieve(c: Components) -> Node[ERM4State, ERM4Context]:
                 else:
                     if web and ctx.fetch_pages:
                         web, report = fetch_results(_fetcher(c, ctx), web[:k])
+                        web = [_query_part(p, q, int(ctx.max_passage_chars)) for p in web]
                         fetched += report
                     got += web[:k]
                     malformed += bad

@@ -28,8 +28,7 @@ from ..tools.llm import complete, llm_usage
 from ..tools.structured import LeafExtraction, MainVerdict, QueryList, decide
 from ..tools.text import split_sentences
 from ..tools.vectorstore import usable_mode
-from .links import linked_search
-from .rerank import passage_text
+from .rerank import passage_text, reranked_search, rerank_spec
 from .migres_parsing import (
     refuses,
     verdict,
@@ -76,8 +75,8 @@ def make_retrieve(c: Components) -> Node[MIGRESState, MIGRESContext]:
         r = c.retriever
         mode = usable_mode(r, ctx.retrieval)
         named = None
-        if ctx.link_question:  # each query's named pages first (nodes/links.py)
-            found = [linked_search(r, q, k, mode, ctx) for q in queries]
+        if ctx.link_question or rerank_spec(ctx) != "none":  # named pages first (nodes/links.py), re-ranked
+            found = [reranked_search(c, q, k, mode, ctx) for q in queries]
             hits, named = [got for got, _ in found], sum(n for _, n in found)
         elif hasattr(r, "search_many"):
             hits = r.search_many(queries, k, mode=mode)
@@ -89,7 +88,8 @@ def make_retrieve(c: Components) -> Node[MIGRESState, MIGRESContext]:
         candidates = []
         for q, row in zip(queries, hits):
             for p in row:
-                candidates.append({**p, "meta": {**(p.get("meta") or {}), "query": q, "retrieval_score": p.get("score")}})
+                meta = p.get("meta") or {}  # a re-ranked passage keeps its retrieval score there already
+                candidates.append({**p, "meta": {**meta, "query": q, "retrieval_score": meta.get("retrieval_score", p.get("score"))}})
         return {
             "queries": queries,
             "candidates": candidates,

@@ -23,7 +23,7 @@ from langgraph.runtime import Runtime
 from ..components import Components
 from ..settings import RAGContext, context_of
 from ..state.types import Node, Passage, reset
-from .links import question_links, title_index_of
+from .links import linked_search, question_links, title_index_of
 
 NONE = ("", "none", "off", "false", "no")
 
@@ -46,6 +46,25 @@ def reranker_of(c: Components, spec: str) -> Any | None:
 
             c.judges[key] = load_judge("evaluator", spec)
         return c.judges[key]
+
+
+def retrieval_depth(ctx: Any, k: int) -> int:
+    """How many candidates to retrieve: k, or the re-ranker's ``rerank_depth`` when it re-ranks."""
+    if rerank_spec(ctx) == "none":
+        return k
+    return max(k, int(ctx.rerank_depth or k))
+
+
+def reranked_search(c: Components, query: str, k: int, mode: str, ctx: Any) -> tuple[list[Passage], int]:
+    """A query's ``k`` passages: :func:`~ragraphs.nodes.links.linked_search` over
+    ``rerank_depth`` candidates re-ranked against the query when the ``rerank`` setting names a
+    re-ranker (ERM4's and MIGRES's per-query retrieval), else its first ``k``; with how many the
+    query named."""
+    judge = reranker_of(c, rerank_spec(ctx))
+    got, named = linked_search(c.retriever, query, retrieval_depth(ctx, k), mode, ctx)
+    if judge is None:
+        return got[:k], named
+    return rerank_passages(judge, query, got)[:k], named
 
 
 def passage_text(p: Passage) -> str:
@@ -133,4 +152,5 @@ def make_rerank(
     return rerank
 
 
-__all__ = ["brief", "judge_scores", "make_rerank", "passage_text", "rerank_passages", "rerank_spec", "reranker_of"]
+__all__ = ["brief", "judge_scores", "make_rerank", "passage_text", "rerank_passages", "rerank_spec", "reranked_search",
+           "reranker_of", "retrieval_depth"]

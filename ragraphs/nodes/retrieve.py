@@ -14,7 +14,7 @@ from ..state.base import RAGState
 from ..state.types import Node, Passage, question_of
 from ..tools.vectorstore import rrf_fuse, usable_mode
 from .links import linked_search
-from .rerank import rerank_spec
+from .rerank import retrieval_depth
 
 
 def search_many(retriever: Any, queries: Sequence[str], k: int, mode: str, rrf_k: int | None = None) -> list[list[Passage]]:
@@ -32,13 +32,6 @@ def search_many(retriever: Any, queries: Sequence[str], k: int, mode: str, rrf_k
     if hasattr(retriever, "search_many"):
         return [list(r) for r in retriever.search_many(queries, k, mode=mode)]
     return [list(retriever.search(q, k, mode=mode)) for q in queries]
-
-
-def retrieval_depth(ctx: Any, k: int) -> int:
-    """How many candidates to retrieve: k, or the re-ranker's ``rerank_depth`` when it re-ranks."""
-    if rerank_spec(ctx) == "none":
-        return k
-    return max(k, int(ctx.rerank_depth or k))
 
 
 def make_retrieve(c: Components, *, query_key: str = "question") -> Node[Any, Any]:

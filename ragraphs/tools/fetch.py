@@ -339,3 +339,29 @@ def fetch_results(fetcher: "PageFetcher", results: list, max_workers: int = 5) -
             out[i] = {**p, "title": p.get("title") or page.title, "text": page.text, "meta": meta}
             report.append({"url": u, "ok": True, "paragraphs": len(page.paragraphs)})
     return out, report
+
+
+def query_paragraphs(query: str, text: str, max_chars: int) -> tuple[str, int, int]:
+    """The paragraphs of a fetched page's ``text`` (one a line) that BM25 ranks best for
+    ``query`` (those sharing a word with it), up to ``max_chars`` characters, in page order:
+    ERM4's reading of a whole page (paper, section 6: BM25 filters a page's irrelevant parts out
+    before it is used and cached). A page none of whose paragraphs shares a word with the query
+    keeps its opening.
+    Returns the text and how many of how many paragraphs were kept."""
+    from .bm25 import BM25Index
+
+    paras = [p for p in (text or "").split("\n") if p.strip()]
+    if len(paras) <= 1 or len(text) <= max_chars:
+        return text, len(paras), len(paras)
+    scores = BM25Index([{"id": str(i), "title": "", "text": p} for i, p in enumerate(paras)]).scores(query)
+    order = [i for i in sorted(range(len(paras)), key=lambda i: (-float(scores[i]), i)) if float(scores[i]) > 0]
+    order = order or list(range(len(paras)))  # no paragraph shares a word: the opening
+    kept: list[int] = []
+    used = 0
+    for i in order:
+        if kept and used + len(paras[i]) > max_chars:
+            continue
+        kept.append(i)
+        used += len(paras[i]) + 1
+    kept.sort()
+    return "\n".join(paras[i] for i in kept), len(kept), len(paras)

@@ -147,6 +147,34 @@ def test_migres_retrieves_the_pages_each_query_names_first():
     assert [p["id"] for p in first["candidates"]] == ["4", "0"]  # the first iteration asks the question
 
 
+def test_erm4_and_migres_retrieval_take_the_rerank_setting():
+    """The ``rerank`` setting re-ranks ERM4's corpus retrieval and MIGRES's per-query retrieval
+    as it does vanilla's (accepted and ignored until 2026-11-30); a re-ranker that cannot be
+    loaded is an error, not a silent no-op."""
+    from ragraphs.nodes.migres import make_retrieve as migres_retrieve
+    from ragraphs.settings import MIGRESContext
+
+    r = Titled()
+    c = Components(retriever=r, judges={"evaluator": ByNumber()})
+    erm4 = make_external_retrieve(c)
+    state = {"queries": ["who founded it"], "outside": [{"query": "who founded it"}]}
+    out = erm4(state, SimpleNamespace(context=ERM4Context(k=2, rerank="evaluator", rerank_depth=6)))
+    assert [p["id"] for p in out["external_knowledge"]] == ["5", "4"] and r.asked[-1] == (6, "dense")
+    out = erm4(state, SimpleNamespace(context=ERM4Context(k=2)))
+    assert [p["id"] for p in out["external_knowledge"]] == ["0", "1"] and r.asked[-1] == (2, "dense")
+    with pytest.raises(ConfigError):
+        erm4(state, SimpleNamespace(context=ERM4Context(k=2, rerank="/no/such/cross-encoder")))
+    migres = migres_retrieve(c)
+    q = {"question": "Who wrote it?", "queries": ["birthplace", "founder"]}
+    on = migres(q, SimpleNamespace(context=MIGRESContext(k=2, rerank="evaluator", rerank_depth=5)))
+    assert [p["id"] for p in on["candidates"]] == ["4", "3", "4", "3"]
+    assert on["candidates"][2]["meta"]["query"] == "founder"
+    off = migres(q, SimpleNamespace(context=MIGRESContext(k=2)))
+    assert [p["id"] for p in off["candidates"]] == ["0", "1", "0", "1"]
+    with pytest.raises(ConfigError):
+        migres(q, SimpleNamespace(context=MIGRESContext(k=2, rerank="/no/such/cross-encoder")))
+
+
 def test_stage_report():
     trace = [{"node": "first_stage", "out_ids": ["a", "b", "c"]}, {"node": "rerank", "out_ids": ["c"]}, {"node": "generate"}]
     st = stage_recall(trace, {"a", "c"})

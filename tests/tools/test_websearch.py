@@ -442,3 +442,38 @@ def test_duckduckgo_results_tool_in_its_default_string_form_keeps_each_link():
     got = as_web_search(tool).search("Lima", 5)
     assert [(p["title"], p["meta"]["url"]) for p in got] == [("One", "https://en.wikipedia.org/wiki/One"),
                                                             ("Two", "https://example.org/two")]
+
+
+def test_erm4_reads_the_paragraphs_of_a_fetched_page_its_query_asks_about(server):
+    """ERM4 (paper, section 6): a fetched page is cut by BM25 to the paragraphs of the query
+    that found it, up to ``max_passage_chars``, in page order; a short page stays whole."""
+    from types import SimpleNamespace
+
+    from ragraphs.components import Components
+    from ragraphs.nodes.erm4 import make_external_retrieve
+    from ragraphs.settings import ERM4Context
+    from ragraphs.tools.fetch import query_paragraphs
+
+    base, routes = server
+    routes["/page"] = lambda h, q: _send(h, PAGE.encode())
+
+    class OnePage:
+        def search(self, query, k=5):
+            return [{"id": "w0", "title": "Evan Abraham", "text": "snippet", "source": "web",
+                     "meta": {"url": base + "/page"}}]
+
+    node = make_external_retrieve(Components(web_search=OnePage()))
+    state = {"queries": ["born in Swansea, Wales"], "outside": [{"query": "born in Swansea, Wales"}]}
+    ctx = ERM4Context(external="web", use_memory=False, filter="none", k=1, fetch_allow_private=True,
+                      max_passage_chars=150)
+    out = node(state, SimpleNamespace(context=ctx))
+    (got,) = out["external_knowledge"]
+    assert got["text"].startswith("He was born in Swansea") and "housing" not in got["text"]
+    assert got["meta"]["fetched"] and got["meta"]["paragraphs_kept"] == "1/4"
+    whole = node(state, SimpleNamespace(context=ERM4Context(external="web", use_memory=False, filter="none", k=1,
+                                                             fetch_allow_private=True)))
+    assert "housing" in whole["external_knowledge"][0]["text"]  # the page fits: kept whole
+    # paragraphs keep their page order; a query sharing no word keeps the opening
+    text = "alpha one\nbeta two\ngamma three\ndelta four"
+    assert query_paragraphs("delta beta", text, 20) == ("beta two\ndelta four", 2, 4)
+    assert query_paragraphs("zeta", text, 10) == ("alpha one", 1, 4)
