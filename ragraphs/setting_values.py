@@ -15,7 +15,7 @@ import os
 import types
 import typing
 from collections.abc import Mapping
-from dataclasses import field, fields, is_dataclass, replace
+from dataclasses import MISSING, field, fields, is_dataclass, replace
 from typing import Any, Literal, TypeVar, cast
 
 from .errors import ConfigError, InputError
@@ -78,9 +78,15 @@ def check_values(ctx: Any) -> None:
     """Each setting of the context dataclass ``ctx`` has its field's type (a number where a
     number is read, a listed choice for a ``Literal``, counts >= 0, or the field's
     ``minimum``) and passes the field's own ``check``; a :class:`ConfigError` naming the
-    setting otherwise, rather than a failure deep inside a node."""
+    setting otherwise, rather than a failure deep inside a node. A setting named in
+    ``$RAGRAPHS_LOCKED_SETTINGS`` (a server's list, comma-separated) must keep its default."""
     hints = _hints(ctx.__class__)
+    locked = {n.strip() for n in os.environ.get("RAGRAPHS_LOCKED_SETTINGS", "").split(",") if n.strip()}
     for f in fields(ctx):
+        default = f.default if f.default is not MISSING else f.default_factory()  # type: ignore[misc]
+        if f.name in locked and getattr(ctx, f.name) != default:
+            raise ConfigError(f"run setting {f.name!r} is locked here (RAGRAPHS_LOCKED_SETTINGS): it keeps its "
+                              f"default {default!r}")
         v = getattr(ctx, f.name)
         tp = hints.get(f.name, Any)
         if typing.get_origin(tp) is Literal and isinstance(v, str):  # "CFS" reads as "cfs"
@@ -119,7 +125,14 @@ def web_spec_error(spec: Any) -> str | None:
     kind = kind.lower()
     if kind in ("", "none", "off", "ddg", "duckduckgo") and not colon:
         return None
-    if (kind == "offline" and any(p.strip() for p in arg.split(","))) or (kind == "searxng" and arg.strip()):
+    if kind == "searxng" and arg.strip():
+        from urllib.parse import urlsplit
+
+        u = urlsplit(arg.strip())
+        if u.scheme not in ("http", "https") or not u.hostname:
+            return f"bad SearXNG URL {arg.strip()!r}: use searxng:http(s)://host[:port][/path]"
+        return None
+    if kind == "offline" and any(p.strip() for p in arg.split(",")):
         return None
     if kind in ("offline", "searxng"):
         return f"{kind} web search needs {'a path: offline:/path/pages.jsonl' if kind == 'offline' else 'a URL: searxng:http://127.0.0.1:8888'}"

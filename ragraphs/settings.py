@@ -141,13 +141,12 @@ class CRAGContext(RAGContext):
                                                       "minimum": 1})
     web: str = web_field("web search")
     web_k: int = field(default=5, metadata={"description": "web results used (Wikipedia pages first)"})
-    web_timeout: float = field(default=10.0, metadata={"description": "seconds one web search may take"})
+    web_timeout: float = field(default=10.0, metadata={"description": "seconds one web search may take", "range": (0.01, 3600)})
     fetch_pages: bool = field(default=True, metadata={"description": "fetch result URLs and extract their text"})
-    fetch_timeout: float = field(default=5.0, metadata={"description": "seconds per page fetch (socket timeout)"})
-    fetch_max_bytes: int = field(default=2_000_000, metadata={"description": "size cap of one fetched page"})
-    fetch_allow_private: bool = field(
-        default=False, metadata={"description": "allow fetching pages on private or loopback addresses"}
-    )
+    fetch_timeout: float = field(default=5.0, metadata={"description": "socket timeout of a page fetch, in seconds; a page's "
+                                                        "whole fetch may take twice this", "range": (0.01, 600)})
+    fetch_max_bytes: int = field(default=2_000_000, metadata={"description": "size cap of one fetched page", "minimum": 1})
+    fetch_allow_private: bool = field(default=False, metadata={"description": "allow fetching pages on private or loopback addresses"})
     rewrite_max_tokens: int = field(default=24, metadata={"description": "tokens the query rewriter may write"})
     web_fallback: Literal["internal", "none"] = field(
         default="internal",
@@ -320,9 +319,10 @@ class ERM4Context(RAGContext):
         default="corpus", metadata={"description": "external knowledge: the vector store, web search, or both"}
     )
     web: str = web_field("web search for external=web|both")
-    web_timeout: float = field(default=10.0, metadata={"description": "seconds one web search may take"})
+    web_timeout: float = field(default=10.0, metadata={"description": "seconds one web search may take", "range": (0.01, 3600)})
     fetch_pages: bool = field(default=True, metadata={"description": "web: fetch result URLs and use the page text"})
-    fetch_timeout: float = field(default=5.0, metadata={"description": "seconds per page fetch (socket timeout)"})
+    fetch_timeout: float = field(default=5.0, metadata={"description": "socket timeout of a page fetch, in seconds; a page's "
+                                                        "whole fetch may take twice this", "range": (0.01, 600)})
     fetch_allow_private: bool = field(default=False, metadata={"description": "allow fetching pages on private or loopback addresses"})
     use_memory: bool = field(default=True, metadata={"description": "use the Memory Knowledge Reservoir and trigger"})
     update_memory: bool = field(default=True, metadata={"description": "store kept knowledge in the reservoir"})

@@ -255,3 +255,32 @@ def test_settings_out_of_their_range_are_refused(cls, values, needle):
 def test_a_number_too_large_for_a_float_is_refused_by_name():
     with pytest.raises(ConfigError, match="'upper' must be a number"):
         context_from(CRAGContext, {"upper": 10**400})  # an OverflowError traceback before
+
+
+def test_a_server_can_lock_the_settings_that_reach_its_files_and_network(monkeypatch):
+    """``$RAGRAPHS_LOCKED_SETTINGS``: a run context (a Studio or SDK client's) may not change the
+    settings a server names, such as the web backend, private-address fetching or a model path."""
+    from ragraphs.settings import CRAGContext, ERM4Context
+
+    monkeypatch.setenv("RAGRAPHS_LOCKED_SETTINGS", "web, fetch_allow_private,llm")
+    assert CRAGContext().fetch_allow_private is False and CRAGContext(fetch_allow_private=False, k=2).k == 2
+    with pytest.raises(ConfigError, match="'fetch_allow_private' is locked here"):
+        CRAGContext(fetch_allow_private=True)
+    with pytest.raises(ConfigError, match="'web' is locked here"):
+        ERM4Context(web="searxng:http://10.0.0.1:8888")
+    with pytest.raises(ConfigError, match="'llm' is locked here"):
+        ERM4Context(llm="llamacpp:/etc/passwd")
+    monkeypatch.delenv("RAGRAPHS_LOCKED_SETTINGS")
+    assert CRAGContext(fetch_allow_private=True).fetch_allow_private is True
+
+
+def test_web_settings_out_of_range_and_bad_searxng_addresses_are_refused():
+    from ragraphs.settings import CRAGContext, ERM4Context
+
+    for bad in ({"fetch_timeout": 0}, {"web_timeout": -5}, {"web_timeout": 1e308}, {"fetch_max_bytes": 0},
+                {"web": "searxng:127.0.0.1:8888"}):
+        with pytest.raises(ConfigError):
+            CRAGContext(**bad)
+    with pytest.raises(ConfigError, match="bad SearXNG URL"):
+        ERM4Context(web="searxng:localhost")
+    assert CRAGContext(web="searxng:http://127.0.0.1:8888", web_timeout=0.5, fetch_timeout=30).web_timeout == 0.5

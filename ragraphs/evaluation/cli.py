@@ -283,6 +283,10 @@ def _report(args: argparse.Namespace, methods: list[str], summaries: list[dict],
             first = failed[0]
             print(f"{s.get('label')}: {len(failed)} of {s['n']} questions failed; the first ({first.get('id')}): "
                   f"{str(first['error'])[:300]}", file=sys.stderr)
+        lost = [r for r in all_records.get(s.get("label"), []) if r.get("web_error")]
+        if lost:  # answered, but without the web search the run was given
+            print(f"{s.get('label')}: {len(lost)} of {s['n']} questions had no web results; the first ({lost[0].get('id')}): "
+                  f"{lost[0]['web_error']}", file=sys.stderr)
     return 0 if all(s["errors"] < s["n"] for s in summaries) else 1
 
 

@@ -154,6 +154,8 @@ def score_example(ex, final: dict, wall_s: float, *, retrieval_only: bool) -> di
         "passages": [_passage_record(p, g) for p, g in zip(passages, in_gold)],
         "llm_calls": int(final.get("llm_calls") or 0),
         "web_calls": int(final.get("web_calls") or 0),
+        # why a web search the run was given gave nothing (CRAG, ERM4); "no web search configured" is no fault
+        "web_error": _web_fault(final.get("web_error")),
         "input_tokens": int(final.get("input_tokens") or 0),
         "output_tokens": int(final.get("output_tokens") or 0),
         "iterations": final.get("iterations"),
@@ -170,6 +172,12 @@ def score_example(ex, final: dict, wall_s: float, *, retrieval_only: bool) -> di
         "trace": _trace_summary(final.get("trace") or []),
         "error": None,
     }
+
+
+def _web_fault(error: Any) -> str | None:
+    if error in (None, "", "no web search configured"):
+        return None
+    return redact(str(error))[:300]
 
 
 def error_record(ex, err: BaseException, wall_s: float, *, retrieval_only: bool) -> dict:

@@ -63,6 +63,7 @@ def summarize(records: list[dict], *, spec: Any = None, dataset: str = "", data:
         "docs_avg": _r(mean(r.get("docs") for r in ok), 3),
         "llm_calls_avg": _r(mean(r.get("llm_calls") for r in ok), 3),
         "web_calls_avg": _r(mean(r.get("web_calls") for r in ok), 3),
+        "web_errors": sum(bool(r.get("web_error")) for r in ok),  # questions whose web search gave nothing, and why in the records
         "input_tokens_avg": _r(mean(r.get("input_tokens") for r in ok), 1),
         "output_tokens_avg": _r(mean(r.get("output_tokens") for r in ok), 1),
         "iterations_avg": _r(mean(r.get("iterations") for r in ok), 3),

@@ -193,6 +193,19 @@ def make_rewrite(c: Components) -> Node[CRAGState, CRAGContext]:
 
 
 MAX_PAGE_PARAGRAPHS = 200  # a 9,000-paragraph page cost about 49 s of strip scoring on 2 cores
+MAX_PAGE_CHARS = 100_000  # and characters: one 2 MB paragraph (a text page without blank lines) is 24,000 strips
+
+
+def _page_share(paragraphs: list[str]) -> list[str]:
+    """A fetched page's first paragraphs within both bounds on the strip scoring's work."""
+    out: list[str] = []
+    room = MAX_PAGE_CHARS
+    for p in paragraphs[:MAX_PAGE_PARAGRAPHS]:
+        if room <= 0:
+            break
+        out.append(p[:room])
+        room -= len(out[-1])
+    return out
 
 
 def _fetcher(c: Components, ctx: CRAGContext):
@@ -259,15 +272,18 @@ def make_web_search_node(c: Components) -> Node[CRAGState, CRAGContext]:
                             fetched.append({"url": u, "ok": False, "error": f"{type(e).__name__}: {str(e)[:200]}"})
                             continue
                         if not page.paragraphs:
-                            fetched.append({"url": u, "ok": False, "error": "no text extracted; using the snippet"})
+                            keeps = "; using the snippet" if (ranked[i].get("text") or "").strip() else "; the result has no snippet"
+                            fetched.append({"url": u, "ok": False, "error": "no text extracted" + keeps})
                             continue
                         p = ranked[i]
-                        paras = page.paragraphs[:MAX_PAGE_PARAGRAPHS]  # each is scored by the evaluator: a bound on the work
+                        paras = _page_share(page.paragraphs)  # each strip is scored by the evaluator: a bound on the work
                         meta = {**(p.get("meta") or {}), "paragraphs": paras, "fetched": True, "snippet": p["text"][:500]}
                         if page.truncated:
                             meta["truncated"] = True
                         if len(page.paragraphs) > len(paras):
                             meta["paragraphs_left_out"] = len(page.paragraphs) - len(paras)
+                        if sum(map(len, paras)) < sum(map(len, page.paragraphs[: len(paras)])):
+                            meta["characters_left_out"] = True
                         ranked[i] = {**p, "title": p["title"] or page.title, "text": "\n".join(paras), "meta": meta}
                         fetched.append({"url": u, "ok": True, "paragraphs": len(page.paragraphs), "truncated": page.truncated})
         update: dict = {"web_results": ranked, "web_calls": calls}
@@ -304,8 +320,8 @@ def make_web_search_node(c: Components) -> Node[CRAGState, CRAGContext]:
 def make_refine_web(c: Components) -> Node[CRAGState, CRAGContext]:
     """External knowledge: the web results refined like the internal documents.
 
-    When the web gave nothing (not configured, failed, timed out, no results) on the
-    Incorrect route, the run answers from what it has: with ``web_fallback="internal"``
+    When the web gave nothing to read (not configured, failed, timed out, no results, or
+    results without text) on the Incorrect route, the run answers from what it has: with ``web_fallback="internal"``
     the retrieved documents are refined after all (the strip filter still applies),
     with ``"none"`` the generator gets no passages.
     """
@@ -318,9 +334,11 @@ def make_refine_web(c: Components) -> Node[CRAGState, CRAGContext]:
         r = refine_knowledge(judge, state["question"], web, source="web", keep_doc_ids=False, **settings)
         update: dict = {"external_knowledge": r.knowledge, "passages": r.passages}
         trace: dict = {"knowledge": "external", **settings, **_refine_trace(r)}
-        if not web:
-            why = state.get("web_error") or "no web results"
+        if not r.passages:  # no results, or results with no text to read (an empty snippet, a failed fetch)
+            why = state.get("web_error") or ("no web results" if not web else "the web results had no text to read")
             trace["web_unavailable"] = why
+            if web and not state.get("web_error"):
+                update["web_error"] = why
             fallback = str(ctx.web_fallback)
             if state.get("action") == INCORRECT and fallback == "internal":
                 ri = refine_knowledge(judge, state["question"], state.get("retrieved") or [], source="corpus", **settings)

@@ -24,10 +24,14 @@ def no_web(c: Components, ctx: Any) -> bool:
     return c.web_search is None and not web_spec(ctx)
 
 
+MAX_BACKENDS = 8  # web backends kept per Components
+
+
 def web_backend(c: Components, ctx: Any) -> tuple[Any, str]:
     """(backend, description): ``c.web_search`` if given, else the context/env spec, built once
     per spec and ``web_timeout`` (keyed by the spec alone until 2026-11-30, so a later run on
-    the same components kept the first run's timeout)."""
+    the same components kept the first run's timeout; an offline snapshot, which has no timeout,
+    by its spec alone), at most :data:`MAX_BACKENDS` of them."""
     if c.web_search is not None:
         return c.web_search, getattr(c.web_search, "name", type(c.web_search).__name__)
     from ..tools.websearch import make_web_search
@@ -36,8 +40,12 @@ def web_backend(c: Components, ctx: Any) -> tuple[Any, str]:
     if not spec:
         return None, "none"
     timeout = float(getattr(ctx, "web_timeout", 10.0))
+    # an offline snapshot has no timeout: one index a spec, however many timeouts the runs give
+    key = spec if spec.strip().lower().startswith("offline:") else (spec, timeout)
     with _BACKEND_LOCK:
         cache = c.extra.setdefault("web_backends", {})
-        if (spec, timeout) not in cache:
-            cache[(spec, timeout)] = make_web_search(spec, timeout=timeout)
-        return cache[(spec, timeout)], spec
+        if key not in cache:
+            while len(cache) >= MAX_BACKENDS:  # a server whose clients set many timeouts: the oldest goes
+                cache.pop(next(iter(cache)))
+            cache[key] = make_web_search(spec, timeout=timeout)
+        return cache[key], spec

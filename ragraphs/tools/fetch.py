@@ -263,6 +263,9 @@ class PageFetcher:
                         raise FetchError(f"redirect without Location from {url}")
                     url = urljoin(url, loc)
                     continue
+                coding = (resp.getheader("Content-Encoding") or "identity").strip().lower()
+                if coding not in ("", "identity"):  # asked for identity; a server that compresses anyway
+                    raise FetchError(f"unsupported Content-Encoding {coding!r} from {url}")
                 full_type = resp.getheader("Content-Type") or ""
                 ctype = full_type.split(";")[0].strip().lower()
                 m = _CHARSET.search(full_type)
@@ -299,7 +302,7 @@ class PageFetcher:
             raise FetchError(f"HTTP {status} from {final}")
         if ctype and ctype not in HTML_TYPES + TEXT_TYPES:
             raise FetchError(f"not a text page ({ctype}) at {final}")
-        text = decode_page(body, charset)
+        text = decode_page(body, charset).replace("\r\n", "\n").replace("\r", "\n")
         if ctype in TEXT_TYPES:
             paras = [" ".join(p.split()) for p in text.split("\n\n") if p.strip()]
             title = ""
@@ -316,7 +319,8 @@ def fetch_results(fetcher: "PageFetcher", results: list, max_workers: int = 5) -
     import concurrent.futures as cf
 
     out = list(results)
-    urls = [(i, (p.get("meta") or {}).get("url")) for i, p in enumerate(out)]
+    # an offline snapshot's result is its page already: its address is never fetched
+    urls = [(i, (p.get("meta") or {}).get("url")) for i, p in enumerate(out) if not (p.get("meta") or {}).get("offline")]
     todo = [(i, str(u)) for i, u in urls if u]
     report: list[dict] = []
     if not todo:
@@ -330,7 +334,8 @@ def fetch_results(fetcher: "PageFetcher", results: list, max_workers: int = 5) -
                 report.append({"url": u, "ok": False, "error": f"{type(e).__name__}: {str(e)[:200]}"})
                 continue
             if not page.paragraphs:
-                report.append({"url": u, "ok": False, "error": "no text extracted; using the snippet"})
+                keeps = "; using the snippet" if (out[i].get("text") or "").strip() else "; the result has no snippet"
+                report.append({"url": u, "ok": False, "error": "no text extracted" + keeps})
                 continue
             p = out[i]
             meta = {**(p.get("meta") or {}), "fetched": True, "snippet": (p.get("text") or "")[:500]}
@@ -351,8 +356,10 @@ def query_paragraphs(query: str, text: str, max_chars: int) -> tuple[str, int, i
     from .bm25 import BM25Index
 
     paras = [p for p in (text or "").split("\n") if p.strip()]
-    if len(paras) <= 1 or len(text) <= max_chars:
+    if len(text) <= max_chars:
         return text, len(paras), len(paras)
+    if len(paras) == 1:  # one long paragraph: its opening, as the reader would read it
+        return paras[0][:max_chars], 1, 1
     scores = BM25Index([{"id": str(i), "title": "", "text": p} for i, p in enumerate(paras)]).scores(query)
     order = [i for i in sorted(range(len(paras)), key=lambda i: (-float(scores[i]), i)) if float(scores[i]) > 0]
     order = order or list(range(len(paras)))  # no paragraph shares a word: the opening

@@ -55,8 +55,8 @@ class OfflineCorpusSearch:
         from ..datasets import iter_rows
 
         pages: dict[str, Passage] = {}
-        for p in passages or []:
-            pages.setdefault(p["id"], {**p, "source": "web"})
+        for p in passages or []:  # given pages are the snapshot too: never fetched
+            pages.setdefault(p["id"], {**p, "source": "web", "meta": {**(p.get("meta") or {}), "offline": True}})
         for path in [paths] if isinstance(paths, str) else (paths or []):
             for row in iter_rows(path):
                 results = row.get("results")
@@ -201,7 +201,8 @@ class SearxngSearch:
         except FetchError as e:
             raise WebSearchError(f"SearXNG search failed: {e}") from e
         if status >= 400:
-            raise WebSearchError(f"SearXNG returned HTTP {status} (is format=json enabled?)")
+            hint = {403: " (is format=json enabled in its settings.yml?)", 429: " (rate limited: its limiter refused the search)"}
+            raise WebSearchError(f"SearXNG returned HTTP {status}{hint.get(status, '')}")
         if truncated:
             raise WebSearchError("SearXNG response larger than the size cap")
         try:

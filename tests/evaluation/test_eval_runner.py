@@ -127,11 +127,12 @@ def test_failures_are_recorded_and_resume_skips_finished(tmp_path, hotpot, corpu
 def test_summary_counts_subsets_and_errors():
     recs = [
         {"subset": "nq", "em": 1.0, "f1": 1.0, "acc": 1.0, "recall": 1.0, "docs": 2, "llm_calls": 1, "wall_s": 2.0, "node_s": {"g": 1.9}, "overhead_s": 0.1},
-        {"subset": "trivia", "em": 0.0, "f1": 0.5, "acc": 1.0, "recall": None, "docs": 2, "llm_calls": 1, "wall_s": 1.0, "node_s": {"g": 1.0}, "overhead_s": 0.0},
+        {"subset": "trivia", "em": 0.0, "f1": 0.5, "acc": 1.0, "recall": None, "docs": 2, "llm_calls": 1, "wall_s": 1.0, "node_s": {"g": 1.0}, "overhead_s": 0.0,
+         "web_error": "web search 'x' failed: TimeoutError"},
         {"subset": "trivia", "em": 0.0, "f1": 0.0, "acc": 0.0, "recall": None, "wall_s": 0.5, "error": "LLMError: down"},
     ]
     s = summarize(recs, dataset="odqa")
-    assert s["n"] == 3 and s["errors"] == 1
+    assert s["n"] == 3 and s["errors"] == 1 and s["web_errors"] == 1  # answered without the web it was given
     assert s["em"] == pytest.approx(1 / 3, abs=1e-4) and s["f1"] == pytest.approx(0.5)
     assert s["recall"] == 1.0 and s["n_with_gold"] == 1
     assert s["latency_s_avg"] == 1.5  # failed questions are left out of cost and time

@@ -342,3 +342,27 @@ def test_a_named_web_backend_is_built_for_the_runs_own_timeout():
     again, _ = web_backend(c, CRAGContext(web="searxng:http://127.0.0.1:9", web_timeout=1.0))
     other, _ = web_backend(c, CRAGContext(web="searxng:http://127.0.0.1:9", web_timeout=20.0))
     assert one is again and other is not one and (one.timeout, other.timeout) == (1.0, 20.0)
+
+
+def test_incorrect_with_web_results_that_hold_no_text_falls_back_and_says_why():
+    """Results with an address and no snippet whose pages cannot be read (fetching off here)
+    leave the web side empty: the Incorrect route falls back to the retrieved documents and the
+    run's ``web_error`` says why (review of 2026-11-30: the reader got nothing, silently)."""
+
+    class Cusco:
+        def search(self, query, k, mode="dense"):
+            return [make_passage("Cusco", "Cusco is a city in the Peruvian Andes.", score=0.4)][:k]
+
+    class Empty:
+        def search(self, query, k=5):
+            return [make_passage("A PDF", "", source="web", url="http://example.org/a.pdf")]
+
+    c = Components(llm=FakeAnswerChat(responses=["capital of Peru", "Lima"]), retriever=Cusco(), web_search=Empty(),
+                   judges={"evaluator": _LowJudge()})
+    out = build_crag_graph(c).invoke({"question": "What is the capital of Peru?"},
+                                     context=CRAGContext(k=1, fetch_pages=False, upper=0.5, lower=0.0))
+    assert out["action"] == "incorrect"
+    assert [p["title"] for p in out["passages"]] == ["Cusco"]
+    assert out["web_error"] == "the web results had no text to read"
+    step = [t for t in out["trace"] if t["node"] == "refine_web"][0]
+    assert step["fallback"].startswith("the web results had no text to read; answering from the retrieved")

@@ -477,3 +477,41 @@ def test_erm4_reads_the_paragraphs_of_a_fetched_page_its_query_asks_about(server
     text = "alpha one\nbeta two\ngamma three\ndelta four"
     assert query_paragraphs("delta beta", text, 20) == ("beta two\ndelta four", 2, 4)
     assert query_paragraphs("zeta", text, 10) == ("alpha one", 1, 4)
+
+
+def test_web_faults_found_in_review(server, tmp_path):
+    """Review of 2026-11-30: an offline snapshot's addresses are never fetched (ERM4 fetched them);
+    a text page with CRLF line ends is split into its paragraphs; a compressed reply the fetcher
+    did not ask for is refused by name; SearXNG's 429 is named as rate limiting; an offline
+    backend is built once whatever the run's timeout."""
+    import gzip
+
+    from ragraphs.components import Components
+    from ragraphs.nodes.web import web_backend
+    from ragraphs.settings import CRAGContext
+    from ragraphs.tools.fetch import fetch_results
+
+    base, routes = server
+    asked = []
+    routes["/wiki"] = lambda h, q: (asked.append(1), _send(h, PAGE.encode()))
+    snap = OfflineCorpusSearch(passages=[{"id": "p1", "title": "Evan Abraham", "text": "He was a unionist.",
+                                          "meta": {"url": base + "/wiki"}}])
+    got = snap.search("Evan Abraham unionist", k=1)
+    assert got[0]["meta"]["offline"] is True
+    out, report = fetch_results(PageFetcher(timeout=2, allow_private=True), got)
+    assert out == got and report == [] and asked == []
+    routes["/crlf"] = lambda h, q: _send(h, b"First paragraph here.\r\n\r\nSecond one.\r\n", ctype="text/plain")
+    page = PageFetcher(timeout=2, allow_private=True).fetch(base + "/crlf")
+    assert page.paragraphs == ["First paragraph here.", "Second one."]
+    routes["/gz"] = lambda h, q: _send(h, gzip.compress(PAGE.encode()), headers={"Content-Encoding": "gzip"})
+    with pytest.raises(FetchError, match="unsupported Content-Encoding 'gzip'"):
+        PageFetcher(timeout=2, allow_private=True).fetch(base + "/gz")
+    routes["/search"] = lambda h, q: _send(h, b"slow down", status=429)
+    with pytest.raises(WebSearchError, match="HTTP 429 .rate limited"):
+        SearxngSearch(base).search("x")
+    path = tmp_path / "pages.jsonl"
+    path.write_text(json.dumps({"title": "Lima", "text": "Lima is the capital of Peru."}) + "\n")
+    c = Components()
+    first = web_backend(c, CRAGContext(web=f"offline:{path}", web_timeout=1.0))[0]
+    assert web_backend(c, CRAGContext(web=f"offline:{path}", web_timeout=2.0))[0] is first
+    assert len(c.extra["web_backends"]) == 1
