@@ -109,6 +109,8 @@ def make_llm(spec: str | None = None, *, max_tokens: int = 64, timeout: float | 
             timeout = float(os.environ.get("RAGRAPHS_LLM_TIMEOUT", "120"))
         except ValueError as e:
             raise ConfigError("RAGRAPHS_LLM_TIMEOUT must be a number of seconds") from e
+        if not 0 < timeout < 1e7:  # 0 read as a connection error, a negative or NaN one inside the client
+            raise ConfigError(f"RAGRAPHS_LLM_TIMEOUT must be a positive number of seconds, got {timeout:g}")
     kind, _, arg = spec.partition(":")
     kind = kind.lower()
     retries = _env_retries()
@@ -142,7 +144,9 @@ def make_llm(spec: str | None = None, *, max_tokens: int = 64, timeout: float | 
             # OpenAI-compatible servers ignore (llama-cpp-python's generates until its context
             # is full); they all read the older `max_tokens`, so a local server gets both
             kw["extra_body"] = {"max_tokens": max_tokens}
-        llm = ChatOpenAI(**kw)
+        # usage in streamed replies too (Studio's messages stream): langchain-openai asks for it
+        # only from api.openai.com, so a local server's runs counted no output tokens
+        llm = ChatOpenAI(**kw, stream_usage=True)
     elif kind in ("openai-completion", "openai-completions"):
         if not arg:
             raise ConfigError("openai-completion spec needs a model name: openai-completion:<model>")
@@ -211,9 +215,13 @@ def complete(
         kwargs["stop"] = stop
     if max_tokens:
         kwargs["max_tokens"] = max_tokens
-        body = getattr(llm, "extra_body", None)
-        if isinstance(body, dict) and "max_tokens" in body:  # a local server's copy of the limit: this call's
-            kwargs["extra_body"] = {**body, "max_tokens": max_tokens}
+    base = str(getattr(llm, "openai_api_base", None) or "")
+    limit = max_tokens or getattr(llm, "max_tokens", None)
+    if base and "api.openai.com" not in base and limit and not isinstance(llm, BaseLLM):
+        # an OpenAI-compatible server, whoever built the model (make_llm or the user's own
+        # ChatOpenAI): langchain-openai sends `max_completion_tokens`, which llama-cpp-python's
+        # server ignores (it wrote until its context was full); they all read `max_tokens`
+        kwargs["extra_body"] = {**(getattr(llm, "extra_body", None) or {}), "max_tokens": int(limit)}
     try:
         if isinstance(llm, BaseLLM):  # a plain completion model: the prompt goes verbatim
             res = llm.generate([prompt], tags=tags, **kwargs)
@@ -233,13 +241,19 @@ def complete(
         cut = _cut_by_length(e)
         if cut is not None:
             return cut
-        first = str(e).splitlines()[0] if str(e) else ""
+        first = " ".join(str(e).split())[:400]  # one line, the cause included (a first line may be "1 validation error:")
         # a server may echo the key it was sent: the message must not carry it on
         raise LLMError(redact(f"LLM call failed ({model_label(llm)}): {type(e).__name__}: {first}")) from e
+    # a reasoning model served without a reasoning parser writes its thinking inline, first
+    text = _THINKING.sub("", text)
+    # a server that reports no usage (llama-cpp-python's when streaming): about 4 characters a token
     n_in = int(usage.get("input_tokens") or 0) or max(1, len(prompt) // 4)
-    n_out = int(usage.get("output_tokens") or 0)
+    n_out = int(usage.get("output_tokens") or 0) or (max(1, len(text) // 4) if text.strip() else 0)
     return Completion(text=text, input_tokens=n_in, output_tokens=n_out,
                       finish_reason=finish if isinstance(finish, str) else None)
+
+
+_THINKING = re.compile(r"^\s*<(think|thinking|reasoning)>.*?</\1>\s*", re.S | re.I)
 
 
 def model_label(llm: Any) -> str:
@@ -247,6 +261,8 @@ def model_label(llm: Any) -> str:
     endpoint, a GGUF's path, else the class name."""
     name = getattr(llm, "model_name", None) or getattr(llm, "model", None)
     base = getattr(llm, "openai_api_base", None)
+    if name and base is None and hasattr(llm, "openai_api_base"):  # no OPENAI_BASE_URL: the client's default
+        base = "https://api.openai.com/v1 (OPENAI_BASE_URL is not set)"
     if name and base:
         return f"{name} at {re.sub(r'//[^/@]*@', '//', str(base))}"  # no user:password@ from the address
     path = getattr(llm, "model_path", None)

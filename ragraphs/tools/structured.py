@@ -332,12 +332,13 @@ _NO_SCHEMA: dict[int, Any] = {}
 
 
 def _schema_refused(e: LLMError) -> bool:
-    """Whether the server refused the call for its ``response_format`` (HTTP 400/422 naming it:
-    a server that offers ``json_object`` or nothing, not ``json_schema``)."""
+    """Whether the server refused the call for its ``response_format`` (an HTTP error naming it:
+    a server that offers ``json_object`` or nothing, not ``json_schema``; llama-cpp-python's
+    server answers such a request with HTTP 500 and a validation error, others with 400/422)."""
     cause = e.__cause__
     said = str(cause or "").lower()
     kinds = {k.__name__ for k in type(cause).__mro__}  # langchain-openai's own subclasses of openai's
-    return (bool(kinds & {"BadRequestError", "UnprocessableEntityError"})
+    return (bool(kinds & {"BadRequestError", "UnprocessableEntityError", "InternalServerError", "APIStatusError"})
             and any(w in said for w in ("response_format", "json_schema", "response format")))
 
 

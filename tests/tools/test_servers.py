@@ -68,6 +68,17 @@ def test_llama_cpp_openai_server_answers_through_langchain_openai(tmp_path, port
         assert "paris" in out["answer"].lower()
         assert "POST /v1/completions" in (tmp_path / "llama-server.log").read_text()
         assert "sk-local-test" not in r.stdout + r.stderr
+        # a structured decision: this server refuses `json_schema` with HTTP 500 (a validation
+        # error; it takes `text` and `json_object`), which is read as a refusal: the decision is
+        # asked again without the schema and read leniently (it failed every decision until 2026-11-30)
+        from langchain_openai import ChatOpenAI
+
+        from ragraphs.tools import structured as S
+
+        chat = ChatOpenAI(model="gemma-local", api_key="sk-local-test", base_url=f"http://127.0.0.1:{port}/v1",
+                          max_retries=0, max_tokens=24)
+        d = S.decide(chat, "Question: Who wrote Hamlet?\nKeywords:", S.Keywords)
+        assert d.mode == "lenient" and S.constraint_mode(chat) == "lenient" and d.calls >= 1
     finally:
         stop_process(proc)
 

@@ -351,6 +351,28 @@ def test_a_server_that_refuses_json_schema_is_read_leniently_from_then_on():
     assert ["response_format" in b for b in server.bodies] == [True, False, False]
 
 
+def test_a_server_that_answers_json_schema_with_a_500_validation_error_is_read_leniently():
+    """llama-cpp-python's server (the `[server]` extra) answers ``json_schema`` with HTTP 500 and
+    a validation error naming ``response_format``: a refusal like a 400, not a failed question."""
+    from langchain_openai import ChatOpenAI
+
+    def respond(body, headers):
+        if "response_format" in body:
+            return 500, {"error": {"message": "1 validation error for CreateChatCompletionRequest\nresponse_format.type\n"
+                                              "  Input should be 'text' or 'json_object' [type=literal_error, "
+                                              "input_value='json_schema', input_type=str]",
+                                   "type": "internal_server_error", "param": None, "code": None}}
+        return 200, chat_completion('{"keywords": ["Hamlet", "author"]}', body["model"], 9, 9)
+
+    server = ChatEndpoint(respond)
+    try:
+        llm = ChatOpenAI(model="llama-cpp-server", api_key="x", base_url=server.url, max_retries=0)
+        d = S.decide(llm, "Question: Who wrote Hamlet?\nKeywords:", S.Keywords)
+    finally:
+        server.close()
+    assert d.mode == "lenient" and d.value.keywords == ["Hamlet", "author"]
+
+
 def test_a_strict_read_takes_nothing_mended():
     """Text over a field's ``maxLength`` (a server that ignores it), a string where a list is
     due, or more items than allowed are mended (cut at a word's end, wrapped, dropped) but
@@ -473,3 +495,35 @@ def test_a_refused_schema_is_remembered_for_that_model_object_only(monkeypatch):
     assert S.constraint_mode(b) == "json_schema"
     monkeypatch.setitem(S._NO_SCHEMA, id(b), b)
     assert S.constraint_mode(b) == "lenient"
+
+
+def test_openai_compatible_calls_found_in_review(monkeypatch):
+    """Review of 2026-11-30: a user's own ChatOpenAI at a local server gets `max_tokens` too
+    (llama-cpp-python's server ignores `max_completion_tokens`); a reasoning model's inline
+    thinking is not the answer; a reply without usage counts its output; a bad
+    RAGRAPHS_LLM_TIMEOUT is refused; a model without OPENAI_BASE_URL names the default endpoint."""
+    from langchain_openai import ChatOpenAI
+
+    from ragraphs.errors import ConfigError
+    from ragraphs.tools.llm import complete, make_llm, model_label
+
+    def respond(body, headers):
+        return 200, chat_completion("<think>\nthe capital... France\n</think>\nParis", body["model"])  # no usage
+
+    server = ChatEndpoint(respond)
+    try:
+        mine = ChatOpenAI(model="local", api_key="x", base_url=server.url, max_retries=0, max_tokens=7)
+        out = complete(mine, "Question: capital of France?\nAnswer:")
+        out5 = complete(mine, "Question: capital of France?\nAnswer:", max_tokens=5)
+    finally:
+        server.close()
+    assert server.bodies[0]["max_tokens"] == 7 and server.bodies[1]["max_tokens"] == 5
+    assert out.text == "Paris" and out.output_tokens >= 1
+    for bad in ("0", "-5", "nan"):
+        monkeypatch.setenv("RAGRAPHS_LLM_TIMEOUT", bad)
+        with pytest.raises(ConfigError, match="RAGRAPHS_LLM_TIMEOUT"):
+            make_llm("openai:some-model")
+    monkeypatch.delenv("RAGRAPHS_LLM_TIMEOUT")
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.delenv("OPENAI_API_BASE", raising=False)
+    assert "api.openai.com" in model_label(ChatOpenAI(model="m", api_key="x"))
