@@ -113,6 +113,8 @@ def open_checkpointer(spec: str | None = None, *, must_exist: bool = False):
         raise ConfigError(f"--checkpointer {path} is a directory; give a file name such as {path}/checkpoints.sqlite")
     if must_exist and (not os.path.isfile(path) or os.path.getsize(path) == 0):
         raise InputError(f"no checkpoints in {path}: `ragraphs ask ... --thread ID` keeps a run there")
+    if must_exist:  # history / replay: another program's SQLite file is refused, not given tables and WAL mode
+        _check_checkpoint_file(path)
     try:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         db = sqlite3.connect(path, check_same_thread=False)
@@ -124,6 +126,19 @@ def open_checkpointer(spec: str | None = None, *, must_exist: bool = False):
         raise ConfigError(f"cannot create the checkpointer file {path}: {e}") from e
     _OPEN.append(db)
     return lite
+
+
+def _check_checkpoint_file(path: str) -> None:
+    """A :class:`ConfigError` unless ``path`` holds LangGraph's SQLite checkpoint tables (read
+    without writing: opened read-only)."""
+    try:
+        with sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True) as ro:
+            cols = {r[1] for r in ro.execute("PRAGMA table_info(checkpoints)")}
+    except sqlite3.DatabaseError as e:
+        raise ConfigError(f"cannot use {path} as a SQLite checkpointer: {e}") from e
+    if not {"thread_id", "checkpoint_id", "checkpoint"} <= cols:
+        raise ConfigError(f"{path} is not a checkpoint file (it has no LangGraph checkpoints table); "
+                          "give the file `ragraphs ask --thread` wrote")
 
 
 @asynccontextmanager

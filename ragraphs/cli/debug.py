@@ -88,6 +88,13 @@ def stored_context(meta: dict, method: str) -> dict[str, Any]:
     return {k: v for k, v in meta.items() if k in names and isinstance(v, (str, int, float, bool))}
 
 
+def _records_settings(meta: dict) -> bool:
+    """Whether a checkpoint's metadata records its run's settings (ragraphs' record, or a
+    LangGraph server's run, whose settings are metadata keys); an ``update_state`` or a plain
+    LangGraph run records none."""
+    return META_CONTEXT in meta or bool(meta.get("graph_id"))
+
+
 def _loads(s: Any) -> dict:
     if isinstance(s, dict):
         return s
@@ -141,7 +148,10 @@ def _graph_for(thread_id: str, saver, method: str | None, components=None):
     meta = dict(tup.metadata or {})
     # runs made by ragraphs carry their method; runs made on a LangGraph server carry the
     # graph id (the same names, see langgraph.json)
-    method = method or meta.get(META_METHOD) or (meta.get("graph_id") if meta.get("graph_id") in {*method_names(), CHAT} else None)
+    recorded = meta.get(META_METHOD) or (meta.get("graph_id") if meta.get("graph_id") in {*method_names(), CHAT} else None)
+    if method and recorded and method != recorded:  # --method is for threads that did not record theirs
+        raise InputError(f"thread {thread_id!r} holds runs of method {recorded!r}, not {method!r}; leave --method out")
+    method = method or recorded
     if method == CHAT:  # a conversation of `ragraphs chat` or the server's chat graph
         from ..graphs.chat import build_chat_graph
 
@@ -190,6 +200,7 @@ def load_history(graph, thread_id: str) -> list[dict]:
                 "answer": (s.values or {}).get("answer", _last_message(s.values, "ai")),
                 "question": (s.values or {}).get("question", _last_message(s.values, "human")),
                 "config": s.config,
+                "metadata": dict(s.metadata or {}),  # the run settings this checkpoint's run had
             }
         )
     return rows
@@ -252,8 +263,11 @@ def thread_contexts(saver, thread_id: str, method: str) -> list[dict[str, Any]]:
     ``--set``, a chat turn with other options: each run keeps its own)."""
     seen: list[dict[str, Any]] = []
     for tup in reversed(list(saver.list({"configurable": {"thread_id": thread_id}}))):
-        ctx = stored_context(dict(tup.metadata or {}), method)
-        if ctx and ctx not in seen:
+        meta = dict(tup.metadata or {})
+        if not _records_settings(meta):
+            continue
+        ctx = stored_context(meta, method)
+        if ctx not in seen:  # a run with the defaults ({}) is a run's settings too
             seen.append(ctx)
     return seen
 
@@ -271,7 +285,7 @@ def cmd_history(args: argparse.Namespace) -> int:
                     "method": method,
                     "context": stored_context(meta, method),  # the latest run's
                     "contexts": contexts,  # every run's, oldest first
-                    "checkpoints": [{k: v for k, v in r.items() if k != "config"} for r in rows],
+                    "checkpoints": [{k: v for k, v in r.items() if k not in ("config", "metadata")} for r in rows],
                 },
                 default=str,
             )
@@ -319,10 +333,17 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
     saver = open_checkpointer(args.checkpointer, must_exist=True)
     # a first pass without components only reads the thread's metadata
-    _, method, meta = _graph_for(args.thread_id, saver, args.method)
+    first, method, meta = _graph_for(args.thread_id, saver, args.method)
     if method == CHAT:
         raise InputError(f"thread {args.thread_id!r} is a chat; go on with it with `ragraphs chat --thread "
                          f"{args.thread_id}` (`ragraphs history` shows its turns)")
+    if args.from_step is not None:  # the run at that checkpoint: its settings and store, not the latest run's
+        picked = _select(load_history(first, args.thread_id), args.from_step)
+        if not picked["next"]:
+            raise InputError(f"checkpoint {picked['checkpoint_id']} ends its run (nothing to re-run); give --from an "
+                             "earlier step (see `ragraphs history`)")
+        if _records_settings(picked["metadata"]):
+            meta = picked["metadata"]
     store = _loads(meta.get(META_STORE))
     if not store:  # a run made on a LangGraph server: its store, as the server was told of it
         from ..components import server_store
@@ -334,7 +355,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         collection=args.collection or store.get("collection") or "ragraphs",
     )
     components = make_components(ns, create_collection=False)
-    graph, method, meta = _graph_for(args.thread_id, saver, method, components)
+    graph, method, _ = _graph_for(args.thread_id, saver, method, components)
     sets = parse_settings(args.set)
     check_setting_names(get_context_class(method), sets, method)
     values = {**stored_context(meta, method), **sets}
@@ -364,6 +385,11 @@ def cmd_replay(args: argparse.Namespace) -> int:
             f"[{start['checkpoint_id']}]; next: {', '.join(start['next']) or '(end)'}",
             file=sys.stderr,
         )
+    if method != "none":  # the store and MiniLM opened before the clock, as `ask` does (warm_up warms a built one)
+        try:
+            components.retriever
+        except (ConfigError, InputError):  # a replay after the retrieval may need no store: a node that does says so
+            pass
     load_s = components.warm_up(ctx)  # so that the re-run nodes' times are their own, not the loading
     if args.trace:
         print(f"--- models loaded before the run ({load_s * 1000:.0f} ms)", file=sys.stderr)

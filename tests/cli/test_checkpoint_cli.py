@@ -55,16 +55,22 @@ def test_thread_history_and_time_travel_on_the_default_sqlite_file(tmp_path, cap
     assert code == 2 and len(at1) == 2 and "step 1 is on 2 branches of this thread" in err
     assert all(cid in err for cid in at1) and "give --from the checkpoint id" in err
 
-    # replay from a checkpoint id prefix works too
+    # replay from a checkpoint id prefix works too, with the settings of the run that wrote
+    # that checkpoint (the first run's, llm=fake:Lima), not the latest replay's --set (until 2026-11-30)
     first_done = next(c for c in hist["checkpoints"] if c["answer"] == "Lima" and not c["next"])
     code, out, err = main_captured(capsys, "replay", "peru", "--from", hist["checkpoints"][1]["checkpoint_id"][:30], "--json")
     rep = json.loads(out)
-    assert code == 0 and rep["answer"] == "Cusco" and rep["from_step"] == 0
+    assert code == 0 and rep["answer"] == "Lima" and rep["from_step"] == 0
     assert first_done["checkpoint_id"] != rep["checkpoint_id"]
 
-    # a complete thread has nothing to continue
+    # a complete thread has nothing to continue, nor has a run's last checkpoint
     code, out, err = main_captured(capsys, "replay", "peru")
     assert code == 0 and "is complete" in err
+    code, out, err = main_captured(capsys, "replay", "peru", "--from", first_done["checkpoint_id"])
+    assert code == 2 and "ends its run (nothing to re-run)" in err
+    # --method is for threads that did not record theirs: another one is refused
+    code, out, err = main_captured(capsys, "history", "peru", "--method", "vanilla")
+    assert code == 2 and "holds runs of method 'none', not 'vanilla'" in err
 
 
 def test_a_second_question_on_a_thread_is_its_own_run_and_history_shows_both(tmp_path, capsys):
@@ -250,3 +256,21 @@ def test_a_threads_store_is_kept_as_an_absolute_path(tmp_path, monkeypatch):
     kept = store_of(argparse.Namespace(store="store", store_url=None, collection="caps"))
     assert kept == {"store": str(tmp_path / "store"), "store_url": None, "collection": "caps"}
     assert os.path.isabs(kept["store"]) and store_of(argparse.Namespace())["store"] is None
+
+
+def test_history_refuses_a_sqlite_file_that_holds_no_checkpoints_and_leaves_it_as_it_was(tmp_path, capsys):
+    """Review of 2026-11-30: ``history`` / ``replay`` on another program's SQLite file gave it
+    LangGraph's tables and WAL mode; it is now read read-only and refused."""
+    import sqlite3
+
+    other = tmp_path / "app.sqlite3"
+    with sqlite3.connect(other) as conn:
+        conn.execute("CREATE TABLE users (id INTEGER, name TEXT)")
+    before = other.read_bytes()
+    for verb in ("history", "replay"):
+        code, out, err = main_captured(capsys, verb, "t1", "--checkpointer", str(other))
+        assert code == 2 and "is not a checkpoint file" in err
+    assert other.read_bytes() == before
+    with sqlite3.connect(other) as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+        assert [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")] == ["users"]
