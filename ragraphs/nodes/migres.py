@@ -121,8 +121,9 @@ def make_filter_knowledge(c: Components) -> Node[MIGRESState, MIGRESContext]:
 
     Each retrieved passage is scored against the query that found it by the relevance
     judge (``c.judge("evaluator")``); passages under ``passage_threshold`` are dropped.
-    A surviving passage is cut into sentences, each scored by the same judge; sentences
-    under ``sentence_threshold`` are dropped, unless the whole passage scores above all its
+    A surviving passage is cut into sentences, each scored by the same judge with the
+    passage's title, as the passage is (``"Title. sentence"``); sentences under
+    ``sentence_threshold`` are dropped, unless the whole passage scores above all its
     sentences, in which case it is kept whole. Hard negatives and text already read are
     skipped (Memory Module); the best ``max_passages`` go on.
     """
@@ -148,8 +149,8 @@ def make_filter_knowledge(c: Components) -> Node[MIGRESState, MIGRESContext]:
         for j, (p, _) in enumerate(survivors):
             sents = split_sentences(p["text"])
             split.append(sents)
-            for s in sents:
-                sent_pairs.append((p["meta"]["query"], s))
+            for s in sents:  # on the passage's own basis, "Title. sentence" (its text alone until 2026-11-30)
+                sent_pairs.append((p["meta"]["query"], filter_doc({**p, "text": s})))
                 owners.append(j)
         s_scores = judge.score_batch(sent_pairs) if sent_pairs else []
         per: list[list[float]] = [[] for _ in survivors]

@@ -396,6 +396,35 @@ def test_sentence_filter_keeps_relevant_sentences_or_whole_passage(corpus):
     assert [p["id"] for p in out["candidates"]] == [p2["id"], p1["id"]]  # by passage score
 
 
+def test_sentences_are_scored_on_their_passages_basis_with_its_title(corpus):
+    """The passage is scored as "Title. text"; its sentences as "Title. sentence" (alone until
+    2026-11-30, so the title's score kept titled passages whole too often), and a kept sentence
+    keeps its own words."""
+    from ragraphs.nodes.migres import make_filter_knowledge
+    from ragraphs.state.types import make_passage
+
+    class Rt:
+        context = MIGRESContext(passage_threshold=0.0, sentence_threshold=0.5, max_passages=5)
+
+    class NamesTitle:
+        seen: list[str] = []
+
+        def score_batch(self, pairs):
+            self.seen += [b for _, b in pairs]
+            return np.asarray([0.8 if b.startswith("Flora. ") and "born" in b else 0.6 if b.startswith("Flora. ") else 0.0
+                               for _, b in pairs], dtype=np.float32)
+
+    judge = NamesTitle()
+    p = make_passage("Flora", "Henrik Selberg was born in Flora. It is a town. It has a port.")
+    c = Components(llm=FakeAnswerChat(), retriever=corpus, judges={"evaluator": judge})
+    out = make_filter_knowledge(c)({"question": "q", "candidates": [{**p, "meta": {"query": "q"}}]}, Rt())
+    assert judge.seen == ["Flora. Henrik Selberg was born in Flora. It is a town. It has a port.",
+                          "Flora. Henrik Selberg was born in Flora.", "Flora. It is a town.", "Flora. It has a port."]
+    # the passage (0.6) does not beat its best sentence (0.8): its sentences at or over 0.5 are kept
+    assert out["candidates"][0]["text"] == "Henrik Selberg was born in Flora. It is a town. It has a port."
+    assert out["candidates"][0]["meta"]["kept"] == "3/3 sentences"
+
+
 class TitleNLI:
     """Entails only when the premise names the title it was trained to read first."""
 
