@@ -178,9 +178,23 @@ async def open_async_checkpointer(spec: str | None = None) -> AsyncIterator:
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
     path = sqlite_path(spec)
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    if os.path.isdir(path):  # the sync opener's checks (raw sqlite3 errors until 2026-11-30)
+        raise ConfigError(f"checkpointer {path} is a directory; give a file name such as {path}/checkpoints.sqlite")
+    if os.path.isfile(path) and os.path.getsize(path) > 0:
+        try:
+            with sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True) as ro:
+                ro.execute("SELECT name FROM sqlite_master LIMIT 1").fetchall()
+        except sqlite3.DatabaseError as e:
+            raise ConfigError(f"cannot use {path} as a SQLite checkpointer: {e}") from e
+    try:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ConfigError(f"cannot create the checkpointer file {path}: {e}") from e
     async with AsyncSqliteSaver.from_conn_string(path) as lite:
-        await lite.setup()
+        try:
+            await lite.setup()
+        except sqlite3.DatabaseError as e:
+            raise ConfigError(f"cannot use {path} as a SQLite checkpointer: {e}") from e
         yield lite
 
 

@@ -85,7 +85,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
     config = None
     checkpointer = None
     if getattr(args, "thread", None):
-        from .debug import check_thread_method, open_checkpointer, store_of, thread_config
+        from ..checkpoint import open_checkpointer
+        from .threads import check_thread_method, store_of, thread_config
 
         checkpointer = open_checkpointer(args.checkpointer)
         check_thread_method(checkpointer, args.thread, args.method)

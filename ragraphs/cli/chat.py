@@ -66,7 +66,8 @@ def cmd_chat(args: argparse.Namespace) -> int:
     if retr is not None and hasattr(retr, "count") and retr.count() == 0:
         print("warning: the store is empty; run `ragraphs ingest PATH` first", file=sys.stderr)
     if args.thread:
-        from .debug import CHAT, check_thread_method, open_checkpointer, store_of, thread_config
+        from ..checkpoint import open_checkpointer
+        from .threads import CHAT, check_thread_method, store_of, thread_config
 
         saver, thread = open_checkpointer(args.checkpointer), args.thread
         check_thread_method(saver, thread, CHAT)

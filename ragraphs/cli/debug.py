@@ -17,109 +17,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
+import sqlite3
 import sys
 from typing import Any
 
 from ..checkpoint import describe, open_checkpointer
 from ..errors import ConfigError, InputError
 from .common import make_components, stream_run
+from .threads import (CHAT, META_METHOD, META_STORE, _loads, _records_settings, check_thread_method, infer_method,
+                      store_of, stored_context, thread_config)
 
-__all__ = ["open_checkpointer", "thread_config", "register", "load_history", "infer_method"]
-
-META_METHOD = "ragraphs_method"
-META_CONTEXT = "ragraphs_context"
-META_STORE = "ragraphs_store"
-CHAT = "chat"  # the chat graph's threads: `ragraphs chat --thread`, or the server's "chat" graph
-
-
-def thread_config(
-    thread_id: str,
-    method: str,
-    context_values: dict[str, Any] | None = None,
-    store: dict[str, Any] | None = None,
-) -> dict:
-    """The run config for a persistent thread: its id, plus the method, run settings and
-    store in the metadata LangGraph writes into every checkpoint (strings only survive, so
-    the dicts are stored as JSON)."""
-    return {
-        "configurable": {"thread_id": str(thread_id)},
-        "metadata": {
-            META_METHOD: method,
-            META_CONTEXT: json.dumps({k: v for k, v in (context_values or {}).items() if v is not None}, default=str),
-            META_STORE: json.dumps({k: v for k, v in (store or {}).items() if v is not None}),
-        },
-    }
-
-
-def check_thread_method(saver, thread_id: str, method: str) -> None:
-    """A :class:`ConfigError` when thread ``thread_id`` already holds runs of another method
-    (or a chat): a thread is one graph's, and its history and replay read it with that graph."""
-    tup = saver.get_tuple({"configurable": {"thread_id": str(thread_id)}})
-    held = (tup.metadata or {}).get(META_METHOD) if tup is not None else None
-    if held and held != method:
-        what = "a chat" if held == CHAT else f"runs of method {held!r}"
-        fix = "give another --thread id" + ("" if held == CHAT else f", or --method {held}")
-        raise ConfigError(f"thread {thread_id!r} holds {what}; a thread is one graph's: {fix}")
-
-
-def store_of(args: argparse.Namespace) -> dict[str, Any]:
-    """The store a run read, for the thread's metadata: a folder as an absolute path, so that a
-    replay from another directory reads the same one (it was kept as typed until 2026-11-30)."""
-    store = getattr(args, "store", None)
-    return {
-        "store": os.path.abspath(store) if store else None,
-        "store_url": getattr(args, "store_url", None),
-        "collection": getattr(args, "collection", None),
-    }
-
-
-def stored_context(meta: dict, method: str) -> dict[str, Any]:
-    """The run settings recorded in a checkpoint's metadata: ragraphs' own JSON record, else
-    (a run made on a LangGraph server) the metadata keys that are settings of the method."""
-    if META_CONTEXT in meta:
-        return _loads(meta.get(META_CONTEXT))
-    from dataclasses import fields
-
-    from ..graphs import get_context_class
-    from ..settings import ChatContext
-
-    names = {f.name for f in fields(ChatContext if method == CHAT else get_context_class(method))}
-    return {k: v for k, v in meta.items() if k in names and isinstance(v, (str, int, float, bool))}
-
-
-def _records_settings(meta: dict) -> bool:
-    """Whether a checkpoint's metadata records its run's settings (ragraphs' record, or a
-    LangGraph server's run, whose settings are metadata keys); an ``update_state`` or a plain
-    LangGraph run records none."""
-    return META_CONTEXT in meta or bool(meta.get("graph_id"))
-
-
-def _loads(s: Any) -> dict:
-    if isinstance(s, dict):
-        return s
-    try:
-        v = json.loads(s or "{}")
-        return v if isinstance(v, dict) else {}
-    except (TypeError, ValueError):
-        return {}
-
-
-def infer_method(node_names: set[str]) -> str | None:
-    """The method whose graph has every node seen in a thread (fallback for threads written
-    without ragraphs metadata); the smallest such graph wins."""
-    from ..graphs import build_graph, method_names
-
-    best: tuple[int, str] | None = None
-    for m in method_names():
-        try:
-            nodes = set(build_graph(m).nodes) - {"__start__"}
-        except Exception:
-            continue
-        if node_names and node_names <= nodes and (best is None or len(nodes) < best[0]):
-            best = (len(nodes), m)
-    return best[1] if best else None
-
+__all__ = ["check_thread_method", "infer_method", "load_history", "open_checkpointer", "register", "store_of", "thread_config"]
 
 def _checkpoints_only():
     """Components for a graph that only reads a thread's checkpoints: compiling a graph reads
@@ -142,7 +50,10 @@ def _graph_for(thread_id: str, saver, method: str | None, components=None):
 
     components = components if components is not None else _checkpoints_only()
 
-    tup = saver.get_tuple({"configurable": {"thread_id": thread_id}})
+    try:
+        tup = saver.get_tuple({"configurable": {"thread_id": thread_id}})
+    except (ValueError, TypeError, sqlite3.DatabaseError) as e:  # damaged, or a foreign table of that name
+        raise ConfigError(f"cannot read the checkpoints of thread {thread_id!r}: {type(e).__name__}: {e}") from e
     if tup is None:
         raise InputError(f"no checkpoints for thread {thread_id!r}")
     meta = dict(tup.metadata or {})
@@ -158,11 +69,16 @@ def _graph_for(thread_id: str, saver, method: str | None, components=None):
         return build_chat_graph(components, checkpointer=saver), CHAT, meta
     if not method:
         seen: set[str] = set()
+        traced = False
         for tup in saver.list({"configurable": {"thread_id": thread_id}}):
             for e in (tup.checkpoint.get("channel_values") or {}).get("trace") or []:
                 if isinstance(e, dict) and e.get("node"):
                     seen.add(e["node"])
+                    traced = True
             seen.update(k for k in (tup.checkpoint.get("channel_versions") or {}) if k.startswith("branch:to:"))
+        if not traced:  # another LangGraph app's thread: node names alone matched any retrieve -> generate graph
+            raise ConfigError(f"thread {thread_id!r} holds no ragraphs trace: not a ragraphs run, or one that "
+                              "recorded nothing; pass --method if it is one")
         nodes = {s.removeprefix("branch:to:") for s in seen} - {"__start__"}
         method = infer_method(nodes)
         if not method:
@@ -176,7 +92,10 @@ def load_history(graph, thread_id: str) -> list[dict]:
     """The thread's checkpoints, oldest first, each as a dict: ``step``, ``checkpoint_id``,
     ``parent_id``, ``source``, ``ran`` (the trace entries written since the parent
     checkpoint: node, time, details), ``next`` (nodes to run), ``answer``, ``config``."""
-    snaps = list(graph.get_state_history({"configurable": {"thread_id": thread_id}}))
+    try:
+        snaps = list(graph.get_state_history({"configurable": {"thread_id": thread_id}}))
+    except (ValueError, TypeError, sqlite3.DatabaseError) as e:  # a damaged checkpoint: one line, not a traceback
+        raise ConfigError(f"cannot read the checkpoints of thread {thread_id!r}: {type(e).__name__}: {e}") from e
     snaps.reverse()
     by_id = {s.config["configurable"]["checkpoint_id"]: s for s in snaps}
     rows = []
@@ -237,6 +156,8 @@ def print_history(rows: list[dict], *, full: bool = False, out=None) -> None:
                 what = "input received"
             elif r["source"] == "fork":
                 what = "fork: a copy of its parent, where a replay starts"
+            elif r["source"] == "update":
+                what = "state edited (update_state)"
             elif r["step"] == 0 or prev_source == "input":
                 what = "ran __start__ (input written to the state)"
             else:
@@ -315,6 +236,9 @@ def _select(rows: list[dict], wanted: str) -> dict:
         hits = [r for r in rows if r["checkpoint_id"].startswith(w)]
         if len(hits) == 1:
             return hits[0]
+        if not hits:
+            raise InputError(f"--from {w!r} is no checkpoint of this thread (nor a step number); "
+                             "`ragraphs history THREAD` lists its checkpoints")
         raise InputError(f"--from {w!r} matches {len(hits)} checkpoints; give a step number or a longer id")
     hits = [r for r in rows if r["step"] == step]
     if not hits:
@@ -358,8 +282,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     graph, method, _ = _graph_for(args.thread_id, saver, method, components)
     sets = parse_settings(args.set)
     check_setting_names(get_context_class(method), sets, method)
-    values = {**stored_context(meta, method), **sets}
-    ctx = context_from(get_context_class(method), values)
+    recorded = stored_context(meta, method) if _records_settings(meta) else None
     rows = load_history(graph, args.thread_id)
     if args.from_step is None:
         start = rows[-1]
@@ -374,6 +297,15 @@ def cmd_replay(args: argparse.Namespace) -> int:
             return 0
     else:
         start = _select(rows, args.from_step)
+    if recorded is None:  # a thread made from Python without ragraphs' metadata: the settings its state kept
+        from ..setting_values import RUN_SETTINGS
+
+        recorded = (graph.get_state(start["config"]).values or {}).get(RUN_SETTINGS) or {}
+        if recorded and not args.json:
+            print("settings: the thread's checkpoints record none; using those its state kept (run_settings)",
+                  file=sys.stderr)
+    values = {**recorded, **sets}
+    ctx = context_from(get_context_class(method), values)
     # keep the method and settings in the new branch's checkpoints too
     cfg = {
         "configurable": dict(start["config"]["configurable"]),

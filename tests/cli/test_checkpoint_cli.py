@@ -149,7 +149,7 @@ def test_clear_errors(tmp_path, capsys):
     code, out, err = main_captured(capsys, "replay", "t", "--from", "7")
     assert code != 0 and err.strip() == "ragraphs: error: no checkpoint at step 7; steps: -1, 0, 1"
     code, out, err = main_captured(capsys, "replay", "t", "--from", "zz-not-an-id")
-    assert code != 0 and "matches 0 checkpoints" in err
+    assert code != 0 and "is no checkpoint of this thread" in err
     bad = tmp_path / "not-a-db.sqlite"
     bad.write_bytes(b"this is not a database" * 100)
     code, out, err = main_captured(capsys, "history", "t", "--checkpointer", str(bad))
@@ -274,3 +274,72 @@ def test_history_refuses_a_sqlite_file_that_holds_no_checkpoints_and_leaves_it_a
     with sqlite3.connect(other) as conn:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
         assert [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")] == ["users"]
+
+
+def test_threads_written_from_python_replay_with_their_state_settings_and_foreign_ones_are_refused(tmp_path, capsys):
+    """Review of 2026-11-30: a thread a user's own code wrote (no ragraphs metadata) replays with
+    the settings its state kept (``run_settings``), not the defaults; a thread of another
+    LangGraph app (no ragraphs trace) is refused instead of being taken for vanilla; an update_state
+    checkpoint is named; a checkpoint id from another thread is said to be none of this one's."""
+    from typing import TypedDict
+
+    from langgraph.checkpoint.sqlite import SqliteSaver
+    from langgraph.graph import END, START, StateGraph
+
+    from ragraphs.components import Components
+    from ragraphs.graphs import build_graph
+    from ragraphs.settings import RAGContext
+
+    db = tmp_path / "mine.sqlite"
+    with sqlite3.connect(db, check_same_thread=False) as conn:
+        saver = SqliteSaver(conn)
+        g = build_graph("none", Components(), checkpointer=saver)
+        cfg = {"configurable": {"thread_id": "py-1"}}
+        g.invoke({"question": "Capital of Peru?"}, cfg, context=RAGContext(llm="fake:Lima", max_new_tokens=8))
+        g.update_state(cfg, {"answer": "edited"})
+
+        class S(TypedDict, total=False):
+            question: str
+            answer: str
+
+        other = StateGraph(S)
+        other.add_node("retrieve", lambda s: {"question": s["question"]})
+        other.add_node("generate", lambda s: {"answer": "theirs"})
+        other.add_edge(START, "retrieve")
+        other.add_edge("retrieve", "generate")
+        other.add_edge("generate", END)
+        other.compile(checkpointer=saver).invoke({"question": "q"}, {"configurable": {"thread_id": "user-42"}})
+    code, out, err = main_captured(capsys, "replay", "py-1", "--from", "0", "--checkpointer", str(db), "--json")
+    assert code == 0 and json.loads(out)["answer"] == "Lima"  # fake:Lima from the state, not the default Gemma
+    code, out, err = main_captured(capsys, "history", "py-1", "--checkpointer", str(db))
+    assert code == 0 and "state edited (update_state)" in out
+    before = db.read_bytes()
+    code, out, err = main_captured(capsys, "history", "user-42", "--checkpointer", str(db))
+    assert code == 2 and "holds no ragraphs trace" in err
+    code, out, err = main_captured(capsys, "replay", "user-42", "--from", "1", "--checkpointer", str(db))
+    assert code == 2 and "holds no ragraphs trace" in err and db.read_bytes() == before
+    code, out, err = main_captured(capsys, "replay", "py-1", "--from", "ffffffff-0000", "--checkpointer", str(db))
+    assert code == 2 and "is no checkpoint of this thread" in err
+
+
+def test_the_async_checkpointer_refuses_a_directory_and_a_corrupt_file_by_name(tmp_path):
+    """The server hook's opener has the sync opener's checks (raw sqlite3 errors until 2026-11-30)."""
+    import asyncio
+
+    import pytest
+
+    from ragraphs.checkpoint import open_async_checkpointer
+    from ragraphs.errors import ConfigError
+
+    async def open_(path):
+        async with open_async_checkpointer(str(path)) as saver:
+            return saver
+
+    (tmp_path / "dir").mkdir()
+    bad = tmp_path / "bad.sqlite"
+    bad.write_bytes(b"not a database at all" * 100)
+    with pytest.raises(ConfigError, match="is a directory"):
+        asyncio.run(open_(tmp_path / "dir"))
+    with pytest.raises(ConfigError, match="cannot use .*bad.sqlite as a SQLite checkpointer"):
+        asyncio.run(open_(bad))
+    assert asyncio.run(open_(tmp_path / "new.sqlite")) is not None
