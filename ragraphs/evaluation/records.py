@@ -62,6 +62,18 @@ class _Progress:
             self.bar.close()
 
 
+def llm_endpoint(spec: str | None) -> str | None:
+    """Where an ``openai:`` / ``openai-completion:`` model's calls go (``OPENAI_BASE_URL``, or
+    OpenAI's own API), without credentials; None for the embedded and file models."""
+    import re
+
+    spec = spec or os.environ.get("RAGRAPHS_LLM") or ""
+    if not spec.lower().startswith("openai"):
+        return None
+    base = os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
+    return re.sub(r"//[^/@]*@", "//", base.rstrip("/"))
+
+
 def open_results(spec: Any, out_dir: str | None, *, resume: bool, dataset: str = "", data: str = "",
                  corpus: dict[str, Any] | None = None) -> tuple[str | None, dict[str, dict]]:
     """Prepare ``out_dir`` for a run of ``spec`` (a :class:`~.runner.RunSpec`): (the results
@@ -74,6 +86,9 @@ def open_results(spec: Any, out_dir: str | None, *, resume: bool, dataset: str =
     results_path = os.path.join(out_dir, "results.jsonl")
     cfg = {"label": spec.label, "spec": asdict(spec), "dataset": dataset, "data": os.path.abspath(data) if data else "",
            "corpus": corpus or {}}
+    endpoint = llm_endpoint(getattr(spec, "llm", None))
+    if endpoint:  # two servers may serve one model name: the answers of one must not resume the other's
+        cfg["llm_endpoint"] = endpoint
     cfg_path = os.path.join(out_dir, "config.json")
     if os.path.exists(cfg_path) and resume:
         try:
@@ -88,6 +103,9 @@ def open_results(spec: Any, out_dir: str | None, *, resume: bool, dataset: str =
             raise ConfigError(
                 f"{out_dir} holds results of other settings or another data file; use another --out or --fresh"
             )
+        if old is not None and "llm_endpoint" in old and old["llm_endpoint"] != cfg.get("llm_endpoint"):
+            raise ConfigError(f"{out_dir} holds answers of {old['llm_endpoint']}, not {cfg.get('llm_endpoint')}; "
+                              "use another --out or --fresh")
         # a run written before the corpus was recorded resumes as before
         if old is not None and "corpus" in old and old["corpus"] != cfg["corpus"]:
             raise ConfigError(f"{out_dir} holds results retrieved from another corpus ({old['corpus'] or 'the data file'}, "

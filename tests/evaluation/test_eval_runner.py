@@ -354,3 +354,22 @@ def test_a_resume_over_another_corpus_is_refused(tmp_path, data_dir, capsys):
     err = capsys.readouterr().err
     assert "holds results retrieved from another corpus (the data file, now {'pool': [" in err
     assert main(argv) == 0  # the same corpus: resumes
+
+
+def test_a_run_of_another_openai_endpoint_does_not_resume_over_the_first(tmp_path, monkeypatch):
+    """Two servers may serve one model name: the results folder records the endpoint (without
+    credentials) and refuses to mix their answers (review of 2026-11-30)."""
+    import json as _json
+
+    from ragraphs.errors import ConfigError
+    from ragraphs.evaluation.records import open_results
+
+    out = str(tmp_path / "run")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://user:pw@127.0.0.1:8001/v1")
+    open_results(RunSpec("none", llm="openai:m"), out, resume=True)
+    assert _json.load(open(os.path.join(out, "config.json")))["llm_endpoint"] == "http://127.0.0.1:8001/v1"
+    open_results(RunSpec("none", llm="openai:m"), out, resume=True)  # the same endpoint resumes
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:8002/v1")
+    with pytest.raises(ConfigError, match="holds answers of http://127.0.0.1:8001/v1"):
+        open_results(RunSpec("none", llm="openai:m"), out, resume=True)
+    open_results(RunSpec("none", llm="openai:m"), out, resume=False)  # --fresh starts over
