@@ -74,6 +74,27 @@ def describe_settings(cls: type) -> list[dict[str, Any]]:
     return rows
 
 
+def locked_settings(cls: type) -> set[str]:
+    """The setting names ``$RAGRAPHS_LOCKED_SETTINGS`` locks; a name no settings class has (a
+    typo would leave the setting open) is a :class:`ConfigError` naming the closest ones."""
+    locked = {n.strip() for n in os.environ.get("RAGRAPHS_LOCKED_SETTINGS", "").split(",") if n.strip()}
+    if not locked:
+        return locked
+    roots = [c for c in cls.__mro__ if type(c) is NamesChecked] or [cls]
+    known: set[str] = set()
+    todo = [roots[-1]]  # every settings class: the root the metaclass was first used on, and its subclasses
+    while todo:
+        c = todo.pop()
+        known |= {f.name for f in fields(c)} if is_dataclass(c) else set()
+        todo += c.__subclasses__()
+    unknown = sorted(locked - known)
+    if unknown:
+        close = difflib.get_close_matches(unknown[0], sorted(known), n=3)
+        raise ConfigError(f"RAGRAPHS_LOCKED_SETTINGS names no setting {unknown[0]!r}"
+                          + (f" (did you mean {', '.join(map(repr, close))}?)" if close else ""))
+    return locked
+
+
 def check_values(ctx: Any) -> None:
     """Each setting of the context dataclass ``ctx`` has its field's type (a number where a
     number is read, a listed choice for a ``Literal``, counts >= 0, or the field's
@@ -81,12 +102,13 @@ def check_values(ctx: Any) -> None:
     setting otherwise, rather than a failure deep inside a node. A setting named in
     ``$RAGRAPHS_LOCKED_SETTINGS`` (a server's list, comma-separated) must keep its default."""
     hints = _hints(ctx.__class__)
-    locked = {n.strip() for n in os.environ.get("RAGRAPHS_LOCKED_SETTINGS", "").split(",") if n.strip()}
+    locked = locked_settings(ctx.__class__)
     for f in fields(ctx):
-        default = f.default if f.default is not MISSING else f.default_factory()  # type: ignore[misc]
-        if f.name in locked and getattr(ctx, f.name) != default:
-            raise ConfigError(f"run setting {f.name!r} is locked here (RAGRAPHS_LOCKED_SETTINGS): it keeps its "
-                              f"default {default!r}")
+        if f.name in locked and f.default_factory is MISSING:  # type: ignore[misc]
+            default = f.default  # (a field without any default is the caller's to give: never locked)
+            if default is not MISSING and getattr(ctx, f.name) != default:
+                raise ConfigError(f"run setting {f.name!r} is locked here (RAGRAPHS_LOCKED_SETTINGS): it keeps its "
+                                  f"default {default!r}")
         v = getattr(ctx, f.name)
         tp = hints.get(f.name, Any)
         if typing.get_origin(tp) is Literal and isinstance(v, str):  # "CFS" reads as "cfs"

@@ -270,8 +270,23 @@ def test_a_server_can_lock_the_settings_that_reach_its_files_and_network(monkeyp
         ERM4Context(web="searxng:http://10.0.0.1:8888")
     with pytest.raises(ConfigError, match="'llm' is locked here"):
         ERM4Context(llm="llamacpp:/etc/passwd")
+    # a user's settings class with a required field (docs/extending.md) is built as before
+    from dataclasses import dataclass as dc
+
+    from ragraphs.settings import RAGContext
+
+    @dc(kw_only=True)
+    class Mine(RAGContext):
+        user_id: str
+
+    assert Mine(user_id="u1").user_id == "u1"
+    # a name no settings class has would leave a setting open: refused, with the closest names
+    monkeypatch.setenv("RAGRAPHS_LOCKED_SETTINGS", "fetch_allow_privat,Web")
+    with pytest.raises(ConfigError, match="names no setting 'Web'.*'web'|names no setting 'fetch_allow_privat'"):
+        CRAGContext()
     monkeypatch.delenv("RAGRAPHS_LOCKED_SETTINGS")
     assert CRAGContext(fetch_allow_private=True).fetch_allow_private is True
+    assert Mine(user_id="u2").user_id == "u2"
 
 
 def test_web_settings_out_of_range_and_bad_searxng_addresses_are_refused():

@@ -268,6 +268,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
                              "earlier step (see `ragraphs history`)")
         if _records_settings(picked["metadata"]):
             meta = picked["metadata"]
+        else:  # an update_state checkpoint records none: the settings its state kept (below), not the latest run's
+            meta = {k: v for k, v in meta.items() if k == META_STORE}  # the store: the latest run's
     store = _loads(meta.get(META_STORE))
     if not store:  # a run made on a LangGraph server: its store, as the server was told of it
         from ..components import server_store

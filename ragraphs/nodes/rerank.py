@@ -23,7 +23,7 @@ from langgraph.runtime import Runtime
 from ..components import Components
 from ..settings import RAGContext, context_of
 from ..state.types import Node, Passage, reset
-from .links import linked_search, question_links, title_index_of
+from .links import linked_search, named_count, question_links, title_index_of
 
 NONE = ("", "none", "off", "false", "no")
 
@@ -64,7 +64,12 @@ def reranked_search(c: Components, query: str, k: int, mode: str, ctx: Any) -> t
     got, named = linked_search(c.retriever, query, retrieval_depth(ctx, k), mode, ctx)
     if judge is None:
         return got[:k], named
-    return rerank_passages(judge, query, got)[:k], named
+    ranked = rerank_passages(judge, query, got)
+    index = title_index_of(c.retriever) if getattr(ctx, "link_question", False) else None
+    if index is not None:  # the pages the query names stay first, as the shared rerank node keeps them
+        ranked = question_links(query, ranked, index)
+    kept = ranked[:k]
+    return kept, named_count(kept)
 
 
 def passage_text(p: Passage) -> str:

@@ -371,4 +371,4 @@ def query_paragraphs(query: str, text: str, max_chars: int) -> tuple[str, int, i
         kept.append(i)
         used += len(paras[i]) + 1
     kept.sort()
-    return "\n".join(paras[i] for i in kept), len(kept), len(paras)
+    return "\n".join(paras[i] for i in kept)[:max_chars], len(kept), len(paras)  # one long paragraph is cut too

@@ -215,13 +215,44 @@ def complete(
         kwargs["stop"] = stop
     if max_tokens:
         kwargs["max_tokens"] = max_tokens
-    base = str(getattr(llm, "openai_api_base", None) or "")
+    base = endpoint_of(llm)
     limit = max_tokens or getattr(llm, "max_tokens", None)
-    if base and "api.openai.com" not in base and limit and not isinstance(llm, BaseLLM):
+    if (base and not any(h in base for h in OPENAI_HOSTS) and limit and not isinstance(llm, BaseLLM)
+            and _NO_EXTRA_MAX.get(id(llm)) is not llm):
         # an OpenAI-compatible server, whoever built the model (make_llm or the user's own
         # ChatOpenAI): langchain-openai sends `max_completion_tokens`, which llama-cpp-python's
         # server ignores (it wrote until its context was full); they all read `max_tokens`
         kwargs["extra_body"] = {**(getattr(llm, "extra_body", None) or {}), "max_tokens": int(limit)}
+    try:
+        return _reply(llm, prompt, tags, kwargs)
+    except LLMError as e:
+        cause = str(e.__cause__ or "")
+        if "extra_body" not in kwargs or "max_tokens" not in cause or "400" not in cause:
+            raise
+        # a proxy of OpenAI's own models that refuses `max_tokens`: without it, from now on for this model
+        _NO_EXTRA_MAX[id(llm)] = llm
+        body = {k: v for k, v in kwargs.pop("extra_body").items() if k != "max_tokens"}
+        if body:
+            kwargs["extra_body"] = body
+        return _reply(llm, prompt, tags, kwargs)
+
+
+OPENAI_HOSTS = ("api.openai.com", "openai.azure.com")  # endpoints that read max_completion_tokens only
+# the chat models whose endpoint refused `max_tokens` beside `max_completion_tokens`, by id (held, as _NO_SCHEMA)
+_NO_EXTRA_MAX: dict[int, Any] = {}
+
+
+def endpoint_of(llm: Any) -> str:
+    """An OpenAI-compatible model's base URL: its own setting, else its client's (langchain-openai
+    leaves ``openai_api_base`` empty when ``OPENAI_BASE_URL`` gives it); "" for other models."""
+    base = getattr(llm, "openai_api_base", None)
+    if not base and hasattr(llm, "openai_api_base"):
+        base = getattr(getattr(llm, "root_client", None), "base_url", None)
+    return str(base or "")
+
+
+def _reply(llm: Any, prompt: str, tags: list[str] | None, kwargs: dict[str, Any]) -> "Completion":
+    """One call of :func:`complete`, with its arguments made."""
     try:
         if isinstance(llm, BaseLLM):  # a plain completion model: the prompt goes verbatim
             res = llm.generate([prompt], tags=tags, **kwargs)
@@ -244,8 +275,7 @@ def complete(
         first = " ".join(str(e).split())[:400]  # one line, the cause included (a first line may be "1 validation error:")
         # a server may echo the key it was sent: the message must not carry it on
         raise LLMError(redact(f"LLM call failed ({model_label(llm)}): {type(e).__name__}: {first}")) from e
-    # a reasoning model served without a reasoning parser writes its thinking inline, first
-    text = _THINKING.sub("", text)
+    text = without_thinking(text)
     # a server that reports no usage (llama-cpp-python's when streaming): about 4 characters a token
     n_in = int(usage.get("input_tokens") or 0) or max(1, len(prompt) // 4)
     n_out = int(usage.get("output_tokens") or 0) or (max(1, len(text) // 4) if text.strip() else 0)
@@ -254,15 +284,20 @@ def complete(
 
 
 _THINKING = re.compile(r"^\s*<(think|thinking|reasoning)>.*?</\1>\s*", re.S | re.I)
+_UNCLOSED_THINKING = re.compile(r"^\s*<(think|thinking|reasoning)>(?!.*</\1>).*\Z", re.S | re.I)
+
+
+def without_thinking(text: str) -> str:
+    """A reply without the thinking a reasoning model served without a reasoning parser writes
+    inline, first (a block the token limit cut before it closed leaves no answer)."""
+    return _UNCLOSED_THINKING.sub("", _THINKING.sub("", text))
 
 
 def model_label(llm: Any) -> str:
     """Which model a call went to, for error messages: an OpenAI-compatible model's name and
     endpoint, a GGUF's path, else the class name."""
     name = getattr(llm, "model_name", None) or getattr(llm, "model", None)
-    base = getattr(llm, "openai_api_base", None)
-    if name and base is None and hasattr(llm, "openai_api_base"):  # no OPENAI_BASE_URL: the client's default
-        base = "https://api.openai.com/v1 (OPENAI_BASE_URL is not set)"
+    base = endpoint_of(llm) or None
     if name and base:
         return f"{name} at {re.sub(r'//[^/@]*@', '//', str(base))}"  # no user:password@ from the address
     path = getattr(llm, "model_path", None)
@@ -282,7 +317,7 @@ def _cut_by_length(e: BaseException) -> Completion | None:
     except (AttributeError, IndexError):
         return None
     usage = getattr(completion, "usage", None)
-    return Completion(text=text, input_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+    return Completion(text=without_thinking(text), input_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
                       output_tokens=int(getattr(usage, "completion_tokens", 0) or 0), finish_reason="length")
 
 

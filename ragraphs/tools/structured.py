@@ -338,8 +338,12 @@ def _schema_refused(e: LLMError) -> bool:
     cause = e.__cause__
     said = str(cause or "").lower()
     kinds = {k.__name__ for k in type(cause).__mro__}  # langchain-openai's own subclasses of openai's
-    return (bool(kinds & {"BadRequestError", "UnprocessableEntityError", "InternalServerError", "APIStatusError"})
-            and any(w in said for w in ("response_format", "json_schema", "response format")))
+    names_it = any(w in said for w in ("response_format", "json_schema", "response format"))
+    if kinds & {"BadRequestError", "UnprocessableEntityError"}:
+        return names_it
+    # a 500 only when it is the request's validation that failed (not a transient fault of the
+    # server's guided decoding, which would leave the model unconstrained for good)
+    return "InternalServerError" in kinds and names_it and "validation error" in said
 
 
 def constraint_mode(llm: BaseLanguageModel) -> str:

@@ -173,6 +173,13 @@ def test_erm4_and_migres_retrieval_take_the_rerank_setting():
     assert [p["id"] for p in off["candidates"]] == ["0", "1", "0", "1"]
     with pytest.raises(ConfigError):
         migres(q, SimpleNamespace(context=MIGRESContext(k=2, rerank="/no/such/cross-encoder")))
+    # with link_question too, the page a query names stays first after the re-ranker, as in vanilla
+    named = migres({"question": "Who wrote it?", "queries": ["Page 1 founder"]},
+                   SimpleNamespace(context=MIGRESContext(k=2, rerank="evaluator", rerank_depth=6, link_question=True)))
+    assert [p["id"] for p in named["candidates"]] == ["1", "5"] and named["_trace"]["named_by_question"] == 1
+    state1 = {"queries": ["Page 1 founder"], "outside": [{"query": "Page 1 founder"}]}
+    out = erm4(state1, SimpleNamespace(context=ERM4Context(k=2, rerank="evaluator", rerank_depth=6, link_question=True)))
+    assert [p["id"] for p in out["external_knowledge"]] == ["1", "5"]
 
 
 def test_stage_report():

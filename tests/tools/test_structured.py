@@ -371,6 +371,20 @@ def test_a_server_that_answers_json_schema_with_a_500_validation_error_is_read_l
     finally:
         server.close()
     assert d.mode == "lenient" and d.value.keywords == ["Hamlet", "author"]
+    # a 500 of the server's guided decoding (no validation error) is a fault, not a refusal
+    from ragraphs.tools.llm import LLMError
+
+    def transient(body, headers):
+        return 500, {"error": {"message": "guided decoding with json_schema failed: backend crashed", "type": "server_error"}}
+
+    flaky = ChatEndpoint(transient)
+    try:
+        llm = ChatOpenAI(model="vllm", api_key="x", base_url=flaky.url, max_retries=0)
+        with pytest.raises(LLMError):
+            S.decide(llm, "Question: Who wrote Hamlet?\nKeywords:", S.Keywords)
+        assert S.constraint_mode(llm) == "json_schema"
+    finally:
+        flaky.close()
 
 
 def test_a_strict_read_takes_nothing_mended():
@@ -519,6 +533,35 @@ def test_openai_compatible_calls_found_in_review(monkeypatch):
         server.close()
     assert server.bodies[0]["max_tokens"] == 7 and server.bodies[1]["max_tokens"] == 5
     assert out.text == "Paris" and out.output_tokens >= 1
+    # thinking the token limit cut before it closed is no answer
+    cut = ChatEndpoint(lambda body, h: (200, chat_completion("<think>\nOkay, the user asks about", body["model"], 5, 5)))
+    # the endpoint from OPENAI_BASE_URL alone (langchain-openai leaves openai_api_base empty then)
+    monkeypatch.setenv("OPENAI_BASE_URL", cut.url)
+    try:
+        env_model = ChatOpenAI(model="local", api_key="x", max_retries=0)
+        assert complete(env_model, "Question: capital of France?\nAnswer:", max_tokens=5).text == ""
+    finally:
+        cut.close()
+    assert cut.bodies[0]["max_tokens"] == 5
+    assert cut.url in model_label(env_model)
+    monkeypatch.delenv("OPENAI_BASE_URL")
+
+    # a proxy of OpenAI's models that refuses `max_tokens`: the call is made again without it, and
+    # that model is not sent it again
+    def strict(body, headers):
+        if "max_tokens" in body:
+            return 400, {"error": {"message": "Unsupported parameter: 'max_tokens' is not supported with this model. "
+                                              "Use 'max_completion_tokens' instead.", "type": "invalid_request_error"}}
+        return 200, chat_completion("Paris", body["model"], 5, 1)
+
+    proxy = ChatEndpoint(strict)
+    try:
+        reasoning = ChatOpenAI(model="o4-mini", api_key="x", base_url=proxy.url, max_retries=0)
+        assert complete(reasoning, "Q", max_tokens=5).text == "Paris"
+        assert complete(reasoning, "Q", max_tokens=5).text == "Paris"
+    finally:
+        proxy.close()
+    assert ["max_tokens" in b for b in proxy.bodies] == [True, False, False]
     for bad in ("0", "-5", "nan"):
         monkeypatch.setenv("RAGRAPHS_LLM_TIMEOUT", bad)
         with pytest.raises(ConfigError, match="RAGRAPHS_LLM_TIMEOUT"):

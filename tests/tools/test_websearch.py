@@ -477,6 +477,9 @@ def test_erm4_reads_the_paragraphs_of_a_fetched_page_its_query_asks_about(server
     text = "alpha one\nbeta two\ngamma three\ndelta four"
     assert query_paragraphs("delta beta", text, 20) == ("beta two\ndelta four", 2, 4)
     assert query_paragraphs("zeta", text, 10) == ("alpha one", 1, 4)
+    long = "about the harbour " * 400 + "\nother things\nmore other things"
+    got, kept, total = query_paragraphs("harbour", long, 1200)
+    assert len(got) == 1200 and (kept, total) == (1, 3)  # a long best paragraph is cut to the budget too
 
 
 def test_web_faults_found_in_review(server, tmp_path):
