@@ -80,9 +80,9 @@ def locked_settings(cls: type) -> set[str]:
     locked = {n.strip() for n in os.environ.get("RAGRAPHS_LOCKED_SETTINGS", "").split(",") if n.strip()}
     if not locked:
         return locked
-    roots = [c for c in cls.__mro__ if type(c) is NamesChecked] or [cls]
+    roots: list[type] = [c for c in cls.__mro__ if type(c) is NamesChecked] or [cls]
     known: set[str] = set()
-    todo = [roots[-1]]  # every settings class: the root the metaclass was first used on, and its subclasses
+    todo: list[type] = [roots[-1]]  # every settings class: the root the metaclass was first used on, and its subclasses
     while todo:
         c = todo.pop()
         known |= {f.name for f in fields(c)} if is_dataclass(c) else set()
@@ -104,7 +104,7 @@ def check_values(ctx: Any) -> None:
     hints = _hints(ctx.__class__)
     locked = locked_settings(ctx.__class__)
     for f in fields(ctx):
-        if f.name in locked and f.default_factory is MISSING:  # type: ignore[misc]
+        if f.name in locked and f.default_factory is MISSING:
             default = f.default  # (a field without any default is the caller's to give: never locked)
             if default is not MISSING and getattr(ctx, f.name) != default:
                 raise ConfigError(f"run setting {f.name!r} is locked here (RAGRAPHS_LOCKED_SETTINGS): it keeps its "

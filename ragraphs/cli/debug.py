@@ -71,9 +71,9 @@ def _graph_for(thread_id: str, saver, method: str | None, components=None):
         seen: set[str] = set()
         traced = False
         for tup in saver.list({"configurable": {"thread_id": thread_id}}):
-            for e in (tup.checkpoint.get("channel_values") or {}).get("trace") or []:
-                if isinstance(e, dict) and e.get("node"):
-                    seen.add(e["node"])
+            for entry in (tup.checkpoint.get("channel_values") or {}).get("trace") or []:
+                if isinstance(entry, dict) and entry.get("node"):
+                    seen.add(entry["node"])
                     traced = True
             seen.update(k for k in (tup.checkpoint.get("channel_versions") or {}) if k.startswith("branch:to:"))
         if not traced:  # another LangGraph app's thread: node names alone matched any retrieve -> generate graph

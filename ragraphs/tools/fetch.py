@@ -353,6 +353,7 @@ def query_paragraphs(query: str, text: str, max_chars: int) -> tuple[str, int, i
     before it is used and cached). A page none of whose paragraphs shares a word with the query
     keeps its opening.
     Returns the text and how many of how many paragraphs were kept."""
+    from ..state.types import make_passage
     from .bm25 import BM25Index
 
     paras = [p for p in (text or "").split("\n") if p.strip()]
@@ -360,7 +361,7 @@ def query_paragraphs(query: str, text: str, max_chars: int) -> tuple[str, int, i
         return text, len(paras), len(paras)
     if len(paras) == 1:  # one long paragraph: its opening, as the reader would read it
         return paras[0][:max_chars], 1, 1
-    scores = BM25Index([{"id": str(i), "title": "", "text": p} for i, p in enumerate(paras)]).scores(query)
+    scores = BM25Index([make_passage("", p, "web") for p in paras]).scores(query)
     order = [i for i in sorted(range(len(paras)), key=lambda i: (-float(scores[i]), i)) if float(scores[i]) > 0]
     order = order or list(range(len(paras)))  # no paragraph shares a word: the opening
     kept: list[int] = []
