@@ -34,6 +34,9 @@ def main() -> None:
     ap.add_argument("src")
     ap.add_argument("dst")
     args = ap.parse_args()
+    src, dst = os.path.realpath(args.src), os.path.realpath(args.dst)
+    if src == dst or dst.startswith(src + os.sep) or src.startswith(dst + os.sep):
+        raise SystemExit("give the slimmed copy a folder of its own: it would write over the records it reads")
     found = sorted(glob.glob(os.path.join(args.src, "**", "runs", "*", "*", "results.jsonl"), recursive=True))
     if not found:
         raise SystemExit(f"no results.jsonl under {args.src}")

@@ -104,8 +104,9 @@ def check_values(ctx: Any) -> None:
     hints = _hints(ctx.__class__)
     locked = locked_settings(ctx.__class__)
     for f in fields(ctx):
-        if f.name in locked and f.default_factory is MISSING:
-            default = f.default  # (a field without any default is the caller's to give: never locked)
+        if f.name in locked:  # (a field without any default is the caller's to give: never locked)
+            default = f.default if f.default is not MISSING else (
+                f.default_factory() if f.default_factory is not MISSING else MISSING)
             if default is not MISSING and getattr(ctx, f.name) != default:
                 raise ConfigError(f"run setting {f.name!r} is locked here (RAGRAPHS_LOCKED_SETTINGS): it keeps its "
                                   f"default {default!r}")

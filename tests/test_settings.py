@@ -280,6 +280,13 @@ def test_a_server_can_lock_the_settings_that_reach_its_files_and_network(monkeyp
         user_id: str
 
     assert Mine(user_id="u1").user_id == "u1"
+    # a setting whose default is made by a factory (the chat's `settings` dict) locks too
+    from ragraphs.settings import ChatContext
+
+    monkeypatch.setenv("RAGRAPHS_LOCKED_SETTINGS", "settings")
+    assert ChatContext().settings == {}
+    with pytest.raises(ConfigError, match="'settings' is locked here"):
+        ChatContext(settings={"web": "ddg"})
     # a name no settings class has would leave a setting open: refused, with the closest names
     monkeypatch.setenv("RAGRAPHS_LOCKED_SETTINGS", "fetch_allow_privat,Web")
     with pytest.raises(ConfigError, match="names no setting 'Web'.*'web'|names no setting 'fetch_allow_privat'"):

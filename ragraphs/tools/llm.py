@@ -139,11 +139,7 @@ def make_llm(spec: str | None = None, *, max_tokens: int = 64, timeout: float | 
         except ImportError as e:  # pragma: no cover
             raise ConfigError("'openai:' models need langchain-openai (pip install langchain-openai)") from e
         kw = _openai_kwargs(arg, max_tokens, timeout, retries)
-        if kw["base_url"] and "api.openai.com" not in kw["base_url"]:
-            # langchain-openai sends the limit as `max_completion_tokens`, which some
-            # OpenAI-compatible servers ignore (llama-cpp-python's generates until its context
-            # is full); they all read the older `max_tokens`, so a local server gets both
-            kw["extra_body"] = {"max_tokens": max_tokens}
+        # (a local server's copy of the limit as `max_tokens` is added per call, by complete())
         # usage in streamed replies too (Studio's messages stream): langchain-openai asks for it
         # only from api.openai.com, so a local server's runs counted no output tokens
         llm = ChatOpenAI(**kw, stream_usage=True)
@@ -226,15 +222,17 @@ def complete(
     try:
         return _reply(llm, prompt, tags, kwargs)
     except LLMError as e:
-        cause = str(e.__cause__ or "")
-        if "extra_body" not in kwargs or "max_tokens" not in cause or "400" not in cause:
+        said = str(e.__cause__ or "").lower()
+        refused = (getattr(e.__cause__, "status_code", None) == 400 and "max_tokens" in said
+                   and any(w in said for w in ("unsupported parameter", "not supported", "unrecognized", "extra inputs")))
+        if "extra_body" not in kwargs or not refused:
             raise
-        # a proxy of OpenAI's own models that refuses `max_tokens`: without it, from now on for this model
+        # an endpoint of OpenAI's own models that refuses `max_tokens`: the call again without it
+        # (an empty extra_body too: it replaces the model's own), and for this model from then on
+        kwargs["extra_body"] = {k: v for k, v in kwargs["extra_body"].items() if k != "max_tokens"}
+        out = _reply(llm, prompt, tags, kwargs)
         _NO_EXTRA_MAX[id(llm)] = llm
-        body = {k: v for k, v in kwargs.pop("extra_body").items() if k != "max_tokens"}
-        if body:
-            kwargs["extra_body"] = body
-        return _reply(llm, prompt, tags, kwargs)
+        return out
 
 
 OPENAI_HOSTS = ("api.openai.com", "openai.azure.com")  # endpoints that read max_completion_tokens only
@@ -275,7 +273,7 @@ def _reply(llm: Any, prompt: str, tags: list[str] | None, kwargs: dict[str, Any]
         first = " ".join(str(e).split())[:400]  # one line, the cause included (a first line may be "1 validation error:")
         # a server may echo the key it was sent: the message must not carry it on
         raise LLMError(redact(f"LLM call failed ({model_label(llm)}): {type(e).__name__}: {first}")) from e
-    text = without_thinking(text)
+    text = without_thinking(text, cut=finish == "length")
     # a server that reports no usage (llama-cpp-python's when streaming): about 4 characters a token
     n_in = int(usage.get("input_tokens") or 0) or max(1, len(prompt) // 4)
     n_out = int(usage.get("output_tokens") or 0) or (max(1, len(text) // 4) if text.strip() else 0)
@@ -287,10 +285,20 @@ _THINKING = re.compile(r"^\s*<(think|thinking|reasoning)>.*?</\1>\s*", re.S | re
 _UNCLOSED_THINKING = re.compile(r"^\s*<(think|thinking|reasoning)>(?!.*</\1>).*\Z", re.S | re.I)
 
 
-def without_thinking(text: str) -> str:
+def without_thinking(text: str, cut: bool = False) -> str:
     """A reply without the thinking a reasoning model served without a reasoning parser writes
-    inline, first (a block the token limit cut before it closed leaves no answer)."""
-    return _UNCLOSED_THINKING.sub("", _THINKING.sub("", text))
+    inline, first: closed blocks (one or more), a block whose opening tag the chat template wrote
+    (the reply starts inside it: "...</think>answer"), and, for a reply the token limit cut
+    (``cut``), a block that never closed (no answer then)."""
+    while True:
+        shorter = _THINKING.sub("", text, count=1)
+        if shorter == text:
+            break
+        text = shorter
+    head, tag, rest = text.partition("</think>")
+    if tag and "<think>" not in head.lower():
+        text = rest.lstrip()
+    return _UNCLOSED_THINKING.sub("", text) if cut else text
 
 
 def model_label(llm: Any) -> str:
@@ -317,7 +325,7 @@ def _cut_by_length(e: BaseException) -> Completion | None:
     except (AttributeError, IndexError):
         return None
     usage = getattr(completion, "usage", None)
-    return Completion(text=without_thinking(text), input_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+    return Completion(text=without_thinking(text, cut=True), input_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
                       output_tokens=int(getattr(usage, "completion_tokens", 0) or 0), finish_reason="length")
 
 

@@ -534,7 +534,12 @@ def test_openai_compatible_calls_found_in_review(monkeypatch):
     assert server.bodies[0]["max_tokens"] == 7 and server.bodies[1]["max_tokens"] == 5
     assert out.text == "Paris" and out.output_tokens >= 1
     # thinking the token limit cut before it closed is no answer
-    cut = ChatEndpoint(lambda body, h: (200, chat_completion("<think>\nOkay, the user asks about", body["model"], 5, 5)))
+    def thinking(body, h):
+        reply = chat_completion("<think>\nOkay, the user asks about", body["model"], 5, 5)
+        reply["choices"][0]["finish_reason"] = "length"  # the limit cut the thinking before it closed
+        return 200, reply
+
+    cut = ChatEndpoint(thinking)
     # the endpoint from OPENAI_BASE_URL alone (langchain-openai leaves openai_api_base empty then)
     monkeypatch.setenv("OPENAI_BASE_URL", cut.url)
     try:
@@ -562,6 +567,19 @@ def test_openai_compatible_calls_found_in_review(monkeypatch):
     finally:
         proxy.close()
     assert ["max_tokens" in b for b in proxy.bodies] == [True, False, False]
+    # the thinking's shapes: a block the template opened, repeated blocks; a reply that merely
+    # starts with a tag and was not cut is an answer
+    from ragraphs.tools.llm import without_thinking
+
+    assert without_thinking("Okay, the user asks about France.\n</think>\n\nParis") == "Paris"
+    assert without_thinking("<think>a</think><think>b</think>Paris") == "Paris"
+    assert without_thinking("<reasoning> is an XML tag") == "<reasoning> is an XML tag"
+    assert without_thinking("<think>cut before it closed", cut=True) == ""
+    # a model make_llm built for a server other than OpenAI's gets max_tokens per call, and the
+    # retry without it holds for it too (its own extra_body no longer carries the limit)
+    monkeypatch.setenv("OPENAI_BASE_URL", "https://res.openai.azure.com/openai/v1")
+    assert getattr(make_llm("openai:gpt-5-mini", max_tokens=32), "extra_body", None) in (None, {})
+    monkeypatch.delenv("OPENAI_BASE_URL")
     for bad in ("0", "-5", "nan"):
         monkeypatch.setenv("RAGRAPHS_LLM_TIMEOUT", bad)
         with pytest.raises(ConfigError, match="RAGRAPHS_LLM_TIMEOUT"):
