@@ -104,17 +104,18 @@ def check_values(ctx: Any) -> None:
     hints = _hints(ctx.__class__)
     locked = locked_settings(ctx.__class__)
     for f in fields(ctx):
-        if f.name in locked:  # (a field without any default is the caller's to give: never locked)
-            default = f.default if f.default is not MISSING else (
-                f.default_factory() if f.default_factory is not MISSING else MISSING)
-            if default is not MISSING and getattr(ctx, f.name) != default:
-                raise ConfigError(f"run setting {f.name!r} is locked here (RAGRAPHS_LOCKED_SETTINGS): it keeps its "
-                                  f"default {default!r}")
         v = getattr(ctx, f.name)
         tp = hints.get(f.name, Any)
         if typing.get_origin(tp) is Literal and isinstance(v, str):  # "CFS" reads as "cfs"
             v = next((c for c in typing.get_args(tp) if isinstance(c, str) and c.lower() == v.lower()), v)
             object.__setattr__(ctx, f.name, v)
+        if f.name in locked:  # (a field without any default is the caller's to give: never locked)
+            default = f.default if f.default is not MISSING else (
+                f.default_factory() if f.default_factory is not MISSING else MISSING)
+            if default is not MISSING and v != default:
+                means = " (the server's own choice, from its environment)" if default in ("", None) else ""
+                raise ConfigError(f"run setting {f.name!r} is locked here (RAGRAPHS_LOCKED_SETTINGS): it keeps its "
+                                  f"default {default!r}{means}")
         ok, want = _accepts(tp, v)
         low = f.metadata.get("minimum")
         if low is not None:  # one message for -2 and 0 alike: the field's own floor

@@ -1,6 +1,7 @@
 """Run settings: every context's defaults are valid, and a value of the wrong kind is refused
 with the setting's name when the context is built (in Python, on the command line, in Studio)."""
 
+import os
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
@@ -291,6 +292,16 @@ def test_a_server_can_lock_the_settings_that_reach_its_files_and_network(monkeyp
     monkeypatch.setenv("RAGRAPHS_LOCKED_SETTINGS", "fetch_allow_privat,Web")
     with pytest.raises(ConfigError, match="names no setting 'Web'.*'web'|names no setting 'fetch_allow_privat'"):
         CRAGContext()
+    # a Literal value in another case is the same value, locked or not
+    monkeypatch.setenv("RAGRAPHS_LOCKED_SETTINGS", "retrieval")
+    assert RAGContext(retrieval="Dense").retrieval == "dense"
+    # a misspelt name fails where the graphs load (a server's start), not only each run
+    import subprocess
+    import sys
+
+    env = {**os.environ, "RAGRAPHS_LOCKED_SETTINGS": "fetch_allow_privat"}
+    r = subprocess.run([sys.executable, "-c", "import ragraphs.graphs"], env=env, capture_output=True, text=True)
+    assert r.returncode != 0 and "names no setting 'fetch_allow_privat'" in r.stderr
     monkeypatch.delenv("RAGRAPHS_LOCKED_SETTINGS")
     assert CRAGContext(fetch_allow_private=True).fetch_allow_private is True
     assert Mine(user_id="u2").user_id == "u2"

@@ -16,7 +16,13 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
+from ..setting_values import locked_settings
+from ..settings import RAGContext
 from ._common import Routes, routed, starts_a_run, timed  # for graphs of your own (docs/extending.md)
+
+# a server's list of locked settings is checked when its graphs load: a misspelt name fails the
+# start, not every run after it (each run's context checks it again)
+locked_settings(RAGContext)
 
 if TYPE_CHECKING:
     from langgraph.graph.state import CompiledStateGraph

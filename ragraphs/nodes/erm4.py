@@ -21,7 +21,7 @@ from ..errors import ConfigError
 from ..prompts import STOP_ANSWER, clean_answer, closed_book_prompt
 from ..settings import ERM4Context, context_of
 from ..state.erm4 import ERM4State
-from ..state.types import Node, Passage, question_of, reset, with_score
+from ..state.types import Node, Passage, passage_id, question_of, reset, with_score
 from ..tools.fetch import fetch_results, query_paragraphs
 from ..tools.judges import own_threshold
 from ..tools.llm import complete, llm_usage
@@ -213,7 +213,23 @@ def _query_part(p: Passage, query: str, max_chars: int) -> Passage:
     if not (p.get("meta") or {}).get("fetched"):
         return p
     text, kept, total = query_paragraphs(query, p.get("text") or "", max_chars)
-    return {**p, "text": text, "meta": {**p["meta"], "paragraphs_kept": f"{kept}/{total}"}}
+    # its own id: the same page cut for another query is other knowledge, not a copy to drop
+    return {**p, "id": passage_id(p.get("title") or "", text), "text": text,
+            "meta": {**p["meta"], "paragraphs_kept": f"{kept}/{total}", "page_id": p["id"]}}
+
+
+def _address(p: Passage) -> str:
+    return str((p.get("meta") or {}).get("url") or "")
+
+
+def _interleaved(first: list[Passage], second: list[Passage]) -> list[Passage]:
+    """Two ranked lists as one, alternating (corpus 1st, web 1st, corpus 2nd, ...): the mixed
+    order takes each query's ranks in turn, so web results after all of the corpus's never
+    reached the filter once two queries filled ``max_knowledge`` (until 2026-11-30)."""
+    out: list[Passage] = []
+    for i in range(max(len(first), len(second))):
+        out += first[i:i + 1] + second[i:i + 1]
+    return out
 
 
 def make_external_retrieve(c: Components) -> Node[ERM4State, ERM4Context]:
@@ -236,6 +252,7 @@ def make_external_retrieve(c: Components) -> Node[ERM4State, ERM4Context]:
         web_errors: list[str] = []
         malformed = 0
         fetched: list[dict] = []
+        pages: dict[str, Passage] = {}  # each address fetched once a question, whichever queries find it
         per_query = []
         for qi, q in enumerate(queries):
             if q not in outside:
@@ -243,6 +260,7 @@ def make_external_retrieve(c: Components) -> Node[ERM4State, ERM4Context]:
             got: list[Passage] = []
             if source in ("corpus", "both"):
                 got += reranked_search(c, q, k, mode, ctx)[0]
+            web_got: list[Passage] = []
             if source in ("web", "both"):
                 web_calls += 1
                 # a failed, slow or garbled web search costs its knowledge, not the run
@@ -252,13 +270,17 @@ def make_external_retrieve(c: Components) -> Node[ERM4State, ERM4Context]:
                     web_errors.append(f"web search {q!r} failed: {type(e).__name__}: {str(e)[:200]}")
                 else:
                     if web and ctx.fetch_pages:
-                        web, report = fetch_results(_fetcher(c, ctx), web[:k])
+                        new = [p for p in web[:k] if _address(p) not in pages]
+                        done, report = fetch_results(_fetcher(c, ctx), new)
+                        pages.update({_address(p): p for p in done if _address(p)})
+                        web = [pages.get(_address(p), p) for p in web[:k]]
                         web = [_query_part(p, q, int(ctx.max_passage_chars)) for p in web]
                         fetched += report
-                    got += web[:k]
+                    web_got = web[:k]
                     malformed += bad
                     if bad and not web:
                         web_errors.append(f"web search {q!r} returned no usable results ({bad} malformed)")
+            got = _interleaved(got, web_got) if got and web_got else got + web_got
             knowledge += _tag(got, qi, q, "external")
             per_query.append({"query": q, "n": len(got)})
         trace: dict[str, Any] = {"source": source, "k": k, "queries": per_query, "retrieved": _brief(knowledge)}

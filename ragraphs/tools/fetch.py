@@ -348,22 +348,29 @@ def fetch_results(fetcher: "PageFetcher", results: list, max_workers: int = 5) -
 
 def query_paragraphs(query: str, text: str, max_chars: int) -> tuple[str, int, int]:
     """The paragraphs of a fetched page's ``text`` (one a line) that BM25 ranks best for
-    ``query`` (those sharing a word with it), up to ``max_chars`` characters, in page order:
-    ERM4's reading of a whole page (paper, section 6: BM25 filters a page's irrelevant parts out
-    before it is used and cached). A page none of whose paragraphs shares a word with the query
-    keeps its opening.
-    Returns the text and how many of how many paragraphs were kept."""
+    ``query`` (those sharing a word with it) first, the rest of ``max_chars`` filled with the
+    page's other paragraphs from its opening, all in page order: ERM4's reading of a whole page
+    (paper, section 6: BM25 filters a page's irrelevant parts out before it is used and cached).
+    A repeated paragraph (navigation, a caption) counts once. Returns the text and how many of
+    how many paragraphs were kept."""
     from ..state.types import make_passage
     from .bm25 import BM25Index
 
-    paras = [p for p in (text or "").split("\n") if p.strip()]
+    seen: set[str] = set()
+    paras = []
+    for p in (text or "").split("\n"):
+        key = " ".join(p.split()).casefold()
+        if key and key not in seen:
+            seen.add(key)
+            paras.append(p)
+    text = "\n".join(paras)
     if len(text) <= max_chars:
         return text, len(paras), len(paras)
     if len(paras) == 1:  # one long paragraph: its opening, as the reader would read it
         return paras[0][:max_chars], 1, 1
     scores = BM25Index([make_passage("", p, "web") for p in paras]).scores(query)
-    order = [i for i in sorted(range(len(paras)), key=lambda i: (-float(scores[i]), i)) if float(scores[i]) > 0]
-    order = order or list(range(len(paras)))  # no paragraph shares a word: the opening
+    matched = [i for i in sorted(range(len(paras)), key=lambda i: (-float(scores[i]), i)) if float(scores[i]) > 0]
+    order = matched + [i for i in range(len(paras)) if i not in set(matched)]  # then the page from its opening
     kept: list[int] = []
     used = 0
     for i in order:

@@ -468,8 +468,10 @@ def test_erm4_reads_the_paragraphs_of_a_fetched_page_its_query_asks_about(server
                       max_passage_chars=150)
     out = node(state, SimpleNamespace(context=ctx))
     (got,) = out["external_knowledge"]
-    assert got["text"].startswith("He was born in Swansea") and "housing" not in got["text"]
-    assert got["meta"]["fetched"] and got["meta"]["paragraphs_kept"] == "1/4"
+    # the query's paragraph, then the budget's rest from the page's opening (its heading), page order
+    assert got["text"] == ("Evan Abraham\nHe was born in Swansea, Wales. He worked as a tinplate worker before he "
+                           "became active in the union movement.")
+    assert got["meta"]["fetched"] and got["meta"]["paragraphs_kept"] == "2/4"
     whole = node(state, SimpleNamespace(context=ERM4Context(external="web", use_memory=False, filter="none", k=1,
                                                              fetch_allow_private=True)))
     assert "housing" in whole["external_knowledge"][0]["text"]  # the page fits: kept whole
@@ -480,6 +482,47 @@ def test_erm4_reads_the_paragraphs_of_a_fetched_page_its_query_asks_about(server
     long = "about the harbour " * 400 + "\nother things\nmore other things"
     got, kept, total = query_paragraphs("harbour", long, 1200)
     assert len(got) == 1200 and (kept, total) == (1, 3)  # a long best paragraph is cut to the budget too
+    nav = "\n".join(["Navigation: castle tickets"] * 6 + ["The castle was built in 1283."] + ["Other text here."] * 3)
+    assert query_paragraphs("castle built", nav, 40) == ("The castle was built in 1283.", 1, 3)
+    assert query_paragraphs("castle built 1283", nav, 60)[1:] == (2, 3)  # a repeated line counts once
+
+
+def test_erm4_fetches_a_page_once_and_keeps_each_querys_cut_and_web_results_reach_the_filter(server):
+    """A page two outside queries find is fetched once and cut for each (its own id: both reach the
+    filter); with external=both the corpus and the web results alternate in each query's list, so
+    the web's reach the mixed order when two queries fill max_knowledge (review of 2026-11-30)."""
+    from types import SimpleNamespace
+
+    from fakes import LexicalRetriever
+    from ragraphs.components import Components
+    from ragraphs.nodes.erm4 import _candidates, make_external_retrieve
+    from ragraphs.settings import ERM4Context
+    from ragraphs.state.types import make_passage
+
+    base, routes = server
+    gets = []
+    body = ("<html><body><article><h1>Evan Abraham</h1>" + "".join(f"<p>Filler paragraph number {i} about nothing.</p>"
+            for i in range(12)) + "<p>He was born in Swansea in 1853.</p><p>He died in Cardiff in 1911.</p>"
+            "</article></body></html>")
+    routes["/evan"] = lambda h, q: (gets.append(1), _send(h, body.encode()))
+
+    class Web:
+        def search(self, query, k=5):
+            return [{"id": "w", "title": "Evan Abraham", "text": "snippet", "source": "web", "meta": {"url": base + "/evan"}}]
+
+    corpus = [make_passage(f"Doc {i}", f"Evan Abraham Swansea Cardiff note {i}") for i in range(12)]
+    node = make_external_retrieve(Components(web_search=Web(), retriever=LexicalRetriever(corpus)))
+    qs = ["Evan Abraham born Swansea year", "Evan Abraham died Cardiff year"]
+    state = {"queries": qs, "outside": [{"query": q} for q in qs]}
+    ctx = ERM4Context(external="both", use_memory=False, filter="none", k=5, fetch_allow_private=True, max_passage_chars=60)
+    out = node(state, SimpleNamespace(context=ctx))
+    assert len(gets) == 1  # one fetch for both queries
+    cuts = [p for p in out["external_knowledge"] if p.get("source") == "web"]
+    assert "born in Swansea" in cuts[0]["text"] and "Cardiff" not in cuts[0]["text"]
+    assert "died in Cardiff" in cuts[1]["text"] and "Swansea" not in cuts[1]["text"]
+    assert cuts[0]["id"] != cuts[1]["id"] and cuts[0]["meta"]["page_id"] == cuts[1]["meta"]["page_id"]
+    picked = _candidates({"queries": qs, **out}, 4)
+    assert sum(p.get("source") == "web" for p in picked) == 2  # corpus 1st, web 1st of each query
 
 
 def test_web_faults_found_in_review(server, tmp_path):
