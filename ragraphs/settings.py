@@ -132,7 +132,7 @@ class CRAGContext(RAGContext):
         metadata={"description": "Incorrect when every document's evaluator score is below this; default: the "
                                  "evaluator's own relevance cut, so no document judged relevant (paper: -0.9)"},
     )
-    strip_top_k: int = field(default=5, metadata={"description": "knowledge strips kept by refinement"})
+    strip_top_k: int = field(default=5, metadata={"description": "knowledge strips kept by refinement", "minimum": 1})
     strip_threshold: float = field(
         default=CALIBRATED_STRIP,
         metadata={"description": "strips must score above this to be kept (the best one is kept when none does; paper: -0.5)"},
@@ -140,7 +140,7 @@ class CRAGContext(RAGContext):
     strip_sentences: int = field(default=3, metadata={"description": "sentences per strip for documents longer than two",
                                                       "minimum": 1})
     web: str = web_field("web search")
-    web_k: int = field(default=5, metadata={"description": "web results used (Wikipedia pages first)"})
+    web_k: int = field(default=5, metadata={"description": "web results used (Wikipedia pages first)", "minimum": 1})
     web_timeout: float = field(default=10.0, metadata={"description": "seconds one web search may take", "range": (0.01, 3600)})
     fetch_pages: bool = field(default=True, metadata={"description": "fetch result URLs and extract their text"})
     fetch_timeout: float = field(default=5.0, metadata={"description": "socket timeout of a page fetch, in seconds; a page's "

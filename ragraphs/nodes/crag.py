@@ -84,8 +84,9 @@ def make_evaluate(c: Components) -> Node[CRAGState, CRAGContext]:
         docs: list[Passage] = state.get("retrieved") or []
         upper, lower = float(ctx.upper), float(ctx.lower)
         pairs = [(state["question"], judge_text(d.get("title", ""), d.get("text", ""))) for d in docs]
-        scores = [round(float(s), 4) for s in c.judge("evaluator").score_batch(pairs)] if pairs else []
-        action, reason = decide_action(scores, upper, lower)
+        raw = [float(s) for s in c.judge("evaluator").score_batch(pairs)] if pairs else []
+        action, reason = decide_action(raw, upper, lower)  # on the scores as read, not rounded (a rounded
+        scores = [round(s, 4) for s in raw]                # 0.19003 read as 0.19, Ambiguous under upper 0.19)
         return {
             "scores": scores,
             "retrieved": [with_score(d, s) for d, s in zip(docs, scores)],
@@ -119,6 +120,20 @@ def _refine_settings(ctx: CRAGContext) -> dict:
         "threshold": float(ctx.strip_threshold),
         "sentences_per_strip": int(ctx.strip_sentences),
     }
+
+
+def _distinct_pages(web: list[Passage]) -> list[Passage]:
+    """Web results without a second copy of a page's text (one article under its desktop and
+    mobile addresses, or over http and https): each copy's strips took slots of other pages."""
+    seen: set[str] = set()
+    out = []
+    for p in web:
+        key = " ".join((p.get("text") or "").split()).casefold()
+        if key and key in seen:
+            continue
+        seen.add(key)
+        out.append(p)
+    return out
 
 
 def _refine_trace(r) -> dict:
@@ -330,7 +345,7 @@ def make_refine_web(c: Components) -> Node[CRAGState, CRAGContext]:
         ctx = context_of(runtime, CRAGContext)
         settings = _refine_settings(ctx)
         judge = c.judge("evaluator")
-        web = state.get("web_results") or []
+        web = _distinct_pages(state.get("web_results") or [])
         r = refine_knowledge(judge, state["question"], web, source="web", keep_doc_ids=False, **settings)
         update: dict = {"external_knowledge": r.knowledge, "passages": r.passages}
         trace: dict = {"knowledge": "external", **settings, **_refine_trace(r)}
@@ -344,8 +359,9 @@ def make_refine_web(c: Components) -> Node[CRAGState, CRAGContext]:
                 ri = refine_knowledge(judge, state["question"], state.get("retrieved") or [], source="corpus", **settings)
                 update["internal_knowledge"] = ri.knowledge
                 update["passages"] = reset(ri.passages)
-                trace["fallback"] = f"{why}; answering from the retrieved documents' best strips instead"
-                trace["fallback_kept"] = ri.kept
+                trace["fallback"] = (f"{why}; answering from the retrieved documents' best strips instead" if ri.passages
+                                     else f"{why}; nothing retrieved either: answering without passages")
+                trace.update({f"fallback_{k}": v for k, v in _refine_trace(ri).items()})
             elif state.get("action") == INCORRECT:
                 trace["fallback"] = f"{why}; answering without passages"
             else:

@@ -366,3 +366,37 @@ def test_incorrect_with_web_results_that_hold_no_text_falls_back_and_says_why():
     assert out["web_error"] == "the web results had no text to read"
     step = [t for t in out["trace"] if t["node"] == "refine_web"][0]
     assert step["fallback"].startswith("the web results had no text to read; answering from the retrieved")
+
+
+def test_crag_faults_found_in_review_of_its_logic():
+    """Review of 2026-11-30: one page under two addresses is refined once; strip_top_k / web_k 0
+    are refused; the action reads the scores as they are (0.19003 is above upper 0.19); the
+    Incorrect fallback's trace says what the reader got."""
+    from ragraphs.errors import ConfigError
+    from ragraphs.nodes.crag import _distinct_pages
+
+    lima = "Lima is the capital of Peru. Lima has ten million people."
+    pages = [make_passage("Lima", lima, source="web", url="https://en.wikipedia.org/wiki/Lima"),
+             make_passage("Lima", lima, source="web", url="https://en.m.wikipedia.org/wiki/Lima"),
+             make_passage("Peru", "Peru's capital is Lima.", source="web", url="https://example.org/peru")]
+    assert [p["meta"]["url"] for p in _distinct_pages(pages)] == ["https://en.wikipedia.org/wiki/Lima", "https://example.org/peru"]
+    for bad in ({"strip_top_k": 0}, {"web_k": 0}):
+        with pytest.raises(ConfigError):
+            CRAGContext(**bad)
+    assert decide_action([0.19003, -0.5], 0.19, -0.05)[0] == "correct"
+
+    class Near:
+        def score_batch(self, pairs):
+            return np.full(len(pairs), 0.19003)
+
+    class Cusco:
+        def search(self, query, k, mode="dense"):
+            return [make_passage("Cusco", "Cusco is a city in the Peruvian Andes.", score=0.4)][:k]
+
+    c = Components(llm=FakeAnswerChat(responses=["Lima"]), retriever=Cusco(), judges={"evaluator": Near()})
+    out = build_crag_graph(c).invoke({"question": "What is the capital of Peru?"}, context=CRAGContext(k=1, upper=0.19, lower=-0.05))
+    assert out["action"] == "correct" and out["scores"] == [0.19]  # rounded for the state, decided unrounded
+    c = Components(llm=FakeAnswerChat(responses=["Lima"]), retriever=Cusco(), judges={"evaluator": _LowJudge()})
+    out = build_crag_graph(c).invoke({"question": "What is the capital of Peru?"}, context=CRAGContext(k=1, upper=0.5, lower=0.0))
+    step = [t for t in out["trace"] if t["node"] == "refine_web"][0]
+    assert out["action"] == "incorrect" and step["fallback_kept"] and step["fallback_kept_below_threshold"] is True
