@@ -122,8 +122,9 @@ def make_final_answer(c: Components) -> Node[MIGRESState, MIGRESContext]:
         ctx = context_of(runtime, MIGRESContext)
         evidence, added = reader_evidence(state, ctx)
         final = "answered" if state.get("answered") else ("exhausted" if state.get("exhausted") else "guard")
-        if ctx.skip_generation:
-            return {"answer": "", "final": final, "_trace": {"skipped": "skip_generation"}}
+        if ctx.skip_generation:  # retrieval only: the passages the reader would read join `passages` as in a full run
+            return {"answer": "", "final": final, **({"passages": added} if added else {}),
+                    "_trace": {"skipped": "skip_generation", "evidence": [p["id"] for p in evidence]}}
         prompt = reader_prompt(state, evidence, ctx)
         out = complete(_llm(c, ctx), prompt, stop=STOP_ANSWER, max_tokens=int(ctx.max_new_tokens))
         answer = clean_answer(out.text, cut_asides=bool(ctx.cut_asides))

@@ -452,3 +452,17 @@ def test_the_citation_check_reads_each_cited_passage_with_its_title(corpus):
     out = build_migres_graph(c).invoke({"question": "Who wrote Killing Pablo?"}, context=MIGRESContext(**CTX))
     assert [u["info"] for u in out["useful_info"]] == ["Killing Pablo is a book by Mark Bowden."]
     assert nli.premises and nli.premises[0].startswith("Killing Pablo\n")
+
+
+def test_retrieval_only_hands_over_the_passages_the_reader_would_read(corpus):
+    """``skip_generation`` (``--retrieval-only``, ``method_retriever``): the reader's evidence joins
+    ``passages`` as in a full run (it stopped before working it out until 2026-11-30, so MIGRES's
+    retrieval-only recall was under the full run's)."""
+    def run(skip):
+        llm = FakeAnswerChat(responses=[UNANSWERABLE])
+        ctx = MIGRESContext(max_iterations=1, skip_generation=skip, **CTX)
+        return build_migres_graph(_components(llm, corpus)).invoke({"question": KILLING_PABLO_Q}, context=ctx)
+
+    full, only = run(False), run(True)
+    assert only["answer"] == "" and {p["id"] for p in only["passages"]} == {p["id"] for p in full["passages"]}
+    assert len(only["passages"]) >= 2
