@@ -128,14 +128,20 @@ def open_checkpointer(spec: str | None = None, *, must_exist: bool = False):
     return lite
 
 
+def _read_only(path: str, query: str) -> list:
+    """``query``'s rows from the SQLite file ``path``, opened read-only (nothing written to it);
+    a :class:`ConfigError` naming the file when it is no database."""
+    try:
+        with sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True) as ro:
+            return ro.execute(query).fetchall()
+    except sqlite3.DatabaseError as e:
+        raise ConfigError(f"cannot use {path} as a SQLite checkpointer: {e}") from e
+
+
 def _check_checkpoint_file(path: str) -> None:
     """A :class:`ConfigError` unless ``path`` holds LangGraph's SQLite checkpoint tables (read
     without writing: opened read-only)."""
-    try:
-        with sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True) as ro:
-            cols = {r[1] for r in ro.execute("PRAGMA table_info(checkpoints)")}
-    except sqlite3.DatabaseError as e:
-        raise ConfigError(f"cannot use {path} as a SQLite checkpointer: {e}") from e
+    cols = {r[1] for r in _read_only(path, "PRAGMA table_info(checkpoints)")}
     if not {"thread_id", "checkpoint_id", "checkpoint"} <= cols:
         raise ConfigError(f"{path} is not a checkpoint file (it has no LangGraph checkpoints table); "
                           "give the file `ragraphs ask --thread` wrote")
@@ -181,11 +187,7 @@ async def open_async_checkpointer(spec: str | None = None) -> AsyncIterator:
     if os.path.isdir(path):  # the sync opener's checks (raw sqlite3 errors until 2026-11-30)
         raise ConfigError(f"checkpointer {path} is a directory; give a file name such as {path}/checkpoints.sqlite")
     if os.path.isfile(path) and os.path.getsize(path) > 0:
-        try:
-            with sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True) as ro:
-                ro.execute("SELECT name FROM sqlite_master LIMIT 1").fetchall()
-        except sqlite3.DatabaseError as e:
-            raise ConfigError(f"cannot use {path} as a SQLite checkpointer: {e}") from e
+        _read_only(path, "SELECT name FROM sqlite_master LIMIT 1")
     try:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
     except OSError as e:

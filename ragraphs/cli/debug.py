@@ -261,8 +261,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if method == CHAT:
         raise InputError(f"thread {args.thread_id!r} is a chat; go on with it with `ragraphs chat --thread "
                          f"{args.thread_id}` (`ragraphs history` shows its turns)")
+    rows = load_history(first, args.thread_id)  # the checkpoints, read once (any graph of the thread reads them alike)
     if args.from_step is not None:  # the run at that checkpoint: its settings and store, not the latest run's
-        picked = _select(load_history(first, args.thread_id), args.from_step)
+        picked = _select(rows, args.from_step)
         if not picked["next"]:
             raise InputError(f"checkpoint {picked['checkpoint_id']} ends its run (nothing to re-run); give --from an "
                              "earlier step (see `ragraphs history`)")
@@ -285,7 +286,6 @@ def cmd_replay(args: argparse.Namespace) -> int:
     sets = parse_settings(args.set)
     check_setting_names(get_context_class(method), sets, method)
     recorded = stored_context(meta, method) if _records_settings(meta) else None
-    rows = load_history(graph, args.thread_id)
     if args.from_step is None:
         start = rows[-1]
         if not start["next"]:
@@ -298,7 +298,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
                 print(json.dumps({"thread_id": args.thread_id, "method": method, "answer": start["answer"], "ran": []}))
             return 0
     else:
-        start = _select(rows, args.from_step)
+        start = picked
     if recorded is None:  # a thread made from Python without ragraphs' metadata: the settings its state kept
         from ..setting_values import RUN_SETTINGS
 

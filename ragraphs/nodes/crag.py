@@ -21,6 +21,7 @@ from ..state.crag import CRAGState
 from ..state.types import Node, Passage, reset, with_score
 from ..tools.parsing import looks_like_json
 from ..tools.structured import Keywords, decide
+from ..tools.text import text_key
 from .refine import judge_text, refine_knowledge
 from .retrieve import make_retrieve
 from .web import no_web, web_backend
@@ -128,7 +129,7 @@ def _distinct_pages(web: list[Passage]) -> list[Passage]:
     seen: set[str] = set()
     out = []
     for p in web:
-        key = " ".join((p.get("text") or "").split()).casefold()
+        key = text_key(p.get("text"))
         if key and key in seen:
             continue
         seen.add(key)

@@ -10,6 +10,7 @@ from typing import Callable, Sequence
 from ..state.types import Passage
 from ..tools.parsing import looks_like_json
 from ..tools.structured import Entailment, RewritePlus
+from ..tools.text import text_key
 
 from .erm4_prompts import NLI_LABELS
 
@@ -140,7 +141,7 @@ def mixed_order(lists: Sequence[Sequence[Passage]], limit: int | None = None) ->
             if r >= len(lst):
                 continue
             p = lst[r]
-            text = " ".join(f"{p.get('title') or ''}\n{p.get('text') or ''}".split()).casefold() if p.get("text") else ""
+            text = text_key(f"{p.get('title') or ''}\n{p.get('text') or ''}") if p.get("text") else ""
             if p["id"] not in ids and (not text or text not in texts):
                 ids.add(p["id"])
                 texts.add(text)

@@ -355,11 +355,12 @@ def query_paragraphs(query: str, text: str, max_chars: int) -> tuple[str, int, i
     how many paragraphs were kept."""
     from ..state.types import make_passage
     from .bm25 import BM25Index
+    from .text import text_key
 
     seen: set[str] = set()
     paras = []
     for p in (text or "").split("\n"):
-        key = " ".join(p.split()).casefold()
+        key = text_key(p)
         if key and key not in seen:
             seen.add(key)
             paras.append(p)

@@ -7,11 +7,12 @@ from __future__ import annotations
 from typing import Iterable
 
 from ..state.types import Passage, make_passage
+from .text import text_key
 
 
 def title_key(title: str) -> str:
     """The identity of a title: case-folded, white space collapsed."""
-    return " ".join((title or "").split()).casefold()
+    return text_key(title)
 
 
 def latest_by_title(passages: Iterable[Passage]) -> tuple[dict[str, Passage], int]:

@@ -20,6 +20,11 @@ _ABBREV = {
 _BOUNDARY = re.compile(r"([.!?]+[\"'\u201d\u2019)\]]*)\s+(?=[\"'\u201c\u2018(\[]?[A-Z0-9\u00C0-\u024F])")
 
 
+def text_key(text: str | None) -> str:
+    """Text's identity for spotting copies: white space collapsed, case-folded."""
+    return " ".join((text or "").split()).casefold()
+
+
 def split_sentences(text: str) -> list[str]:
     """Split text into sentences with rules only (no model or data download).
 
