@@ -29,7 +29,8 @@ sys.path.insert(0, str(ROOT))
 
 from ragraphs.datasets import load_dataset, pooled_passages  # noqa: E402
 from ragraphs.evaluation.corpus import PooledCorpus  # noqa: E402
-from ragraphs.nodes.dr_rag import concat_query, fill_budget, forward_walk, judge_text, qdc_select  # noqa: E402
+from ragraphs.nodes.dr_rag import concat_query, judge_text  # noqa: E402
+from ragraphs.nodes.dr_rag_select import fill_budget, forward_walk, qdc_select  # noqa: E402
 from ragraphs.nodes.rerank import judge_scores  # noqa: E402
 from ragraphs.nodes.retrieve import search_many  # noqa: E402
 from ragraphs.tools.embeddings import MiniLMEmbeddings  # noqa: E402

@@ -26,7 +26,8 @@ from dr_rag_link_expand_diag import dr_rag_over, musique_dev  # the same directo
 
 from ragraphs.datasets import pooled_passages
 from ragraphs.evaluation.corpus import PooledCorpus
-from ragraphs.nodes.dr_rag import concat_query, judge_text, pair_threshold, priors_of
+from ragraphs.nodes.dr_rag import concat_query, judge_text, pair_threshold
+from ragraphs.nodes.dr_rag_select import priors_of
 from ragraphs.nodes.dr_rag_links import pair_priors
 from ragraphs.nodes.retrieve import search_many
 from ragraphs.tools.embeddings import MiniLMEmbeddings

@@ -16,8 +16,8 @@ together matter for the query. Strategies (the paper's Table 5):
   second-stage list and keep the first document C accepts with it (Eq. 4; the paper's Algorithm 1 keeps every accepted one).
 
 Each retrieval stage is a cascade: a wide candidate list (dense, BM25, or both fused by
-reciprocal rank) re-ranked by a cross-encoder (the ``rerank`` node, shared with vanilla;
-``rerank_second`` for the second stage). Within the budget of ``k`` documents, CFS keeps the
+reciprocal rank), optionally re-ranked by a cross-encoder (``rerank``, default none: DR-RAG's
+own ``rerank`` node for the first stage, ``rerank_second`` for the second). Within the budget of ``k`` documents, CFS keeps the
 k1 static documents, adds for each the dynamic document C accepts, and (``fill``) fills the
 rest with the next re-ranked first-stage candidates, so that when C accepts nothing CFS hands
 the LLM exactly SM's documents (with title links on: unless the question names a page). Every
@@ -33,7 +33,7 @@ static document, the bridge entity.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping
 
 from langgraph.runtime import Runtime
 
@@ -45,6 +45,7 @@ from ..state.types import Node, Passage, question_of, reset, with_meta
 from ..tools.judges import own_threshold, score_triples
 from ..tools.vectorstore import usable_mode
 from .dr_rag_links import linked_candidates, pair_priors, uses_question_links
+from .dr_rag_select import Held, fill_budget, forward_walk, never_accepted, priors_of, qdc_select
 from .links import lead_with_named, named_count, question_links, title_index_of
 from .rerank import brief, judge_scores, rerank_passages, rerank_spec, reranker_of
 from .retrieve import search_many
@@ -116,100 +117,6 @@ def concat_query(question: str, doc: Passage, max_chars: int = 400) -> str:
     if max_chars and len(d) > max_chars:
         d = d[:max_chars]
     return f"{one_line(question)} {d}"
-
-
-def qdc_select(first: list[Passage], second: list[list[Passage]], k: int) -> list[Passage]:
-    """Eq. 1: add the first second-stage document of each pair not yet in the context.
-
-    Pairs are taken in first-stage order, one document per pair per round, until the
-    context holds ``k`` documents (one round is enough when k <= 2 k1; later rounds only
-    run when a pair's first new document was already taken by an earlier pair).
-    """
-    have = {p["id"] for p in first}
-    added: list[Passage] = []
-    cursors = [0] * len(second)
-    progress = True
-    while len(first) + len(added) < k and progress:
-        progress = False
-        for i, cands in enumerate(second):
-            if len(first) + len(added) >= k:
-                break
-            while cursors[i] < len(cands) and cands[cursors[i]]["id"] in have:
-                cursors[i] += 1
-            if cursors[i] < len(cands):
-                d = cands[cursors[i]]
-                cursors[i] += 1
-                have.add(d["id"])
-                added.append(with_meta(d, stage=2, via=first[i]["id"]))
-                progress = True
-    return added
-
-
-def forward_walk(first: list[Passage], second: list[list[Passage]], score_of: dict, th: float, k: int,
-                 pick: str = "first", bonus: dict | None = None,
-                 extra: bool = False, bridge: dict | None = None) -> tuple[list[Passage], list[dict]]:
-    """Eq. 4 within a budget: for each d_i (in order) add one d'_ij not in Cnt that C
-    accepts (score >= th): the first in the list (``pick="first"``) or the best scored
-    (``"best"``); stops when Cnt holds ``k`` documents. ``bonus`` and ``bridge`` ((d_i id,
-    d' id) -> value: the title-link and the shared-name priors) are added to a pair's score
-    before both. With ``extra``, a budget still open after the walk (a d_i with no accepted
-    partner) takes the other accepted candidates, best scored first, as Algorithm 1 keeps every
-    accepted document (marked ``extra``). Returns (added, decisions)."""
-    have = {p["id"] for p in first}
-    bonus, bridge = bonus or {}, bridge or {}
-    added: list[Passage] = []
-    decisions: list[dict] = []
-    spare: list[tuple[float, int, Passage, float, dict]] = []  # accepted, not chosen: (total, i, d, s, priors)
-    for i, cands in enumerate(second):
-        if len(first) + len(added) >= k:
-            break
-        fresh = [d for d in cands if d["id"] not in have]
-        chosen = None
-        for d in fresh:
-            key = (first[i]["id"], d["id"])
-            s = score_of[key]
-            priors = priors_of(key, bonus, bridge)
-            total = s + sum(priors.values())
-            ok = total >= th
-            decisions.append({"first": key[0], "second": key[1], "score": round(s, 6), "accepted": ok, **priors})
-            if ok:
-                spare.append((total, i, d, s, priors))
-            if ok and pick == "first":
-                chosen = (total, d, s, priors)
-                break
-            if ok and (chosen is None or total > chosen[0]):
-                chosen = (total, d, s, priors)
-        if chosen is not None:
-            _, d, s, priors = chosen
-            have.add(d["id"])
-            added.append(with_meta(d, stage=2, via=first[i]["id"], pair_score=s, **priors))
-    if extra:
-        for _, i, d, s, priors in sorted(spare, key=lambda x: -x[0]):
-            if len(first) + len(added) >= k:
-                break
-            if d["id"] not in have:
-                have.add(d["id"])
-                added.append(with_meta(d, stage=2, via=first[i]["id"], pair_score=s, extra=True, **priors))
-    return added, decisions
-
-
-def priors_of(key: tuple, bonus: dict, bridge: dict) -> dict:
-    """The priors CFS / CIS add to C(q, d_i, d') for ``key`` = (d_i id, d' id), by name, the
-    non-zero ones only (as decisions and ``meta`` show them)."""
-    return {name: v for name, v in (("link_bonus", bonus.get(key, 0.0)), ("bridge_bonus", bridge.get(key, 0.0))) if v}
-
-
-def fill_budget(context: list[Passage], candidates: Sequence[Passage], k: int) -> list[Passage]:
-    """The next ``candidates`` not in ``context``, until it holds ``k`` documents."""
-    have = {p["id"] for p in context}
-    out: list[Passage] = []
-    for p in candidates:
-        if len(context) + len(out) >= k:
-            break
-        if p["id"] not in have:
-            have.add(p["id"])
-            out.append(with_meta(p, stage=1, fill=True))
-    return out
 
 
 # ---------------------------------------------------------------- retrieval nodes
@@ -286,6 +193,9 @@ def make_second_stage(c: Components) -> Node[DRRAGState, DRRAGContext]:
         first = list(state.get("first_stage") or [])
         depth = max(1, int(ctx.k2))
         mode = usable_mode(c.retriever, second_mode(ctx))
+        if len(first) >= max(1, int(ctx.k)):  # k1 = k: the budget is full, nothing to search or score
+            return {"second_stage": [], "_trace": {"skipped": f"the first stage holds k = {int(ctx.k)} documents",
+                                                   "out_ids": [p["id"] for p in first]}}
         queries = [concat_query(state["question"], d, int(ctx.concat_chars)) for d in first]
         second = search_many(c.retriever, queries, depth, mode, ctx.fusion_k) if queries else []
         second = linked_candidates(c.retriever, first, second, int(ctx.link_expand or 0))
@@ -386,14 +296,6 @@ def make_inverse_select(c: Components) -> Node[DRRAGState, DRRAGContext]:
     return inverse_select
 
 
-def never_accepted(decisions: list[dict], fed: set[str]) -> list[str]:
-    """The second-stage documents C rejected and never accepted, and not fed: one accepted with
-    one d_i is not among them even when another d_i rejected it and the budget left it out (it
-    was listed until 2026-11-30)."""
-    accepted = {x["second"] for x in decisions if x["accepted"]}
-    return sorted({x["second"] for x in decisions if not x["accepted"]} - fed - accepted)
-
-
 def make_forward_select(c: Components) -> Node[DRRAGState, DRRAGContext]:
     """CFS (Eq. 4): per d_i, keep one d'_ij not in Cnt that C accepts; then
     (``extra_partners``) the other accepted candidates, best first, and (``fill``) the next
@@ -405,11 +307,11 @@ def make_forward_select(c: Components) -> Node[DRRAGState, DRRAGContext]:
         k = max(1, int(ctx.k))
         first = list(state.get("first_stage") or [])
         second = list(state.get("second_stage") or [])
-        first_ids = {p["id"] for p in first}
+        held = Held(first)
         judge = c.judge("pair")
         th = pair_threshold(ctx, judge)
         # every candidate the walk may look at, scored in one batch
-        pairs = [(i, d) for i, cands in enumerate(second) for d in cands if d["id"] not in first_ids]
+        pairs = [(i, d) for i, cands in enumerate(second) for d in cands if d not in held]
         scores = score_triples(judge, [(question, judge_text(first[i]), judge_text(d)) for i, d in pairs], ctx.pair_tokens)
         score_of = {(first[i]["id"], d["id"]): s for (i, d), s in zip(pairs, scores)}
         pick = str(ctx.pick or "best")

@@ -20,6 +20,7 @@ from functools import cache
 from typing import Any, Sequence
 
 from ..state.types import Passage, with_meta
+from ..tools.text import text_key
 from ..tools.titles import proper_names
 from .links import index_names, title_index_of
 
@@ -27,6 +28,14 @@ from .links import index_names, title_index_of
 def uses_question_links(ctx: Any, strategy: str) -> bool:
     """Title links in the first stage: two-stage strategies only (SM stays top-k by similarity)."""
     return strategy != "sm" and bool(ctx.link_question)
+
+
+def same_page(d: Passage, dp: Passage) -> bool:
+    """Whether two passages are parts of one page (the same title): d names its own title, and
+    an ingested file's chunks share one, so neither prior nor title link joins them (a
+    sibling chunk took a partner's place with both bonuses until 2026-11-30)."""
+    title = text_key(d.get("title"))
+    return bool(title) and title == text_key(dp.get("title"))
 
 
 def link_bonus(ctx: Any, pairs: Sequence[tuple[Passage, Passage]], index: Any = None) -> dict:
@@ -45,6 +54,8 @@ def link_bonus(ctx: Any, pairs: Sequence[tuple[Passage, Passage]], index: Any = 
     out = {}
     for d, dp in pairs:
         title = dp.get("title") or ""
+        if same_page(d, dp):
+            continue
         if index_names(index, title, d.get("text") or "") and not (is_hub is not None and is_hub(title, share)):
             only_linked = (dp.get("meta") or {}).get("linked_from") == d["id"]
             value = float(expand) if expand is not None and only_linked else b
@@ -62,7 +73,7 @@ def bridge_bonus(ctx: Any, question: str, pairs: Sequence[tuple[Passage, Passage
     A name that is the title of a hub of ``index`` (the corpus's title index; see
     :func:`link_bonus`) is no bridge: a page such as "California" shares its own name with
     every passage that names it, and the hub rule that refuses it the link bonus refuses it
-    this one too."""
+    this one too. Two passages of one page (:func:`same_page`) share its name and get none."""
     b = float(ctx.bridge_bonus or 0.0)
     if not b:
         return {}
@@ -76,7 +87,8 @@ def bridge_bonus(ctx: Any, question: str, pairs: Sequence[tuple[Passage, Passage
             seen[p["id"]] = proper_names(f"{p.get('title') or ''}. {p.get('text') or ''}") - asked
         return seen[p["id"]]
 
-    return {(d["id"], dp["id"]): b for d, dp in pairs if any(not hub(n) for n in names_of(d) & names_of(dp))}
+    return {(d["id"], dp["id"]): b for d, dp in pairs
+            if not same_page(d, dp) and any(not hub(n) for n in names_of(d) & names_of(dp))}
 
 
 def pair_priors(ctx: Any, question: str, pairs: Sequence[tuple[Passage, Passage]], retriever: Any) -> tuple[dict, dict]:
@@ -88,17 +100,18 @@ def pair_priors(ctx: Any, question: str, pairs: Sequence[tuple[Passage, Passage]
 
 def linked_candidates(retriever: Any, first: Sequence[Passage], second: Sequence[list[Passage]], n: int) -> list[list[Passage]]:
     """Each d_i's second-stage list followed by up to ``n`` passages of the corpus whose title
-    d_i names (not in the list, not a static document); unchanged where the retriever has no
-    title index."""
+    d_i names (not in the list, not a static document, not of d_i's own page); unchanged where
+    the retriever has no title index."""
     index = title_index_of(retriever) if n > 0 else None
     if index is None:
         return [list(c) for c in second]
     first_ids = [d["id"] for d in first]
     out = []
     for d, cands in zip(first, second):
-        extra = index.named_in(d.get("text") or "", n, exclude=first_ids + [p["id"] for p in cands])
+        named = index.named_in(d.get("text") or "", None, exclude=first_ids + [p["id"] for p in cands])
+        extra = [p for p in named if not same_page(d, p)][:n]
         out.append(list(cands) + [with_meta(p, stage=2, linked_from=d["id"]) for p in extra])
     return out
 
 
-__all__ = ["bridge_bonus", "link_bonus", "linked_candidates", "pair_priors", "uses_question_links"]
+__all__ = ["bridge_bonus", "link_bonus", "linked_candidates", "pair_priors", "same_page", "uses_question_links"]

@@ -117,7 +117,7 @@ def test_mistyped_setting_name_is_refused_with_the_closest_names(cli, tmp_path):
 
 @pytest.mark.parametrize("setting, message", [
     ("upper=abc", "run setting 'upper' must be a number, got 'abc'"),
-    ("k2=-3", "run setting 'k2' must be a whole number >= 0, got -3"),
+    ("k2=-3", "run setting 'k2' must be a whole number >= 1, got -3"),
     ("strategy=xyz", "run setting 'strategy' must be one of sm | qdc | cis | cfs, got 'xyz'"),
 ])
 def test_setting_of_the_wrong_type_is_refused_before_any_node_runs(cli, tmp_path, setting, message):

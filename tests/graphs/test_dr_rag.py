@@ -19,8 +19,8 @@ from ragraphs.nodes.dr_rag import (
     concat_query,
     first_stage_size,
     pair_threshold,
-    qdc_select,
 )
+from ragraphs.nodes.dr_rag_select import qdc_select
 from ragraphs.nodes.dr_rag_generate import dr_rag_answer_prompt
 from ragraphs.tools.llm import FakeAnswerChat
 from ragraphs.tools.vectorstore import InMemoryCorpus
@@ -120,7 +120,7 @@ def test_cfs_walks_past_the_rejected_candidate(slices):
     gold = _gold(exs, ZONE)
     judge = ScriptedPairJudge(gold)
     qdc, _ = _run(corpus, ZONE, strategy="qdc", k=2)
-    cfs, llm = _run(corpus, ZONE, judge=judge, strategy="cfs", k=2, pick="first")
+    cfs, llm = _run(corpus, ZONE, judge=judge, strategy="cfs", k=2, pick="first", extra_partners=False)
     # QDC takes the first new second-stage document (a distractor film)...
     assert "Denys Desjardins" not in _titles(qdc)
     # ...CFS (Algorithm 1) walks on to the first one the classifier accepts with d_1
@@ -354,7 +354,7 @@ def test_second_rerank_modes(slices):
 
 
 def test_forward_walk_first_and_best_and_fill():
-    from ragraphs.nodes.dr_rag import fill_budget, forward_walk
+    from ragraphs.nodes.dr_rag_select import fill_budget, forward_walk
 
     first = [{"id": "a"}, {"id": "b"}]
     second = [[{"id": "x"}, {"id": "y"}, {"id": "z"}], [{"id": "y"}, {"id": "w"}]]
@@ -378,6 +378,83 @@ def test_forward_walk_first_and_best_and_fill():
     assert added[1]["meta"] == {"stage": 2, "via": "a", "pair_score": 0.7, "extra": True}
     assert [p["id"] for p in forward_walk(first, lone, s2, 0.5, 3, "best", extra=True)[0]] == ["y"]  # budget
     assert [p["id"] for p in forward_walk(first, lone, s2, 0.95, 4, "best", extra=True)[0]] == []  # accepted only
+    # pick="first" (Eq. 4) with extra: the walk reads on past the first accepted, for the spare ones
+    added, dec = forward_walk(first, lone, s2, 0.5, 4, "first")
+    assert [p["id"] for p in added] == ["x"] and [d["second"] for d in dec] == ["x", "w"]
+    added, dec = forward_walk(first, lone, s2, 0.5, 4, "first", extra=True)
+    assert [p["id"] for p in added] == ["x", "y"] and [d["second"] for d in dec] == ["x", "y", "z", "w"]
+    assert added[1]["meta"]["extra"] is True
+
+
+def test_a_copy_under_another_id_takes_no_dynamic_place():
+    """The same text ingested twice (two files, or a file and its address) is one document: QDC,
+    CFS and the fill pass over the copy, and the bridge page takes the place."""
+    from ragraphs.state.types import make_passage
+
+    text = "Alpha is a 1990 film directed by Bob Smith."
+    ps = [make_passage("Alpha", text, id="alpha-docs"), make_passage("Alpha", f" {text.upper()} ", id="alpha-backup"),
+          make_passage("Bob Smith", "Bob Smith was born in Paris.", id="bob"),
+          make_passage("Gamma", "Gamma film 1990 list.", id="gamma"), make_passage("Delta", "Delta is another film of 1990.", id="delta")]
+    corpus = InMemoryCorpus(ps, embeddings=HashEmbeddings(64, "words"))
+    question = "Where was the director of the 1990 film Alpha born?"
+    for strategy in ("qdc", "cfs"):
+        out, _ = _run(corpus, question, judge=ConstJudge(0.6), strategy=strategy, k=2, k1=1, retrieval="dense")
+        ids = [p["id"] for p in out["passages"]]
+        assert ids[0] in {"alpha-docs", "alpha-backup"} and len(ids) == 2 and not {"alpha-docs", "alpha-backup"} <= set(ids)
+        assert "alpha-backup" in [p["id"] for p in out["second_stage"][0]]  # retrieved, passed over
+    from ragraphs.nodes.dr_rag_select import Held, fill_budget
+
+    assert [p["id"] for p in fill_budget(ps[:1], ps[1:3], 2)] == ["bob"]
+    assert {"id": "new", "text": ""} not in Held([{"id": "a", "text": ""}])  # no text: never a copy
+
+
+def test_a_page_is_no_link_to_itself():
+    """A static document names its own title, and an ingested file's chunks share one: a sibling
+    chunk gets neither the title link nor the bonuses, so the classifier's rejection stands."""
+    from ragraphs.nodes.dr_rag_links import bridge_bonus, link_bonus, linked_candidates, same_page
+    from ragraphs.state.types import make_passage
+
+    class OnlyBob:
+        name = "only-bob"
+
+        def score_pairs(self, triples):
+            return np.asarray([0.9 if d2.startswith("Bob Smith") else 0.0 for _, _, d2 in triples], dtype=np.float32)
+
+    guide = "Lake Alpha guide"
+    ps = [make_passage(guide, "Lake Alpha guide: the lake was surveyed by Bob Smith in 1990.", id="g0"),
+          make_passage(guide, "Lake Alpha guide, part two: parking rules and opening hours of the visitor centre.", id="g1"),
+          make_passage(guide, "Lake Alpha guide, part three: the gift shop sells maps.", id="g2"),
+          make_passage("Bob Smith", "Bob Smith was a surveyor born in Paris.", id="bob"),
+          make_passage("Zeta lake", "Zeta lake was surveyed in 1990 by a team.", id="zeta"),
+          make_passage("Omega", "Omega lake surveyed the 1990 record.", id="omega")]
+    corpus = InMemoryCorpus(ps, embeddings=HashEmbeddings(64, "words"))
+    out, _ = _run(corpus, "Who surveyed the lake in 1990 and where was the surveyor born?", judge=OnlyBob(),
+                  k=4, retrieval="dense", fill=False)
+    fed = {p["id"] for p in out["passages"]}
+    assert "bob" in fed
+    for d in out["classifier_scores"]:  # no sibling is accepted, none carries a prior
+        if d["second"] in {"g0", "g1", "g2"} and d["first"] in {"g0", "g1", "g2"}:
+            assert not d["accepted"] and "link_bonus" not in d and "bridge_bonus" not in d
+    g0, g1, bob = ps[0], ps[1], ps[3]
+    assert same_page(g0, g1) and not same_page(g0, bob) and not same_page({"title": ""}, {"title": ""})
+    ctx = DRRAGContext()
+    assert link_bonus(ctx, [(g0, g1), (g0, bob)], corpus.title_index()) == {("g0", "bob"): ctx.link_bonus}
+    assert ("g0", "g1") not in bridge_bonus(ctx, "Who surveyed it?", [(g0, g1)], corpus.title_index())
+    linked = linked_candidates(corpus, [g0], [[]], 2)[0]
+    assert [p["id"] for p in linked] == ["bob"]
+
+
+def test_a_full_first_stage_searches_and_scores_nothing_more(slices):
+    exs, corpus = slices["2wikimultihopqa"]
+    judge = ScriptedPairJudge(accept_all=True)
+    out, llm = _run(corpus, ZONE, judge=judge, strategy="cfs", k=2, k1=2)
+    assert len(out["passages"]) == 2 and out["second_stage"] == [] and judge.batches in ([], [0])
+    step = next(t for t in out["trace"] if t["node"] == "second_stage")
+    assert "skipped" in str(step) and out["llm_calls"] == 1
+    with pytest.raises(ConfigError, match="k2"):
+        DRRAGContext(k2=0)
+    with pytest.raises(ConfigError, match="k1"):
+        DRRAGContext(k1=0)
 
 
 # ---------------------------------------------------------------- title links
@@ -454,7 +531,7 @@ def test_expand_bonus_is_the_link_bonus_of_a_page_only_the_title_link_brought():
 
 
 def test_the_bridge_bonus_favours_a_partner_that_shares_a_name_with_its_static_document():
-    from ragraphs.nodes.dr_rag import forward_walk
+    from ragraphs.nodes.dr_rag_select import forward_walk
     from ragraphs.nodes.dr_rag_links import bridge_bonus
     from ragraphs.tools.titles import proper_names
 
@@ -559,7 +636,7 @@ def test_pair_tokens_reach_the_cross_encoder(slices):
 def test_rejected_lists_only_what_the_classifier_never_accepted():
     """Y accepted with A (A took X, which scored higher), then rejected with B once the budget
     was full: it was accepted, so it is not in ``rejected`` (it was, until 2026-11-30)."""
-    from ragraphs.nodes.dr_rag import forward_walk, never_accepted
+    from ragraphs.nodes.dr_rag_select import forward_walk, never_accepted
 
     a, b = {"id": "A"}, {"id": "B"}
     second = [[{"id": "X"}, {"id": "Y"}], [{"id": "Y"}, {"id": "Z"}]]
