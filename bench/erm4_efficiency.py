@@ -74,6 +74,7 @@ def record(phase: str, tau: float, question: str, golds: list[str], out: dict, s
         "filtered_out": int(out.get("filtered_out") or 0),
         "kept": len(out.get("passages") or []),
         "backoff": bool(out.get("backoff")),
+        "rechecked": len(out.get("memory_missed") or []),  # inside queries searched outside after all
         "llm_calls": out.get("llm_calls", 0),
     }
 
@@ -139,6 +140,10 @@ def report(path: str) -> str:
             f"{mean(r['filtered_out'] for r in sim):.2f} | {sum(r['backoff'] for r in sim)}/{len(sim)} | "
             f"{mean(r['inside'] for r in sim):.2f} / {mean(r['outside'] for r in sim):.2f} | {hr} |"
         )
+    if any("rechecked" in r for r in runs):  # memory_recheck (2026-11-30): inside queries searched outside after all
+        for tau in taus:
+            part = {ph: sum(r.get("rechecked", 0) for r in runs if r["phase"] == ph and r["tau"] == tau) for ph in ("similar", "again")}
+            lines.append(f"Rechecked queries at tau {tau:g}: {part['similar']} over the similar questions, {part['again']} over the first set asked again.")
     lines.append("")
     lines.append(
         "Columns except the last: means over the similar questions (n per row as above). "

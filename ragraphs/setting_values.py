@@ -68,7 +68,7 @@ def describe_settings(cls: type) -> list[dict[str, Any]]:
         if f.metadata.get("minimum") is not None:
             kind = kind.replace(">= 0", f">= {f.metadata['minimum']}")
         if f.metadata.get("range") is not None:
-            kind = f"{kind} from {f.metadata['range'][0]:g} to {f.metadata['range'][1]:g}"
+            kind = f"{kind.replace(' >= 0', '')} from {f.metadata['range'][0]:g} to {f.metadata['range'][1]:g}"
         rows.append({"name": f.name, "default": getattr(ctx, f.name), "kind": kind,
                      "description": f.metadata.get("description", "")})
     return rows
@@ -124,7 +124,7 @@ def check_values(ctx: Any) -> None:
                 ok = False
         span = f.metadata.get("range")
         if span is not None and ok and isinstance(v, numbers.Real) and not span[0] <= v <= span[1]:
-            ok, want = False, f"{want} from {span[0]:g} to {span[1]:g}"
+            ok, want = False, f"{want.replace(' >= 0', '')} from {span[0]:g} to {span[1]:g}"
         if not ok:
             raise ConfigError(f"run setting {f.name!r} must be {want}, got {v!r}")
         problem = f.metadata.get("check", lambda _: None)(v)

@@ -47,7 +47,7 @@ class RAGContext(metaclass=NamesChecked):
 
     llm: str = field(default="gemma", metadata={"description": "model spec: gemma | llamacpp:PATH | openai:MODEL | openai-completion:MODEL | "
                                                 "fake:TEXT; a model given to Components(llm=...) is used instead"})
-    k: int = field(default=4, metadata={"description": "passages retrieved per query", "minimum": 1})
+    k: int = field(default=4, metadata={"description": "passages retrieved per query (DR-RAG: documents handed to the LLM)", "minimum": 1})
     retrieval: Literal["dense", "bm25", "hybrid"] = field(
         default="dense", metadata={"description": "first-stage retrieval: dense (MiniLM) | bm25 | hybrid (both, fused)"}
     )
@@ -188,12 +188,12 @@ class DRRAGContext(RAGContext):
     )
     second_rerank: Literal["question", "concat", "none"] = field(
         default="question",
-        metadata={"description": "second-stage candidates scored against the question, against q + d_i, or kept in retrieval order"},
+        metadata={"description": "second-stage candidates scored against the question, q + d_i, or kept in order (needs a rerank)"},
     )
     k1: int | None = field(
-        default=None, metadata={"description": "static-relevant documents of the first stage (default ceil(k/2))"}
-    )
-    k2: int = field(default=10, metadata={
+        default=None, metadata={"description": "static-relevant documents of the first stage (default ceil(k/2); "
+                                "at most k, k itself leaves no place for a second stage)", "minimum": 1})
+    k2: int = field(default=10, metadata={"minimum": 1,
         "description": "second-stage candidates retrieved per <q, d_i> query, the depth searched for an accepted "
                        "partner (the paper retrieves k2 = k - k1 per query; here the budget stays k - k1)"})
     pair_threshold: float | None = field(default=None, metadata={
@@ -222,7 +222,7 @@ class DRRAGContext(RAGContext):
     )
     concat_chars: int = field(
         default=300,
-        metadata={"description": "characters of d_i appended to the query in the second stage (300: q + d_i inside the "
+        metadata={"description": "characters of d_i appended to the query in the second stage (0: all; 300: q + d_i inside the "
                   "128 word pieces MiniLM was trained on, each query embedded in less time; recall as with 400 on the dev "
                   "and training files, bench/results/dr_rag_speed/; 400 as with 1000, bench/results/dr_rag_concat_chars/)"},
     )
@@ -288,20 +288,20 @@ class ERM4Context(RAGContext):
         default="title", metadata={"description": "Retrieval Trigger match: title cosine (paper) | evaluator judge on title+content"}
     )
     trigger_candidates: int = field(
-        default=10, metadata={"description": "evaluator trigger: entries pre-selected by title cosine per query"}
+        default=10, metadata={"description": "evaluator trigger: entries pre-selected by title cosine per query", "minimum": 1}
     )
     theta: int = field(
-        default=1, metadata={"description": "Retrieval Trigger: popularity threshold, inside when >= theta (paper: 3)"}
+        default=1, metadata={"description": "Retrieval Trigger: popularity threshold, inside when >= theta (paper: 3)", "minimum": 1}
     )
-    memory_k: int = field(default=10, metadata={"description": "reservoir entries used per inside query (best first)"})
-    max_queries: int = field(default=3, metadata={"description": "queries kept from the rewriter"})
+    memory_k: int = field(default=10, metadata={"description": "reservoir entries used per inside query (best first)", "minimum": 1})
+    max_queries: int = field(default=3, metadata={"description": "queries kept from the rewriter (its schema writes at most 3, as the paper's)", "range": (1, 3)})
     include_question_query: bool = field(default=False, metadata={"description": "also search with the original question (not in the paper)"})
     rewrite_max_tokens: int = field(default=80, metadata={"description": "tokens the rewriter may write"})
     max_knowledge: int = field(
-        default=10, metadata={"description": "knowledge instances (mixed order) passed to the filter and reader (paper: 30)"}
+        default=10, metadata={"description": "knowledge instances (mixed order) passed to the filter and reader (paper: 30)", "minimum": 1}
     )
     filter: Literal["judge", "llm", "none"] = field(
-        default="judge", metadata={"description": "Knowledge Filter: nli judge | the paper's NLI prompt | none"}
+        default="judge", metadata={"description": "Knowledge Filter: judge (filter_judge's) | llm (the paper's NLI prompt) | none"}
     )
     filter_judge: Literal["nli", "evaluator"] = field(
         default="evaluator", metadata={"description": "judge filter role: nli (knowledge entails question) | evaluator (relevance)"}
@@ -312,9 +312,7 @@ class ERM4Context(RAGContext):
                   "threshold); 0.5 for the evaluator from bench/erm4_filter_threshold.py on 2Wiki+HotpotQA dev (F1 0.70, 2.3 kept per question)"},
     )
     hypothesis: Literal["strong", "weak"] = field(default="strong", metadata={"description": "llm filter: strong (contains answers) or weak (possibly aids)"})
-    answer_question: Literal["rewritten", "original"] = field(
-        default="rewritten", metadata={"description": "which question the reader answers (paper: rewritten)"}
-    )
+    answer_question: Literal["rewritten", "original"] = field(default="rewritten", metadata={"description": "which question the reader answers (paper: rewritten)"})
     external: Literal["corpus", "web", "both"] = field(
         default="corpus", metadata={"description": "external knowledge: the vector store, web search, or both"}
     )
@@ -326,6 +324,8 @@ class ERM4Context(RAGContext):
     fetch_allow_private: bool = field(default=False, metadata={"description": "allow fetching pages on private or loopback addresses"})
     use_memory: bool = field(default=True, metadata={"description": "use the Memory Knowledge Reservoir and trigger"})
     update_memory: bool = field(default=True, metadata={"description": "store kept knowledge in the reservoir"})
+    memory_recheck: bool = field(default=True, metadata={"description": "an inside query whose memory the filter drops all of "
+                                 "is searched outside after all (not in the paper: it answered without knowledge)"})
     reservoir: Literal["file", "store"] = field(
         default="file",
         metadata={"description": "where the Memory Knowledge Reservoir lives: file (a SQLite file, reservoir_path) | store "
@@ -335,9 +335,8 @@ class ERM4Context(RAGContext):
     reservoir_path: str = field(default="", metadata={"description": "reservoir SQLite file (default $RAGRAPHS_HOME/erm4/reservoir.sqlite3)"})
     reservoir_collection: str = field(default="", metadata={"description": "reservoir collection name (empty: one per "
         "corpus, the Chroma store and collection read, so one corpus's memory never answers for another; 'default' (shared, warned) for yours)"})
-    reservoir_max_entries: int = field(
-        default=10000, metadata={"description": "reservoir bound: least recently used entries beyond it are evicted (0: none)"}
-    )
+    reservoir_max_entries: int = field(default=10000, metadata={
+        "description": "reservoir bound: least recently used entries beyond it are evicted by this run's writes (0: none)"})
 
 
 @dataclass(kw_only=True)

@@ -35,8 +35,8 @@ def test_every_setting_is_named_in_the_readme_or_docs(cls):
 @pytest.mark.parametrize("cls, values, message", [
     (CRAGContext, {"upper": "abc"}, "'upper' must be a number, got 'abc'"),
     (CRAGContext, {"upper": True}, "'upper' must be a number, got True"),
-    (DRRAGContext, {"k2": -3}, "'k2' must be a whole number >= 0, got -3"),
-    (DRRAGContext, {"k2": 2.5}, "'k2' must be a whole number >= 0, got 2.5"),
+    (DRRAGContext, {"k2": -3}, "'k2' must be a whole number >= 1, got -3"),
+    (DRRAGContext, {"k2": 2.5}, "'k2' must be a whole number >= 1, got 2.5"),
     (DRRAGContext, {"strategy": "xyz"}, "'strategy' must be one of sm | qdc | cis | cfs, got 'xyz'"),
     (DRRAGContext, {"fusion_k": "a"}, "'fusion_k' must be a whole number >= 1 or null, got 'a'"),
     (RAGContext, {"cut_asides": 1}, "'cut_asides' must be true or false, got 1"),

@@ -3,7 +3,8 @@
 ::
 
     rewrite -> memory_check -+- external ----> retrieve -+-> filter -+- answer --> generate -+-> memory_update
-                             +- memory_only -------------+           +- backoff -> backoff --+
+                             +- memory_only -------------+     ^     +- backoff -> backoff --+
+                                                               +-----+- recheck (once)
 
 - ``rewrite`` (Query Rewriter+, section 3.1): one LLM call gives a clarified rewritten
   question and up to three search-friendly queries (JSON under a schema; the paper's
@@ -22,6 +23,10 @@
   mixed order, kept only when judged relevant to the rewritten question
   (``c.judge("evaluator")``; ``filter_judge="nli"`` for entailment, or the paper's NLI prompt
   with ``filter="llm"``).
+- ``recheck`` (not in the paper; ``memory_recheck``, on by default): an inside query whose
+  memory the filter dropped all of goes to ``retrieve`` after all, once, and the filter reads
+  what it found beside what it kept; the trigger had matched a stored title, often another
+  entity's, and the paper then answered without knowledge.
 - ``generate``: the rewritten question with the kept knowledge; ``backoff`` answers
   without external knowledge when nothing survived the filter.
 - ``memory_update`` (Memory Knowledge Reservoir, section 3.3): the kept external
@@ -79,7 +84,7 @@ def build_erm4_graph(
     after_memory: Routes = {"external": "retrieve", "memory_only": "filter"}
     g.add_conditional_edges("memory_check", routed("memory_check", route_after_memory, after_memory), after_memory)
     g.add_edge("retrieve", "filter")
-    after_filter: Routes = {"answer": "generate", "backoff": "backoff"}
+    after_filter: Routes = {"answer": "generate", "backoff": "backoff", "recheck": "retrieve"}
     g.add_conditional_edges("filter", routed("filter", route_after_filter, after_filter), after_filter)
     g.add_edge("generate", "memory_update")
     g.add_edge("backoff", "memory_update")

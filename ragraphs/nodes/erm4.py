@@ -12,7 +12,7 @@ knowledge, no benchmark questions) written in the JSON of each decision's schema
 from __future__ import annotations
 
 import warnings
-from typing import Any, Mapping
+from typing import Any
 
 from langgraph.runtime import Runtime
 
@@ -28,16 +28,22 @@ from ..tools.llm import complete, llm_usage
 from ..tools.reservoir import Reservoir, open_reservoir
 from ..tools.store_reservoir import StoreReservoir
 from ..tools.structured import Entailment, RewritePlus, decide
+from ..tools.text import passage_key
 from ..tools.trigger import trigger_lookup
 from ..tools.websearch import search_checked
 from ..tools.vectorstore import usable_mode
 from .erm4_parsing import (
+    brief_knowledge,
     check_rewrite,
-    read_rewrite_legacy,
-    read_nli_legacy,
-    mixed_order,
+    filter_candidates,
+    interleaved,
     knowledge_text,
+    memory_missed,
+    query_indexes,
     query_key,
+    read_nli_legacy,
+    read_rewrite_legacy,
+    tag_knowledge,
 )
 from .erm4_prompts import (
     rewrite_prompt,
@@ -111,21 +117,6 @@ def _fetcher(c: Components, ctx):
                        allow_private=bool(ctx.fetch_allow_private))
 
 
-def _tag(passages: list[Passage], qi: int, query: str, origin: str) -> list[Passage]:
-    out: list[Passage] = []
-    for r, p in enumerate(passages):
-        meta = {**(p.get("meta") or {}), "query": query, "query_index": qi, "rank": r, "knowledge": origin}
-        out.append({**p, "meta": meta})
-    return out
-
-
-def _brief(passages: list[Passage]) -> list[dict]:
-    return [
-        {"title": p["title"], "source": p.get("source"), "score": p.get("score"), "query_index": (p.get("meta") or {}).get("query_index")}
-        for p in passages
-    ]
-
-
 # ---------------------------------------------------------------- nodes
 
 
@@ -162,8 +153,8 @@ def make_memory_check(c: Components) -> Node[ERM4State, ERM4Context]:
     ``trigger="title"``: cosine of query and title (the paper); ``trigger="evaluator"``: the
     evaluator judge on (query, "Title\\ncontent") for the ``trigger_candidates`` most similar
     titles (see :mod:`ragraphs.tools.trigger`). Inside queries take their knowledge from the
-    reservoir (up to ``memory_k`` matching entries, best first, marked as used for the
-    eviction order); outside queries go to external retrieval.
+    reservoir (up to ``memory_k`` matching entries, best first; those the filter keeps are marked
+    as used for the eviction order); outside queries go to external retrieval.
     """
 
     def memory_check(state: ERM4State, runtime: Runtime[ERM4Context]) -> dict:
@@ -186,17 +177,15 @@ def make_memory_check(c: Components) -> Node[ERM4State, ERM4Context]:
             route = {"query": q, "popularity": int(pop)}
             if pop >= theta:
                 inside.append(route)
-                knowledge += _tag(entries, qi, q, "memory")
+                knowledge += tag_knowledge(entries, qi, q, "memory")
             else:
                 outside.append(route)
-        if knowledge:
-            res.touch([p["title"] for p in knowledge])
         return {
             "inside": inside,
             "outside": outside,
             "memory_knowledge": knowledge,
             "external_knowledge": [],  # filled by the retrieve node for the outside queries
-            "_trace": {"trigger": how, "tau": tau, "theta": theta, "inside": inside, "outside": outside, "memory": _brief(knowledge)},
+            "_trace": {"trigger": how, "tau": tau, "theta": theta, "inside": inside, "outside": outside, "memory": brief_knowledge(knowledge)},
         }
 
     return memory_check
@@ -222,23 +211,16 @@ def _address(p: Passage) -> str:
     return str((p.get("meta") or {}).get("url") or "")
 
 
-def _interleaved(first: list[Passage], second: list[Passage]) -> list[Passage]:
-    """Two ranked lists as one, alternating (corpus 1st, web 1st, corpus 2nd, ...): the mixed
-    order takes each query's ranks in turn, so web results after all of the corpus's never
-    reached the filter once two queries filled ``max_knowledge`` (until 2026-11-30)."""
-    out: list[Passage] = []
-    for i in range(max(len(first), len(second))):
-        out += first[i:i + 1] + second[i:i + 1]
-    return out
-
-
 def make_external_retrieve(c: Components) -> Node[ERM4State, ERM4Context]:
     """External retrieval for the outside queries: the vector store and/or web search."""
 
     def retrieve(state: ERM4State, runtime: Runtime[ERM4Context]) -> dict:
         ctx = context_of(runtime, ERM4Context)
         queries = list(state.get("queries") or [])
-        outside = {r["query"] for r in state.get("outside") or []}
+        missed = list(state.get("memory_missed") or []) if state.get("filter_passes") else []
+        # the recheck: only the inside queries whose memory the filter dropped, after what the first pass found
+        outside = {r["query"] for r in (missed or state.get("outside") or [])}
+        earlier = list(state.get("external_knowledge") or []) if missed else []
         source = ctx.external
         backend = web_backend(c, ctx)[0] if source in ("web", "both") else None
         if source in ("web", "both") and backend is None:
@@ -280,11 +262,13 @@ def make_external_retrieve(c: Components) -> Node[ERM4State, ERM4Context]:
                     malformed += bad
                     if bad and not web:
                         web_errors.append(f"web search {q!r} returned no usable results ({bad} malformed)")
-            got = _interleaved(got, web_got) if got and web_got else got + web_got
-            knowledge += _tag(got, qi, q, "external")
+            got = interleaved(got, web_got) if got and web_got else got + web_got
+            knowledge += tag_knowledge(got, qi, q, "external")
             per_query.append({"query": q, "n": len(got)})
-        trace: dict[str, Any] = {"source": source, "k": k, "queries": per_query, "retrieved": _brief(knowledge)}
-        update: dict[str, Any] = {"external_knowledge": knowledge, "web_calls": web_calls}
+        trace: dict[str, Any] = {"source": source, "k": k, "queries": per_query, "retrieved": brief_knowledge(knowledge)}
+        if missed:
+            trace["recheck"] = [r["query"] for r in missed]
+        update: dict[str, Any] = {"external_knowledge": earlier + knowledge, "web_calls": web_calls}
         if malformed:
             trace["malformed_results"] = malformed
         if fetched:
@@ -294,18 +278,6 @@ def make_external_retrieve(c: Components) -> Node[ERM4State, ERM4Context]:
         return {**update, "_trace": trace}
 
     return retrieve
-
-
-def _candidates(state: Mapping[str, Any], limit: int) -> list[Passage]:
-    queries = list(state.get("queries") or [])
-    per_query: list[list[Passage]] = [[] for _ in queries]
-    for p in list(state.get("memory_knowledge") or []) + list(state.get("external_knowledge") or []):
-        qi = int((p.get("meta") or {}).get("query_index", 0))
-        if 0 <= qi < len(per_query):
-            per_query[qi].append(p)
-    for lst in per_query:
-        lst.sort(key=lambda p: int((p.get("meta") or {}).get("rank", 0)))
-    return mixed_order(per_query, limit)
 
 
 def make_filter(c: Components) -> Node[ERM4State, ERM4Context]:
@@ -322,7 +294,15 @@ def make_filter(c: Components) -> Node[ERM4State, ERM4Context]:
     def filter_knowledge(state: ERM4State, runtime: Runtime[ERM4Context]) -> dict:
         ctx = context_of(runtime, ERM4Context)
         question = state.get("rewritten_question") or state["question"]
-        cands = _candidates(state, int(ctx.max_knowledge))
+        passes = int(state.get("filter_passes") or 0)
+        rechecked = list(state.get("memory_missed") or []) if passes else []
+        if rechecked:  # the second pass: what the outside search found for them, beside what the first kept
+            again = query_indexes(state, rechecked)
+            cands = [p for p in filter_candidates(state, None) if (p.get("meta") or {}).get("knowledge") == "external"
+                     and int((p.get("meta") or {}).get("query_index", -1)) in again][: int(ctx.max_knowledge)]
+            before = list(state.get("passages") or [])
+        else:
+            cands, before = filter_candidates(state, int(ctx.max_knowledge)), []
         how = ctx.filter
         update: dict[str, Any] = {}
         decisions: list[dict] = []
@@ -351,12 +331,24 @@ def make_filter(c: Components) -> Node[ERM4State, ERM4Context]:
                 decisions.append({"title": p["title"], "entailment": yes, "kept": yes, "parsed": out.how})
             if usage["llm_calls"]:
                 update.update(usage)
-        backoff = not kept
+        missed = [] if passes or not ctx.memory_recheck else memory_missed(state, cands, kept)
+        dropped = len(cands) - len(kept)
+        held = {p["id"] for p in before} | {passage_key(p) for p in before}
+        kept = before + [p for p in kept if p["id"] not in held and passage_key(p) not in held]
+        backoff = not kept and not missed
+        if kept and ctx.use_memory:  # the entries served and kept are the ones used (eviction order)
+            served = [p["title"] for p in kept if p.get("source") == "memory"]
+            if served:
+                get_reservoir(c, ctx, runtime.store).touch(served)
         update.update({
             "passages": reset(kept),
-            "filtered_out": len(cands) - len(kept),
+            "filtered_out": (int(state.get("filtered_out") or 0) if passes else 0) + dropped,
             "backoff": backoff,
-            "_trace": {"filter": how, "judge": ctx.filter_judge if how == "judge" else None, "candidates": len(cands), "kept": len(kept), "backoff": backoff, "decisions": decisions},
+            "filter_passes": passes + 1,
+            **({"memory_missed": missed} if not passes else {}),
+            "_trace": {"filter": how, "judge": ctx.filter_judge if how == "judge" else None, "candidates": len(cands),
+                       "kept": len(kept), "backoff": backoff, "decisions": decisions,
+                       **({"recheck": [r["query"] for r in missed]} if missed else {})},
         })
         return update
 
@@ -364,7 +356,10 @@ def make_filter(c: Components) -> Node[ERM4State, ERM4Context]:
 
 
 def route_after_filter(state: dict) -> str:
-    """``backoff`` when the filter kept nothing (answer without external knowledge), else ``answer``."""
+    """``recheck`` when an inside query's memory was all dropped (its outside search, once),
+    ``backoff`` when the filter kept nothing (answer without external knowledge), else ``answer``."""
+    if state.get("memory_missed") and int(state.get("filter_passes") or 0) == 1:
+        return "recheck"
     return "backoff" if state.get("backoff") else "answer"
 
 
@@ -418,7 +413,14 @@ def make_memory_update(c: Components) -> Node[ERM4State, ERM4Context]:
         if not ctx.use_memory or not ctx.update_memory:
             return {"memory_update": {"stored": 0}, "_trace": {"memory": "not updated"}}
         fresh = [p for p in state.get("passages") or [] if p.get("source") != "memory"]
-        counts = get_reservoir(c, ctx, runtime.store).add(fresh) if fresh else {"added": 0, "replaced": 0, "unchanged": 0, "skipped": 0, "evicted": 0}
+        res = get_reservoir(c, ctx, runtime.store)
+        if not fresh:
+            counts = {"added": 0, "replaced": 0, "unchanged": 0, "skipped": 0, "evicted": 0}
+        elif isinstance(res, Reservoir) and c.extra.get("reservoir") is None:
+            # the run's bound goes with its write (a file reservoir is shared by the process's runs)
+            counts = res.add(fresh, max_entries=int(ctx.reservoir_max_entries or 0) or None)
+        else:
+            counts = res.add(fresh)
         return {"memory_update": counts, "_trace": {"stored": len(fresh), **counts}}
 
     return memory_update

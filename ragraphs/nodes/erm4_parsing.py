@@ -1,16 +1,16 @@
 """ERM4 output reading: the Rewriter+ and NLI formats under the structured decisions, and the
-knowledge helpers the filter and reader share."""
+knowledge helpers the filter and reader share: tagging, the mixed order, the recheck."""
 
 from __future__ import annotations
 
 import re
-from typing import Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 
 from ..state.types import Passage
 from ..tools.parsing import looks_like_json
 from ..tools.structured import Entailment, RewritePlus
-from ..tools.text import text_key
+from ..tools.text import passage_key
 
 from .erm4_prompts import NLI_LABELS
 
@@ -141,7 +141,7 @@ def mixed_order(lists: Sequence[Sequence[Passage]], limit: int | None = None) ->
             if r >= len(lst):
                 continue
             p = lst[r]
-            text = text_key(f"{p.get('title') or ''}\n{p.get('text') or ''}") if p.get("text") else ""
+            text = passage_key(p)
             if p["id"] not in ids and (not text or text not in texts):
                 ids.add(p["id"])
                 texts.add(text)
@@ -156,3 +156,62 @@ def knowledge_text(p: Passage) -> str:
     title = (p.get("title") or "").strip()
     text = " ".join((p.get("text") or "").split())
     return f"{title}\n{text}" if title else text
+
+
+# ---------------------------------------------------------------- knowledge lists
+def tag_knowledge(passages: list[Passage], qi: int, query: str, origin: str) -> list[Passage]:
+    out: list[Passage] = []
+    for r, p in enumerate(passages):
+        meta = {**(p.get("meta") or {}), "query": query, "query_index": qi, "rank": r, "knowledge": origin}
+        out.append({**p, "meta": meta})
+    return out
+
+
+def brief_knowledge(passages: list[Passage]) -> list[dict]:
+    return [
+        {"title": p["title"], "source": p.get("source"), "score": p.get("score"), "query_index": (p.get("meta") or {}).get("query_index")}
+        for p in passages
+    ]
+
+
+def interleaved(first: list[Passage], second: list[Passage]) -> list[Passage]:
+    """Two ranked lists as one, alternating (corpus 1st, web 1st, corpus 2nd, ...): the mixed
+    order takes each query's ranks in turn, so web results after all of the corpus's never
+    reached the filter once two queries filled ``max_knowledge`` (until 2026-11-30)."""
+    out: list[Passage] = []
+    for i in range(max(len(first), len(second))):
+        out += first[i:i + 1] + second[i:i + 1]
+    return out
+
+
+def filter_candidates(state: Mapping[str, Any], limit: int | None) -> list[Passage]:
+    queries = list(state.get("queries") or [])
+    per_query: list[list[Passage]] = [[] for _ in queries]
+    for p in list(state.get("memory_knowledge") or []) + list(state.get("external_knowledge") or []):
+        qi = int((p.get("meta") or {}).get("query_index", 0))
+        if 0 <= qi < len(per_query):
+            per_query[qi].append(p)
+    for lst in per_query:
+        lst.sort(key=lambda p: int((p.get("meta") or {}).get("rank", 0)))
+    return mixed_order(per_query, limit)
+
+
+def query_indexes(state: Mapping[str, Any], routes: list) -> set[int]:
+    asked = {r["query"] for r in routes}
+    return {i for i, q in enumerate(state.get("queries") or []) if q in asked}
+
+
+def memory_missed(state: Mapping[str, Any], cands: list[Passage], kept: list[Passage]) -> list:
+    """The inside queries whose memory the filter judged and dropped all of: the trigger matched
+    a stored title (often another entity's: "Michael B. Jordan" and "Michael Jordan"), so the
+    reservoir cannot answer them, and the outside search they skipped can (``memory_recheck``)."""
+    def mine(p: Passage, qi: int) -> bool:
+        meta = p.get("meta") or {}
+        return meta.get("knowledge") == "memory" and int(meta.get("query_index", -1)) == qi
+
+    out = []
+    for route in state.get("inside") or []:
+        qi = min(query_indexes(state, [route]), default=-1)
+        if any(mine(p, qi) for p in cands) and not any(mine(p, qi) for p in kept):
+            out.append(route)
+    return out

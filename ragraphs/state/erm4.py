@@ -34,6 +34,10 @@ class ERM4State(RAGState):
     # Knowledge Filter: how many instances were dropped; backoff when none survived
     filtered_out: NotRequired[int]
     backoff: NotRequired[bool]
+    # the inside queries whose memory the filter dropped all of, searched outside after all
+    # (``memory_recheck``), and the filter's passes (1, or 2 with a recheck)
+    memory_missed: NotRequired[list[QueryRoute]]
+    filter_passes: NotRequired[int]
     # Memory Knowledge Reservoir update: counts from the last write
     memory_update: NotRequired[dict]
     # set when a web search failed or timed out (the run goes on without its knowledge)
@@ -51,5 +55,6 @@ class ERM4Output(RAGOutput):
     external_knowledge: NotRequired[list[Passage]]
     filtered_out: NotRequired[int]
     backoff: NotRequired[bool]
+    memory_missed: NotRequired[list[QueryRoute]]
     memory_update: NotRequired[dict]
     web_error: NotRequired[str]

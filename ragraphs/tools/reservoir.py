@@ -69,6 +69,8 @@ def default_reservoir_path() -> str:
     return str(data_dir() / "erm4" / "reservoir.sqlite3")
 
 
+_OWN: Any = object()  # Reservoir.add: the reservoir's own bound
+
 class Reservoir:
     """Title-content pairs in one SQLite file, shared safely by processes and threads.
 
@@ -175,14 +177,16 @@ class Reservoir:
             )
 
     # ---------------------------------------------------------------- writing
-    def add(self, passages: Iterable[Passage]) -> dict[str, int]:
+    def add(self, passages: Iterable[Passage], *, max_entries: Any = _OWN) -> dict[str, int]:
         """Store title-content pairs; a pair replaces the stored one with the same title.
 
         Pairs without a title are skipped (the title is the entry's identity and the
-        trigger's key). Within one call the first pair of a title wins (ERM4 writes best first). With ``max_entries``
-        set, the least recently used entries beyond the bound are evicted in the same
-        transaction. Returns counts ``{"added", "replaced", "unchanged", "skipped", "evicted"}``.
+        trigger's key). Within one call the first pair of a title wins (ERM4 writes best first). With a bound
+        (``max_entries``: this write's, None for none; default the reservoir's own), the least recently used
+        entries beyond it are evicted in the same transaction. Returns counts ``{"added", "replaced",
+        "unchanged", "skipped", "evicted"}``.
         """
+        bound = self.max_entries if max_entries is _OWN else (None if max_entries is None else max(1, int(max_entries)))
         latest, skipped = latest_by_title(passages)
         counts = {"added": 0, "replaced": 0, "unchanged": 0, "skipped": skipped, "evicted": 0}
         if not latest:
@@ -214,17 +218,17 @@ class Reservoir:
                     "seq = excluded.seq, updated_at = excluded.updated_at, used_at = excluded.used_at",
                     (self.collection, k, title, text, str(p.get("source") or ""), v.tobytes(), seq + i, now, now),
                 )
-            counts["evicted"] = self._evict(con)
+            counts["evicted"] = self._evict(con, bound)
 
         self._write(write)
         return counts
 
-    def _evict(self, con: sqlite3.Connection) -> int:
-        """Delete the least recently used entries beyond ``max_entries`` (inside a write)."""
-        if self.max_entries is None:
+    def _evict(self, con: sqlite3.Connection, bound: int | None) -> int:
+        """Delete the least recently used entries beyond ``bound`` (inside a write)."""
+        if bound is None:
             return 0
         total = con.execute("SELECT COUNT(*) FROM entries WHERE collection = ?", (self.collection,)).fetchone()[0]
-        extra = int(total) - self.max_entries
+        extra = int(total) - bound
         if extra <= 0:
             return 0
         con.execute(
@@ -412,8 +416,10 @@ _OPEN_LOCK = threading.Lock()
 def open_reservoir(
     path: str | None = None, *, collection: str = "default", embeddings: Any = None, max_entries: int | None = None
 ) -> Reservoir:
-    """A process-wide cached :class:`Reservoir` per (file, collection, embeddings object);
-    ``max_entries`` (None: unbounded) is applied to the cached object on every call."""
+    """A process-wide cached :class:`Reservoir` per (file, collection, embeddings object), shared
+    by every run of the process; ``max_entries`` (None: unbounded) is the bound of one newly
+    opened. A run passes its own to :meth:`Reservoir.add`: setting it on the shared object let
+    one run's bound evict for every run (until 2026-11-30)."""
     full = str(Path(path or default_reservoir_path()).expanduser().resolve())
     key = (full, collection or "default", id(embeddings))
     with _OPEN_LOCK:
@@ -421,8 +427,6 @@ def open_reservoir(
         if r is None:
             r = Reservoir(full, collection=collection, embeddings=embeddings, max_entries=max_entries)
             _OPEN[key] = r
-        else:
-            r.max_entries = None if max_entries is None else max(1, int(max_entries))
         return r
 
 

@@ -25,6 +25,13 @@ def text_key(text: str | None) -> str:
     return " ".join((text or "").split()).casefold()
 
 
+def passage_key(p: Any) -> str:
+    """A passage's identity for spotting copies under other ids (one text ingested from two
+    files, or a file and its address): :func:`text_key` of its title and text; "" for a passage
+    without text, which is never a copy."""
+    return text_key(f"{p.get('title') or ''}\n{p.get('text') or ''}") if p.get("text") else ""
+
+
 def split_sentences(text: str) -> list[str]:
     """Split text into sentences with rules only (no model or data download).
 
@@ -125,13 +132,15 @@ def _is_punct(ch: str) -> bool:
     return ch in _PUNCT or unicodedata.category(ch).startswith("P")
 
 
-def normalize_answer(s: str | None) -> str:
+def normalize_answer(s: str | None, *, articles: bool = True) -> str:
     """SQuAD normalisation: lower case, strip punctuation, articles and extra space. Beyond
     SQuAD's ASCII set, Unicode NFKC comes first and every Unicode punctuation mark goes too
-    (an en dash, curly quotes), so "Breaking Dawn – Part 2" equals "Breaking Dawn - Part 2"."""
+    (an en dash, curly quotes), so "Breaking Dawn – Part 2" equals "Breaking Dawn - Part 2".
+    ``articles=False`` keeps the articles (for a gold that is nothing else: "The The")."""
     s = unicodedata.normalize("NFKC", s or "").lower()
     s = "".join(ch for ch in s if not _is_punct(ch))
-    s = re.sub(r"\b(a|an|the)\b", " ", s)
+    if articles:
+        s = re.sub(r"\b(a|an|the)\b", " ", s)
     return " ".join(s.split())
 
 

@@ -14,7 +14,8 @@ from fakes import IMPORT_FAKES, ConstJudge, CountingRetriever, HashEmbeddings, r
 from ragraphs.components import Components
 from ragraphs.datasets import load_dataset, pooled_passages
 from ragraphs.graphs.erm4 import ERM4Context, build_erm4_graph
-from ragraphs.nodes.erm4 import mixed_order, rewrite_prompt
+from ragraphs.nodes.erm4 import rewrite_prompt
+from ragraphs.nodes.erm4_parsing import mixed_order
 from ragraphs.nodes.erm4_parsing import parse_nli, parse_rewrite
 from ragraphs.state.types import make_passage
 from ragraphs.tools.llm import FakeAnswerChat

@@ -3,6 +3,7 @@ Retrieval Trigger, the Knowledge Filter's judge role and the web path's page fet
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
 import subprocess
@@ -104,11 +105,19 @@ def test_bound_across_processes_and_old_files(tmp_path):
     assert sorted(keys) == ["a", "b"] and sims.shape == (1, 2)
 
 
-def test_open_reservoir_applies_the_bound(tmp_path):
+def test_a_runs_bound_goes_with_its_write_not_onto_the_shared_reservoir(tmp_path):
+    """One run's reservoir_max_entries evicted for every run of the process (it was set on the
+    one cached object until 2026-11-30); now each write carries its own bound."""
     emb = HashEmbeddings()
     r = open_reservoir(str(tmp_path / "r.sqlite3"), embeddings=emb, max_entries=5)
     assert r.max_entries == 5
-    assert open_reservoir(str(tmp_path / "r.sqlite3"), embeddings=emb, max_entries=None).max_entries is None
+    again = open_reservoir(str(tmp_path / "r.sqlite3"), embeddings=emb, max_entries=1)
+    assert again is r and r.max_entries == 5  # the shared object keeps its own
+    page = [{"id": t, "title": t, "text": f"{t} text", "source": "corpus"} for t in "abcdefg"]
+    assert r.add(page[:3], max_entries=None)["evicted"] == 0 and r.count() == 3
+    assert r.add(page[3:6])["evicted"] == 1 and r.count() == 5  # the reservoir's own bound, 5
+    assert r.add(page[6:], max_entries=2)["evicted"] == 4 and r.count() == 2  # this write's
+    assert r.max_entries == 5 and open_reservoir(str(tmp_path / "r.sqlite3"), embeddings=emb).max_entries == 5
 
 
 class KeywordEvaluator:
@@ -160,6 +169,29 @@ def test_graph_settings_pick_trigger_and_filter_role(tmp_path, minilm):
     # a judge role outside the choices is refused when the context is built, before any node runs
     with pytest.raises(ConfigError, match=re.escape("'filter_judge' must be one of nli | evaluator")):
         ERM4Context(filter_judge="bogus", use_memory=False)
+
+
+def test_a_runs_reservoir_bound_is_its_own_writes(tmp_path):
+    from ragraphs.nodes.erm4 import get_reservoir
+    from ragraphs.tools.vectorstore import InMemoryCorpus
+
+    emb = HashEmbeddings()
+    corpus = InMemoryCorpus([_p(t, f"{t} flows through a city.") for t in ("Danube", "Seine", "Rhine")], embeddings=emb)
+    path = str(tmp_path / "memory.sqlite3")
+
+    def run(river, **settings):
+        c = Components(llm=FakeAnswerChat(responses=[f"{river}**{river}", "the answer"]), retriever=corpus, embeddings=emb)
+        ctx = ERM4Context(reservoir_path=path, reservoir_collection="shared", tau=0.99, k=1, filter="none", **settings)
+        return build_erm4_graph(c).invoke({"question": f"{river}?"}, context=ctx), get_reservoir(c, ctx)
+
+    out, res = run("Danube")
+    out, _ = run("Seine")
+    assert res.count() == 2
+    out, _ = run("Rhine", reservoir_max_entries=1)  # this run's bound: its write evicts
+    assert out["memory_update"]["evicted"] == 2 and res.count() == 1
+    assert res.max_entries == 10000  # ...and the process's shared reservoir keeps its own
+    out, _ = run("Danube")
+    assert out["memory_update"]["evicted"] == 0 and res.count() == 2
 
 
 def test_each_chroma_corpus_has_its_own_memory_in_the_same_reservoir_file(tmp_path):
@@ -256,3 +288,42 @@ def test_a_users_retriever_on_the_default_reservoir_is_warned_once(tmp_path, mon
         warnings.simplefilter("error")
         run(reservoir_collection="my-docs")
         run(reservoir_path=str(tmp_path / "own.sqlite3"))
+
+
+def test_memory_the_filter_drops_sends_its_query_outside_once(tmp_path):
+    """The trigger matches a stored title, the filter drops all of its memory: the query is
+    searched outside after all (``memory_recheck``); before 2026-11-30 ERM4 answered closed-book
+    although the corpus held the answer. Off, the paper's back-off."""
+    from fakes import OverlapJudge, ScriptedChat
+
+    def script(prompt):
+        if "[Original Question]" in prompt and "Rewritten Question" in prompt:
+            q = prompt.split("[Original Question]:")[-1].split("\n")[0].strip()
+            return json.dumps({"rewritten_question": q, "queries": ["Ada Lovelace " + ("birthplace" if "born" in q else "death")]})
+        return "London"
+
+    docs = [make_passage("Ada Lovelace", "Ada Lovelace was born in London in 1815."),
+            make_passage("Ada Lovelace", "Ada Lovelace's death came in Marylebone on 27 November 1852."),
+            make_passage("Charles Babbage", "Charles Babbage designed the Analytical Engine.")]
+    judge = OverlapJudge("evaluator", stop={"where", "when", "was", "did", "the", "in", "of"})
+
+    def ask(path, recheck):
+        retriever = CountingRetriever(LexicalRetriever(docs))
+        c = Components(llm=ScriptedChat(script=script), retriever=retriever, embeddings=HashEmbeddings(64, "words"),
+                       judges={"evaluator": judge})
+        ctx = ERM4Context(reservoir_path=str(path), reservoir_collection="x", k=1, tau=0.5, memory_recheck=recheck)
+        g = build_erm4_graph(c)
+        g.invoke({"question": "Where was Ada Lovelace born?"}, context=ctx)
+        return g.invoke({"question": "When did Ada Lovelace die in Marylebone?"}, context=ctx), retriever
+
+    out, retriever = ask(tmp_path / "on.sqlite3", True)
+    assert out["inside"] and not out["outside"]  # the birth entry's title matched
+    assert [r["query"] for r in out["memory_missed"]] == ["Ada Lovelace death"]
+    assert retriever.queries[-1] == "Ada Lovelace death" and not out["backoff"]
+    assert [p["text"] for p in out["passages"]] == [docs[1]["text"]]
+    nodes = [t["node"] for t in out["trace"]]
+    assert nodes == ["rewrite", "memory_check", "filter", "retrieve", "filter", "generate", "memory_update"]
+    assert out["filtered_out"] == 1  # the birth memory, dropped in the first pass
+    off, retriever = ask(tmp_path / "off.sqlite3", False)
+    assert off["backoff"] and off["passages"] == [] and "Ada Lovelace death" not in retriever.queries
+    assert [t["node"] for t in off["trace"]] == ["rewrite", "memory_check", "filter", "backoff", "memory_update"]

@@ -495,7 +495,8 @@ def test_erm4_fetches_a_page_once_and_keeps_each_querys_cut_and_web_results_reac
 
     from fakes import LexicalRetriever
     from ragraphs.components import Components
-    from ragraphs.nodes.erm4 import _candidates, make_external_retrieve
+    from ragraphs.nodes.erm4 import make_external_retrieve
+    from ragraphs.nodes.erm4_parsing import filter_candidates
     from ragraphs.settings import ERM4Context
     from ragraphs.state.types import make_passage
 
@@ -521,7 +522,7 @@ def test_erm4_fetches_a_page_once_and_keeps_each_querys_cut_and_web_results_reac
     assert "born in Swansea" in cuts[0]["text"] and "Cardiff" not in cuts[0]["text"]
     assert "died in Cardiff" in cuts[1]["text"] and "Swansea" not in cuts[1]["text"]
     assert cuts[0]["id"] != cuts[1]["id"] and cuts[0]["meta"]["page_id"] == cuts[1]["meta"]["page_id"]
-    picked = _candidates({"queries": qs, **out}, 4)
+    picked = filter_candidates({"queries": qs, **out}, 4)
     assert sum(p.get("source") == "web" for p in picked) == 2  # corpus 1st, web 1st of each query
 
 
