@@ -101,9 +101,12 @@ def gold_answers(value: Any) -> list[str]:
     """A row's gold answers as a list of strings: none for a missing answer (a test split's
     row is not scored, where it read as the gold "None" until 2026-11-30), a number as its text
     (such a row was skipped), and TriviaQA's answer object (Hugging Face's export) as its
-    ``value`` and ``aliases`` (its keys were read as the answers)."""
+    ``value`` and ``aliases`` (its keys were read as the answers), a boolean as "yes" / "no" (it
+    was the text "True", which no answer matches, until 2026-11-30)."""
     if value is None:
         return []
+    if isinstance(value, bool):  # BoolQ, a StrategyQA export without decomposition: true reads "yes"
+        return ["yes" if value else "no"]
     if isinstance(value, dict):
         if "value" not in value and "aliases" not in value:
             raise ValueError(f"the answer is an object without 'value' or 'aliases' (its keys: {', '.join(list(value)[:6])})")

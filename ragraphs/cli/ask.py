@@ -55,7 +55,7 @@ def run_graph(
 
 # the shared settings only retrieval reads: the no-retrieval baseline has them (its settings are
 # the shared class) and ignores them
-NONE_IGNORES = frozenset({"k", "retrieval", "rerank", "rerank_depth", "link_question", "link_depth"})
+NONE_IGNORES = frozenset({"k", "retrieval", "rerank", "rerank_depth", "link_question", "link_depth", "max_passage_chars"})
 
 
 def cmd_ask(args: argparse.Namespace) -> int:

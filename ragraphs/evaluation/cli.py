@@ -257,7 +257,10 @@ def _eval_on_server(args: argparse.Namespace, specs: list[RunSpec], examples: li
 
 def _print_line(args: argparse.Namespace, spec: RunSpec, summary: dict) -> None:
     if not args.json and not args.quiet:
-        print(f"{spec.label}: " + ", ".join(f"{k}={_fmt(summary[k], k in ('em', 'f1', 'acc', 'recall'))}" for k in SUMMARY_KEYS), file=sys.stderr)
+        gold = summary.get("n_with_gold")
+        over = f" (recall over {gold} with gold)" if summary.get("recall") is not None and gold is not None and gold < summary["n"] else ""
+        print(f"{spec.label}: " + ", ".join(f"{k}={_fmt(summary[k], k in ('em', 'f1', 'acc', 'recall'))}" for k in SUMMARY_KEYS)
+              + over, file=sys.stderr)
 
 
 def _report(args: argparse.Namespace, methods: list[str], summaries: list[dict], all_records: dict, examples: list,

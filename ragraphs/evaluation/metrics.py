@@ -10,9 +10,12 @@ Answer metrics follow the SQuAD / FlashRAG conventions (re-implemented here):
   aliases; when either side is ``yes``/``no``/``noanswer`` and they differ, that pair scores 0
   (so "no" does not get partial credit against "yes");
 - **acc**: 1 if some normalised gold alias occurs inside the normalised prediction as a
-  substring (FlashRAG's "Sub-EM"/accuracy, as reported by CRAG and MIGRES); a ``yes`` / ``no``
-  / ``noanswer`` gold only as a whole word, so that "no" is not found in "know" or "not"
-  (FlashRAG and the papers' scripts take the plain substring there too).
+  substring (FlashRAG's "Sub-EM"; CRAG's own script tests the raw, case-sensitive gold in the
+  raw output, which is stricter); a ``yes`` / ``no`` gold is the prediction's first yes or no
+  word, ``noanswer`` a whole word, so that "no" is not found in "know" or "not" and "Yes, there
+  is no doubt" answers yes; a gold of one or two characters (PopQA's "LA", "US") only as a whole
+  word, so that "la" is not found in "Tulsa, Oklahoma" (FlashRAG and the papers' scripts take the
+  plain substring there too).
 
 Retrieval metric (DR-RAG, Table 5):
 
@@ -32,6 +35,7 @@ from typing import Any, Iterable, Sequence
 from ..tools.text import normalize_answer
 
 _SPECIAL = ("yes", "no", "noanswer")
+ARTICLES = frozenset({"a", "an", "the"})
 
 
 def normalize(text: str | None) -> str:
@@ -48,18 +52,22 @@ def _golds(golds: str | Iterable[str] | None) -> list[str]:
     return [str(g) for g in golds if g is not None and str(g).strip()]
 
 
+def _bare(text: str | None) -> str:
+    """Lower case, punctuation removed, white space collapsed: the normalisation without the
+    article removal, for a gold that is all articles."""
+    return normalize_answer(text, articles=False)
+
+
 def _pairs(prediction: str | None, golds: str | Iterable[str] | None) -> list[tuple[str, str]]:
     """(normalised prediction, normalised gold) pairs; golds that normalise to nothing
-    (e.g. "The") are compared by their lower-cased raw text instead, so they can never match
-    an empty prediction by accident."""
+    (e.g. "The", the band "The The") are compared with the articles kept instead, so they can
+    never match an empty prediction by accident (they were compared as raw text, punctuation
+    and all, until 2026-11-30: "A." did not match "A")."""
     pred = normalize(prediction)
     out = []
     for g in _golds(golds):
         ng = normalize(g)
-        if ng:
-            out.append((pred, ng))
-        else:
-            out.append((" ".join((prediction or "").lower().split()), " ".join(g.lower().split())))
+        out.append((pred, ng) if ng else (_bare(prediction), _bare(g)))
     return out
 
 
@@ -85,8 +93,14 @@ def f1_score(prediction: str | None, golds: str | Iterable[str] | None) -> float
 
 
 def _contains(pred: str, gold: str) -> bool:
-    if gold in _SPECIAL:  # "no" is not found in "know", "not" or "adenovirus"
-        return gold in pred.split()
+    words = pred.split()
+    if gold in ("yes", "no"):  # the prediction's first yes or no ("Yes, there is no doubt." answers yes)
+        said = next((w for w in words if w in ("yes", "no")), None)
+        return said == gold
+    if gold in _SPECIAL:  # "noanswer" is not found inside another word
+        return gold in words
+    if gold in ARTICLES or len(gold) <= 2:  # a gold of one or two letters, or an article: whole words only
+        return f" {gold} " in f" {pred} "
     return gold != "" and gold in pred
 
 

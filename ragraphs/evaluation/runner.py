@@ -83,6 +83,8 @@ class RunSpec:
         if self.retrieval_only:
             vals["skip_generation"] = True
         vals.update(self.settings)
+        if self.method == ORACLE:  # every gold paragraph, whatever k: a re-ranker kept the best k of them
+            vals.update(rerank="none", link_question=False)
         return {k: v for k, v in vals.items() if v is not None}
 
 
@@ -332,8 +334,9 @@ def run_memory(ctx: Any, results_path: str | None, *, resume: bool) -> tuple[Any
 
 
 def iter_specs(methods: Iterable[str], ks: list[int | None], strategies: list[str | None], **common) -> list[RunSpec]:
-    """The grid methods x strategies x k (strategies only for methods that have the setting);
-    each method gets the plain settings and those scoped to it (``crag.upper``)."""
+    """The grid methods x strategies x k (strategies only for methods that have the setting; the
+    closed-book ``none`` and the oracle once, at the first k, as k changes neither); each method
+    gets the plain settings and those scoped to it (``crag.upper``)."""
     from ..graphs import get_context_class
     from ..settings import settings_for
 
@@ -346,7 +349,7 @@ def iter_specs(methods: Iterable[str], ks: list[int | None], strategies: list[st
         if m != ORACLE:
             has_strategy = "strategy" in {f.name for f in fields(get_context_class(m))}
         for s in strategies if has_strategy else [None]:
-            for k in ks:
+            for k in (ks[:1] if m in ("none", ORACLE) else ks):  # k reads nothing there: one run, not one per k
                 specs.append(RunSpec(method=m, k=k, strategy=s, **common))
         if not has_strategy and any(s is not None for s in strategies) and len(methods) == 1:
             raise ConfigError(f"method {m!r} has no setting 'strategy'")

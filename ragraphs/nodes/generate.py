@@ -44,6 +44,8 @@ def make_generate_closed_book(c: Components) -> Node[Any, Any]:
 
     def generate(state: RAGState, runtime: Runtime[RAGContext]) -> dict:
         ctx = context_of(runtime, RAGContext)
+        if ctx.skip_generation:  # as every other method's reader (it called the LLM until 2026-11-30)
+            return {"answer": "", "_trace": {"skipped": "skip_generation"}}
         out = complete(
             _llm(c, ctx),
             closed_book_prompt(question_of(state)),

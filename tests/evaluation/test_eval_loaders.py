@@ -190,6 +190,13 @@ def test_answer_objects_numbers_and_missing_answers(tmp_path, data_dir):
     assert hf.id == "tc_1" and hf.answers == list(dict.fromkeys(golds))
     assert answer_scores(golds[0], hf.answers)["em"] == 1.0 and answer_scores("its value", hf.answers)["acc"] == 0.0
     assert num.answers == ["2"]
+    # a boolean answer (BoolQ; a StrategyQA export without decomposition) is "yes" / "no", not the text "True"
+    path = tmp_path / "bool.jsonl"
+    path.write_text(json.dumps({"question": "Is Lima in Peru?", "answer": True}) + "\n"
+                    + json.dumps({"question": "Is Lima in Chile?", "answer": False}) + "\n")
+    yes, no = load_dataset(str(path))
+    assert (yes.answers, no.answers) == (["yes"], ["no"])
+    assert answer_scores("Yes", yes.answers)["em"] == 1.0
     hotpot = dict(_rows(data_dir, "hotpotqa")[0])
     hotpot.pop("answer")
     strategy = dict(_rows(data_dir, "strategyqa")[0])

@@ -87,6 +87,24 @@ def test_oracle_hands_over_the_gold_paragraphs(hotpot):
     assert summary["recall"] == 1.0 and summary["recall_all"] == 1.0 and summary["docs_avg"] == 2
     assert "Carsten Olsen" in llm.prompts[0] and "S. P. L. Sørensen" in llm.prompts[0]
 
+    class NoReranker:
+        def score_batch(self, pairs):
+            raise AssertionError("the oracle must not re-rank its gold paragraphs")
+
+    # a re-ranker the run sets kept the best k of the gold (k=1: half the gold) until 2026-11-30
+    comps = Components(llm=FakeAnswerChat(responses=["1974"]), retriever=OracleRetriever(hotpot[:3]),
+                       judges={"evaluator": NoReranker()})
+    spec = RunSpec("oracle", k=1, settings={"rerank": "evaluator", "link_question": True})
+    summary, _ = run_spec(spec, hotpot[:3], comps, progress=False)
+    assert summary["recall"] == 1.0 and summary["docs_avg"] == 2
+
+
+def test_the_closed_book_and_the_oracle_run_once_whatever_the_k_list():
+    from ragraphs.evaluation.runner import iter_specs
+
+    specs = iter_specs(["none", "vanilla", "oracle"], [2, 4, 6], [None])
+    assert [s.label for s in specs] == ["none-k2", "vanilla-k2", "vanilla-k4", "vanilla-k6", "oracle-k2"]
+
 
 class FlakyRetriever:
     """Fails on one question, like a broken tool would."""

@@ -50,7 +50,11 @@ def test_golds_that_normalise_to_nothing_never_match_an_empty_answer():
     # "The" normalises to "", so does the empty prediction: no accidental match
     assert exact_match("", ["The"]) == 0.0
     assert accuracy("", ["The"]) == 0.0
-    assert exact_match("the", ["The"]) == 1.0  # compared by lower-cased raw text instead
+    assert exact_match("the", ["The"]) == 1.0  # compared with the articles kept instead
+    # ...and punctuation still goes ("A." is "A"; it was compared as raw text until 2026-11-30)
+    assert answer_scores("A.", ["A"]) == {"em": 1.0, "f1": 1.0, "acc": 1.0}
+    assert answer_scores("The The.", ["The The"])["em"] == 1.0
+    assert accuracy("a cat sat", ["A"]) == 1.0 and accuracy("cats", ["A"]) == 0.0  # whole words only
 
 
 def test_f1_token_overlap_best_alias():
@@ -83,6 +87,14 @@ def test_accuracy_is_normalised_substring():
     assert accuracy("Yes, 3D printing can make adenoviruses", ["no"]) == 0.0
     assert accuracy("No, it cannot.", ["no"]) == 1.0
     assert accuracy("yesterday", ["yes"]) == 0.0
+    # the first yes or no word is the answer ("Yes, there is no doubt." answered yes, and "no" was found in it)
+    assert accuracy("Yes, there is no doubt.", ["no"]) == 0.0 and accuracy("Yes, there is no doubt.", ["yes"]) == 1.0
+    assert accuracy("yes or no", ["no"]) == 0.0
+    # a gold of one or two characters only as a whole word (PopQA's "LA" was found in "Tulsa, Oklahoma",
+    # "SC" in "school", "W" in "New York", until 2026-11-30)
+    assert accuracy("Tulsa, Oklahoma", ["Los Angeles", "LA"]) == 0.0 and accuracy("LA, California", ["LA"]) == 1.0
+    assert accuracy("The school is the University of Florida.", ["SC"]) == 0.0
+    assert accuracy("New York City", ["W"]) == 0.0 and accuracy("in 1912", ["12"]) == 0.0
     # other golds stay plain substrings, as in the papers
     assert accuracy("the Indian film director", ["India"]) == 1.0
 

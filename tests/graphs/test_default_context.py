@@ -68,6 +68,10 @@ def test_vanilla_and_none_without_context(corpus):
 
     out = build_graph("none", _components(corpus, ["the Danube"])).invoke({"question": QUESTION})
     assert out["answer"] == "the Danube" and out["llm_calls"] == 1 and [t["node"] for t in out["trace"]] == ["generate"]
+    # skip_generation stops the closed-book reader too (it called the LLM until 2026-11-30)
+    out = build_graph("none", _components(corpus, ["the Danube"])).invoke({"question": QUESTION},
+                                                                          context=RAGContext(skip_generation=True))
+    assert out["answer"] == "" and out.get("llm_calls", 0) == 0 and _entry(out, "generate")["skipped"] == "skip_generation"
 
 
 @pytest.mark.parametrize(
