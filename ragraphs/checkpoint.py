@@ -203,7 +203,7 @@ async def open_async_checkpointer(spec: str | None = None) -> AsyncIterator:
 @asynccontextmanager
 async def server_checkpointer() -> AsyncIterator:
     """Checkpointer hook for a LangGraph server (``langgraph.json``: ``"checkpointer": {"path":
-    "ragraphs.checkpoint:server_checkpointer"}``): the spec comes from ``$RAGRAPHS_CHECKPOINTER``
+    "ragraphs.checkpoint.server_checkpointer"}``, the dotted form LangGraph's loader reads): the spec comes from ``$RAGRAPHS_CHECKPOINTER``
     (a PostgreSQL URL for a multi-worker deployment; a SQLite file for one process)."""
     spec = os.environ.get(ENV_VAR) or None
     async with open_async_checkpointer(spec) as saver:

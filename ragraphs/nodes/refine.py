@@ -19,6 +19,8 @@ from ..state.types import Passage, make_passage
 from ..tools.text import strips as split_strips
 
 
+_OWN_KEYS = frozenset({"id", "title", "text", "source", "score"})  # a passage's own fields, never meta
+
 def judge_text(title: str, text: str) -> str:
     """What the evaluator reads for a document or strip: ``"Title\\ntext"`` (the judges' form)."""
     title = (title or "").strip()
@@ -88,14 +90,12 @@ def refine_knowledge(
     for di, idxs in by_doc.items():
         d = docs[di]
         text = " ".join(units[i][2] for i in idxs)
-        meta = {
-            "doc_id": d["id"],
-            "strips": [units[i][2] for i in idxs],
-            "strip_scores": [round(scores[i], 4) for i in idxs],
-        }
-        url = (d.get("meta") or {}).get("url")
-        if url:
-            meta["url"] = url
+        # the document's own metadata rides along (a file's path and page, a user's keys; only
+        # the url did until 2026-11-30), then what refinement adds
+        meta = {**{k: v for k, v in (d.get("meta") or {}).items() if k not in _OWN_KEYS},
+                "doc_id": d["id"],
+                "strips": [units[i][2] for i in idxs],
+                "strip_scores": [round(scores[i], 4) for i in idxs]}
         p = make_passage(
             d.get("title", ""),
             text,

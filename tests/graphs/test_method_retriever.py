@@ -90,6 +90,29 @@ def test_crag_retriever_returns_the_web_pages_of_its_incorrect_route():
     assert len(llm.prompts) == 1  # the rewrite; generation was skipped
 
 
+def test_crag_documents_keep_the_stores_metadata():
+    """A LangChain store's documents carry a path, a page, the user's own keys: CRAG's refined
+    passages keep them (only the url did until 2026-11-30), as the other methods' do."""
+    from langchain_core.documents import Document
+    from langchain_core.vectorstores import InMemoryVectorStore
+
+    from fakes import HashEmbeddings
+
+    class High:
+        name = "high"
+
+        def score_batch(self, pairs):
+            return [0.9 for _ in pairs]
+
+    store = InMemoryVectorStore(HashEmbeddings(64, "words"))
+    store.add_documents([Document("Lima is the capital and largest city of Peru.",
+                                  metadata={"source": "/docs/Lima.txt", "page": 3, "team": "geo", "title": "Lima"})])
+    c = Components(llm=ScriptedChat(script=lambda prompt: "Lima"), retriever=store, judges={"evaluator": High()})
+    (doc,) = method_retriever("crag", c, k=1).invoke("What is the capital of Peru?")
+    assert doc.metadata["page"] == 3 and doc.metadata["team"] == "geo" and doc.metadata["strips"]
+    assert doc.metadata["source"] == "corpus" and doc.metadata["title"] == "Lima"
+
+
 def test_retriever_errors_name_the_method_or_setting():
     with pytest.raises(ConfigError, match="method 'none' answers without retrieving"):
         method_retriever("none")

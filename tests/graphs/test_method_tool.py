@@ -1,6 +1,6 @@
 """A method as a LangChain tool (``ragraphs.graphs.tool.method_tool``): the answer and its
-numbered sources as the tool message, the final state as its artifact, called with a tool call
-and by LangGraph's prebuilt agent."""
+numbered sources as the tool message, the answer, passages and counts (or the final state) as
+its artifact, called with a tool call and by LangGraph's prebuilt agent."""
 
 from __future__ import annotations
 
@@ -31,10 +31,33 @@ def test_the_tool_answers_with_numbered_sources_and_keeps_the_state():
     assert answer == "Lima"
     titles = [p["title"] for p in msg.artifact["passages"]]
     assert sources.splitlines() == [f"[{i}] {t}: {dict(DOCS)[t]}" for i, t in enumerate(titles, 1)]
-    assert sorted(titles) == ["Cusco", "Lima"] and msg.artifact["llm_calls"] == 1 and msg.artifact["trace"]
+    assert sorted(titles) == ["Cusco", "Lima"] and msg.artifact["llm_calls"] == 1
+    assert "trace" not in msg.artifact and msg.artifact["answer"] == "Lima"  # brief: an agent's thread keeps it
     # async, as an async agent calls it
     content, state = asyncio.run(tool.coroutine("What is the capital of Peru?"))
     assert content == msg.content and state["answer"] == "Lima"
+    whole = method_tool("vanilla", _components(), k=2, artifact="state").invoke(call)
+    assert whole.artifact["trace"] and whole.content == msg.content
+
+
+def test_a_blank_question_goes_back_to_the_model_and_sources_show_their_address():
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langgraph.prebuilt import create_react_agent
+
+    class ToolCallingFake(GenericFakeChatModel):
+        def bind_tools(self, tools, **kwargs):
+            return self
+
+    blank = {"name": "ask_vanilla", "args": {"question": "  "}, "id": "c1", "type": "tool_call"}
+    model = ToolCallingFake(messages=iter([AIMessage(content="", tool_calls=[blank]), AIMessage(content="Sorry.")]))
+    out = create_react_agent(model, tools=[method_tool("vanilla", _components(), k=1)]).invoke(
+        {"messages": [HumanMessage("?")]})  # the graph's InputError ended the agent's run until 2026-11-30
+    reply = out["messages"][2]
+    assert isinstance(reply, ToolMessage) and "the question is empty" in reply.content
+    assert out["messages"][-1].content == "Sorry."
+    web = {"answer": "Lima", "passages": [{"title": "Peru", "text": "Lima.", "meta": {"url": "https://x.org/peru"}},
+                                          {"title": "Notes", "text": "Cusco.", "meta": {"path": "/docs/notes.md"}}]}
+    assert tool_message(web).splitlines()[-2:] == ["[1] Peru (https://x.org/peru): Lima.", "[2] Notes (/docs/notes.md): Cusco."]
 
 
 def test_a_prebuilt_agent_calls_the_tool_and_answers_from_it():
@@ -64,8 +87,11 @@ def test_tool_message_cuts_long_sources_and_errors():
     assert tool_message({"answer": "", "passages": []}) == "(no answer)"
     with pytest.raises(ConfigError, match="method 'vanilla' has no setting 'kk'"):
         method_tool("vanilla", _components(), kk=2)
-    with pytest.raises(ConfigError, match="a tool name is letters, digits"):
-        method_tool("vanilla", _components(), name="ask docs")
+    for bad in ("ask docs", "ask_café", "a" * 65):  # OpenAI's tool calling refuses these at the first call
+        with pytest.raises(ConfigError, match="a tool name is 1 to 64 ASCII letters"):
+            method_tool("vanilla", _components(), name=bad)
+    with pytest.raises(ConfigError, match="artifact is 'brief' or 'state'"):
+        method_tool("vanilla", _components(), artifact="all")
 
 
 @pytest.mark.slow

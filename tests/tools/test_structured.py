@@ -528,7 +528,7 @@ def test_openai_compatible_calls_found_in_review(monkeypatch):
     try:
         mine = ChatOpenAI(model="local", api_key="x", base_url=server.url, max_retries=0, max_tokens=7)
         out = complete(mine, "Question: capital of France?\nAnswer:")
-        out5 = complete(mine, "Question: capital of France?\nAnswer:", max_tokens=5)
+        complete(mine, "Question: capital of France?\nAnswer:", max_tokens=5)
     finally:
         server.close()
     assert server.bodies[0]["max_tokens"] == 7 and server.bodies[1]["max_tokens"] == 5
