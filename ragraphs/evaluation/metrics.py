@@ -35,7 +35,6 @@ from typing import Any, Iterable, Sequence
 from ..tools.text import normalize_answer
 
 _SPECIAL = ("yes", "no", "noanswer")
-ARTICLES = frozenset({"a", "an", "the"})
 
 
 def normalize(text: str | None) -> str:
@@ -59,15 +58,20 @@ def _bare(text: str | None) -> str:
 
 
 def _pairs(prediction: str | None, golds: str | Iterable[str] | None) -> list[tuple[str, str]]:
-    """(normalised prediction, normalised gold) pairs; golds that normalise to nothing
-    (e.g. "The", the band "The The") are compared with the articles kept instead, so they can
-    never match an empty prediction by accident (they were compared as raw text, punctuation
-    and all, until 2026-11-30: "A." did not match "A")."""
+    return [(p, g) for p, g, _ in _compared(prediction, golds)]
+
+
+def _compared(prediction: str | None, golds: str | Iterable[str] | None) -> list[tuple[str, str, bool]]:
+    """(normalised prediction, normalised gold, whole words only) for each gold; golds that
+    normalise to nothing (e.g. "The", the band "The The") are compared with the articles kept
+    instead, and by whole words, so they can never match an empty prediction by accident nor
+    "the thermos" (they were compared as raw text, punctuation and all, until 2026-11-30: "A."
+    did not match "A")."""
     pred = normalize(prediction)
     out = []
     for g in _golds(golds):
         ng = normalize(g)
-        out.append((pred, ng) if ng else (_bare(prediction), _bare(g)))
+        out.append((pred, ng, False) if ng else (_bare(prediction), _bare(g), True))  # True: whole words only
     return out
 
 
@@ -99,7 +103,7 @@ def _contains(pred: str, gold: str) -> bool:
         return said == gold
     if gold in _SPECIAL:  # "noanswer" is not found inside another word
         return gold in words
-    if gold in ARTICLES or len(gold) <= 2:  # a gold of one or two letters, or an article: whole words only
+    if len(gold) <= 2:  # a gold of one or two characters: whole words only
         return f" {gold} " in f" {pred} "
     return gold != "" and gold in pred
 
@@ -107,7 +111,7 @@ def _contains(pred: str, gold: str) -> bool:
 def accuracy(prediction: str | None, golds: str | Iterable[str] | None) -> float:
     """Substring accuracy: some normalised gold alias occurs in the normalised prediction
     (``yes`` / ``no`` / ``noanswer`` only as a whole word)."""
-    return float(any(_contains(p, g) for p, g in _pairs(prediction, golds)))
+    return float(any(f" {g} " in f" {p} " if whole else _contains(p, g) for p, g, whole in _compared(prediction, golds)))
 
 
 def answer_scores(prediction: str | None, golds: str | Iterable[str] | None) -> dict[str, float | None]:

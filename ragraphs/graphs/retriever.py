@@ -70,5 +70,6 @@ def method_retriever(method: str, components: Any = None, **settings: Any) -> Me
     ``strategy="cfs"``, ...); a :class:`ConfigError` for an unknown method or setting."""
     if method == "none":
         raise ConfigError("method 'none' answers without retrieving: it has no documents to return")
-    return MethodRetriever(graph=build_graph(method, components), context=method_context(method, settings), method=method,
+    # no checkpoints of its own inside a caller's thread (a node of a graph with a checkpointer)
+    return MethodRetriever(graph=build_graph(method, components, checkpointer=False), context=method_context(method, settings), method=method,
                            tags=[f"ragraphs:{method}"])

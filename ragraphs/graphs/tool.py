@@ -43,7 +43,7 @@ class Question(BaseModel):
 
 
 ARTIFACT_KEYS = ("answer", "passages", "llm_calls", "web_calls", "input_tokens", "output_tokens", "iterations",
-                 "parse_failures", "ended", "web_error")
+                 "parse_failures", "final", "web_error")
 _NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")  # what OpenAI's tool calling takes
 
 

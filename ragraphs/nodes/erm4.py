@@ -235,6 +235,8 @@ def make_external_retrieve(c: Components) -> Node[ERM4State, ERM4Context]:
         malformed = 0
         fetched: list[dict] = []
         pages: dict[str, Passage] = {}  # each address fetched once a question, whichever queries find it
+        # the recheck fetches no address the first pass fetched (its cut is already knowledge): the snippet stands
+        seen = {_address(p) for p in earlier if (p.get("meta") or {}).get("fetched")}
         per_query = []
         for qi, q in enumerate(queries):
             if q not in outside:
@@ -252,7 +254,7 @@ def make_external_retrieve(c: Components) -> Node[ERM4State, ERM4Context]:
                     web_errors.append(f"web search {q!r} failed: {type(e).__name__}: {str(e)[:200]}")
                 else:
                     if web and ctx.fetch_pages:
-                        new = [p for p in web[:k] if _address(p) not in pages]
+                        new = [p for p in web[:k] if _address(p) not in pages and _address(p) not in seen]
                         done, report = fetch_results(_fetcher(c, ctx), new)
                         pages.update({_address(p): p for p in done if _address(p)})
                         web = [pages.get(_address(p), p) for p in web[:k]]
@@ -298,8 +300,16 @@ def make_filter(c: Components) -> Node[ERM4State, ERM4Context]:
         rechecked = list(state.get("memory_missed") or []) if passes else []
         if rechecked:  # the second pass: what the outside search found for them, beside what the first kept
             again = query_indexes(state, rechecked)
-            cands = [p for p in filter_candidates(state, None) if (p.get("meta") or {}).get("knowledge") == "external"
-                     and int((p.get("meta") or {}).get("query_index", -1)) in again][: int(ctx.max_knowledge)]
+
+            def new_for_them(p: Passage) -> bool:
+                meta = p.get("meta") or {}
+                return meta.get("knowledge") == "external" and int(meta.get("query_index", -1)) in again
+            # what the first pass judged (kept or dropped) is not judged again, nor counted twice
+            first = filter_candidates({**state, "external_knowledge": [p for p in state.get("external_knowledge") or []
+                                                                       if not new_for_them(p)]}, int(ctx.max_knowledge))
+            judged = {p["id"] for p in first} | {passage_key(p) for p in first}
+            cands = [p for p in filter_candidates(state, None) if new_for_them(p)
+                     and p["id"] not in judged and passage_key(p) not in judged][: int(ctx.max_knowledge)]
             before = list(state.get("passages") or [])
         else:
             cands, before = filter_candidates(state, int(ctx.max_knowledge)), []

@@ -19,10 +19,11 @@ does not see, or can overwrite, another's vector writes; see chroma-core/chroma 
 - a write counter (``meta.seq``) lets each process reload only the rows changed since
   its last read, so the title matrix used for popularity stays in memory between runs.
 
-Bounded size: with ``max_entries`` set, every :meth:`Reservoir.add` that leaves more than
-``max_entries`` entries in the collection evicts, in the same transaction, the least
+Bounded size: with a bound (the reservoir's ``max_entries``, or the one a write passes), every
+:meth:`Reservoir.add` that leaves more than that many entries in the collection evicts, in the same transaction, the least
 recently used ones: ``used_at`` is set when an entry is stored, replaced or stored again
-unchanged, and bumped by :meth:`Reservoir.touch` when the Retrieval Trigger serves it (ties:
+unchanged, and bumped by :meth:`Reservoir.touch` when the Knowledge Filter keeps what the
+Retrieval Trigger served (ties:
 the oldest write goes first). An entry just added is therefore never evicted by its own write
 unless one call adds more than ``max_entries`` entries, when the newest ``max_entries`` stay.
 Popularity is a brute-force cosine over all titles (numpy), exact and fast for reservoirs of

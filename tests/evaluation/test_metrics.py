@@ -55,6 +55,7 @@ def test_golds_that_normalise_to_nothing_never_match_an_empty_answer():
     assert answer_scores("A.", ["A"]) == {"em": 1.0, "f1": 1.0, "acc": 1.0}
     assert answer_scores("The The.", ["The The"])["em"] == 1.0
     assert accuracy("a cat sat", ["A"]) == 1.0 and accuracy("cats", ["A"]) == 0.0  # whole words only
+    assert accuracy("The Theatre Royal", ["The The"]) == 0.0 and accuracy("by The The, 1983", ["The The"]) == 1.0
 
 
 def test_f1_token_overlap_best_alias():

@@ -327,3 +327,56 @@ def test_memory_the_filter_drops_sends_its_query_outside_once(tmp_path):
     off, retriever = ask(tmp_path / "off.sqlite3", False)
     assert off["backoff"] and off["passages"] == [] and "Ada Lovelace death" not in retriever.queries
     assert [t["node"] for t in off["trace"]] == ["rewrite", "memory_check", "filter", "backoff", "memory_update"]
+
+
+def test_the_recheck_judges_nothing_twice_and_fetches_no_page_again(tmp_path):
+    """The recheck's second filter pass reads only what the rechecked query found that the first
+    pass did not judge (a passage another query brought was judged again and counted twice in
+    filtered_out), and no address the first pass fetched is fetched again (the snippet stands)."""
+    from fakes import OverlapJudge, ScriptedChat
+
+    from ragraphs.tools.fetch import FetchedPage
+
+    url = "https://en.wikipedia.org/wiki/Ada_Lovelace"
+    page = {"title": "Ada Lovelace", "text": "Ada Lovelace, mathematician.", "meta": {"url": url}}
+    other = {"title": "Weather 1852", "text": "The winter of 1852 was mild."}
+
+    class Web:
+        name = "fake"
+
+        def search(self, query, k=5):  # the outside query and the rechecked one both find the page
+            return [dict(page), dict(other)] if query.startswith("Marylebone") else [dict(other), dict(page)]
+
+    class Fetcher:
+        def __init__(self):
+            self.urls = []
+
+        def fetch(self, address):
+            self.urls.append(address)
+            text = "Ada Lovelace died in Marylebone in 1852."
+            return FetchedPage(url=address, title="Ada Lovelace", text=text, paragraphs=[text])
+
+    def script(prompt):
+        if "[Original Question]" in prompt and "Rewritten Question" in prompt:
+            q = prompt.split("[Original Question]:")[-1].split("\n")[0].strip()
+            return json.dumps({"rewritten_question": q, "queries": ["Ada Lovelace death", "Marylebone 1852 death"]})
+        return "1852"
+
+    fetcher = Fetcher()
+    judge = OverlapJudge("evaluator", stop={"where", "when", "was", "did", "the", "in", "of"})
+    c = Components(llm=ScriptedChat(script=script), embeddings=HashEmbeddings(64, "words"), web_search=Web(),
+                   judges={"evaluator": judge}, extra={"fetcher": fetcher})
+    ctx = ERM4Context(reservoir_path=str(tmp_path / "r.sqlite3"), reservoir_collection="x", k=2, tau=0.5,
+                      external="web", filter_threshold=0.4, update_memory=False)
+    from ragraphs.nodes.erm4 import get_reservoir
+
+    get_reservoir(c, ctx).add([make_passage("Ada Lovelace", "Ada Lovelace was born in London in 1815.", "web")])
+    out = build_erm4_graph(c).invoke({"question": "When did Ada Lovelace die in Marylebone?"}, context=ctx)
+    assert [r["query"] for r in out["memory_missed"]] == ["Ada Lovelace death"]
+    assert fetcher.urls == [url]  # once, in the first pass
+    first, second = [t for t in out["trace"] if t["node"] == "filter"]
+    assert "Weather 1852" in [d["title"] for d in first["decisions"]]
+    assert "Weather 1852" not in [d["title"] for d in second["decisions"]]  # judged in the first pass: not again
+    decisions = first["decisions"] + second["decisions"]
+    assert out["filtered_out"] == len(decisions) - sum(d["kept"] for d in decisions)  # each counted once
+    assert "Ada Lovelace died in Marylebone in 1852." in [p["text"] for p in out["passages"]]

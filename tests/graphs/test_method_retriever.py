@@ -90,6 +90,29 @@ def test_crag_retriever_returns_the_web_pages_of_its_incorrect_route():
     assert len(llm.prompts) == 1  # the rewrite; generation was skipped
 
 
+def test_the_method_keeps_no_checkpoints_inside_a_callers_thread():
+    from typing import TypedDict
+
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.graph import END, START, StateGraph
+
+    retriever = method_retriever("vanilla", Components(llm=ScriptedChat(script=lambda p: "Lima"),
+                                                       retriever=small_corpus([("Lima", "Lima is the capital of Peru.")])), k=1)
+
+    class S(TypedDict):
+        q: str
+        n: int
+
+    g = StateGraph(S)
+    g.add_node("rag", lambda s: {"n": len(retriever.invoke(s["q"]))})
+    g.add_edge(START, "rag")
+    g.add_edge("rag", END)
+    saver = InMemorySaver()
+    assert g.compile(checkpointer=saver).invoke({"q": "Capital of Peru?"}, {"configurable": {"thread_id": "t"}})["n"] == 1
+    spaces = {c.config["configurable"].get("checkpoint_ns", "") for c in saver.list({"configurable": {"thread_id": "t"}})}
+    assert spaces == {""}  # it wrote its state under "rag:<task>" at every step until 2026-11-30
+
+
 def test_crag_documents_keep_the_stores_metadata():
     """A LangChain store's documents carry a path, a page, the user's own keys: CRAG's refined
     passages keep them (only the url did until 2026-11-30), as the other methods' do."""
