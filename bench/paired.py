@@ -25,7 +25,7 @@ import os
 import re
 
 from ragraphs.datasets import part_of
-from ragraphs.evaluation.paired import format_difference, paired_differences
+from ragraphs.evaluation.paired import format_cell, paired_differences
 from ragraphs.evaluation.records import read_results
 from ragraphs.evaluation.report import plot_paired
 
@@ -95,7 +95,7 @@ def main() -> None:
             diffs = {p.metric: p for p in paired_differences(part, ref, metrics=metrics, seed=a.seed,
                                                              n_resamples=a.n_resamples)}
             n = max((p.n for p in diffs.values()), default=0)
-            cells = [format_difference(diffs[m]) if m in diffs else "-" for m in metrics]
+            cells = [format_cell(diffs[m], n) if m in diffs else "-" for m in metrics]
             print(f"| {sub} | {label} | {n} | " + " | ".join(cells) + " |")
     print(f"\n* the interval excludes 0. Reference: {a.ref}; percent points; paired by question id.")
     if a.plot:

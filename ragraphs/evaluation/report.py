@@ -7,7 +7,7 @@ import os
 import shlex
 from typing import Any
 
-from .paired import format_difference, paired_differences
+from .paired import format_cell, paired_differences
 
 _PCT = ("em", "f1", "acc", "recall")
 
@@ -192,7 +192,7 @@ def paired_section(summaries: list[dict], records: dict[str, list[dict]], paired
              "| run | n (paired) | EM | F1 | acc | recall |", "| --- | --- | --- | --- | --- | --- |"]
     for label, diffs in runs:
         n = max(p.n for p in diffs.values())
-        cells = [format_difference(diffs[m]) if m in diffs else "-" for m in _PCT]
+        cells = [format_cell(diffs[m], n) if m in diffs else "-" for m in _PCT]
         lines.append(f"| {label} | {n} | " + " | ".join(cells) + " |")
     return lines + [""]
 

@@ -84,6 +84,11 @@ def test_the_report_compares_every_run_with_vanilla():
     assert not any(line.startswith("| vanilla-k2") for line in lines)
     # one run: nothing to compare
     assert paired_section(summaries[:1], records) == []
+    # recall pairs only the questions with gold paragraphs: its cell says how many (the row's n is the most)
+    with_recall = {label: [{**r, "recall": (1.0 if label == "crag" else 0.0) if i < 12 else None} for i, r in enumerate(recs)]
+                   for label, recs in records.items()}
+    (crag,) = [line for line in paired_section(summaries, with_recall) if line.startswith("| crag")]
+    assert crag.startswith("| crag | 20 | +50.0 [") and crag.rstrip(" |").endswith("(n = 12)")
 
 
 def test_the_paired_plot_draws_every_run_against_the_reference(tmp_path):
