@@ -352,3 +352,22 @@ def _named_like(router: Any, fn: Callable[..., Any]) -> Any:
         ret = str
     router.__annotations__ = {"state": dict, "return": ret}
     return router
+
+
+def nested_run() -> dict[str, Any]:
+    """The run options of a method's graph run inside another graph's step (the chat's
+    ``answer``, an agent's tool, a node that calls ``method_retriever``): under a checkpointer,
+    ``durability="exit"``, so the method writes its checkpoints only when it stops early (an
+    error, an interrupt): a resumed turn goes on from the failed step, or answers the method's
+    next ``interrupt()``, and a finished run leaves none in the caller's thread (it wrote its
+    state at every step until 2026-11-30; compiled without a checkpointer, for one afternoon,
+    its second interrupt could never be answered). Nothing without a checkpointer above, where
+    LangGraph would warn that durability has no effect."""
+    from langgraph.config import get_config
+    from langgraph.constants import CONF, CONFIG_KEY_CHECKPOINTER
+
+    try:
+        config = get_config()
+    except RuntimeError:  # not inside a graph's step
+        return {}
+    return {"durability": "exit"} if (config.get(CONF) or {}).get(CONFIG_KEY_CHECKPOINTER) is not None else {}

@@ -34,7 +34,7 @@ from ..components import Components, default_components
 from ..nodes.chat import AS_ASKED, REWRITE, make_chat_answer, make_rewrite_follow_up, read_question, route_follow_up
 from ..settings import ChatContext, RAGContext, check_setting_names, context_from
 from ..state.types import Passage, add_trace
-from ._common import Routes, routed, timed
+from ._common import Routes, nested_run, routed, timed
 
 
 class ChatState(MessagesState):
@@ -81,10 +81,10 @@ def build_chat_graph(
 
     def run_method(method: str, question: str, ctx: ChatContext) -> dict:
         if method not in built:
-            # no checkpoints of its own: as a subgraph it would write its state at every step
-            # into the chat's thread, where nothing reads it (78% of a DR-RAG thread until 2026-11-30)
-            built[method] = build_graph(method, c, checkpointer=False)
-        return built[method].invoke({"question": question}, context=method_context(ctx))
+            built[method] = build_graph(method, c)
+        # checkpoints only when the method stops early (see nested_run): a finished answer leaves
+        # none in the chat's thread (78% of a DR-RAG thread until 2026-11-30)
+        return built[method].invoke({"question": question}, context=method_context(ctx), **nested_run())
 
     g = StateGraph(ChatState, context_schema=ChatContext, input_schema=MessagesState, output_schema=ChatOutput)
     g.add_node("question", timed("question", read_question))

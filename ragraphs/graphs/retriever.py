@@ -29,6 +29,7 @@ from pydantic import ConfigDict
 
 from ..errors import ConfigError
 from . import build_graph, method_context
+from ._common import nested_run
 
 
 def passage_document(p: dict) -> Document:
@@ -53,14 +54,15 @@ class MethodRetriever(BaseRetriever):
         return replace(self.context, skip_generation=True)
 
     def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
+        # inside a graph's step under a checkpointer: checkpoints only when the method stops early
         out = self.graph.invoke({"question": query}, config={"callbacks": run_manager.get_child()},
-                                context=self._run_context())
+                                context=self._run_context(), **nested_run())
         return [passage_document(p) for p in out.get("passages") or []]
 
     async def _aget_relevant_documents(self, query: str, *,
                                        run_manager: AsyncCallbackManagerForRetrieverRun) -> list[Document]:
         out = await self.graph.ainvoke({"question": query}, config={"callbacks": run_manager.get_child()},
-                                       context=self._run_context())
+                                       context=self._run_context(), **nested_run())
         return [passage_document(p) for p in out.get("passages") or []]
 
 
@@ -70,6 +72,5 @@ def method_retriever(method: str, components: Any = None, **settings: Any) -> Me
     ``strategy="cfs"``, ...); a :class:`ConfigError` for an unknown method or setting."""
     if method == "none":
         raise ConfigError("method 'none' answers without retrieving: it has no documents to return")
-    # no checkpoints of its own inside a caller's thread (a node of a graph with a checkpointer)
-    return MethodRetriever(graph=build_graph(method, components, checkpointer=False), context=method_context(method, settings), method=method,
+    return MethodRetriever(graph=build_graph(method, components), context=method_context(method, settings), method=method,
                            tags=[f"ragraphs:{method}"])

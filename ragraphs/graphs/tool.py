@@ -25,6 +25,7 @@ from pydantic import BaseModel, Field, field_validator
 
 from ..errors import ConfigError
 from . import build_graph, method_context
+from ._common import nested_run
 
 SOURCE_CHARS = 300  # of each source's text in the tool message (the artifact keeps it whole)
 
@@ -78,18 +79,17 @@ def method_tool(method: str, components: Any = None, *, name: str | None = None,
     if artifact not in ("brief", "state"):
         raise ConfigError(f"artifact is 'brief' or 'state'; got {artifact!r}")
     context = method_context(method, settings)
-    # no checkpoints of its own: as a subgraph of an agent with a checkpointer it would write
-    # its state at every step into the agent's thread, where nothing reads it
-    graph = build_graph(method, components, checkpointer=False)
+    graph = build_graph(method, components)
 
     def made(out: dict) -> tuple[str, dict]:
         return tool_message(out), out if artifact == "state" else {k: out[k] for k in ARTIFACT_KEYS if k in out}
 
+    # under an agent's checkpointer the method writes checkpoints only when it stops early (nested_run)
     def run(question: str) -> tuple[str, dict]:
-        return made(graph.invoke({"question": question}, context=context))
+        return made(graph.invoke({"question": question}, context=context, **nested_run()))
 
     async def arun(question: str) -> tuple[str, dict]:
-        return made(await graph.ainvoke({"question": question}, context=context))
+        return made(await graph.ainvoke({"question": question}, context=context, **nested_run()))
 
     tool_name = name or f"ask_{method.replace('-', '_')}"
     if not _NAME.fullmatch(tool_name):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 
+from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
 
 from ..components import Components
@@ -248,6 +249,8 @@ def make_web_search_node(c: Components) -> Node[CRAGState, CRAGContext]:
         k = int(ctx.web_k)
         try:
             backend, name = web_backend(c, ctx)
+        except GraphBubbleUp:  # an interrupt() inside a component pauses the run; it is no failure
+            raise
         except Exception as e:  # a bad spec or a missing offline file: answer from what we have
             backend, name = None, "error"
             err = f"web search unavailable: {type(e).__name__}: {e}"
@@ -265,6 +268,8 @@ def make_web_search_node(c: Components) -> Node[CRAGState, CRAGContext]:
             try:
                 # checked inside the timeout too: a lazy answer (a generator) is read there
                 got, bad = search_checked(backend, q, k, timeout)
+            except GraphBubbleUp:  # an interrupt() inside a component pauses the run; it is no failure
+                raise
             except Exception as e:
                 errors.append(f"search {q!r} failed: {type(e).__name__}: {str(e)[:200]}")
                 continue
@@ -284,6 +289,8 @@ def make_web_search_node(c: Components) -> Node[CRAGState, CRAGContext]:
                     for i, u in todo:
                         try:
                             page = futs[i].result()
+                        except GraphBubbleUp:  # an interrupt() inside a component pauses the run; it is no failure
+                            raise
                         except Exception as e:
                             fetched.append({"url": u, "ok": False, "error": f"{type(e).__name__}: {str(e)[:200]}"})
                             continue

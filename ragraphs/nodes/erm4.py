@@ -14,6 +14,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
 
 from ..components import Components
@@ -250,6 +251,8 @@ def make_external_retrieve(c: Components) -> Node[ERM4State, ERM4Context]:
                 # a failed, slow or garbled web search costs its knowledge, not the run
                 try:
                     web, bad = search_checked(backend, q, k, web_timeout)
+                except GraphBubbleUp:  # an interrupt() inside a component pauses the run; it is no failure
+                    raise
                 except Exception as e:
                     web_errors.append(f"web search {q!r} failed: {type(e).__name__}: {str(e)[:200]}")
                 else:

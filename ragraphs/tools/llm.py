@@ -29,6 +29,7 @@ from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.language_models.llms import BaseLLM
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
+from langgraph.errors import GraphBubbleUp
 from pydantic import Field, PrivateAttr
 
 from ..errors import ConfigError, LLMError, redact
@@ -265,6 +266,8 @@ def _reply(llm: Any, prompt: str, tags: list[str] | None, kwargs: dict[str, Any]
             usage = getattr(msg, "usage_metadata", None) or {}
             finish = (getattr(msg, "response_metadata", None) or {}).get("finish_reason")
     except ConfigError:
+        raise
+    except GraphBubbleUp:  # an interrupt() inside a component pauses the run; it is no failure
         raise
     except Exception as e:  # network errors, server errors, ...
         cut = _cut_by_length(e)

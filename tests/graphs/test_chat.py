@@ -260,3 +260,85 @@ def test_the_rewrite_asks_the_model_the_settings_name_and_the_answer_carries_its
     sources = out["messages"][-1].response_metadata["passages"]
     assert [s["id"] for s in sources] == [p["id"] for p in out["passages"]] and len(sources) == 2
     assert set(sources[0]) == {"id", "title", "source", "score"}
+
+
+def test_a_turn_stopped_inside_the_method_resumes_where_it_stopped(monkeypatch):
+    """The method's graph runs inside the chat's step with durability "exit": it keeps no
+    checkpoints when it finishes (above), and keeps them when it stops early, so each of its
+    interrupts can be answered in turn (compiled without a checkpointer, for one afternoon of
+    2026-11-30, its second interrupt came back for ever) and a failed turn resumes at the failed
+    step, not from the method's start."""
+    import collections
+
+    from langgraph.types import Command, interrupt
+
+    from fakes import ConstJudge, small_corpus
+
+    monkeypatch.setenv("RAGRAPHS_LLM_RETRIES", "0")
+    corpus = small_corpus([("Vienna", "Vienna is the capital of Austria. The Danube flows through Vienna."),
+                           ("Danube", "The Danube flows into the Black Sea."), ("Rome", "Rome is on the Tiber.")])
+    calls = collections.Counter()
+
+    class AskingRetriever:  # asks before each search: DR-RAG searches in two steps
+        def search(self, query, k, mode="dense"):
+            interrupt({"approve": query[:40]})
+            calls["search"] += 1
+            return corpus.search(query, k, mode=mode)
+
+    class Flaky(FakeAnswerChat):
+        def _generate(self, *a, **kw):
+            calls["llm"] += 1
+            if calls["llm"] == 1:
+                raise RuntimeError("503")
+            return super()._generate(*a, **kw)
+
+    ctx = ChatContext(k=3, method="dr-rag", settings={"retrieval": "dense"})
+    cfg = {"configurable": {"thread_id": "t"}}
+    c = Components(llm=FakeAnswerChat(responses=["the Black Sea"]), retriever=AskingRetriever(),
+                   embeddings=corpus.embeddings, judges={"pair": ConstJudge(0.9)})
+    g = build_chat_graph(c, checkpointer=InMemorySaver())
+    out = g.invoke({"messages": [("user", "Where does the river through Vienna end?")]}, cfg, context=ctx)
+    asked = 0
+    while out.get("__interrupt__") and asked < 10:
+        asked += 1
+        out = g.invoke(Command(resume="yes"), cfg, context=ctx)
+    assert asked >= 2 and out["messages"][-1].content == "the Black Sea"
+
+    calls.clear()
+
+    class Counting:
+        def search(self, query, k, mode="dense"):
+            calls["search"] += 1
+            return corpus.search(query, k, mode=mode)
+
+    c = Components(llm=Flaky(responses=["the Black Sea"]), retriever=Counting(), embeddings=corpus.embeddings,
+                   judges={"pair": ConstJudge(0.9)})
+    g = build_chat_graph(c, checkpointer=InMemorySaver())
+    with pytest.raises(Exception, match="503"):
+        g.invoke({"messages": [("user", "Where does the river through Vienna end?")]}, cfg, context=ctx)
+    searched = calls["search"]
+    out = g.invoke(None, cfg, context=ctx)
+    assert out["messages"][-1].content == "the Black Sea"
+    assert calls["search"] == searched and calls["llm"] == 2  # the searches were not run again
+
+
+def test_an_interrupt_inside_the_llm_pauses_the_run_and_is_no_llm_error():
+    """A chat model wrapper that asks a human first (LangGraph's interrupt()) pauses the run; the
+    LLM layer's error handling read it as a failed call until 2026-11-30."""
+    from langgraph.types import Command, interrupt
+
+    from fakes import small_corpus
+    from ragraphs.graphs.vanilla import build_vanilla_graph
+
+    class Approving(FakeAnswerChat):
+        def _generate(self, *a, **kw):
+            if interrupt({"approve": "generation"}) != "yes":
+                raise RuntimeError("refused")
+            return super()._generate(*a, **kw)
+
+    c = Components(llm=Approving(responses=["Lima"]), retriever=small_corpus([("Lima", "Lima is the capital of Peru.")]))
+    g = build_vanilla_graph(c, checkpointer=InMemorySaver())
+    cfg = {"configurable": {"thread_id": "a"}}
+    out = g.invoke({"question": "Capital of Peru?"}, cfg)
+    assert [i.value for i in out["__interrupt__"]] == [{"approve": "generation"}]
+    assert g.invoke(Command(resume="yes"), cfg)["answer"] == "Lima"
