@@ -71,6 +71,8 @@ def _graph_for(thread_id: str, saver, method: str | None, components=None):
         seen: set[str] = set()
         traced = False
         for tup in saver.list({"configurable": {"thread_id": thread_id}}):
+            if _nested(tup):
+                continue
             for entry in (tup.checkpoint.get("channel_values") or {}).get("trace") or []:
                 if isinstance(entry, dict) and entry.get("node"):
                     seen.add(entry["node"])
@@ -178,12 +180,20 @@ def print_history(rows: list[dict], *, full: bool = False, out=None) -> None:
             print(f"{'':12}answer: {r['answer']}", file=out)
 
 
+def _nested(tup: Any) -> bool:
+    """A checkpoint of a graph run inside the thread's own (a method's, left by a chat turn or a
+    tool call that stopped early): not the thread's step."""
+    return bool((tup.config.get("configurable") or {}).get("checkpoint_ns"))
+
+
 # ---------------------------------------------------------------- verbs
 def thread_contexts(saver, thread_id: str, method: str) -> list[dict[str, Any]]:
     """The distinct run settings a thread's checkpoints record, oldest first (a replay with
     ``--set``, a chat turn with other options: each run keeps its own)."""
     seen: list[dict[str, Any]] = []
     for tup in reversed(list(saver.list({"configurable": {"thread_id": thread_id}}))):
+        if _nested(tup):
+            continue
         meta = dict(tup.metadata or {})
         if not _records_settings(meta):
             continue
