@@ -317,6 +317,11 @@ def test_a_turn_stopped_inside_the_method_resumes_where_it_stopped(monkeypatch):
     with pytest.raises(Exception, match="503"):
         g.invoke({"messages": [("user", "Where does the river through Vienna end?")]}, cfg, context=ctx)
     searched = calls["search"]
+    # the stopped method's checkpoints are in the thread, under their own namespace; history reads the chat's own
+    from ragraphs.cli.debug import _nested
+
+    rows = list(g.checkpointer.list(cfg))
+    assert any(_nested(r) for r in rows) and not all(_nested(r) for r in rows)
     out = g.invoke(None, cfg, context=ctx)
     assert out["messages"][-1].content == "the Black Sea"
     assert calls["search"] == searched and calls["llm"] == 2  # the searches were not run again
