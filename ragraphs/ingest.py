@@ -424,8 +424,11 @@ def ingest(
     unique = list({p["id"]: p for p in passages}.values())
     cut, window = past_window(getattr(corpus, "embeddings", None), [embedded_text(p) for p in unique])
     if cut:  # the encoder reads the first `window` tokens only: the rest of these is never found
-        report.warnings.append(f"{cut} of {len(unique)} passages run past the encoder's {window} tokens, and their ends "
-                               f"are not embedded; a smaller --chunk-words (now {max_words}) keeps them whole")
+        share = 100 * cut / len(unique)
+        advice = (f"a smaller --chunk-words (now {max_words}) keeps them whole" if share >= 10 else
+                  f"few enough to keep --chunk-words {max_words}; a smaller one keeps them whole")
+        report.warnings.append(f"{cut} of {len(unique)} passages ({share:.0f}%) run past the encoder's {window} tokens, "
+                               f"and their ends are not embedded; {advice}")
     bar = tqdm(total=report.passages, desc="embedding", unit="passage", disable=not progress or not report.passages,
                dynamic_ncols=True)
     try:

@@ -442,7 +442,7 @@ def test_ingest_says_how_many_chunks_run_past_the_encoders_window(tmp_path, caps
     assert main(["ingest", str(code), "--store", str(tmp_path / "s"), "--quiet"]) == 0
     err = capsys.readouterr().err
     # its 2,100 characters are two chunks at CHARS_PER_WORD (one until 2026-11-30), each still past the window
-    assert "2 of 3 passages run past the encoder's 256 tokens" in err and "--chunk-words (now 150)" in err
+    assert "2 of 3 passages (67%) run past the encoder's 256 tokens" in err and "--chunk-words (now 150)" in err
 
 
 def test_a_pretty_printed_json_object_is_one_row(tmp_path):

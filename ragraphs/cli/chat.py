@@ -138,7 +138,8 @@ def cmd_chat(args: argparse.Namespace) -> int:
         reply, passages = out["messages"][-1], out.get("passages") or []
         read_as = out.get("question") or question
         if args.json:
-            print(json.dumps({"thread": thread, "question": question, "read_as": read_as, "answer": reply.content,
+            # without --thread the conversation is kept in memory only: no id `history` could read
+            print(json.dumps({"thread": thread if args.thread else None, "question": question, "read_as": read_as, "answer": reply.content,
                               "passages": [{k: p.get(k) for k in ("id", "title", "source", "score")} for p in passages],
                               "llm_calls": reply.response_metadata.get("llm_calls", 0)}, default=str), flush=True)
             continue

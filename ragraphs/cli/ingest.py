@@ -12,6 +12,26 @@ from ..tools.text import CHUNK_WORDS
 from .common import add_store_args
 
 
+def _check_store_place(store: str, paths: list[str]) -> None:
+    """The store's folder is none of the documents' folders (a subfolder is: the walk skips a
+    store), nor a folder of other files: Chroma writes its files there, and a documents folder holding a store is skipped by
+    every later ingest (`ask`'s advice for a missing store led there until 2026-11-30)."""
+    from ..ingest import is_url
+
+    where = os.path.realpath(store)
+    for p in paths:
+        if is_url(p) or not os.path.isdir(p):
+            continue
+        folder = os.path.realpath(p)
+        if where == folder:  # a store in a subfolder is fine: the walk skips it
+            raise InputError(f"--store {store} is the folder being ingested: the store's files would sit among the "
+                             "documents; give the store a folder of its own, e.g. --store "
+                             f"{os.path.join(folder, 'ragraphs-store')}")
+    if os.path.isdir(store) and not os.path.isfile(os.path.join(store, "chroma.sqlite3")) and os.listdir(store):
+        raise InputError(f"--store {store} is a folder of other files, not a store: give a new folder (ingest makes it) "
+                         "or an existing store")
+
+
 def cmd_ingest(args: argparse.Namespace) -> int:
     from ..ingest import ingest
     from ..settings import default_store_path
@@ -25,6 +45,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     for p in args.paths:
         if not is_url(p) and not os.path.exists(p):
             raise InputError(f"no such file or directory: {p}")
+    if args.store and not args.store_url:
+        _check_store_place(args.store, args.paths)
     corpus = ChromaCorpus(
         None if args.store_url else (args.store or default_store_path()),
         url=args.store_url,

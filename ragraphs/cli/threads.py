@@ -46,7 +46,12 @@ def check_thread_method(saver, thread_id: str, method: str) -> None:
     held = (tup.metadata or {}).get(META_METHOD) if tup is not None else None
     if held and held != method:
         what = "a chat" if held == CHAT else f"runs of method {held!r}"
-        fix = "give another --thread id" + ("" if held == CHAT else f", or --method {held}")
+        if held == CHAT:
+            fix = "give another --thread id (or `ragraphs chat --thread ID` to go on with it)"
+        elif method == CHAT:  # no --method of the chat's matches another graph's thread
+            fix = f"give the chat another --thread id (or `ragraphs ask QUESTION --thread {thread_id} --method {held}`)"
+        else:
+            fix = f"give another --thread id, or --method {held}"
         raise ConfigError(f"thread {thread_id!r} holds {what}; a thread is one graph's: {fix}")
 
 

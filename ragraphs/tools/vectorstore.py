@@ -122,7 +122,9 @@ class ChromaCorpus:
         # a folder without Chroma's file is no store: opening it would write one there (a folder
         # of the user's documents got a chroma.sqlite3, and ingest skipped it from then on)
         if not create and path and not url and not os.path.isfile(os.path.join(path, "chroma.sqlite3")):
-            raise ConfigError(f"no store at {path}; `ragraphs ingest PATH --store {path}` makes one")
+            hint = ("that folder holds other files; give `ragraphs ingest YOUR_DOCS --store NEW_FOLDER` a new folder"
+                    if os.path.isdir(path) and os.listdir(path) else f"`ragraphs ingest YOUR_DOCS --store {path}` makes one")
+            raise ConfigError(f"no store at {path}; {hint}")
         self._client = _client(path, url)
         emb_name = getattr(self.embeddings, "name", type(self.embeddings).__name__)
         try:

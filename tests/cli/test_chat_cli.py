@@ -46,6 +46,7 @@ def test_each_line_is_answered_and_an_empty_line_skipped(store, capsys, monkeypa
                          "--llm", "fake:x", "--k", "2", "--json")
     (row,) = [json.loads(line) for line in out.splitlines()]
     assert row["question"] == "Who introduced pH?" and row["answer"] == "x" and row["llm_calls"] == 1
+    assert row["thread"] is None  # no --thread: kept in memory only, no id `history` could read
     assert [p["title"] for p in row["passages"]][0] == "S. P. L. Sørensen" and len(row["passages"]) == 2
 
 

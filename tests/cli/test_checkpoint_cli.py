@@ -115,6 +115,9 @@ def test_a_second_question_on_a_thread_is_its_own_run_and_history_shows_both(tmp
     assert code == 2 and not out
     assert err.strip() == ("ragraphs: error: thread 'two' holds runs of method 'vanilla'; a thread is one graph's: "
                            "give another --thread id, or --method vanilla")
+    # the chat on that thread: no --method of the chat's matches, so it is not advised (it was until 2026-11-30)
+    code, out, err = main_captured(capsys, "chat", "--llm", "fake:x", *store, "--thread", "two")
+    assert code == 2 and "--method vanilla`" in err and "give the chat another --thread id" in err
 
 
 def test_a_failed_run_continues_from_its_last_checkpoint(tmp_path, capsys, monkeypatch):

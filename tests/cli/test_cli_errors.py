@@ -293,6 +293,16 @@ def test_a_mistyped_store_or_collection_is_an_error_not_a_new_empty_one(tmp_path
     code, out, err = main_captured(capsys, "ask", "Capital of Peru?", "--llm", "fake:x", "--store", tmp_path)
     assert code == 2 and err.startswith(f"ragraphs: error: no store at {tmp_path}")
     assert not (tmp_path / "chroma.sqlite3").exists()
+    assert "give `ragraphs ingest YOUR_DOCS --store NEW_FOLDER` a new folder" in err  # not this folder
+    # ...and ingest will not make a store inside the folder it reads, nor in a folder of other files
+    # (following the old advice made the documents folder a store that every later ingest skipped)
+    code, out, err = main_captured(capsys, "ingest", tmp_path, "--store", tmp_path, "--quiet")
+    assert code == 2 and "is the folder being ingested" in err and not (tmp_path / "chroma.sqlite3").exists()
+    others = tmp_path.parent / f"{tmp_path.name}-others"
+    others.mkdir()
+    (others / "notes.txt").write_text("mine")
+    code, out, err = main_captured(capsys, "ingest", docs, "--store", others, "--quiet")
+    assert code == 2 and "a folder of other files, not a store" in err and not (others / "chroma.sqlite3").exists()
     code, out, _ = main_captured(capsys, "ask", "Capital of Peru?", "--llm", "fake:Lima", "--store", store,
                                  "--collection", "demo", "--quiet")
     assert code == 0 and out.strip() == "Lima"
