@@ -47,7 +47,7 @@ def check_thread_method(saver, thread_id: str, method: str) -> None:
     if held and held != method:
         what = "a chat" if held == CHAT else f"runs of method {held!r}"
         if held == CHAT:
-            fix = "give another --thread id (or `ragraphs chat --thread ID` to go on with it)"
+            fix = f"give another --thread id (or `ragraphs chat --thread {thread_id}` to go on with it)"
         elif method == CHAT:  # no --method of the chat's matches another graph's thread
             fix = f"give the chat another --thread id (or `ragraphs ask QUESTION --thread {thread_id} --method {held}`)"
         else:

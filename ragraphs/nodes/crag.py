@@ -11,6 +11,7 @@ evaluator is ``c.judge("evaluator")`` (scores in [-1, 1]), the web search is
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextvars
 
 from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
@@ -285,7 +286,7 @@ def make_web_search_node(c: Components) -> Node[CRAGState, CRAGContext]:
             todo = [(i, u) for i, u in todo if u]
             if todo:
                 with cf.ThreadPoolExecutor(max_workers=min(5, len(todo)), thread_name_prefix="crag-fetch") as pool:
-                    futs = {i: pool.submit(fetcher.fetch, u) for i, u in todo}
+                    futs = {i: pool.submit(contextvars.copy_context().run, fetcher.fetch, u) for i, u in todo}
                     for i, u in todo:
                         try:
                             page = futs[i].result()

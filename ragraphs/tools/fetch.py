@@ -20,6 +20,7 @@ never as instructions.
 
 from __future__ import annotations
 
+import contextvars
 import http.client
 import ipaddress
 import re
@@ -29,6 +30,8 @@ import threading
 import time
 from dataclasses import dataclass, field
 from urllib.parse import quote, urljoin, urlsplit
+
+from langgraph.errors import GraphBubbleUp
 
 from ..errors import InputError
 
@@ -326,10 +329,12 @@ def fetch_results(fetcher: "PageFetcher", results: list, max_workers: int = 5) -
     if not todo:
         return out, report
     with cf.ThreadPoolExecutor(max_workers=max(1, min(max_workers, len(todo))), thread_name_prefix="fetch") as pool:
-        futs = {i: pool.submit(fetcher.fetch, u) for i, u in todo}
+        futs = {i: pool.submit(contextvars.copy_context().run, fetcher.fetch, u) for i, u in todo}
         for i, u in todo:
             try:
                 page = futs[i].result()
+            except GraphBubbleUp:  # an interrupt() inside the fetcher pauses the run; it is no failure
+                raise
             except Exception as e:  # refused, failed, too slow, wrong type: keep the snippet
                 report.append({"url": u, "ok": False, "error": f"{type(e).__name__}: {str(e)[:200]}"})
                 continue

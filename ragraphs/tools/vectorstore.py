@@ -123,7 +123,7 @@ class ChromaCorpus:
         # of the user's documents got a chroma.sqlite3, and ingest skipped it from then on)
         if not create and path and not url and not os.path.isfile(os.path.join(path, "chroma.sqlite3")):
             hint = ("that folder holds other files; give `ragraphs ingest YOUR_DOCS --store NEW_FOLDER` a new folder"
-                    if os.path.isdir(path) and os.listdir(path) else f"`ragraphs ingest YOUR_DOCS --store {path}` makes one")
+                    if os.path.isdir(path) and any(not n.startswith(".") for n in os.listdir(path)) else f"`ragraphs ingest YOUR_DOCS --store {path}` makes one")
             raise ConfigError(f"no store at {path}; {hint}")
         self._client = _client(path, url)
         emb_name = getattr(self.embeddings, "name", type(self.embeddings).__name__)

@@ -23,6 +23,7 @@ spec string (``offline:PATH[,PATH]``, ``searxng:URL``, ``ddg``, ``none``), the f
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextvars
 import itertools
 import json
 import os
@@ -30,6 +31,8 @@ import sys
 from collections.abc import Iterable, Mapping
 from typing import Any, Callable, Protocol, runtime_checkable
 from urllib.parse import urlencode, urlsplit
+
+from langgraph.errors import GraphBubbleUp
 
 from ..errors import ConfigError, InputError
 from ..state.types import Passage, make_passage
@@ -139,7 +142,9 @@ def call_with_timeout(fn: Callable, timeout: float, *args: Any) -> Any:
     goes on without it.
     """
     ex = cf.ThreadPoolExecutor(max_workers=1, thread_name_prefix="web-search")
-    fut = ex.submit(fn, *args)
+    # the caller's context goes with it: LangChain's run config (callbacks, a LangGraph
+    # interrupt()'s place) was missing in the worker until 2026-11-30
+    fut = ex.submit(contextvars.copy_context().run, fn, *args)
     try:
         return fut.result(timeout=timeout)
     except cf.TimeoutError as e:
@@ -286,6 +291,8 @@ class LangChainWebSearch:
     def search(self, query: str, k: int = 5) -> list[Passage]:
         try:
             docs = list(self.inner.invoke(query))
+        except GraphBubbleUp:  # an interrupt() inside the backend pauses the run; it is no failure
+            raise
         except Exception as e:  # the retriever's own network or API errors
             raise WebSearchError(f"{self.name} failed: {type(e).__name__}: {e}") from e
         out = []
@@ -372,6 +379,8 @@ class LangChainToolWebSearch:
     def search(self, query: str, k: int = 5) -> list[Passage]:
         try:
             output = self.inner.invoke(query) if not _has_artifact(self.inner) else _artifact_or_content(self.inner, query)
+        except GraphBubbleUp:  # an interrupt() inside the backend pauses the run; it is no failure
+            raise
         except Exception as e:  # the tool's own network or API errors
             raise WebSearchError(f"{self.name} failed: {type(e).__name__}: {e}") from e
         rows = tool_results(output)[: max(0, int(k))]

@@ -303,6 +303,10 @@ def test_a_mistyped_store_or_collection_is_an_error_not_a_new_empty_one(tmp_path
     (others / "notes.txt").write_text("mine")
     code, out, err = main_captured(capsys, "ingest", docs, "--store", others, "--quiet")
     assert code == 2 and "a folder of other files, not a store" in err and not (others / "chroma.sqlite3").exists()
+    fresh = tmp_path.parent / f"{tmp_path.name}-fresh"  # made ahead, with only a hidden file: a new store's place
+    fresh.mkdir()
+    (fresh / ".DS_Store").write_text("")
+    assert main_captured(capsys, "ingest", docs, "--store", fresh, "--quiet")[0] == 0 and (fresh / "chroma.sqlite3").exists()
     code, out, _ = main_captured(capsys, "ask", "Capital of Peru?", "--llm", "fake:Lima", "--store", store,
                                  "--collection", "demo", "--quiet")
     assert code == 0 and out.strip() == "Lima"

@@ -400,3 +400,35 @@ def test_crag_faults_found_in_review_of_its_logic():
     out = build_crag_graph(c).invoke({"question": "What is the capital of Peru?"}, context=CRAGContext(k=1, upper=0.5, lower=0.0))
     step = [t for t in out["trace"] if t["node"] == "refine_web"][0]
     assert out["action"] == "incorrect" and step["fallback_kept"] and step["fallback_kept_below_threshold"] is True
+
+
+def test_a_web_search_that_interrupts_pauses_the_run_and_resumes():
+    """A web backend that asks a human first (LangGraph's interrupt()) pauses CRAG's run: the
+    search ran in a worker thread without the run's context, and its error handling recorded a
+    failed search, until 2026-11-30."""
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.types import Command, interrupt
+
+    from ragraphs.state.types import make_passage
+
+    class AskingWeb:
+        name = "asking"
+
+        def search(self, query, k=5):
+            if interrupt({"approve web search": query}) != "yes":
+                return []
+            return [make_passage("Lima", "Lima is the capital of Peru.", "web", url="https://en.wikipedia.org/wiki/Lima")]
+
+    class Cusco:
+        def search(self, query, k, mode="dense"):
+            return [make_passage("Cusco", "Cusco is a city in the Peruvian Andes.", score=0.4)][:k]
+
+    c = Components(llm=FakeAnswerChat(responses=["capital of Peru", "Lima"]), retriever=Cusco(), web_search=AskingWeb(),
+                   judges={"evaluator": _LowJudge()})
+    g = build_crag_graph(c, checkpointer=InMemorySaver())
+    cfg = {"configurable": {"thread_id": "x"}}
+    ctx = CRAGContext(k=1, fetch_pages=False)
+    out = g.invoke({"question": "What is the capital of Peru?"}, cfg, context=ctx)
+    assert [i.value for i in out["__interrupt__"]] == [{"approve web search": "capital of Peru"}]
+    out = g.invoke(Command(resume="yes"), cfg, context=ctx)
+    assert not out.get("web_error") and "Lima" in [p["title"] for p in out["passages"]]
