@@ -147,7 +147,7 @@ class CRAGContext(RAGContext):
                                                         "whole fetch may take twice this", "range": (0.01, 600)})
     fetch_max_bytes: int = field(default=2_000_000, metadata={"description": "size cap of one fetched page", "minimum": 1})
     fetch_allow_private: bool = field(default=False, metadata={"description": "allow fetching pages on private or loopback addresses"})
-    rewrite_max_tokens: int = field(default=24, metadata={"description": "tokens the query rewriter may write"})
+    rewrite_max_tokens: int = field(default=24, metadata={"description": "tokens the query rewriter may write", "minimum": 1})
     web_fallback: Literal["internal", "none"] = field(
         default="internal",
         metadata={"description": "Incorrect route with no web results: internal (refine the retrieved documents) | none"},
@@ -296,7 +296,7 @@ class ERM4Context(RAGContext):
     memory_k: int = field(default=10, metadata={"description": "reservoir entries used per inside query (best first)", "minimum": 1})
     max_queries: int = field(default=3, metadata={"description": "queries kept from the rewriter (its schema writes at most 3, as the paper's)", "range": (1, 3)})
     include_question_query: bool = field(default=False, metadata={"description": "also search with the original question (not in the paper)"})
-    rewrite_max_tokens: int = field(default=80, metadata={"description": "tokens the rewriter may write"})
+    rewrite_max_tokens: int = field(default=80, metadata={"description": "tokens the rewriter may write", "minimum": 1})
     max_knowledge: int = field(
         default=10, metadata={"description": "knowledge instances (mixed order) passed to the filter and reader (paper: 30)", "minimum": 1}
     )
@@ -357,7 +357,7 @@ class MIGRESContext(RAGContext):
         default=5, metadata={"description": "iteration guard: 5 multi-hop/commonsense QA, 3 open-domain QA (Table 12)",
                              "minimum": 1}
     )
-    max_queries: int = field(default=3, metadata={"description": "new queries per iteration (at most)"})
+    max_queries: int = field(default=3, metadata={"description": "new queries per iteration, at most (its schema writes 3)", "range": (1, 3)})
     max_passages: int = field(default=5, metadata={"description": "passages read per iteration (Table 12: 5)", "minimum": 1})
     passage_threshold: float | None = field(
         default=None, metadata={"description": "passage relevance threshold (evaluator score); None: the judge's own"}
@@ -433,10 +433,10 @@ class MIGRESContext(RAGContext):
                   "that asks for a place or a person (\"Where did the band form ...?\", \"Who ...?\") is refused and "
                   "the reader's answer stays as it is (the default since 2026-11-28; false: the cut before)"},
     )
-    judge_max_tokens: int = field(default=48, metadata={"description": "tokens the Main Module may write"})
-    leaf_max_tokens: int = field(default=80, metadata={"description": "tokens the Leaf Module may write"})
-    query_max_tokens: int = field(default=64, metadata={"description": "tokens the Query Generator may write"})
-    knowledge_max_tokens: int = field(default=64, metadata={"description": "tokens knowledge prompting may write"})
+    judge_max_tokens: int = field(default=48, metadata={"description": "tokens the Main Module may write", "minimum": 1})
+    leaf_max_tokens: int = field(default=80, metadata={"description": "tokens the Leaf Module may write", "minimum": 1})
+    query_max_tokens: int = field(default=64, metadata={"description": "tokens the Query Generator may write", "minimum": 1})
+    knowledge_max_tokens: int = field(default=64, metadata={"description": "tokens knowledge prompting may write", "minimum": 1})
 
 
 ContextT = TypeVar("ContextT")

@@ -41,6 +41,11 @@ def test_every_setting_is_named_in_the_readme_or_docs(cls):
     (DRRAGContext, {"fusion_k": "a"}, "'fusion_k' must be a whole number >= 1 or null, got 'a'"),
     (RAGContext, {"cut_asides": 1}, "'cut_asides' must be true or false, got 1"),
     (MIGRESContext, {"reader_evidence": "all"}, "'reader_evidence' must be one of followups | passages | gathered"),
+    # a budget of 0 tokens read as the model's own default, a 4th query was never asked (until 2026-11-30)
+    (MIGRESContext, {"judge_max_tokens": 0}, "'judge_max_tokens' must be a whole number >= 1, got 0"),
+    (MIGRESContext, {"max_queries": 5}, "'max_queries' must be a whole number from 1 to 3, got 5"),
+    (CRAGContext, {"rewrite_max_tokens": 0}, "'rewrite_max_tokens' must be a whole number >= 1, got 0"),
+    (ERM4Context, {"theta": 0}, "'theta' must be a whole number >= 1, got 0"),
 ])
 def test_a_value_of_the_wrong_kind_names_its_setting(cls, values, message):
     with pytest.raises(ConfigError) as e:
