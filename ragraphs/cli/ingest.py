@@ -12,16 +12,12 @@ from ..tools.text import CHUNK_WORDS
 from .common import add_store_args
 
 
-def _visible(folder: str) -> list[str]:
-    """The folder's entries but hidden ones (a ``.gitkeep``, macOS's ``.DS_Store``)."""
-    return [n for n in os.listdir(folder) if not n.startswith(".")]
-
-
 def _check_store_place(store: str, paths: list[str]) -> None:
     """The store's folder is none of the documents' folders (a subfolder is: the walk skips a
     store), nor a folder of other files: Chroma writes its files there, and a documents folder holding a store is skipped by
     every later ingest (`ask`'s advice for a missing store led there until 2026-11-30)."""
     from ..ingest import is_url
+    from ..tools.vectorstore import holds_other_files
 
     where = os.path.realpath(store)
     for p in paths:
@@ -32,7 +28,7 @@ def _check_store_place(store: str, paths: list[str]) -> None:
             raise InputError(f"--store {store} is the folder being ingested: the store's files would sit among the "
                              "documents; give the store a folder of its own, e.g. --store "
                              f"{os.path.join(folder, 'ragraphs-store')}")
-    if os.path.isdir(store) and not os.path.isfile(os.path.join(store, "chroma.sqlite3")) and _visible(store):
+    if holds_other_files(store):
         raise InputError(f"--store {store} is a folder of other files, not a store: give a new folder (ingest makes it) "
                          "or an existing store")
 

@@ -19,7 +19,7 @@ import sys
 from typing import Any
 
 from ..errors import ConfigError, InputError, check_writable_folder
-from .report import fmt as _fmt, summary_table
+from .report import fmt as _fmt, recall_over, summary_table
 from .runner import ORACLE, RunSpec, iter_specs, run_spec, unique_ids
 
 SUMMARY_KEYS = ("em", "f1", "acc", "recall", "docs_avg", "llm_calls_avg", "iterations_avg", "parse_failures", "guard_hit_rate", "web_calls_avg", "latency_s_avg")
@@ -257,8 +257,8 @@ def _eval_on_server(args: argparse.Namespace, specs: list[RunSpec], examples: li
 
 def _print_line(args: argparse.Namespace, spec: RunSpec, summary: dict) -> None:
     if not args.json and not args.quiet:
-        gold = summary.get("n_with_gold")
-        over = f" (recall over {gold} with gold)" if summary.get("recall") is not None and gold is not None and gold < summary["n"] else ""
+        gold = recall_over(summary)
+        over = f" (recall over {gold} with gold)" if gold is not None else ""
         print(f"{spec.label}: " + ", ".join(f"{k}={_fmt(summary[k], k in ('em', 'f1', 'acc', 'recall'))}" for k in SUMMARY_KEYS)
               + over, file=sys.stderr)
 

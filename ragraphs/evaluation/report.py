@@ -22,12 +22,17 @@ def fmt(v: Any, pct: bool = False) -> str:
     return str(v)
 
 
-def _recall_cell(s: dict) -> str:
-    """Recall in percent, with the questions it is over when some had no gold paragraph (2Wiki's
-    dev file: 82 of 100)."""
-    cell = fmt(s["recall"], True)
+def recall_over(s: dict) -> int | None:
+    """The questions a summary's recall is over, when fewer than its ``n`` (some had no gold
+    paragraph: 82 of 2Wiki's 100); None when it is over all of them, or there is no recall."""
     n_gold = s.get("n_with_gold")
-    return f"{cell} ({n_gold})" if s.get("recall") is not None and n_gold is not None and n_gold < s["n"] else cell
+    return n_gold if s.get("recall") is not None and n_gold is not None and n_gold < s["n"] else None
+
+
+def _recall_cell(s: dict) -> str:
+    """Recall in percent, with the questions it is over when some had no gold paragraph."""
+    over = recall_over(s)
+    return fmt(s["recall"], True) + (f" ({over})" if over is not None else "")
 
 
 def summary_table(summaries: list[dict], *, first: str = "run") -> str:

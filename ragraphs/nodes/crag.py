@@ -10,9 +10,6 @@ evaluator is ``c.judge("evaluator")`` (scores in [-1, 1]), the web search is
 
 from __future__ import annotations
 
-import concurrent.futures as cf
-import contextvars
-
 from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
 
@@ -21,6 +18,7 @@ from ..prompts import one_line
 from ..settings import CRAGContext, context_of
 from ..state.crag import CRAGState
 from ..state.types import Node, Passage, reset, with_score
+from ..tools.fetch import fetched_pages
 from ..tools.parsing import looks_like_json
 from ..tools.structured import Keywords, decide
 from ..tools.text import text_key
@@ -281,35 +279,21 @@ def make_web_search_node(c: Components) -> Node[CRAGState, CRAGContext]:
         ranked = prefer_wikipedia(list(results.values()))[:k]
         fetched: list[dict] = []
         if ranked and bool(ctx.fetch_pages):
-            fetcher = _fetcher(c, ctx)
-            todo = [(i, (p.get("meta") or {}).get("url")) for i, p in enumerate(ranked) if not (p.get("meta") or {}).get("offline")]
-            todo = [(i, u) for i, u in todo if u]
-            if todo:
-                with cf.ThreadPoolExecutor(max_workers=min(5, len(todo)), thread_name_prefix="crag-fetch") as pool:
-                    futs = {i: pool.submit(contextvars.copy_context().run, fetcher.fetch, u) for i, u in todo}
-                    for i, u in todo:
-                        try:
-                            page = futs[i].result()
-                        except GraphBubbleUp:  # an interrupt() inside a component pauses the run; it is no failure
-                            raise
-                        except Exception as e:
-                            fetched.append({"url": u, "ok": False, "error": f"{type(e).__name__}: {str(e)[:200]}"})
-                            continue
-                        if not page.paragraphs:
-                            keeps = "; using the snippet" if (ranked[i].get("text") or "").strip() else "; the result has no snippet"
-                            fetched.append({"url": u, "ok": False, "error": "no text extracted" + keeps})
-                            continue
-                        p = ranked[i]
-                        paras = _page_share(page.paragraphs)  # each strip is scored by the evaluator: a bound on the work
-                        meta = {**(p.get("meta") or {}), "paragraphs": paras, "fetched": True, "snippet": p["text"][:500]}
-                        if page.truncated:
-                            meta["truncated"] = True
-                        if len(page.paragraphs) > len(paras):
-                            meta["paragraphs_left_out"] = len(page.paragraphs) - len(paras)
-                        if sum(map(len, paras)) < sum(map(len, page.paragraphs[: len(paras)])):
-                            meta["characters_left_out"] = True
-                        ranked[i] = {**p, "title": p["title"] or page.title, "text": "\n".join(paras), "meta": meta}
-                        fetched.append({"url": u, "ok": True, "paragraphs": len(page.paragraphs), "truncated": page.truncated})
+            for i, u, page, error in fetched_pages(_fetcher(c, ctx), ranked):
+                if page is None:
+                    fetched.append({"url": u, "ok": False, "error": error})
+                    continue
+                p = ranked[i]
+                paras = _page_share(page.paragraphs)  # each strip is scored by the evaluator: a bound on the work
+                meta = {**(p.get("meta") or {}), "paragraphs": paras, "fetched": True, "snippet": p["text"][:500]}
+                if page.truncated:
+                    meta["truncated"] = True
+                if len(page.paragraphs) > len(paras):
+                    meta["paragraphs_left_out"] = len(page.paragraphs) - len(paras)
+                if sum(map(len, paras)) < sum(map(len, page.paragraphs[: len(paras)])):
+                    meta["characters_left_out"] = True
+                ranked[i] = {**p, "title": p["title"] or page.title, "text": "\n".join(paras), "meta": meta}
+                fetched.append({"url": u, "ok": True, "paragraphs": len(page.paragraphs), "truncated": page.truncated})
         update: dict = {"web_results": ranked, "web_calls": calls}
         trace: dict = {
             "backend": name,

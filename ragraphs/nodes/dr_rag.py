@@ -43,9 +43,10 @@ from ..settings import DRRAGContext, context_of
 from ..state.dr_rag import DRRAGState
 from ..state.types import Node, Passage, question_of, reset, with_meta
 from ..tools.judges import own_threshold, score_triples
+from ..tools.text import Held
 from ..tools.vectorstore import usable_mode
 from .dr_rag_links import linked_candidates, pair_priors, uses_question_links
-from .dr_rag_select import Held, fill_budget, forward_walk, never_accepted, priors_of, qdc_select
+from .dr_rag_select import fill_budget, forward_walk, never_accepted, priors_of, qdc_select
 from .links import lead_with_named, named_count, question_links, title_index_of
 from .rerank import brief, judge_scores, rerank_passages, rerank_spec, reranker_of
 from .retrieve import search_many

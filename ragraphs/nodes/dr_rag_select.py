@@ -8,29 +8,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from ..state.types import Passage, with_meta
-from ..tools.text import passage_key
-
-
-class Held:
-    """The documents a context holds, by id and by text: a copy of one under another id (the
-    same text ingested from two files) counts as held, so it never takes a dynamic place (it did
-    until 2026-11-30, pushing the bridge page out)."""
-
-    def __init__(self, docs: Sequence[Passage] = ()):
-        self.ids: set[str] = set()
-        self.texts: set[str] = set()
-        for p in docs:
-            self.add(p)
-
-    def add(self, p: Passage) -> None:
-        self.ids.add(p["id"])
-        key = passage_key(p)
-        if key:
-            self.texts.add(key)
-
-    def __contains__(self, p: Passage) -> bool:
-        key = passage_key(p)
-        return p["id"] in self.ids or bool(key) and key in self.texts
+from ..tools.text import Held
 
 
 def qdc_select(first: list[Passage], second: list[list[Passage]], k: int) -> list[Passage]:

@@ -29,7 +29,7 @@ from ..tools.llm import complete, llm_usage
 from ..tools.reservoir import Reservoir, open_reservoir
 from ..tools.store_reservoir import StoreReservoir
 from ..tools.structured import Entailment, RewritePlus, decide
-from ..tools.text import passage_key
+from ..tools.text import Held
 from ..tools.trigger import trigger_lookup
 from ..tools.websearch import search_checked
 from ..tools.vectorstore import usable_mode
@@ -310,9 +310,8 @@ def make_filter(c: Components) -> Node[ERM4State, ERM4Context]:
             # what the first pass judged (kept or dropped) is not judged again, nor counted twice
             first = filter_candidates({**state, "external_knowledge": [p for p in state.get("external_knowledge") or []
                                                                        if not new_for_them(p)]}, int(ctx.max_knowledge))
-            judged = {p["id"] for p in first} | {passage_key(p) for p in first}
-            cands = [p for p in filter_candidates(state, None) if new_for_them(p)
-                     and p["id"] not in judged and passage_key(p) not in judged][: int(ctx.max_knowledge)]
+            judged = Held(first)
+            cands = [p for p in filter_candidates(state, None) if new_for_them(p) and p not in judged][: int(ctx.max_knowledge)]
             before = list(state.get("passages") or [])
         else:
             cands, before = filter_candidates(state, int(ctx.max_knowledge)), []
@@ -346,8 +345,8 @@ def make_filter(c: Components) -> Node[ERM4State, ERM4Context]:
                 update.update(usage)
         missed = [] if passes or not ctx.memory_recheck else memory_missed(state, cands, kept)
         dropped = len(cands) - len(kept)
-        held = {p["id"] for p in before} | {passage_key(p) for p in before}
-        kept = before + [p for p in kept if p["id"] not in held and passage_key(p) not in held]
+        held = Held(before)
+        kept = before + [p for p in kept if p not in held]
         backoff = not kept and not missed
         if kept and ctx.use_memory:  # the entries served and kept are the ones used (eviction order)
             served = [p["title"] for p in kept if p.get("source") == "memory"]

@@ -10,7 +10,7 @@ from typing import Any, Callable, Mapping, Sequence
 from ..state.types import Passage
 from ..tools.parsing import looks_like_json
 from ..tools.structured import Entailment, RewritePlus
-from ..tools.text import passage_key
+from ..tools.text import Held
 
 from .erm4_prompts import NLI_LABELS
 
@@ -133,18 +133,15 @@ def mixed_order(lists: Sequence[Sequence[Passage]], limit: int | None = None) ->
     (1st of every query, then 2nd of every query, ...), de-duplicated by id and by title and text: a
     memory entry and the corpus or web passage it was stored from carry different ids."""
     out: list[Passage] = []
-    ids: set[str] = set()
-    texts: set[str] = set()
+    held = Held()
     depth = max((len(x) for x in lists), default=0)
     for r in range(depth):
         for lst in lists:
             if r >= len(lst):
                 continue
             p = lst[r]
-            text = passage_key(p)
-            if p["id"] not in ids and (not text or text not in texts):
-                ids.add(p["id"])
-                texts.add(text)
+            if p not in held:
+                held.add(p)
                 out.append(p)
                 if limit is not None and len(out) >= limit:
                     return out

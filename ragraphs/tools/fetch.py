@@ -29,6 +29,7 @@ import ssl
 import threading
 import time
 from dataclasses import dataclass, field
+from typing import Iterator
 from urllib.parse import quote, urljoin, urlsplit
 
 from langgraph.errors import GraphBubbleUp
@@ -315,19 +316,17 @@ class PageFetcher:
         return FetchedPage(final, title, "\n".join(paras), paras, truncated, ctype, status)
 
 
-def fetch_results(fetcher: "PageFetcher", results: list, max_workers: int = 5) -> tuple[list, list[dict]]:
-    """Replace each web result's snippet by the text of its page (results with a URL, fetched
-    in parallel); a page that fails or yields no text keeps its snippet. Returns the results
-    and one report per URL tried (``ok``, ``paragraphs`` or ``error``)."""
+def fetched_pages(fetcher: "PageFetcher", results: list, max_workers: int = 5) -> Iterator[tuple[int, str, FetchedPage | None, str | None]]:
+    """Fetch the pages of the web ``results`` that have an address (an offline snapshot's result
+    is its page already: never fetched), in parallel, in the caller's context (callbacks, a
+    LangGraph ``interrupt()``, which pauses the run); yields ``(index, url, page, None)`` for a
+    page with text, ``(index, url, None, why)`` for one whose result keeps its snippet."""
     import concurrent.futures as cf
 
-    out = list(results)
-    # an offline snapshot's result is its page already: its address is never fetched
-    urls = [(i, (p.get("meta") or {}).get("url")) for i, p in enumerate(out) if not (p.get("meta") or {}).get("offline")]
+    urls = [(i, (p.get("meta") or {}).get("url")) for i, p in enumerate(results) if not (p.get("meta") or {}).get("offline")]
     todo = [(i, str(u)) for i, u in urls if u]
-    report: list[dict] = []
     if not todo:
-        return out, report
+        return
     with cf.ThreadPoolExecutor(max_workers=max(1, min(max_workers, len(todo))), thread_name_prefix="fetch") as pool:
         futs = {i: pool.submit(contextvars.copy_context().run, fetcher.fetch, u) for i, u in todo}
         for i, u in todo:
@@ -336,18 +335,31 @@ def fetch_results(fetcher: "PageFetcher", results: list, max_workers: int = 5) -
             except GraphBubbleUp:  # an interrupt() inside the fetcher pauses the run; it is no failure
                 raise
             except Exception as e:  # refused, failed, too slow, wrong type: keep the snippet
-                report.append({"url": u, "ok": False, "error": f"{type(e).__name__}: {str(e)[:200]}"})
+                yield i, u, None, f"{type(e).__name__}: {str(e)[:200]}"
                 continue
             if not page.paragraphs:
-                keeps = "; using the snippet" if (out[i].get("text") or "").strip() else "; the result has no snippet"
-                report.append({"url": u, "ok": False, "error": "no text extracted" + keeps})
+                keeps = "; using the snippet" if (results[i].get("text") or "").strip() else "; the result has no snippet"
+                yield i, u, None, "no text extracted" + keeps
                 continue
-            p = out[i]
-            meta = {**(p.get("meta") or {}), "fetched": True, "snippet": (p.get("text") or "")[:500]}
-            if page.truncated:
-                meta["truncated"] = True
-            out[i] = {**p, "title": p.get("title") or page.title, "text": page.text, "meta": meta}
-            report.append({"url": u, "ok": True, "paragraphs": len(page.paragraphs)})
+            yield i, u, page, None
+
+
+def fetch_results(fetcher: "PageFetcher", results: list, max_workers: int = 5) -> tuple[list, list[dict]]:
+    """Replace each web result's snippet by the text of its page (:func:`fetched_pages`); a page
+    that fails or yields no text keeps its snippet. Returns the results and one report per URL
+    tried (``ok``, ``paragraphs`` or ``error``)."""
+    out = list(results)
+    report: list[dict] = []
+    for i, u, page, error in fetched_pages(fetcher, out, max_workers):
+        if page is None:
+            report.append({"url": u, "ok": False, "error": error})
+            continue
+        p = out[i]
+        meta = {**(p.get("meta") or {}), "fetched": True, "snippet": (p.get("text") or "")[:500]}
+        if page.truncated:
+            meta["truncated"] = True
+        out[i] = {**p, "title": p.get("title") or page.title, "text": page.text, "meta": meta}
+        report.append({"url": u, "ok": True, "paragraphs": len(page.paragraphs)})
     return out, report
 
 

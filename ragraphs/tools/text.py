@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 import string
 import unicodedata
-from typing import Any
+from typing import Any, Iterable
 
 _ABBREV = {
     "mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "mt", "ft", "vs", "etc", "inc", "ltd",
@@ -30,6 +30,28 @@ def passage_key(p: Any) -> str:
     files, or a file and its address): :func:`text_key` of its title and text; "" for a passage
     without text, which is never a copy."""
     return text_key(f"{p.get('title') or ''}\n{p.get('text') or ''}") if p.get("text") else ""
+
+
+class Held:
+    """The passages a list holds, by id and by :func:`passage_key`: a copy of one under another id
+    (the same text ingested from two files, a memory entry and the page it was stored from)
+    counts as held. DR-RAG's selections, ERM4's mixed order and its filter's second pass use it."""
+
+    def __init__(self, docs: Iterable[Any] = ()):
+        self.ids: set[str] = set()
+        self.texts: set[str] = set()
+        for p in docs:
+            self.add(p)
+
+    def add(self, p: Any) -> None:
+        self.ids.add(p["id"])
+        key = passage_key(p)
+        if key:
+            self.texts.add(key)
+
+    def __contains__(self, p: Any) -> bool:
+        key = passage_key(p)
+        return p["id"] in self.ids or bool(key) and key in self.texts
 
 
 def split_sentences(text: str) -> list[str]:

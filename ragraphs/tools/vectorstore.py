@@ -90,6 +90,13 @@ def _stored_passage(id: str, text: str | None, metadata: dict | None, score: flo
     return make_passage(title, text or "", source, score, id=id, **meta)
 
 
+
+def holds_other_files(path: str) -> bool:
+    """Whether the folder ``path`` is no Chroma store and holds files of other kinds (hidden ones,
+    a ``.gitkeep`` or macOS's ``.DS_Store``, aside): no place for a store's files."""
+    return (os.path.isdir(path) and not os.path.isfile(os.path.join(path, "chroma.sqlite3"))
+            and any(not n.startswith(".") for n in os.listdir(path)))
+
 class ChromaCorpus:
     """Passages in a Chroma collection, with a lazily built BM25 index beside it.
 
@@ -123,7 +130,7 @@ class ChromaCorpus:
         # of the user's documents got a chroma.sqlite3, and ingest skipped it from then on)
         if not create and path and not url and not os.path.isfile(os.path.join(path, "chroma.sqlite3")):
             hint = ("that folder holds other files; give `ragraphs ingest YOUR_DOCS --store NEW_FOLDER` a new folder"
-                    if os.path.isdir(path) and any(not n.startswith(".") for n in os.listdir(path)) else f"`ragraphs ingest YOUR_DOCS --store {path}` makes one")
+                    if holds_other_files(path) else f"`ragraphs ingest YOUR_DOCS --store {path}` makes one")
             raise ConfigError(f"no store at {path}; {hint}")
         self._client = _client(path, url)
         emb_name = getattr(self.embeddings, "name", type(self.embeddings).__name__)
