@@ -130,7 +130,7 @@ class CRAGContext(RAGContext):
     lower: float = field(
         default=CALIBRATED_LOWER,
         metadata={"description": "Incorrect when every document's evaluator score is below this; default: the "
-                                 "evaluator's own relevance cut, so no document judged relevant (paper: -0.9)"},
+                                 "shipped evaluator's relevance cut, so no document judged relevant (paper: -0.9)"},
     )
     strip_top_k: int = field(default=5, metadata={"description": "knowledge strips kept by refinement", "minimum": 1})
     strip_threshold: float = field(

@@ -136,11 +136,11 @@ def cmd_judge_eval(args: argparse.Namespace) -> int:
     timing = not args.no_timing
     res = evaluate_judge(args.judge, judge, args.data, threshold=args.threshold, seed=args.seed, limit=args.limit,
                          batch=args.batch, timing=timing, baseline=base, pair_tokens=args.pair_tokens)
+    for f in res.get("files_without_items", []):  # on stderr with --json too: stdout holds the JSON only
+        print(f"warning: {f}: no labelled items for the {args.judge} judge; left out", file=sys.stderr)
     if args.json:
         print(json.dumps(res))
         return 0
-    for f in res.get("files_without_items", []):
-        print(f"warning: {f}: no labelled items for the {args.judge} judge; left out", file=sys.stderr)
     source = f", from {weights}" if weights else (", shipped" if args.model == "trained" else "")
     print(f"{args.judge} judge ({res['model']}{source}) on {', '.join(res['files'])}: {res['n']} items, {res['positives']} positive")
     print(f"  accuracy {res['accuracy']:.3f} at threshold {res['threshold']:.3f} (at the best threshold on these items, "

@@ -18,6 +18,7 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResu
 from pydantic import ConfigDict, Field, PrivateAttr
 
 from ..errors import ConfigError
+from .env import positive_int
 
 
 def gemma_gguf_path() -> str:
@@ -292,16 +293,7 @@ def _env_threads() -> int | None:
     """``RAGRAPHS_LLM_THREADS``: llama.cpp threads of the embedded model, for generation and
     for prompt processing alike (default: all cores).
     On a small CPU shared by several runs, 1 thread each is faster than all of them."""
-    v = os.environ.get("RAGRAPHS_LLM_THREADS", "").strip()
-    if not v:
-        return None
-    try:
-        n = int(v)
-    except ValueError:
-        raise ConfigError(f"RAGRAPHS_LLM_THREADS must be a positive integer, got {v!r}") from None
-    if n < 1:
-        raise ConfigError(f"RAGRAPHS_LLM_THREADS must be a positive integer, got {v!r}")
-    return n
+    return positive_int("RAGRAPHS_LLM_THREADS")
 
 
 def _env_contexts() -> int:

@@ -31,6 +31,7 @@ from typing import Any, Protocol, Sequence, runtime_checkable
 import numpy as np
 
 from ...errors import ConfigError
+from ..env import positive_int
 
 JUDGES = ("evaluator", "pair", "nli")
 # the task prefix each role puts before its first text (the multi-task model reads it)
@@ -110,10 +111,12 @@ def load_cross_encoder(path: str | os.PathLike, backend: str | None = None, max_
     """A cross-encoder from a directory (its ONNX int8 model when it holds one, run by
     onnxruntime; else sentence-transformers' ``CrossEncoder``) or a cached model name;
     loaded once per process. Errors name the file that is missing or corrupt."""
-    p = Path(path)
+    p = Path(path).expanduser()
     local = p.exists()
-    if not local and (os.sep in str(path) or str(path).startswith(".")):
+    if not local and _path_like(str(path)):  # "org/name" goes on to the local model cache
         raise ConfigError(f"judge model not found: {p}")
+    if local:
+        _refuse_bi_encoder(p)
     meta = _describe(p) if local else {}
     onnx_file = p / meta.get("onnx_file", _ONNX_FILE) if local else None
     if backend is None:  # a ragraphs judge directory names its ONNX file: that one, or an error naming it
@@ -127,8 +130,10 @@ def load_cross_encoder(path: str | os.PathLike, backend: str | None = None, max_
         for f in needed:
             if not f.is_file():
                 raise ConfigError(f"judge model file missing: {f}")
-    key = (str(p.resolve()) if local else str(path), backend, max_length)
-    length = max_length or meta.get("max_length", 256)
+    threads = positive_int("RAGRAPHS_JUDGE_THREADS") or 0
+    key = (str(p.resolve()) if local else str(path), backend, max_length, threads)
+    # a ragraphs judge reads the length it was trained with; another CrossEncoder keeps its own
+    length = max_length or meta.get("max_length") or (None if backend == "torch" else 256)
     with _LOCK:
         if key in _MODELS:
             return _MODELS[key]
@@ -139,7 +144,8 @@ def load_cross_encoder(path: str | os.PathLike, backend: str | None = None, max_
                 if backend == "onnx" and onnx_file is not None:
                     from .onnx import OnnxCrossEncoder
 
-                    model = OnnxCrossEncoder(p, str(onnx_file.relative_to(p)), max_length=length)
+                    model = OnnxCrossEncoder(p, str(onnx_file.relative_to(p)), max_length=length or 256,
+                                             threads=threads)
                 else:
                     from sentence_transformers import CrossEncoder
 
@@ -157,6 +163,60 @@ def load_cross_encoder(path: str | os.PathLike, backend: str | None = None, max_
             raise ConfigError(f"judge model could not be loaded from {where}: {type(e).__name__}: {why}") from e
         _MODELS[key] = (model, meta)
         return _MODELS[key]
+
+
+def _path_like(spec: str) -> bool:
+    """A judge spec that can only be a folder (absolute, ``./``, ``~``, or deeper than a
+    model cache's ``org/name``)."""
+    return spec.startswith((os.sep, ".", "~")) or spec.count("/") > 1 or (os.sep != "/" and os.sep in spec)
+
+
+def _refuse_bi_encoder(folder: Path) -> None:
+    """A sentence-embedding model given as a judge loads with a new, random scoring layer:
+    its scores would be noise. Refused when its config names no sequence-classification
+    architecture (a bi-encoder's says ``BertModel``)."""
+    try:
+        arch = json.loads((folder / "config.json").read_text(encoding="utf-8")).get("architectures") or []
+    except (OSError, ValueError, AttributeError):
+        return  # a missing or corrupt config is named by the checks that follow
+    if arch and not any(str(a).endswith("ForSequenceClassification") for a in arch):
+        raise ConfigError(f"{folder} is not a cross-encoder: its config.json names {', '.join(map(str, arch))}, "
+                          "a sentence-embedding model with no scoring head; give a CrossEncoder "
+                          "(a *ForSequenceClassification model), e.g. one saved by sentence-transformers' CrossEncoder")
+
+
+def probabilities(model: Any, pairs: list, batch_size: int = 32) -> np.ndarray:
+    """P(relevant) in [0, 1] for each pair, whatever the cross-encoder's head: ragraphs' ONNX
+    predictor gives it; a sentence-transformers ``CrossEncoder``'s logits are read past its own
+    activation (many re-rankers set ``Identity``, two-label ones give raw logits): one logit
+    through a sigmoid, several through a softmax, taking the label whose name says
+    entailment or relevance, else the last."""
+    if not _is_sentence_transformers(model):
+        out = model.predict(pairs, batch_size=batch_size, show_progress_bar=False, convert_to_numpy=True)
+        return np.asarray(out, dtype=np.float32).reshape(len(pairs), -1)[:, -1]
+    import torch
+
+    raw = model.predict(pairs, batch_size=batch_size, show_progress_bar=False, convert_to_numpy=True,
+                        activation_fn=torch.nn.Identity())
+    logits = np.asarray(raw, dtype=np.float64).reshape(len(pairs), -1)
+    if logits.shape[1] == 1:
+        return (1.0 / (1.0 + np.exp(-logits[:, 0]))).astype(np.float32)
+    z = np.exp(logits - logits.max(axis=1, keepdims=True))
+    return (z[:, _positive_label(model, logits.shape[1])] / z.sum(axis=1)).astype(np.float32)
+
+
+def _is_sentence_transformers(model: Any) -> bool:
+    return type(model).__module__.startswith("sentence_transformers") and hasattr(model, "activation_fn")
+
+
+def _positive_label(model: Any, n: int) -> int:
+    labels = getattr(getattr(model, "config", None), "id2label", None) or {}
+    names = {int(i): str(v).lower() for i, v in labels.items() if str(i).isdigit()}
+    for word in ("entail", "relevant"):
+        hits = [i for i, v in names.items() if word in v and not any(w in v for w in ("not", "non", "ir" + word)) and i < n]
+        if hits:
+            return hits[0]
+    return n - 1
 
 
 def _offsets(tok: Any, text: str) -> list:
@@ -217,8 +277,7 @@ class CrossEncoderJudge:
     def _probs(self, pairs: list[tuple[str, str]]) -> np.ndarray:
         if not pairs:
             return np.zeros(0, dtype=np.float32)
-        out = self.model.predict(pairs, batch_size=self.batch_size, show_progress_bar=False, convert_to_numpy=True)
-        out = np.asarray(out, dtype=np.float32).reshape(len(pairs), -1)[:, -1]
+        out = probabilities(self.model, pairs, self.batch_size)
         return np.clip(np.nan_to_num(out, nan=0.5), 0.0, 1.0)
 
     # evaluator and nli: (first, second) pairs
@@ -283,7 +342,7 @@ def load_judge(name: str, path: str | os.PathLike | None = None, embeddings: Any
     if name not in JUDGES:
         raise ConfigError(f"unknown judge {name!r}; choose evaluator, pair or nli")
     p = Path(path) if path is not None else weights_dir()
-    model, meta = load_cross_encoder(p if (path is None or Path(path).exists()) else str(path), backend=backend)
+    model, meta = load_cross_encoder(p if (path is None or p.expanduser().exists()) else str(path), backend=backend)
     ours = bool(meta.get("roles"))  # trained by ragraphs: task prefixes; else a plain re-ranker
     if ours and name not in meta["roles"]:  # it served an untrained role without a word until 2026-11-30
         raise ConfigError(f"{p} holds judges for {', '.join(meta['roles'])}, not for {name!r}; "
