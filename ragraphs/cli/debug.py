@@ -16,6 +16,7 @@ kept in the checkpoints' metadata, so that
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import sqlite3
 import sys
@@ -96,8 +97,33 @@ def load_history(graph, thread_id: str) -> list[dict]:
     checkpoint: node, time, details), ``next`` (nodes to run), ``answer``, ``config``."""
     try:
         snaps = list(graph.get_state_history({"configurable": {"thread_id": thread_id}}))
-    except (ValueError, TypeError, sqlite3.DatabaseError) as e:  # a damaged checkpoint: one line, not a traceback
-        raise ConfigError(f"cannot read the checkpoints of thread {thread_id!r}: {type(e).__name__}: {e}") from e
+    except _UNREADABLE as e:  # a damaged checkpoint: one line, not a traceback
+        raise _unreadable(thread_id, e) from e
+    return _history_rows(snaps)
+
+
+async def aload_history(graph, thread_id: str) -> list[dict]:
+    """:func:`load_history` for async code: the rows read through ``aget_state_history``, as
+    an async checkpointer (``ragraphs.checkpoint.open_async_checkpointer``) needs from inside
+    the event loop."""
+    try:
+        snaps = [s async for s in graph.aget_state_history({"configurable": {"thread_id": thread_id}})]
+    except _UNREADABLE as e:
+        raise _unreadable(thread_id, e) from e
+    return _history_rows(snaps)
+
+
+_UNREADABLE = (ValueError, TypeError, sqlite3.DatabaseError, asyncio.InvalidStateError)
+
+
+def _unreadable(thread_id: str, e: BaseException) -> ConfigError:
+    if isinstance(e, asyncio.InvalidStateError):  # a sync read of an async saver inside its event loop
+        return ConfigError(f"cannot read the checkpoints of thread {thread_id!r} from inside the event loop with an "
+                           "async checkpointer: use await aload_history(graph, thread_id)")
+    return ConfigError(f"cannot read the checkpoints of thread {thread_id!r}: {type(e).__name__}: {e}")
+
+
+def _history_rows(snaps: list) -> list[dict]:
     snaps.reverse()
     by_id = {s.config["configurable"]["checkpoint_id"]: s for s in snaps}
     rows = []

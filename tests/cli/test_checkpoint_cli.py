@@ -346,3 +346,38 @@ def test_the_async_checkpointer_refuses_a_directory_and_a_corrupt_file_by_name(t
     with pytest.raises(ConfigError, match="cannot use .*bad.sqlite as a SQLite checkpointer"):
         asyncio.run(open_(bad))
     assert asyncio.run(open_(tmp_path / "new.sqlite")) is not None
+
+
+def test_history_from_async_code_over_the_async_checkpointer(tmp_path):
+    """A FastAPI-style app over ``open_async_checkpointer`` reads a thread's history with
+    ``aload_history``; the sync ``load_history`` there (it raised a raw InvalidStateError until
+    2026-11-30, with docs/debugging.md naming no async form) is one line naming the async one."""
+    import asyncio
+
+    import pytest
+    from fakes import ScriptedChat, small_corpus
+
+    from ragraphs.checkpoint import open_async_checkpointer
+    from ragraphs.cli.debug import aload_history, load_history
+    from ragraphs.components import Components
+    from ragraphs.errors import ConfigError
+    from ragraphs.graphs.vanilla import build_vanilla_graph
+
+    corpus = small_corpus([("Lima", "Lima is the capital of Peru."), ("Paris", "Paris is the capital of France.")])
+    c = Components(llm=ScriptedChat(script=lambda p: "Lima"), retriever=corpus)
+    cfg = {"configurable": {"thread_id": "t"}}
+
+    async def run():
+        async with open_async_checkpointer(str(tmp_path / "a.sqlite")) as saver:
+            graph = build_vanilla_graph(c, checkpointer=saver)
+            out = await graph.ainvoke({"question": "What is the capital of Peru?"}, cfg)
+            rows = await aload_history(graph, "t")
+            with pytest.raises(ConfigError, match="from inside the event loop .* await aload_history"):
+                load_history(graph, "t")
+            return out, rows
+
+    out, rows = asyncio.run(run())
+    assert out["answer"] == "Lima"
+    assert rows[-1]["answer"] == "Lima" and rows[-1]["next"] == []
+    assert [e["node"] for r in rows for e in r["ran"]] == [e["node"] for e in out["trace"]]
+    assert rows[0]["step"] == -1 and rows[-1]["step"] == len(rows) - 2
