@@ -50,6 +50,48 @@ def _langchain_search(obj: Any) -> bool:
     return not _searches_our_way(obj) and (hasattr(obj, "invoke") or hasattr(obj, "similarity_search"))
 
 
+def _given(obj: Any) -> str:
+    """What a wrong object is, for an error line: a string quoted, a class named as one."""
+    if isinstance(obj, str):
+        return f"the string {obj[:80]!r}"
+    if isinstance(obj, type):
+        return f"the class {obj.__name__} (not an instance of it)"
+    return type(obj).__name__
+
+
+def _check_parts(llm: Any, embeddings: Any, vectorstore: Any) -> None:
+    """The user's LLM, embeddings and vector store checked when the Components is built: a wrong
+    one failed only at its first use, with an error that did not name it (a bare AttributeError
+    in ERM4's first memory write, an LLMError that read like a server failure) until 2026-11-30.
+    Wrappers (``bind``, ``with_retry``, ``with_fallbacks``, ``configurable_fields``) are Runnables
+    and pass."""
+    from langchain_core.retrievers import BaseRetriever
+    from langchain_core.runnables import Runnable
+    from langchain_core.vectorstores import VectorStore
+
+    if llm is not None:
+        if isinstance(llm, str):  # it failed at the first call, as if the network were down
+            raise ConfigError(f"llm must be a LangChain chat or completion model, got the string {llm!r}; for a "
+                              "model spec such as 'openai:gpt-4o-mini' set the run's `llm` setting, or build the "
+                              "model with ragraphs.tools.llm.make_llm(spec)")
+        runs = isinstance(llm, (BaseLanguageModel, Runnable)) or callable(getattr(llm, "invoke", None))
+        if isinstance(llm, type) or not runs:
+            raise ConfigError(f"llm must be a LangChain chat or completion model instance (or a Runnable with "
+                              f"invoke); got {_given(llm)}")
+    if embeddings is not None and (isinstance(embeddings, type) or not all(
+            callable(getattr(embeddings, m, None)) for m in ("embed_query", "embed_documents"))):
+        raise ConfigError(f"embeddings must be a LangChain Embeddings instance (with embed_query and "
+                          f"embed_documents); got {_given(embeddings)}; leave it out for the embedded MiniLM")
+    if vectorstore is not None and (isinstance(vectorstore, type) or not (
+            isinstance(vectorstore, (VectorStore, BaseRetriever))
+            or any(callable(getattr(vectorstore, m, None)) for m in ("similarity_search", "invoke")))):
+        hint = ("; a folder of ragraphs' own store is store_path=" if isinstance(vectorstore, (str, os.PathLike))
+                else "; add Documents to a vector store first, e.g. InMemoryVectorStore(embeddings).add_documents(docs)"
+                if isinstance(vectorstore, (list, tuple)) else "")
+        raise ConfigError(f"vectorstore must be a LangChain VectorStore or BaseRetriever instance; got "
+                          f"{_given(vectorstore)}{hint}")
+
+
 class Components:
     def __init__(
         self,
@@ -66,10 +108,7 @@ class Components:
         judges: dict[str, Any] | None = None,
         extra: dict[str, Any] | None = None,
     ):
-        if isinstance(llm, str):  # it failed at the first call, as if the network were down
-            raise ConfigError(f"llm must be a LangChain chat or completion model, got the string {llm!r}; for a model "
-                              "spec such as 'openai:gpt-4o-mini' set the run's `llm` setting, or build the model "
-                              "with ragraphs.tools.llm.make_llm(spec)")
+        _check_parts(llm, embeddings, vectorstore)
         self._llm = llm
         self._embeddings = embeddings
         self._embeddings_given = embeddings is not None

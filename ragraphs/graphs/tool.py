@@ -24,6 +24,7 @@ from langchain_core.tools import StructuredTool
 from pydantic import BaseModel, Field, field_validator
 
 from ..errors import ConfigError
+from ..state.types import passage_where
 from . import build_graph, method_context
 from ._common import nested_run
 
@@ -49,8 +50,8 @@ _NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")  # what OpenAI's tool calling takes
 
 
 def _where(p: dict) -> str:
-    meta = p.get("meta") or {}
-    where = meta.get("url") or meta.get("path") or ""
+    loc = passage_where(p)
+    where = loc.get("url") or loc.get("path") or ""
     return f" ({where})" if where else ""
 
 

@@ -22,7 +22,7 @@ from ..errors import InputError
 from ..prompts import one_line
 from ..setting_values import RUN_SETTINGS, recorded_settings
 from ..settings import ChatContext, context_of
-from ..state.types import Node
+from ..state.types import Node, passage_where
 from ..tools.structured import Standalone, decide
 from ..tools.text import message_text
 
@@ -161,9 +161,10 @@ def make_chat_answer(run_method: RunMethod) -> Node[Any, ChatContext]:
         reply = AIMessage(content=out.get("answer") or "", name=ctx.method,
                           response_metadata={"llm_calls": calls, "web_calls": out.get("web_calls", 0),
                                              "question": question,
-                                             # the answer's sources, on the message a chat view shows
-                                             "passages": [{k: p.get(k) for k in ("id", "title", "source", "score")}
-                                                          for p in passages]})
+                                             # the answer's sources, on the message a chat view shows,
+                                             # with their address, file and page where they have them
+                                             "passages": [{**{k: p.get(k) for k in ("id", "title", "source", "score")},
+                                                           **passage_where(p)} for p in passages]})
         return {
             "messages": [reply],
             "passages": passages,

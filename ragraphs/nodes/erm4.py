@@ -423,7 +423,7 @@ def make_memory_update(c: Components) -> Node[ERM4State, ERM4Context]:
     def memory_update(state: ERM4State, runtime: Runtime[ERM4Context]) -> dict:
         ctx = context_of(runtime, ERM4Context)
         if not ctx.use_memory or not ctx.update_memory:
-            return {"memory_update": {"stored": 0}, "_trace": {"memory": "not updated"}}
+            return {"memory_update": {"offered": 0}, "_trace": {"memory": "not updated"}}
         fresh = [p for p in state.get("passages") or [] if p.get("source") != "memory"]
         res = get_reservoir(c, ctx, runtime.store)
         if not fresh:
@@ -433,6 +433,8 @@ def make_memory_update(c: Components) -> Node[ERM4State, ERM4Context]:
             counts = res.add(fresh, max_entries=int(ctx.reservoir_max_entries or 0) or None)
         else:
             counts = res.add(fresh)
-        return {"memory_update": counts, "_trace": {"stored": len(fresh), **counts}}
+        # offered, not stored: a pair without a title is skipped (the counts say what was stored;
+        # the trace said "stored" for every pair offered until 2026-11-30)
+        return {"memory_update": counts, "_trace": {"offered": len(fresh), **counts}}
 
     return memory_update

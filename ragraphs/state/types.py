@@ -93,6 +93,16 @@ def with_meta(p: Passage, **meta: Any) -> Passage:
     return {**p, "meta": {**(p.get("meta") or {}), **meta}}
 
 
+WHERE_KEYS = ("url", "path", "page")  # where a passage comes from, when its meta says
+
+
+def passage_where(p: Mapping[str, Any]) -> dict[str, Any]:
+    """The address, file and page a passage's ``meta`` gives (``url``, ``path``, ``page``),
+    those it has: what the method tool's message and the chat's AI message show of a source."""
+    meta = p.get("meta") or {}
+    return {k: meta[k] for k in WHERE_KEYS if meta.get(k) not in (None, "")}
+
+
 def with_score(p: Passage, score: float | None) -> Passage:
     """A copy of the passage with ``score``."""
     return {**p, "score": score}

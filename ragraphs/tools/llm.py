@@ -202,7 +202,8 @@ def complete(
         kwargs["grammar"] = grammar
     if response_format:
         kwargs["response_format"] = response_format
-    if stop and isinstance(llm, BaseLLM):  # a completion endpoint: the stops as they are, at most 4
+    completion = is_completion_model(llm)
+    if stop and completion:  # a completion endpoint: the stops as they are, at most 4
         stop = stop[:4]
     elif stop and not isinstance(llm, (LlamaCppCompletionChat, FakeAnswerChat)):
         # a chat model may open its reply with a blank line: keep only visible stop
@@ -214,7 +215,7 @@ def complete(
         kwargs["max_tokens"] = max_tokens
     base = endpoint_of(llm)
     limit = max_tokens or getattr(llm, "max_tokens", None)
-    if (base and not any(h in base for h in OPENAI_HOSTS) and limit and not isinstance(llm, BaseLLM)
+    if (base and not any(h in base for h in OPENAI_HOSTS) and limit and not completion
             and _NO_EXTRA_MAX.get(id(llm)) is not llm):
         # an OpenAI-compatible server, whoever built the model (make_llm or the user's own
         # ChatOpenAI): langchain-openai sends `max_completion_tokens`, which llama-cpp-python's
@@ -241,6 +242,26 @@ OPENAI_HOSTS = ("api.openai.com", "openai.azure.com")  # endpoints that read max
 _NO_EXTRA_MAX: dict[int, Any] = {}
 
 
+def wrapped_model(llm: Any) -> Any:
+    """The model inside LangChain's wrappers: ``bind`` / ``with_retry`` (``bound``),
+    ``with_fallbacks`` (``runnable``), ``configurable_fields`` (``default``)."""
+    for _ in range(16):  # wrappers of wrappers, not a cycle
+        if isinstance(llm, BaseLanguageModel):
+            return llm
+        inner = getattr(llm, "bound", None) or getattr(llm, "runnable", None) or getattr(llm, "default", None)
+        if inner is None:
+            return llm
+        llm = inner
+    return llm
+
+
+def is_completion_model(llm: Any) -> bool:
+    """Whether ``llm`` is a completion model (``BaseLLM``: text in, text out), bare or wrapped
+    (a ``FakeListLLM(...).bind(stop=...)`` was called as a chat model until 2026-11-30, and its
+    plain-text reply failed as an LLMError that read like a server failure)."""
+    return isinstance(wrapped_model(llm), BaseLLM)
+
+
 def endpoint_of(llm: Any) -> str:
     """An OpenAI-compatible model's base URL: its own setting, else its client's (langchain-openai
     leaves ``openai_api_base`` empty when ``OPENAI_BASE_URL`` gives it); "" for other models."""
@@ -259,6 +280,10 @@ def _reply(llm: Any, prompt: str, tags: list[str] | None, kwargs: dict[str, Any]
             tu = (res.llm_output or {}).get("token_usage") or {}
             usage = {"input_tokens": tu.get("prompt_tokens"), "output_tokens": tu.get("completion_tokens")}
             finish = (res.generations[0][0].generation_info or {}).get("finish_reason")
+        elif is_completion_model(llm):  # one behind bind / with_retry / with_fallbacks: it takes text too
+            reply = llm.invoke(prompt, {"tags": tags} if tags else None, **kwargs)
+            text = reply if isinstance(reply, str) else message_text(getattr(reply, "content", reply), sep="")
+            usage, finish = {}, None
         else:
             msg = llm.invoke([HumanMessage(content=prompt)], {"tags": tags} if tags else None, **kwargs)
             # a reply in content parts (reasoning first, or text blocks): its text parts only

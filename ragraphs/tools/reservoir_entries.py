@@ -4,6 +4,8 @@ key and return them."""
 
 from __future__ import annotations
 
+import threading
+import warnings
 from typing import Iterable
 
 from ..state.types import Passage, make_passage
@@ -15,19 +17,38 @@ def title_key(title: str) -> str:
     return text_key(title)
 
 
+_UNTITLED_WARNED = threading.Event()  # once per process
+
+
+def _warn_untitled(n: int) -> None:
+    """Once per process: a write whose pairs all lacked a title stored nothing (silently until
+    2026-11-30, while ERM4's trace read as if they had been stored)."""
+    if _UNTITLED_WARNED.is_set():
+        return
+    _UNTITLED_WARNED.set()
+    warnings.warn(
+        f"ERM4's memory stored none of {n} passage(s): the reservoir keys entries on titles, and these had "
+        "no title (a document's metadata 'title', else the file or page its 'source' names); passages "
+        "without one are not remembered", UserWarning, stacklevel=4)
+
+
 def latest_by_title(passages: Iterable[Passage]) -> tuple[dict[str, Passage], int]:
-    """The pairs to store by title key and how many lacked a title or text. Within one write the
+    """The pairs to store by title key and how many lacked a title or text (a write where
+    none had a title warns, once per process: nothing is remembered of it). Within one write the
     first pair of a title wins: ERM4 stores its filter's knowledge best first, and two chunks of
     one page share its title (the last, its worst-ranked chunk, won until 2026-11-30). A later
     write still replaces what an earlier one stored (the paper's "newer replaces older")."""
     latest: dict[str, Passage] = {}
-    skipped = 0
+    skipped = untitled = 0
     for p in passages:
         k = title_key(p.get("title") or "")
+        untitled += not k
         if not k or not (p.get("text") or "").strip():
             skipped += 1
             continue
         latest.setdefault(k, p)
+    if untitled and not latest:  # a passage without a title is not remembered: say so, once
+        _warn_untitled(skipped)
     return latest, skipped
 
 

@@ -25,19 +25,41 @@ def _plain(value: Any) -> bool:
     return isinstance(value, (list, tuple)) and all(isinstance(v, (str, int, float, bool)) for v in value)
 
 
+def _marked_by_ragraphs(d: Any, md: dict) -> bool:
+    """Whether ``d`` is a document ragraphs made (``method_retriever``'s ``passage_document``):
+    its metadata carries the passage's ``id`` (the same as the document's own) and ``score``
+    beside the ``source`` kind. Only then is a ``source`` of "web" or "memory" a passage kind."""
+    mid, did = md.get("id"), getattr(d, "id", None)
+    return mid is not None and did is not None and str(mid) == str(did) and "score" in md
+
+
 def document_passage(d: Any, score: float | None = None, source: str = "corpus") -> Passage:
     """A LangChain ``Document`` as a passage: its metadata's ``title`` (else the file or page
-    its ``source`` names), its plain metadata in ``meta``, its id or one hashed from its text."""
+    its ``source`` names), its plain metadata in ``meta``, its id (the document's own, else
+    ``metadata["id"]``, as text) or one hashed from its text.
+
+    A ``source`` of "web" or "memory" is the passage's kind only on a document ragraphs made
+    (:func:`_marked_by_ragraphs`); on a user's document it is a label, kept in ``meta["source"]``,
+    and the passage is ``source`` (corpus): it became that kind until 2026-11-30, so a user's
+    "memory" document was counted as served memory and never stored in ERM4's reservoir."""
     md = d.metadata or {}
     origin = str(md.get("source") or "")
-    kind = origin if origin in KINDS else source
-    title = str(md.get("title") or "") or (origin.rstrip("/").rsplit("/", 1)[-1] if origin not in KINDS else "")
+    label = origin in KINDS  # a kind's name, not a file or page
+    kind = origin if label and (origin == source or _marked_by_ragraphs(d, md)) else source
+    title = str(md.get("title") or "") or (origin.rstrip("/").rsplit("/", 1)[-1] if not label else "")
     meta = {k: (list(v) if isinstance(v, tuple) else v) for k, v in md.items()
             if k not in ("title", "id", "source") and isinstance(k, str) and _plain(v)}
-    if origin and origin not in KINDS:  # a loader's file or page: as ingest keeps it
+    if origin and not label:  # a loader's file or page: as ingest keeps it
         meta.setdefault("url" if origin.startswith(("http://", "https://")) else "path", origin)
+    elif label and kind != origin:  # the user's own label, kept
+        meta["source"] = origin
+    # the document's id first: a user's metadata["id"] is often a chunk number per file, shared
+    # by chunks of other files (they merged into one passage until 2026-11-30, and an int id
+    # reached nodes that take ids as text)
+    doc_id = getattr(d, "id", None)
+    pid = doc_id if doc_id not in (None, "") else md.get("id")
     p = make_passage(title, d.page_content, kind, None if score is None else float(score),
-                     id=md.get("id") or getattr(d, "id", None) or None)
+                     id=None if pid in (None, "") else str(pid))
     if meta:
         p["meta"] = meta
     return p

@@ -262,6 +262,27 @@ def test_the_rewrite_asks_the_model_the_settings_name_and_the_answer_carries_its
     assert set(sources[0]) == {"id", "title", "source", "score"}
 
 
+def test_the_answers_sources_carry_their_address_file_and_page(minilm):
+    """A loader's ``source`` (a page's address, a file) and ``page`` reach the AI message's
+    passages, as the method tool's message shows them (only id, title, source and score until
+    2026-11-30); other metadata stays in the state's passages."""
+    from langchain_core.documents import Document
+    from langchain_core.vectorstores import InMemoryVectorStore
+
+    store = InMemoryVectorStore(minilm)
+    store.add_documents([
+        Document("Paris is the capital of France.", id="p1",
+                 metadata={"source": "https://en.wikipedia.org/wiki/Paris", "page": 2, "author": "x"}),
+        Document("Berlin is the capital of Germany.", id="b1", metadata={"source": "/docs/germany.pdf", "page": 5}),
+    ])
+    g = build_chat_graph(Components(llm=FakeListChatModel(responses=["Paris"]), vectorstore=store))
+    out = g.invoke({"messages": [HumanMessage("What is the capital of France?")]}, context={"method": "vanilla", "k": 2})
+    by_id = {s["id"]: s for s in out["messages"][-1].response_metadata["passages"]}
+    assert by_id["p1"]["url"] == "https://en.wikipedia.org/wiki/Paris" and by_id["p1"]["page"] == 2
+    assert by_id["b1"]["path"] == "/docs/germany.pdf" and by_id["b1"]["page"] == 5
+    assert "author" not in by_id["p1"] and "path" not in by_id["p1"] and "url" not in by_id["b1"]
+
+
 def test_a_turn_stopped_inside_the_method_resumes_where_it_stopped(monkeypatch):
     """The method's graph runs inside the chat's step with durability "exit": it keeps no
     checkpoints when it finishes (above), and keeps them when it stops early, so each of its

@@ -1,0 +1,145 @@
+"""A user's own LangChain parts given to ``Components``: documents read as passages (ids, the
+``source`` label), wrong parts refused when the Components is built, wrapped models, a
+filter per search through ``as_retriever``, and ERM4's memory of documents without titles."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+from langchain_core.documents import Document
+from langchain_core.language_models.fake import FakeListLLM
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
+from langchain_core.runnables import ConfigurableField
+from langchain_core.vectorstores import InMemoryVectorStore
+
+from fakes import ConstJudge
+from ragraphs.components import Components
+from ragraphs.errors import ConfigError
+from ragraphs.graphs import build_graph
+from ragraphs.graphs.retriever import passage_document
+from ragraphs.settings import ERM4Context, RAGContext
+from ragraphs.state.types import make_passage
+from ragraphs.tools.user_retriever import document_passage
+
+QUESTION = "What is the capital of France?"
+
+
+def test_a_documents_own_id_wins_over_a_chunk_number_in_its_metadata(minilm):
+    """Three chunks of three files, each ``metadata["id"] = 1`` (a chunk number per file): three
+    passages with the store's ids, found again by ``get_by_ids``. Until 2026-11-30 the metadata id
+    won: the three merged into one passage with the int id 1, which the store did not know."""
+    store = InMemoryVectorStore(minilm)
+    ids = store.add_documents([
+        Document("Paris is the capital and largest city of France.", metadata={"source": "a.txt", "id": 1}),
+        Document("Berlin is the capital of Germany.", metadata={"source": "b.txt", "id": 1}),
+        Document("Madrid is the capital of Spain.", metadata={"source": "c.txt", "id": 1}),
+    ])
+    c = Components(llm=FakeListChatModel(responses=["Paris"] * 3), vectorstore=store)
+    out = build_graph("vanilla", c).invoke({"question": QUESTION}, context=RAGContext(k=3))
+    assert sorted(p["id"] for p in out["passages"]) == sorted(ids)
+    assert all(store.get_by_ids([p["id"]]) for p in out["passages"])
+    # no id of its own: the metadata's, as text; neither: one hashed from title and text
+    assert document_passage(Document("x", metadata={"id": 7}))["id"] == "7"
+    assert document_passage(Document("x", metadata={"title": "T"}))["id"] == make_passage("T", "x")["id"]
+    # a document method_retriever made (both ids, the same) reads back as the passage it was
+    p = make_passage("Paris", "Paris is in France.", "web", 0.5, url="https://example.org/paris")
+    assert document_passage(passage_document(p))["id"] == p["id"]
+
+
+def test_a_users_source_label_is_kept_and_is_no_passage_kind():
+    """A user's document whose ``metadata["source"]`` is "memory" or "web" is a corpus passage with
+    that label in ``meta["source"]`` (it became a memory passage until 2026-11-30: counted as
+    served memory and never written to ERM4's reservoir); a document ragraphs made keeps its kind."""
+    for label in ("memory", "web"):
+        p = document_passage(Document("Paris is in France.", id="d1", metadata={"source": label, "title": "Paris"}))
+        assert p["source"] == "corpus" and p["meta"]["source"] == label and p["title"] == "Paris"
+    assert document_passage(Document("x", metadata={"source": "corpus", "title": "T"})).get("meta") is None
+    for kind in ("memory", "web"):
+        made = passage_document(make_passage("Paris", "Paris is in France.", kind, 0.4))
+        assert document_passage(made)["source"] == kind and "source" not in (document_passage(made).get("meta") or {})
+
+
+def test_erm4_remembers_a_users_document_labelled_memory(tmp_path, minilm):
+    store = InMemoryVectorStore(minilm)
+    store.add_documents([Document("Paris is the capital and largest city of France.",
+                                  metadata={"source": "memory", "title": "Paris"})])
+    c = Components(llm=FakeListChatModel(responses=["capital of France**Paris", "Paris"] * 2), vectorstore=store,
+                   judges={"nli": ConstJudge(0.9)})
+    ctx = ERM4Context(k=1, web="none", reservoir_path=str(tmp_path / "r.sqlite3"), reservoir_collection="mine")
+    out = build_graph("erm4", c).invoke({"question": QUESTION}, context=ctx)
+    assert [p["source"] for p in out["passages"]] == ["corpus"]
+    assert out["memory_update"]["added"] == 1
+
+
+@pytest.mark.parametrize("kw, said", [
+    ({"embeddings": "all-MiniLM-L6-v2"}, r"embeddings must be a LangChain Embeddings instance .* the string 'all-MiniLM"),
+    ({"embeddings": object()}, r"embeddings must be .*got object"),
+    ({"llm": FakeListChatModel}, r"llm must be .* the class FakeListChatModel \(not an instance"),
+    ({"llm": lambda prompt: "Paris"}, r"llm must be .* got function"),
+    ({"llm": "openai:gpt-4o-mini"}, r"llm must be .* the string 'openai:gpt-4o-mini'.*make_llm"),
+    ({"vectorstore": "/some/path"}, r"vectorstore must be a LangChain VectorStore or BaseRetriever .*store_path="),
+    ({"vectorstore": [Document("x")]}, r"vectorstore must be .*got list; add Documents to a vector store"),
+    ({"vectorstore": InMemoryVectorStore}, r"vectorstore must be .*the class InMemoryVectorStore"),
+])
+def test_a_wrong_part_is_refused_when_the_components_are_built(kw, said):
+    """Until 2026-11-30 these failed only at a run's first use of them, without naming them: a bare
+    AttributeError in ERM4's first memory write, an LLMError that read like a server failure, an
+    error at the first retrieval."""
+    with pytest.raises(ConfigError, match=said):
+        Components(**kw)
+
+
+def test_wrapped_models_run_and_a_bound_completion_model_is_called_as_one(minilm):
+    """``bind``, ``with_retry``, ``with_fallbacks`` and ``configurable_fields`` are accepted; a
+    completion model behind ``bind`` is sent the prompt as text (it was called as a chat model
+    until 2026-11-30: its plain-text reply failed as ``LLMError``)."""
+    store = InMemoryVectorStore(minilm)
+    store.add_documents([Document("Paris is the capital of France.", metadata={"title": "Paris"})])
+    chat = FakeListChatModel(responses=["Paris"] * 5)
+    plain = FakeListLLM(responses=["Paris"] * 5)
+    for llm in (chat.bind(stop=["\n"]), chat.with_retry(), chat.with_fallbacks([chat]),
+                chat.configurable_fields(responses=ConfigurableField(id="responses")),
+                plain.bind(stop=["\n"]), plain.with_retry(), plain.with_fallbacks([plain])):
+        out = build_graph("vanilla", Components(llm=llm, vectorstore=store)).invoke(
+            {"question": QUESTION}, context=RAGContext(k=1))
+        assert out["answer"] == "Paris", type(llm).__name__
+
+
+def test_a_filter_per_search_through_as_retriever_on_real_chroma(tmp_path, minilm):
+    """``store.as_retriever(search_kwargs={"k": 50, "filter": {...}})``: every hit passes the
+    filter, and each method gets its own k (the adapter slices the 50)."""
+    from langchain_chroma import Chroma
+
+    vs = Chroma(collection_name="mine", embedding_function=minilm, persist_directory=str(tmp_path / "chroma"))
+    vs.add_documents([Document(f"Paris is the capital of France ({lang} page {i}).",
+                               metadata={"title": f"Paris {lang} {i}", "lang": lang})
+                      for lang in ("en", "fr") for i in range(4)])
+    retriever = vs.as_retriever(search_kwargs={"k": 50, "filter": {"lang": "en"}})
+    c = Components(llm=FakeListChatModel(responses=["Paris"] * 5), vectorstore=retriever)
+    for k in (2, 3):
+        out = build_graph("vanilla", c).invoke({"question": QUESTION}, context=RAGContext(k=k))
+        assert len(out["passages"]) == k and {p["meta"]["lang"] for p in out["passages"]} == {"en"}
+
+
+def test_erm4_says_it_offered_untitled_documents_and_warns_once(tmp_path, minilm):
+    """Documents with neither a title nor a source: the reservoir keys on titles and stores none of
+    them; the trace says ``offered`` (it said ``stored`` until 2026-11-30) and a UserWarning says
+    why, once per process."""
+    from ragraphs.tools import reservoir_entries
+
+    store = InMemoryVectorStore(minilm)
+    store.add_documents([Document("Paris is the capital and largest city of France."),
+                         Document("France is a country in Western Europe. Its capital is Paris.")])
+    c = Components(llm=FakeListChatModel(responses=["capital of France**Paris", "Paris"] * 3), vectorstore=store,
+                   judges={"nli": ConstJudge(0.9)})
+    ctx = ERM4Context(k=2, web="none", reservoir_path=str(tmp_path / "r.sqlite3"), reservoir_collection="mine")
+    reservoir_entries._UNTITLED_WARNED.clear()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(2):
+            out = build_graph("erm4", c).invoke({"question": QUESTION}, context=ctx)
+    said = [str(w.message) for w in caught if "not remembered" in str(w.message)]
+    assert len(said) == 1 and "keys entries on titles" in said[0]
+    update = next(t for t in out["trace"] if t["node"] == "memory_update")
+    assert update["offered"] == 2 and update["added"] == 0 and update["skipped"] == 2 and "stored" not in update
