@@ -214,7 +214,7 @@ def complete(
     if max_tokens:
         kwargs["max_tokens"] = max_tokens
     base = endpoint_of(llm)
-    limit = max_tokens or getattr(llm, "max_tokens", None)
+    limit = max_tokens or getattr(wrapped_model(llm), "max_tokens", None)
     if (base and not any(h in base for h in OPENAI_HOSTS) and limit and not completion
             and _NO_EXTRA_MAX.get(id(llm)) is not llm):
         # an OpenAI-compatible server, whoever built the model (make_llm or the user's own
@@ -264,7 +264,9 @@ def is_completion_model(llm: Any) -> bool:
 
 def endpoint_of(llm: Any) -> str:
     """An OpenAI-compatible model's base URL: its own setting, else its client's (langchain-openai
-    leaves ``openai_api_base`` empty when ``OPENAI_BASE_URL`` gives it); "" for other models."""
+    leaves ``openai_api_base`` empty when ``OPENAI_BASE_URL`` gives it); "" for other models.
+    A model behind ``bind`` / ``with_retry`` / ``with_fallbacks`` is read inside them."""
+    llm = wrapped_model(llm)
     base = getattr(llm, "openai_api_base", None)
     if not base and hasattr(llm, "openai_api_base"):
         base = getattr(getattr(llm, "root_client", None), "base_url", None)
@@ -332,6 +334,7 @@ def without_thinking(text: str, cut: bool = False) -> str:
 def model_label(llm: Any) -> str:
     """Which model a call went to, for error messages: an OpenAI-compatible model's name and
     endpoint, a GGUF's path, else the class name."""
+    llm = wrapped_model(llm)
     name = getattr(llm, "model_name", None) or getattr(llm, "model", None)
     base = endpoint_of(llm) or None
     if name and base:

@@ -328,6 +328,28 @@ def test_a_json_schema_decision_cut_by_the_token_limit_is_read_not_raised():
     assert first["max_tokens"] == first["max_completion_tokens"] == S.token_budget(S.LeafExtraction)
 
 
+def test_a_wrapped_chat_model_of_a_local_server_is_sent_max_tokens_too():
+    """A user's ChatOpenAI behind ``bind`` / ``with_retry`` for a llama.cpp-style server: the
+    call's limit goes as ``max_tokens`` too (that server ignores ``max_completion_tokens``), and
+    an error names the model and its address. Wrappers hid both until 2026-11-30."""
+    from langchain_openai import ChatOpenAI
+
+    from ragraphs.errors import LLMError
+    from ragraphs.tools.llm import complete, model_label
+
+    server = ChatEndpoint(lambda body, headers: (200, chat_completion("Lima", body["model"], 10, 1)))
+    try:
+        base = ChatOpenAI(model="local-gguf", base_url=server.url, api_key="x", max_retries=0)
+        for llm in (base.bind(temperature=0), base.with_retry(stop_after_attempt=1)):
+            assert complete(llm, "Capital of Peru?", max_tokens=7).text == "Lima"
+            assert server.bodies[-1]["max_tokens"] == server.bodies[-1]["max_completion_tokens"] == 7
+            assert model_label(llm) == f"local-gguf at {server.url}"
+    finally:
+        server.close()
+    with pytest.raises(LLMError, match="local-gguf at "):
+        complete(base.bind(temperature=0), "Capital of Peru?", max_tokens=7)
+
+
 def test_a_server_that_refuses_json_schema_is_read_leniently_from_then_on():
     """HTTP 400 naming ``response_format`` (a server with ``json_object`` only): the decision is
     asked again without it and read leniently, and that model is not sent a schema again."""
