@@ -21,8 +21,8 @@ from langchain_core.language_models import BaseLanguageModel
 from .errors import ConfigError
 from .settings import default_store_path
 from .tools.llm import make_llm
-from .tools.vectorstore import ChromaCorpus, LangChainRetriever, Retriever
-from .tools.user_retriever import CheckedRetriever
+from .tools.vectorstore import ChromaCorpus, Retriever
+from .tools.user_retriever import CheckedRetriever, LangChainRetriever
 from .tools.websearch import as_web_search
 
 if TYPE_CHECKING:  # the types a user's objects are checked against; nothing imported at run time
@@ -200,16 +200,29 @@ class Components:
             return self.judges[name]
 
     def warm_up(self, ctx: Any = None) -> float:
-        """Load the models a run of ``ctx``'s settings will surely use, before its clock starts:
-        the retriever's query embedder and, unless the run skips generation, the LLM. Returns
+        """Load what a run of ``ctx``'s settings will surely use, before its clock starts: the
+        retriever's query embedder, its BM25 index (``bm25`` or ``hybrid`` retrieval) and title
+        index (``link_question``, DR-RAG's ``link_expand``), the evaluator's cross-encoder (a
+        method's settings, or ``rerank=evaluator``) and, unless the run skips generation, the LLM. Returns
         the seconds it took. Only a retriever already built or given is touched (no store is
-        opened here), and judges and other lazy parts still load in their node on first use.
-        A failure is left to show up, recorded, in the run itself."""
+        opened here). The indexes and the judges were built inside the first node until
+        2026-11-30. A failure is left to
+        show up, recorded, in the run itself."""
         t0 = time.perf_counter()
         try:
-            retriever = self._retriever
+            retriever: Any = self._retriever
             if retriever is not None and hasattr(retriever, "embed_queries"):
                 retriever.embed_queries(["warm up"])
+            if retriever is not None and ctx is not None:
+                modes = {getattr(ctx, "retrieval", "dense"), getattr(ctx, "second_retrieval", "same")}
+                if modes & {"bm25", "hybrid"} and callable(getattr(retriever, "bm25", None)):
+                    retriever.bm25()
+                links = getattr(ctx, "link_question", False) or int(getattr(ctx, "link_expand", 0) or 0) > 0
+                if links and callable(getattr(retriever, "title_index", None)):
+                    retriever.title_index()
+            if ctx is not None and (type(ctx).__name__ not in ("RAGContext", "ChatContext")
+                                    or str(getattr(ctx, "rerank", "none")) == "evaluator"):
+                self.judge("evaluator")  # the shipped roles share one model: the pair and NLI views are free
             if ctx is not None and not getattr(ctx, "skip_generation", False):
                 llm = self.llm(getattr(ctx, "llm", None), max_tokens=int(getattr(ctx, "max_new_tokens", 64)))
                 if hasattr(llm, "_load"):

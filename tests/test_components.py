@@ -163,3 +163,30 @@ def test_a_users_retriever_may_return_documents_or_passages_without_ids():
     assert Components(retriever=NoIds()).retriever.title_index == "the user's own attribute"
     with pytest.raises(ConfigError, match=r"TwoArgs.search must take \(query, k, mode\)"):
         Components(retriever=TwoArgs()).retriever
+
+
+def test_warm_up_builds_the_indexes_and_loads_the_judge_the_run_will_read(tmp_path):
+    """DR-RAG's defaults read BM25 (hybrid), the title index (title links) and the cross-encoder:
+    built before the clock starts (inside the first node until 2026-11-30); a dense run without links or judges builds none of them."""
+    from fakes import HashEmbeddings
+
+    from ragraphs.settings import DRRAGContext
+    from ragraphs.state.types import make_passage
+    from ragraphs.tools.judges import CrossEncoderJudge
+    from ragraphs.tools.vectorstore import ChromaCorpus
+
+    def store(name):
+        corpus = ChromaCorpus(str(tmp_path / name), embeddings=HashEmbeddings())
+        corpus.add([make_passage("Alpha", "alpha apple", "corpus"), make_passage("Beta", "beta banana", "corpus")])
+        corpus._bm25 = None
+        return corpus
+
+    plain = store("plain")
+    c = Components(retriever=plain)
+    c.warm_up(RAGContext(skip_generation=True))
+    assert plain._bm25 is None and plain._titles is None and "evaluator" not in c.judges
+    dr = store("dr")
+    c = Components(retriever=dr)
+    c.warm_up(DRRAGContext(skip_generation=True))
+    assert dr._bm25 is not None and dr._titles is not None
+    assert isinstance(c.judges.get("evaluator"), CrossEncoderJudge)

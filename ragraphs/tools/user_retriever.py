@@ -1,7 +1,8 @@
 """What a user's own store returns, read as ragraphs' passages.
 
-- :func:`document_passage`: a LangChain ``Document`` as a passage (the vector store and
-  retriever adapter, ``LangChainRetriever``, reads every hit with it);
+- :func:`document_passage`: a LangChain ``Document`` as a passage;
+- :class:`LangChainRetriever`: a LangChain vector store or retriever behind ragraphs'
+  ``search(query, k, mode)``, each hit read with :func:`document_passage`;
 - :class:`CheckedRetriever`: a user's object with ragraphs' ``search(query, k, mode)``, its
   signature checked once and each hit read as a passage (a ``Document``, or a dict without an
   ``id``, failed deep inside a node with a bare ``TypeError`` / ``KeyError`` until 2026-11-30).
@@ -119,3 +120,38 @@ class CheckedRetriever:
         if hasattr(self.inner, "search_many"):
             return [self._passages(r) for r in self.inner.search_many(queries, k, mode=mode)]
         return [self.search(q, k, mode=mode) for q in queries]
+
+
+class LangChainRetriever:
+    """Adapter: any LangChain ``VectorStore`` or ``BaseRetriever`` as a :class:`Retriever`.
+
+    Only ``mode="dense"`` is meaningful for a foreign store (``modes``); a run asking for
+    ``bm25`` or ``hybrid`` gets dense, and its trace says so. Each document's metadata
+    rides along in the passage's ``meta`` (plain values: a loader's ``source`` path, ``page``,
+    ``url``...), a loader's ``source`` as ``path`` (or ``url`` for an address), as ``ragraphs
+    ingest`` keeps them; its title is ``metadata["title"]``, else the file or page that
+    ``source`` names. The passage's own ``source`` stays the kind ragraphs routes on (``corpus``).
+    """
+
+    modes = ("dense",)
+    KINDS = ("corpus", "web", "memory")
+
+    def __init__(self, store_or_retriever: Any, source: str = "corpus"):
+        self.inner = store_or_retriever
+        self.source = source
+
+    def search(self, query: str, k: int, mode: str = "dense") -> list[Passage]:
+        inner = self.inner
+        pairs = None
+        if hasattr(inner, "similarity_search_with_relevance_scores"):
+            try:
+                pairs = inner.similarity_search_with_relevance_scores(query, k=k)
+            except NotImplementedError:  # a store without a relevance function (InMemoryVectorStore)
+                pairs = None
+        if pairs is None and hasattr(inner, "similarity_search"):
+            pairs = [(d, None) for d in inner.similarity_search(query, k=k)]
+        elif pairs is None and hasattr(inner, "invoke"):
+            pairs = [(d, None) for d in inner.invoke(query)[:k]]
+        elif pairs is None:
+            raise ConfigError(f"{type(inner).__name__} is neither a LangChain VectorStore nor a retriever")
+        return [document_passage(d, s, self.source) for d, s in pairs]

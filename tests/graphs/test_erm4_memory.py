@@ -46,6 +46,33 @@ def test_bound_evicts_least_recently_used_first(tmp_path):
     assert sorted(keys) == ["n2", "n3", "n4"] and sims.shape == (1, 3)
 
 
+def test_the_title_matrix_follows_writes_row_by_row_as_a_fresh_read_does(tmp_path):
+    """Each read after a write takes the changed rows only (the whole matrix was built again,
+    and on eviction every vector read again, on each write until 2026-11-30): through
+    additions, a replaced title, evictions by another writer of the file, the matrix a
+    long-lived reader holds scores as one read fresh from the file."""
+    path = tmp_path / "r.sqlite3"
+    emb = HashEmbeddings()
+    reader, writer = Reservoir(path, embeddings=emb), Reservoir(path, embeddings=emb)
+    queries = ["alpha place", "n3", "gamma"]
+
+    def same_as_fresh():
+        keys, sims = reader.title_similarities(queries)
+        fresh_keys, fresh = Reservoir(path, embeddings=emb).title_similarities(queries)
+        order = [fresh_keys.index(k) for k in keys]
+        assert sorted(keys) == sorted(fresh_keys) and np.allclose(sims, fresh[:, order], atol=1e-6)
+        return keys
+
+    writer.add([_p("alpha"), _p("beta"), _p("gamma")])
+    assert sorted(same_as_fresh()) == ["alpha", "beta", "gamma"]
+    writer.add([_p("beta", "Beta is now a river."), _p("delta")])  # one replaced, one new
+    assert sorted(same_as_fresh()) == ["alpha", "beta", "delta", "gamma"]
+    writer.add([_p(f"n{i}") for i in range(4)], max_entries=3)  # evicts all but the newest three
+    assert sorted(same_as_fresh()) == ["n1", "n2", "n3"]
+    writer.add([_p("n3", "N3 moved."), _p("omega")], max_entries=3)
+    assert sorted(same_as_fresh()) == ["n2", "n3", "omega"]
+
+
 def test_bound_must_be_positive_and_none_is_unbounded(tmp_path):
     with pytest.raises(ConfigError, match="max_entries"):
         Reservoir(tmp_path / "r.sqlite3", embeddings=HashEmbeddings(), max_entries=0)

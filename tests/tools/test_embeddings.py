@@ -61,3 +61,33 @@ def test_an_int8_vector_depends_on_its_text_only(monkeypatch):
     lib = emb.model.encode([text], batch_size=1, normalize_embeddings=True)[0]
     assert np.abs(lib - alone).max() < 1e-5
     assert emb.vectors_id != emb.name  # on-disk caches of the batched vectors are not read
+
+
+def test_the_cache_keeps_a_digest_of_each_text_not_the_text(minilm, monkeypatch):
+    """Whole texts as keys made the default 50,000 vectors about 129 MB of HotpotQA paragraphs
+    until 2026-11-30; the key is now 16 bytes whatever the text's length."""
+    monkeypatch.setattr(E, "_VECTORS", None)
+    text = "Chroma stores vectors on disk. " * 40
+    first = minilm.encode([text])[0]
+    keys = list(E._vectors()._d)
+    assert keys == [(True, E._text_key(True, text)[1])] and len(keys[0][1]) == 16
+    assert np.array_equal(minilm.encode([text])[0], first)  # a hit, the same vector
+
+
+def test_embed_threads_come_from_the_environment():
+    """``RAGRAPHS_EMBED_THREADS`` sets torch's threads when the embedder loads (nothing set them
+    but OMP_NUM_THREADS until 2026-11-30); a bad value is one line naming it. A separate
+    process: torch's thread count is the process's."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import torch; from ragraphs.tools.embeddings import MiniLMEmbeddings\n"
+            "MiniLMEmbeddings(fast=True).encode(['x']); print(torch.get_num_threads())\n")
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    one = subprocess.run([sys.executable, "-c", code], env={**env, "RAGRAPHS_EMBED_THREADS": "1"},
+                         capture_output=True, text=True, timeout=300)
+    assert one.returncode == 0 and one.stdout.strip().splitlines()[-1] == "1", one.stderr[-1000:]
+    bad = subprocess.run([sys.executable, "-c", code], env={**env, "RAGRAPHS_EMBED_THREADS": "0"},
+                         capture_output=True, text=True, timeout=300)
+    assert bad.returncode != 0 and "RAGRAPHS_EMBED_THREADS must be a positive integer, got '0'" in bad.stderr

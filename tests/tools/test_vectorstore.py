@@ -56,6 +56,9 @@ def test_a_store_rewritten_elsewhere_is_read_as_it_is_now(tmp_path, monkeypatch)
     writer.add([new])
     monkeypatch.setattr(V, "BM25_RECHECK_S", 0.0)
     assert reader.count() == 2
+    reader.search("cherry", 1, mode="bm25")  # the ids are read again in a thread of their own
+    recheck = reader._recheck
+    recheck is None or recheck.join(timeout=30)
     assert [p["text"] for p in reader.search("cherry", 1, mode="bm25")] == ["beta cherry new text"]
     assert all(p["text"] for p in reader.search("banana", 2, mode="dense"))
 
