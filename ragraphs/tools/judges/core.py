@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import threading
 from importlib import resources
 from pathlib import Path
@@ -206,7 +207,10 @@ def probabilities(model: Any, pairs: list, batch_size: int = 32) -> np.ndarray:
 
 
 def _is_sentence_transformers(model: Any) -> bool:
-    return type(model).__module__.startswith("sentence_transformers") and hasattr(model, "activation_fn")
+    """A sentence-transformers ``CrossEncoder`` (or a subclass of the user's); the library is
+    not imported for other models."""
+    st = sys.modules.get("sentence_transformers")
+    return st is not None and isinstance(model, getattr(st, "CrossEncoder", ()))
 
 
 def _positive_label(model: Any, n: int) -> int:
