@@ -19,7 +19,7 @@ import atexit
 import os
 import sqlite3
 from contextlib import asynccontextmanager
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any, AsyncIterator, TypeGuard
 
 from .errors import ConfigError, InputError
@@ -79,11 +79,24 @@ def _close_all() -> None:
 atexit.register(_close_all)
 
 
+def close_checkpointer(saver: Any) -> None:
+    """Close the connection of a saver :func:`open_checkpointer` gave (otherwise closed at
+    exit): an app or notebook that opens one per session frees it here (a file descriptor or
+    two each, kept until exit, until 2026-11-30)."""
+    conn = getattr(saver, "conn", None)
+    if conn is None:
+        return
+    if any(c is conn for c in _OPEN):
+        _OPEN[:] = [c for c in _OPEN if c is not conn]
+    conn.close()
+
+
 def open_checkpointer(spec: str | None = None, *, must_exist: bool = False):
     """A synchronous checkpointer for ``spec`` (see the module doc), ready to use.
 
     The tables are created on first use. The connection stays open for the life of the
-    process (closed at exit); pass the saver as ``build_<method>_graph(..., checkpointer=)``.
+    process (closed at exit, or by :func:`close_checkpointer`); pass the saver as
+    ``build_<method>_graph(..., checkpointer=)``.
     With ``must_exist`` (the verbs that read threads: ``history``, ``replay``) a SQLite file
     that is not there, or empty, is an :class:`InputError` and nothing is created.
     """
@@ -128,11 +141,20 @@ def open_checkpointer(spec: str | None = None, *, must_exist: bool = False):
     return lite
 
 
+def read_only_uri(path: PurePath) -> str:
+    """SQLite's read-only URI of an absolute path. A Windows share (``\\\\server\\share\\...``)
+    gets an empty authority, ``file:////server/share/...``: SQLite refuses ``file://server/``."""
+    uri = path.as_uri()
+    if uri.startswith("file://") and not uri.startswith("file:///"):
+        uri = "file:////" + uri[len("file://"):]
+    return f"{uri}?mode=ro"
+
+
 def _read_only(path: str, query: str) -> list:
     """``query``'s rows from the SQLite file ``path``, opened read-only (nothing written to it);
     a :class:`ConfigError` naming the file when it is no database."""
     try:
-        with sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True) as ro:
+        with sqlite3.connect(read_only_uri(Path(path).resolve()), uri=True) as ro:
             return ro.execute(query).fetchall()
     except sqlite3.DatabaseError as e:
         raise ConfigError(f"cannot use {path} as a SQLite checkpointer: {e}") from e

@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 import re
 import threading
+import weakref
 from dataclasses import dataclass
 from typing import Any, Iterator, cast
 
@@ -216,7 +217,7 @@ def complete(
     base = endpoint_of(llm)
     limit = max_tokens or getattr(wrapped_model(llm), "max_tokens", None)
     if (base and not any(h in base for h in OPENAI_HOSTS) and limit and not completion
-            and _NO_EXTRA_MAX.get(id(llm)) is not llm):
+            and llm not in _NO_EXTRA_MAX):
         # an OpenAI-compatible server, whoever built the model (make_llm or the user's own
         # ChatOpenAI): langchain-openai sends `max_completion_tokens`, which llama-cpp-python's
         # server ignores (it wrote until its context was full); they all read `max_tokens`
@@ -233,13 +234,38 @@ def complete(
         # (an empty extra_body too: it replaces the model's own), and for this model from then on
         kwargs["extra_body"] = {k: v for k, v in kwargs["extra_body"].items() if k != "max_tokens"}
         out = _reply(llm, prompt, tags, kwargs)
-        _NO_EXTRA_MAX[id(llm)] = llm
+        _NO_EXTRA_MAX.add(llm)
         return out
 
 
 OPENAI_HOSTS = ("api.openai.com", "openai.azure.com")  # endpoints that read max_completion_tokens only
-# the chat models whose endpoint refused `max_tokens` beside `max_completion_tokens`, by id (held, as _NO_SCHEMA)
-_NO_EXTRA_MAX: dict[int, Any] = {}
+
+
+class ModelMarks:
+    """A set of models, by identity, that forgets a model when it is collected (weakly held;
+    one that takes no weak reference is held). Holding every marked model kept each one a
+    server had refused alive for the life of the process until 2026-11-30; a plain id could
+    be another model's once the first was collected."""
+
+    def __init__(self) -> None:
+        self._weak: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
+        self._held: dict[int, Any] = {}
+
+    def add(self, model: Any) -> None:
+        try:
+            self._weak[id(model)] = model
+        except TypeError:
+            self._held[id(model)] = model
+
+    def __contains__(self, model: Any) -> bool:
+        return self._weak.get(id(model)) is model or self._held.get(id(model)) is model
+
+    def __len__(self) -> int:
+        return len(self._weak) + len(self._held)
+
+
+# the chat models whose endpoint refused `max_tokens` beside `max_completion_tokens`
+_NO_EXTRA_MAX = ModelMarks()
 
 
 def wrapped_model(llm: Any) -> Any:

@@ -6,11 +6,9 @@ Retrieval Trigger (section 3.4) reads it through :meth:`Reservoir.lookup`: for a
 popularity is the number of entries whose *title* has cosine similarity >= tau with the
 query.
 
-Storage: one SQLite file in WAL mode, title embeddings stored as float32 blobs beside the
-text. Why not a Chroma collection: Chroma's embedded ``PersistentClient`` is documented as
-not process-safe (each process keeps its own in-memory HNSW segment, so a second process
-does not see, or can overwrite, another's vector writes; see chroma-core/chroma issues
-#3769 and #3792). SQLite gives what a shared reservoir needs:
+Storage: one SQLite file in WAL mode, title embeddings as float32 blobs beside the text. Not
+a Chroma collection: Chroma's embedded ``PersistentClient`` is not process-safe (each process
+keeps its own in-memory HNSW segment; chroma-core/chroma #3769, #3792). SQLite gives:
 
 - every write is one ``BEGIN IMMEDIATE`` transaction (one writer at a time across
   processes and threads; others wait up to ``busy_timeout``), so concurrent runs never
@@ -20,12 +18,11 @@ does not see, or can overwrite, another's vector writes; see chroma-core/chroma 
   its last read, so the title matrix used for popularity stays in memory between runs.
 
 Bounded size: with a bound (the reservoir's ``max_entries``, or the one a write passes), every
-:meth:`Reservoir.add` that leaves more than that many entries in the collection evicts, in the same transaction, the least
-recently used ones: ``used_at`` is set when an entry is stored, replaced or stored again
-unchanged, and bumped by :meth:`Reservoir.touch` when the Knowledge Filter keeps what the
-Retrieval Trigger served (ties:
-the oldest write goes first). An entry just added is therefore never evicted by its own write
-unless one call adds more than ``max_entries`` entries, when the newest ``max_entries`` stay.
+:meth:`Reservoir.add` that leaves more entries in the collection evicts, in the same
+transaction, the least recently used ones: ``used_at`` is set when an entry is stored, replaced
+or stored again unchanged, and bumped by :meth:`Reservoir.touch` when the Knowledge Filter keeps
+what the Retrieval Trigger served (ties: the oldest write first). An entry just added is never
+evicted by its own write unless one call adds more than the bound (the newest stay).
 Popularity is a brute-force cosine over all titles (numpy), exact and fast for reservoirs of
 tens of thousands of entries; vectors of another size than the stored ones are refused.
 """
@@ -179,14 +176,12 @@ class Reservoir:
 
     # ---------------------------------------------------------------- writing
     def add(self, passages: Iterable[Passage], *, max_entries: Any = _OWN) -> dict[str, int]:
-        """Store title-content pairs; a pair replaces the stored one with the same title.
-
-        Pairs without a title are skipped (the title is the entry's identity and the
-        trigger's key). Within one call the first pair of a title wins (ERM4 writes best first). With a bound
-        (``max_entries``: this write's, None for none; default the reservoir's own), the least recently used
-        entries beyond it are evicted in the same transaction. Returns counts ``{"added", "replaced",
-        "unchanged", "skipped", "evicted"}``.
-        """
+        """Store title-content pairs; a pair replaces the stored one with the same title. Pairs
+        without a title are skipped (the title is the entry's identity and the trigger's key);
+        within one call the first pair of a title wins (ERM4 writes best first). With a bound
+        (``max_entries``: this write's, None for none; default the reservoir's own), the least
+        recently used entries beyond it are evicted in the same transaction. Returns counts
+        ``{"added", "replaced", "unchanged", "skipped", "evicted"}``."""
         bound = self.max_entries if max_entries is _OWN else (None if max_entries is None else max(1, int(max_entries)))
         latest, skipped = latest_by_title(passages)
         counts = {"added": 0, "replaced": 0, "unchanged": 0, "skipped": skipped, "evicted": 0}
@@ -309,9 +304,8 @@ class Reservoir:
 
     def _reload(self, con: sqlite3.Connection) -> None:
         """The rows written since the last read: a replaced title's row changed, a new one
-        appended (normalised alone), rows of titles removed elsewhere (eviction) dropped by key.
-        The whole matrix was built again, and on eviction every vector read again from the
-        file, on each write until 2026-11-30 (47-60 ms a question at the 10,000-entry bound)."""
+        appended, rows of titles removed elsewhere (eviction) dropped by key (the whole matrix
+        was built again, and on eviction read again from the file, until 2026-11-30)."""
         row = con.execute("SELECT value FROM meta WHERE key = 'seq'").fetchone()
         seq = int(row[0]) if row else 0
         rows = con.execute(
@@ -322,9 +316,8 @@ class Reservoir:
         keys, index, mat = list(self._keys), dict(self._index), self._vecs
         added: list[np.ndarray] = []
         for k, blob in rows:
-            v = np.frombuffer(blob, dtype=np.float32)
+            v, i = np.frombuffer(blob, dtype=np.float32), index.get(k)
             v = v / (np.linalg.norm(v) + 1e-9)
-            i = index.get(k)
             if i is None:
                 index[k] = len(keys)
                 keys.append(k)
@@ -335,13 +328,11 @@ class Reservoir:
             else:  # a title added and replaced in the same batch
                 added[i - len(mat)] = v
         if added:
-            new = np.vstack(added).astype(np.float32)
-            mat = np.vstack([mat, new]) if mat.size else new
+            mat = np.vstack([mat, *added]) if mat.size else np.vstack(added)
         if len(keys) != total:  # entries removed elsewhere (evicted): their rows go
             present = {k for (k,) in con.execute("SELECT title_key FROM entries WHERE collection = ?", (self.collection,))}
             keep = [i for i, k in enumerate(keys) if k in present]
-            keys = [keys[i] for i in keep]
-            index = {k: n for n, k in enumerate(keys)}
+            keys, index = [keys[i] for i in keep], {keys[i]: n for n, i in enumerate(keep)}
             mat = mat[keep] if len(keep) else np.zeros((0, 0), np.float32)
         self._keys, self._index, self._vecs, self._seen_seq = keys, index, mat.astype(np.float32, copy=False), seq
 
@@ -418,25 +409,34 @@ class Reservoir:
         return out
 
 
-_OPEN: dict[tuple[str, str, int], Reservoir] = {}
+_OPEN: dict[tuple[str, str, Any], Reservoir] = {}
 _OPEN_LOCK = threading.Lock()
 
 
 def open_reservoir(
     path: str | None = None, *, collection: str = "default", embeddings: Any = None, max_entries: int | None = None
 ) -> Reservoir:
-    """A process-wide cached :class:`Reservoir` per (file, collection, embeddings object), shared
-    by every run of the process; ``max_entries`` (None: unbounded) is the bound of one newly
+    """A process-wide cached :class:`Reservoir` per (file, collection, embedder), shared by
+    every run of the process; ``max_entries`` (None: unbounded) is the bound of one newly
     opened. A run passes its own to :meth:`Reservoir.add`: setting it on the shared object let
-    one run's bound evict for every run (until 2026-11-30)."""
+    one run's bound evict for every run (until 2026-11-30).
+
+    The packaged MiniLM is one embedder whichever object carries it (each ``Components`` makes
+    its own, and each opened one more reservoir, kept for the life of the process, until
+    2026-11-30); another embedder is keyed by its object."""
     full = str(Path(path or default_reservoir_path()).expanduser().resolve())
-    key = (full, collection or "default", id(embeddings))
+    key = (full, collection or "default", _embedder_key(embeddings))
     with _OPEN_LOCK:
         r = _OPEN.get(key)
         if r is None:
             r = Reservoir(full, collection=collection, embeddings=embeddings, max_entries=max_entries)
             _OPEN[key] = r
         return r
+
+
+def _embedder_key(embeddings: Any) -> Any:
+    from .embeddings import MiniLMEmbeddings
+    return ("minilm", embeddings.vectors_id) if type(embeddings) is MiniLMEmbeddings else id(embeddings)
 
 
 def close_reservoir(path: str) -> int:

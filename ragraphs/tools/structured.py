@@ -35,7 +35,7 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Val
 
 from ..errors import LLMError
 from .llama import LlamaCppCompletionChat
-from .llm import Completion, complete
+from .llm import Completion, ModelMarks, complete
 from .parsing import parse_json_object
 
 M = TypeVar("M", bound=BaseModel)
@@ -326,9 +326,9 @@ class Decision(Generic[M]):
         return out
 
 
-# the chat models whose server refused response_format, by id, each held here so that its id is
-# never another model's (a user's model, collected, left its id to the next one until 2026-11-30)
-_NO_SCHEMA: dict[int, Any] = {}
+# the chat models whose server refused response_format (a user's model, collected, left its id
+# to the next one until 2026-11-30)
+_NO_SCHEMA = ModelMarks()
 
 
 def _schema_refused(e: LLMError) -> bool:
@@ -351,7 +351,7 @@ def constraint_mode(llm: BaseLanguageModel) -> str:
     server that refused a JSON schema once is read leniently from then on)."""
     if isinstance(llm, LlamaCppCompletionChat):
         return "grammar"
-    if _NO_SCHEMA.get(id(llm)) is llm:
+    if llm in _NO_SCHEMA:
         return "lenient"
     try:
         from langchain_openai import ChatOpenAI
@@ -403,7 +403,7 @@ def decide(
     except LLMError as e:
         if mode != "json_schema" or not _schema_refused(e):
             raise
-        _NO_SCHEMA[id(llm)] = llm  # until 2026-11-30 every decision failed the question on such a server
+        _NO_SCHEMA.add(llm)  # until 2026-11-30 every decision failed the question on such a server
         mode, kw = "lenient", {"max_tokens": budget, "stop": stop, "tags": tags}
         outs = [complete(llm, prompt, **kw)]
 

@@ -381,3 +381,27 @@ def test_history_from_async_code_over_the_async_checkpointer(tmp_path):
     assert rows[-1]["answer"] == "Lima" and rows[-1]["next"] == []
     assert [e["node"] for r in rows for e in r["ran"]] == [e["node"] for e in out["trace"]]
     assert rows[0]["step"] == -1 and rows[-1]["step"] == len(rows) - 2
+
+
+def test_a_checkpointer_closes_on_request_and_a_windows_share_reads_read_only(tmp_path):
+    """``close_checkpointer`` frees what ``open_checkpointer`` opened (each call kept a
+    connection until exit, until 2026-11-30); a file on a Windows share is opened read-only by
+    an empty-authority URI (SQLite refuses ``file://server/...``)."""
+    import os
+    from pathlib import PureWindowsPath
+
+    from ragraphs.checkpoint import _OPEN, close_checkpointer, open_checkpointer, read_only_uri
+
+    def fds():
+        return len(os.listdir("/proc/self/fd"))
+
+    path = str(tmp_path / "c.sqlite")
+    close_checkpointer(open_checkpointer(path))  # the tables made, the first time's files
+    before, held = fds(), len(_OPEN)
+    for _ in range(10):
+        close_checkpointer(open_checkpointer(path))
+    assert fds() == before and len(_OPEN) == held
+    assert read_only_uri(PureWindowsPath(r"\\fileserver\team\runs\checkpoints.sqlite")) == \
+        "file:////fileserver/team/runs/checkpoints.sqlite?mode=ro"
+    assert read_only_uri(PureWindowsPath(r"C:\runs\checkpoints.sqlite")) == "file:///C:/runs/checkpoints.sqlite?mode=ro"
+    assert read_only_uri(tmp_path / "c.sqlite").startswith("file:///")

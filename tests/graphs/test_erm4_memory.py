@@ -73,6 +73,28 @@ def test_the_title_matrix_follows_writes_row_by_row_as_a_fresh_read_does(tmp_pat
     assert sorted(same_as_fresh()) == ["n2", "n3", "omega"]
 
 
+def test_every_components_shares_one_reservoir_per_file_for_the_packaged_embedder(tmp_path):
+    """Each ``Components`` makes its own MiniLM object: each opened one more reservoir (its
+    SQLite file twice, its title matrix), kept for the life of the process, until 2026-11-30.
+    Another embedder is keyed by its object."""
+    from ragraphs.tools.embeddings import MiniLMEmbeddings
+    from ragraphs.tools.reservoir import close_reservoir
+
+    path = str(tmp_path / "r.sqlite3")
+    try:
+        first = open_reservoir(path, embeddings=Components().embeddings)
+        assert open_reservoir(path, embeddings=Components().embeddings) is first
+        with pytest.raises(ConfigError, match="was built with embeddings 'all-MiniLM-L6-v2-int8'"):
+            open_reservoir(path, embeddings=MiniLMEmbeddings(fast=False))  # the float model: its own key
+        a, b = HashEmbeddings(), HashEmbeddings()
+        other = str(tmp_path / "h.sqlite3")
+        assert open_reservoir(other, embeddings=a) is open_reservoir(other, embeddings=a)
+        assert open_reservoir(other, embeddings=a) is not open_reservoir(other, embeddings=b)
+    finally:
+        close_reservoir(path)
+        close_reservoir(str(tmp_path / "h.sqlite3"))
+
+
 def test_bound_must_be_positive_and_none_is_unbounded(tmp_path):
     with pytest.raises(ConfigError, match="max_entries"):
         Reservoir(tmp_path / "r.sqlite3", embeddings=HashEmbeddings(), max_entries=0)

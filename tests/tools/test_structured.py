@@ -518,19 +518,29 @@ def test_an_output_limit_near_the_context_keeps_the_prompt(gemma):
 
 
 def test_a_refused_schema_is_remembered_for_that_model_object_only(monkeypatch):
-    """The models a server refused ``json_schema`` for are held by id *and* object: another
-    model that comes to hold a collected one's id is not read leniently (an id-only set did
-    that until 2026-11-30)."""
+    """The models a server refused ``json_schema`` for are marked by object, not by id alone:
+    another model that comes to hold a collected one's id is not read leniently (an id-only set
+    did that until 2026-11-30), and a marked model, dropped, is collected (every one was held for
+    the life of the process until 2026-11-30)."""
+    import gc
+    import weakref
+
     from langchain_openai import ChatOpenAI
 
     from ragraphs.tools import structured as S
+    from ragraphs.tools.llm import ModelMarks
 
+    monkeypatch.setattr(S, "_NO_SCHEMA", ModelMarks())
     b = ChatOpenAI(model="gpt-4o-mini", api_key="x", base_url="http://127.0.0.1:9/v1")
     assert S.constraint_mode(b) == "json_schema"
-    monkeypatch.setitem(S._NO_SCHEMA, id(b), object())  # a collected model that held this id
+    S._NO_SCHEMA._held[id(b)] = object()  # a collected model that held this id
     assert S.constraint_mode(b) == "json_schema"
-    monkeypatch.setitem(S._NO_SCHEMA, id(b), b)
+    S._NO_SCHEMA.add(b)
     assert S.constraint_mode(b) == "lenient"
+    gone = weakref.ref(b)
+    del b
+    gc.collect()
+    assert gone() is None and len(S._NO_SCHEMA._weak) == 0
 
 
 def test_openai_compatible_calls_found_in_review(monkeypatch):
