@@ -245,8 +245,8 @@ def normalize_dataset_name(name: str | None) -> str | None:
     return n
 
 
-def _first_line_is_json(path: str) -> bool:
-    with open(path, encoding="utf-8-sig", errors="replace") as fh:
+def _first_line_is_json(path: str, enc: str = "utf-8-sig") -> bool:
+    with open(path, encoding=enc, errors="replace") as fh:
         try:
             return isinstance(json.loads(fh.readline()), dict)
         except ValueError:
@@ -255,15 +255,20 @@ def _first_line_is_json(path: str) -> bool:
 
 def iter_rows(path: str, report: LoadReport | None = None, warn: Callable[[str], None] | None = None) -> Iterator[dict]:
     """JSON objects of a JSONL file (or a JSON array file, or one pretty-printed object); broken
-    lines are reported and skipped."""
+    lines are reported and skipped. UTF-8, or UTF-16 with its byte-order mark (what Windows
+    PowerShell 5.1's ``>`` writes: every line was refused as broken until 2026-11-30)."""
     if not os.path.exists(path):
         raise InputError(f"no such file: {path}")
     warn = warn or (lambda m: print(m, file=sys.stderr))
     with open(path, "rb") as fh:
-        head = fh.read(64).removeprefix(b"\xef\xbb\xbf").lstrip()  # a UTF-8 byte-order mark first
+        raw = fh.read(64)
+    enc = "utf-16" if raw[:2] in (b"\xff\xfe", b"\xfe\xff") else "utf-8-sig"
+    # the first characters, past a byte-order mark
+    head = raw.decode(enc, errors="ignore").encode("utf-8").lstrip() if enc == "utf-16" else \
+        raw.removeprefix(b"\xef\xbb\xbf").lstrip()
     if head.startswith(b"["):
         try:
-            with open(path, encoding="utf-8-sig", errors="replace") as fh:
+            with open(path, encoding=enc, errors="replace") as fh:
                 data = json.load(fh)
         except ValueError as e:
             raise InputError(f"{path}: not valid JSON ({e})") from e
@@ -271,16 +276,16 @@ def iter_rows(path: str, report: LoadReport | None = None, warn: Callable[[str],
             if isinstance(row, dict):
                 yield row
         return
-    if head.startswith(b"{") and not _first_line_is_json(path):  # one pretty-printed object, not JSONL
+    if head.startswith(b"{") and not _first_line_is_json(path, enc):  # one pretty-printed object, not JSONL
         try:
-            with open(path, encoding="utf-8-sig", errors="replace") as fh:
+            with open(path, encoding=enc, errors="replace") as fh:
                 whole = json.load(fh)
         except ValueError:
             whole = None  # broken lines: read line by line below, each reported
         if isinstance(whole, dict):
             yield whole
             return
-    with open(path, encoding="utf-8-sig", errors="replace") as fh:
+    with open(path, encoding=enc, errors="replace") as fh:
         for n, line in enumerate(fh, 1):
             if not line.strip():
                 continue

@@ -80,11 +80,30 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def utf8_pipes() -> None:
+    """Text piped or redirected is UTF-8 where the platform's default is another code page
+    (Windows' cp1252: a passage or answer outside it ended ``ask ... > out.txt`` with a
+    UnicodeEncodeError, and a UTF-8 question file piped into ``chat`` was misread, until
+    2026-11-30). ``PYTHONIOENCODING``, when set, wins; a terminal keeps its own."""
+    import codecs
+
+    if os.environ.get("PYTHONIOENCODING"):
+        return
+    for stream, errors in ((sys.stdout, "backslashreplace"), (sys.stdin, "replace")):
+        try:
+            if stream is None or stream.isatty() or codecs.lookup(stream.encoding or "utf-8").name == "utf-8":
+                continue
+            stream.reconfigure(encoding="utf-8", errors=errors)
+        except (AttributeError, LookupError, ValueError, OSError):  # a stream of the caller's (a test's capture)
+            continue
+
+
 def main(argv: list[str] | None = None) -> int:
     from .. import quiet
 
     parser = build_parser()
     args = parser.parse_args(argv)
+    utf8_pipes()
     debug = os.environ.get("RAGRAPHS_DEBUG")
     try:
         with quiet.output(verbose=bool(args.verbose) or quiet.is_verbose()):

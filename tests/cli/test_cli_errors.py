@@ -209,6 +209,27 @@ def test_a_byte_order_mark_does_not_cost_the_first_row(tmp_path, capsys):
         assert len(load_dataset(str(f), "hotpotqa")) == 2, name
 
 
+def test_a_utf16_jsonl_file_is_read_as_utf8_is(tmp_path, capsys):
+    """What Windows PowerShell 5.1's ``>`` writes (UTF-16 with a byte-order mark): every line was
+    refused as broken until 2026-11-30, though a UTF-16 text file was read."""
+    from conftest import main_captured
+
+    from ragraphs.datasets import load_dataset
+
+    docs = tmp_path / "docs.jsonl"
+    docs.write_bytes(('{"title": "Zoë", "text": "Zoë is the first name."}\r\n'
+                      '{"title": "Beta", "text": "Beta is the second letter."}\r\n').encode("utf-16"))
+    code, out, err = main_captured(capsys, "ingest", docs, "--store", tmp_path / "s", "--json", "--quiet")
+    assert code == 0 and '"added": 2' in out and "broken" not in err
+    sample = Path(__file__).resolve().parents[1] / "data" / "hotpotqa.sample.jsonl"
+    lines = sample.read_text(encoding="utf-8").splitlines(keepends=True)[:2]
+    for name, body, enc in (("rows.jsonl", "".join(lines), "utf-16"), ("rows.json", "[" + ",".join(lines) + "]", "utf-16-be")):
+        f = tmp_path / name
+        f.write_bytes((b"\xfe\xff" if enc == "utf-16-be" else b"") + body.encode(enc))
+        rows = load_dataset(str(f), "hotpotqa")
+        assert len(rows) == 2 and rows[0].question == json.loads(lines[0])["question"], name
+
+
 def test_a_named_pipe_is_skipped_not_waited_on(tmp_path, capsys):
     from conftest import main_captured
 
