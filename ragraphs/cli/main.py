@@ -14,6 +14,7 @@ import argparse
 import importlib
 import os
 import sys
+from typing import Any
 
 from ..errors import RagraphsError, redact
 
@@ -89,7 +90,8 @@ def utf8_pipes() -> None:
 
     if os.environ.get("PYTHONIOENCODING"):
         return
-    for stream, errors in ((sys.stdout, "backslashreplace"), (sys.stdin, "replace")):
+    streams: tuple[tuple[Any, str], ...] = ((sys.stdout, "backslashreplace"), (sys.stdin, "replace"))
+    for stream, errors in streams:
         try:
             if stream is None or stream.isatty() or codecs.lookup(stream.encoding or "utf-8").name == "utf-8":
                 continue
