@@ -203,11 +203,10 @@ class Components:
         """Load what a run of ``ctx``'s settings will surely use, before its clock starts: the
         retriever's query embedder, its BM25 index (``bm25`` or ``hybrid`` retrieval) and title
         index (``link_question``, DR-RAG's ``link_expand``), the evaluator's cross-encoder (a
-        method's settings, or ``rerank=evaluator``) and, unless the run skips generation, the LLM. Returns
-        the seconds it took. Only a retriever already built or given is touched (no store is
-        opened here). The indexes and the judges were built inside the first node until
-        2026-11-30. A failure is left to
-        show up, recorded, in the run itself."""
+        method's settings, or ``rerank=evaluator``) and, unless the run skips generation, the
+        LLM. Returns the seconds it took. Only a retriever already built or given is touched (no
+        store is opened here). The indexes and the judges were built inside the first node until
+        2026-11-30. A failure is left to show up, recorded, in the run itself."""
         t0 = time.perf_counter()
         try:
             retriever: Any = self._retriever
