@@ -2,10 +2,11 @@
 
 ::
 
-    retrieve -> judge_filter -+- kept -------> generate
-                              +- none_kept --> answer_alone
+    start -> retrieve -> judge_filter -+- kept -------> generate
+                                       +- none_kept --> answer_alone
 
-``retrieve``, ``generate`` and ``answer_alone`` are ragraphs' shared nodes; ``judge_filter``
+``start`` is the run's entry node (``start_at``); ``retrieve``, ``generate`` and
+``answer_alone`` are ragraphs' shared nodes; ``judge_filter``
 is new: it keeps the retrieved passages the shipped evaluator (a cross-encoder) scores above
 a cut, and when none passes, the question is answered without passages. The walk-through is
 docs/extending.md. Runs offline on the embedded defaults::
@@ -26,14 +27,14 @@ from typing import Any
 
 from langchain_core.documents import Document
 from langchain_core.vectorstores import InMemoryVectorStore
-from langgraph.graph import END, START, StateGraph
+from langgraph.graph import END, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 from typing_extensions import NotRequired
 
 from ragraphs import Components, default_components
 from ragraphs.datasets import load_dataset, pooled_passages
-from ragraphs.graphs import Routes, routed, starts_a_run, timed
+from ragraphs.graphs import Routes, routed, start_at, timed
 from ragraphs.nodes.generate import make_generate, make_generate_closed_book
 from ragraphs.nodes.retrieve import make_retrieve
 from ragraphs.settings import RAGContext, context_of
@@ -81,12 +82,12 @@ def after_filter(state: FilteredState) -> str:
 # 4. The graph, read top to bottom like the method's algorithm box.
 def build_filtered_graph(c: Components) -> CompiledStateGraph[FilteredState, FilteredContext, RAGInput, RAGOutput]:
     g = StateGraph(FilteredState, context_schema=FilteredContext, input_schema=RAGInput, output_schema=RAGOutput)
-    # the run's first node: a new question on a used thread starts from its input alone
-    g.add_node("retrieve", starts_a_run("retrieve", make_retrieve(c), FilteredState))
+    g.add_node("retrieve", timed("retrieve", make_retrieve(c)))
     g.add_node("judge_filter", timed("judge_filter", make_judge_filter(c)))
     g.add_node("generate", timed("generate", make_generate(c)))
     g.add_node("answer_alone", timed("answer_alone", make_generate_closed_book(c)))
-    g.add_edge(START, "retrieve")
+    # the entry node `start`, then retrieve: a new question on a used thread starts from its input alone
+    start_at(g, "retrieve", settings=FilteredContext)
     g.add_edge("retrieve", "judge_filter")
     routes: Routes = {"kept": "generate", "none_kept": "answer_alone"}
     g.add_conditional_edges("judge_filter", routed("judge_filter", after_filter, routes), routes)

@@ -109,19 +109,19 @@ def test_ask_history_replay_with_a_postgres_url(pg_url, capsys):
     code, out, err = main_captured(capsys, "ask", "Who wrote Hamlet?", "--method", "none", "--llm", "fake:Shakespeare",
                           "--thread", "pg-1", "--checkpointer", pg_url, "--quiet")
     assert code == 0 and out.strip() == "Shakespeare"
-    assert _rows(pg_url, "pg-1") == 3  # input, __start__, generate
+    assert _rows(pg_url, "pg-1") == 4  # input, __start__, start, generate
 
     code, out, err = main_captured(capsys, "history", "pg-1", "--checkpointer", pg_url, "--json")
     hist = json.loads(out)
     assert hist["method"] == "none" and hist["context"]["llm"] == "fake:Shakespeare"
-    assert [c["step"] for c in hist["checkpoints"]] == [-1, 0, 1]
-    assert [e["node"] for c in hist["checkpoints"] for e in c["ran"]] == ["generate"]
+    assert [c["step"] for c in hist["checkpoints"]] == [-1, 0, 1, 2]
+    assert [e["node"] for c in hist["checkpoints"] for e in c["ran"]] == ["start", "generate"]
     assert hist["checkpoints"][-1]["answer"] == "Shakespeare"
 
     code, out, err = main_captured(capsys, "replay", "pg-1", "--from", "0", "--set", "llm=fake:Marlowe",
                           "--checkpointer", pg_url, "--json")
     rep = json.loads(out)
-    assert code == 0 and rep["answer"] == "Marlowe" and [e["node"] for e in rep["ran"]] == ["generate"]
+    assert code == 0 and rep["answer"] == "Marlowe" and [e["node"] for e in rep["ran"]] == ["start", "generate"]
     assert rep["from_step"] == 0
     # the replay is a new branch of the same thread; the first answer stays in the history
     code, out, err = main_captured(capsys, "history", "pg-1", "--checkpointer", pg_url)
@@ -236,14 +236,14 @@ def test_server_with_postgres_checkpoints_and_chroma_server_and_the_cli_debugs_i
         assert out["answer"] == "Sørensen"
         assert "S. P. L. Sørensen" in [p["title"] for p in out["passages"]]  # from the Chroma server
     tid = thread["thread_id"]
-    assert _rows(pg_url, tid) == 4  # input, __start__, retrieve, generate: in PostgreSQL
+    assert _rows(pg_url, tid) == 5  # input, __start__, start, retrieve, generate: in PostgreSQL
     code, out, err = main_captured(capsys, "history", tid, "--checkpointer", pg_url, "--json")
     hist = json.loads(out)
     assert code == 0 and hist["method"] == "vanilla" and hist["context"] == {"llm": "fake:Sørensen", "k": 3}
-    assert [e["node"] for c in hist["checkpoints"] for e in c["ran"]] == ["retrieve", "generate"]
+    assert [e["node"] for c in hist["checkpoints"] for e in c["ran"]] == ["start", "retrieve", "generate"]
     # replay the generator only, from the checkpoint after retrieve, with another answer model;
     # the passages are the ones the server retrieved (no store is needed for that step)
-    code, out, err = main_captured(capsys, "replay", tid, "--from", "1", "--set", "llm=fake:Bohr", "--checkpointer", pg_url, "--json")
+    code, out, err = main_captured(capsys, "replay", tid, "--from", "2", "--set", "llm=fake:Bohr", "--checkpointer", pg_url, "--json")
     rep = json.loads(out)
     assert code == 0 and rep["answer"] == "Bohr" and [e["node"] for e in rep["ran"]] == ["generate"]
 

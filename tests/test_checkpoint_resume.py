@@ -125,9 +125,9 @@ def test_killed_run_resumes_from_sqlite_checkpoint_to_the_same_answer(tmp_path, 
            "--k", "3", "--thread", "run-1", "--checkpointer", str(db), "--quiet"]
     child = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     try:
-        # wait until generate has asked the model (retrieve is done) and step 1 is on disk
+        # wait until generate has asked the model (start and retrieve are done: step 2 is on disk)
         deadline = time.monotonic() + 180
-        while not (llm_server.arrived.is_set() and 1 in _checkpoint_steps(db, "run-1")):
+        while not (llm_server.arrived.is_set() and 2 in _checkpoint_steps(db, "run-1")):
             if child.poll() is not None:
                 pytest.fail("the run ended before it was killed: " + child.stderr.read().decode()[-2000:])
             if time.monotonic() > deadline:
@@ -141,7 +141,7 @@ def test_killed_run_resumes_from_sqlite_checkpoint_to_the_same_answer(tmp_path, 
             child.wait(timeout=30)
     assert child.returncode == -signal.SIGKILL
     llm_server.drop_pending()  # the killed client's request is never answered
-    assert _checkpoint_steps(db, "run-1") == [-1, 0, 1]
+    assert _checkpoint_steps(db, "run-1") == [-1, 0, 1, 2]
 
     # the same graph, rebuilt in this process over the same checkpointer
     monkeypatch.setenv("OPENAI_BASE_URL", llm_server.url)
@@ -152,7 +152,7 @@ def test_killed_run_resumes_from_sqlite_checkpoint_to_the_same_answer(tmp_path, 
     config = {"configurable": {"thread_id": "run-1"}}
     before = graph.get_state(config)
     assert before.next == ("generate",)
-    assert [e["node"] for e in before.values["trace"]] == ["retrieve"] and not before.values.get("answer")
+    assert [e["node"] for e in before.values["trace"]] == ["start", "retrieve"] and not before.values.get("answer")
     assert before.metadata["ragraphs_method"] == "vanilla"  # kept for `ragraphs replay`
     kept = [p["id"] for p in before.values["passages"]]
     assert len(kept) == 3
@@ -162,7 +162,7 @@ def test_killed_run_resumes_from_sqlite_checkpoint_to_the_same_answer(tmp_path, 
     served = llm_server.served
     resumed = graph.invoke(None, config, context=RAGContext(k=3))
     assert llm_server.served == served + 1  # only generate ran again
-    assert [e["node"] for e in resumed["trace"]] == ["retrieve", "generate"]
+    assert [e["node"] for e in resumed["trace"]] == ["start", "retrieve", "generate"]
     assert [p["id"] for p in resumed["passages"]] == kept
     assert resumed["answer"].strip()
 
@@ -172,6 +172,6 @@ def test_killed_run_resumes_from_sqlite_checkpoint_to_the_same_answer(tmp_path, 
     assert [p["id"] for p in fresh["passages"]] == kept
 
     rows = load_history(graph, "run-1")
-    assert [r["step"] for r in rows] == [-1, 0, 1, 2]
-    assert [e["node"] for r in rows for e in r["ran"]] == ["retrieve", "generate"]
+    assert [r["step"] for r in rows] == [-1, 0, 1, 2, 3]
+    assert [e["node"] for r in rows for e in r["ran"]] == ["start", "retrieve", "generate"]
     assert rows[-1]["answer"] == resumed["answer"] and rows[-1]["next"] == []

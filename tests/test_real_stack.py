@@ -59,7 +59,7 @@ def test_vanilla_graph_answers_with_real_gemma(tmp_path, data_dir, minilm, gemma
     out = g.invoke({"question": ex.question}, context=RAGContext(k=4))
     assert out["llm_calls"] == 1 and out["input_tokens"] > 50
     assert isinstance(out["answer"], str) and out["answer"].strip()
-    assert [t["node"] for t in out["trace"]] == ["retrieve", "generate"]
+    assert [t["node"] for t in out["trace"]] == ["start", "retrieve", "generate"]
     assert len(out["passages"]) == 4
     # the supporting paragraph that holds the answer was retrieved and handed over
     assert any("Manhattan" in p["text"] for p in out["passages"])
@@ -117,7 +117,7 @@ def test_cli_ask_dr_rag_and_migres_on_the_whole_stack(cli, data_dir):
     out = json.loads(r.stdout.strip().splitlines()[-1])
     nodes = [t["node"] for t in out["trace"]]
     assert out["answer"].strip() and 1 <= nodes.count("main_judge") <= 2 and out["parse_failures"] == 0
-    assert nodes[:2] == ["retrieve", "filter_knowledge"]
+    assert nodes[:3] == ["start", "retrieve", "filter_knowledge"]
     kept = next(t for t in out["trace"] if t["node"] == "filter_knowledge")
     assert kept["scored"] > 0 and all(isinstance(p["score"], float) for p in kept["kept"])  # the shipped evaluator's re-rank
 

@@ -82,7 +82,9 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from ragraphs.graphs import starts_a_run, timed
+from langgraph.graph import StateGraph
+
+from ragraphs.graphs import start_at, starts_a_run, timed
 from ragraphs.settings import RAGContext
 from ragraphs.state import RAGState
 
@@ -100,12 +102,15 @@ def routes(state: RAGState) -> Command:
 
 
 nodes = [starts_a_run("a", first, RAGState), timed("b", with_config), timed("c", routes)]
+g = StateGraph(RAGState, context_schema=RAGContext)
+g.add_node("first", timed("first", first))
+start_at(g, "first", settings=RAGContext)
 '''
 
 
 def test_langgraphs_node_forms_type_check_under_the_helpers(tmp_path):
     """docs/extending.md: an async node, ``node(state, config)``, ``node(state)`` returning a
-    ``Command`` are taken by ``timed`` and ``starts_a_run`` at run time, and by a user's mypy
+    ``Command`` are taken by ``timed``, ``start_at`` and ``starts_a_run`` at run time, and by a user's mypy
     (each was an arg-type error until 2026-11-30)."""
     prog = tmp_path / "node_forms.py"
     prog.write_text(NODE_FORMS, encoding="utf-8")

@@ -42,8 +42,8 @@ def make_components(args: argparse.Namespace, **kw: Any):
 
 def print_trace(node: str, update: dict, at: float) -> None:
     """One node's update on stderr, as it happens (``--trace``)."""
-    # a new question on a used thread: its first node sets the earlier run's keys back to empty
-    # and says so in its trace entry (graphs._common.starts_a_run); one line says so, in place of
+    # a new question on a used thread: its entry node `start` sets the earlier run's keys back to empty
+    # and says so in its trace entry (graphs._common.start_at); one line says so, in place of
     # every emptied key (until 2026-11-30 any reset value, on every run, read as one)
     update = {k: written(v) for k, v in update.items()}
     entries = update.get("trace") or []

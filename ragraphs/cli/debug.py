@@ -133,7 +133,7 @@ def _history_rows(snaps: list) -> list[dict]:
         trace = list((s.values or {}).get("trace") or [])
         parent = by_id.get(pid) if pid else None
         earlier = list((parent.values or {}).get("trace") or []) if parent is not None else []
-        # a new question on the thread starts its trace afresh (graphs._common.starts_a_run)
+        # a new question on the thread starts its trace afresh (graphs._common.start_at)
         before = len(earlier) if trace[: len(earlier)] == earlier else 0
         rows.append(
             {

@@ -1,8 +1,9 @@
 """One module per method, each with ``build_<method>_graph(components)`` and a module-level
 compiled ``graph`` for LangGraph Studio.
 
-:func:`timed` (a node that records its time and details in ``trace``), :func:`starts_a_run`
-(the same, for the node a run starts with: a new question on a used thread starts afresh),
+:func:`timed` (a node that records its time and details in ``trace``), :func:`start_at` (in
+place of ``add_edge(START, first)``: the entry node each run begins at, so a new question on a
+used thread starts afresh; :func:`starts_a_run` is its older form, kept for graphs written with it),
 :func:`routed` (a router whose decision is a stream event) and :data:`Routes` (a path map) are
 what every graph here is built with; a graph of your own uses them the same way (``docs/extending.md``).
 
@@ -18,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ConfigError
 from ..setting_values import locked_settings
 from ..settings import RAGContext
-from ._common import Routes, routed, starts_a_run, timed  # for graphs of your own (docs/extending.md)
+from ._common import Routes, routed, start_at, starts_a_run, timed  # for graphs of your own (docs/extending.md)
 
 # a server's list of locked settings is checked when its graphs load: a misspelt name fails the
 # start, not every run after it (each run's context checks it again)
@@ -41,7 +42,7 @@ METHODS: dict[str, tuple[str, str, str]] = {
 
 
 __all__ = ["METHODS", "Routes", "available", "build_graph", "get_builder", "get_context_class", "method_context",
-           "method_names", "routed", "starts_a_run", "timed"]
+           "method_names", "routed", "start_at", "starts_a_run", "timed"]
 
 
 def available(method: str) -> bool:

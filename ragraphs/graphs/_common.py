@@ -172,6 +172,93 @@ def _marked(update: dict[str, Any], question: str) -> dict[str, Any]:
     return update
 
 
+def _reset(held: dict, keep: frozenset, update: dict[str, Any], channels: dict) -> dict[str, Any]:
+    """``update`` on a thread that holds an earlier run: every other key the state holds, but the
+    input keys ``keep``, set back to its empty value, past its reducer (``Overwrite``)."""
+    out: dict[str, Any] = {}
+    for key in held:
+        if key in keep or key in update or key not in channels:
+            continue
+        empty, reducer = channels[key]
+        out[key] = Overwrite(empty) if reducer else empty
+    for key, value in update.items():
+        empty, reducer = channels.get(key, (None, None))
+        out[key] = Overwrite(reducer(empty, value)) if reducer else value
+    return out
+
+
+def _no_run_settings(where: str, schema: type) -> None:
+    import warnings
+
+    warnings.warn(f"{where}: the state {getattr(schema, '__name__', schema)} has no {RUN_SETTINGS!r} key, so a "
+                  "router that reads the run's settings takes the defaults after update_state; subclass "
+                  "RAGState, or declare run_settings: NotRequired[dict]", UserWarning, stacklevel=3)
+
+
+ENTRY = "start"
+"""The name of the entry node :func:`start_at` adds."""
+
+
+def start_at(
+    graph: Any, first: str, *, settings: type | None = None, inputs: Iterable[str] = ("question",),
+    name: str = ENTRY,
+) -> None:
+    """In place of ``graph.add_edge(START, first)``: an entry node ``name`` ("start"), reached
+    from ``START`` only, that begins each run, then ``first``, the method's real first node (a
+    plain :func:`timed` node).
+
+    The entry node checks the input question (``question_of``, where ``"question"`` is among
+    ``inputs``), refuses another method's settings class (with ``settings``, the graph's settings
+    class: a :class:`ConfigError` naming both) and records the run's settings in
+    ``run_settings``. Its trace entry, the run's first, names the question (``asked``, its first
+    500 characters). On a thread that already holds a run (a checkpointer's ``thread_id`` used
+    again, Studio's next input on the same thread, ``ragraphs ask --thread`` twice) it sets every
+    key of the state but the ``inputs`` back to its empty value (``Overwrite`` past its reducer)
+    and its trace entry says so (``earlier_run_reset``): the new run's passages, LLM calls and
+    trace are its own from its first step on, whatever the next node does (fails, pauses on
+    ``interrupt()``).
+
+    A new input always passes the entry node, so it is a new run; ``invoke(None, config)`` after
+    a failure goes on with the failed node (LangGraph's pending task) without passing it, so it is
+    the same run. A loop back to ``first`` never passes it either. The older form,
+    :func:`starts_a_run`, resets inside the first node itself, and so only once that node has
+    finished.
+    """
+    from langgraph.graph import START
+
+    from ..state.types import question_of
+
+    schema = graph.state_schema
+    channels = _channels(schema)
+    if settings is not None and RUN_SETTINGS not in channels:
+        _no_run_settings(f"start_at(graph, {first!r}, settings=...)", schema)
+    keep = frozenset(inputs)
+
+    def entry(state: Any, runtime: Runtime[Any]) -> dict[str, Any]:
+        t0 = time.perf_counter()
+        if settings is not None:
+            refuse_other_settings(getattr(runtime, "context", None), settings)
+        held: dict = dict(state)
+        asked = question_of(held) if "question" in keep else str(held.get("question") or "")
+        update: dict[str, Any] = {}
+        if settings is not None:  # what the routers read where LangGraph gives them no runtime
+            update[RUN_SETTINGS] = recorded_settings(context_of(runtime, settings))
+        mark: dict[str, Any] = {"node": name, "elapsed_s": 0.0, "asked": asked[:RUN_QUESTION_CHARS]}
+        # a key of an earlier run's (LangGraph hands a fresh run its reducers' empty values)
+        reused = any(key not in keep and key in channels and held[key] != channels[key][0] for key in held)
+        if reused:
+            mark["earlier_run_reset"] = True  # `--trace` says so, in place of every emptied key
+        mark["elapsed_s"] = round(time.perf_counter() - t0, 6)
+        update["trace"] = [mark]
+        _emit(runtime, mark)
+        return _reset(held, keep, update, channels) if reused else update
+
+    entry.__name__ = entry.__qualname__ = name
+    graph.add_node(name, entry)
+    graph.add_edge(START, name)
+    graph.add_edge(name, first)
+
+
 @tx.overload
 def starts_a_run(
     name: str, fn: Node[S, C], schema: type, *, inputs: Iterable[str] = ("question",),
@@ -188,16 +275,15 @@ def starts_a_run(
     name: str, fn: Callable[..., Any], schema: type, *, inputs: Iterable[str] = ("question",),
     loops_from: Iterable[str] = (), settings: type | None = None,
 ) -> Any:
-    """:func:`timed`, for the node a run starts with: a new question asked on a thread that
-    already holds a run (a checkpointer's ``thread_id`` used again, Studio's next input on the
-    same thread, ``ragraphs ask --thread`` twice) starts from its input alone.
-
-    Without this the earlier run's values stay in the thread's state and its reducers add the
-    new run to them: the passages, the LLM calls, the token counts and the trace of both
-    questions together. Here the node reads the input keys only, and every other key the
-    state holds is set back to its empty value (``Overwrite`` past its reducer), with the node's
-    own update applied on top. A node the graph loops back to (MIGRES's ``retrieve``) names its
-    loop's predecessors in ``loops_from``: reached from one of those, it is the same run going on.
+    """The older form of :func:`start_at`, kept for graphs written with it: :func:`timed`, for
+    the node a run starts with, which on a thread that already holds a run reads the input keys
+    only and sets every other key back to its empty value (``Overwrite``), with its own update on
+    top. The reset is written with the node's update, so until that node finishes (and for
+    good if it raises, or while it waits on ``interrupt()``) the thread's state holds the new
+    question beside the earlier run's answer, passages and counters. A node the graph loops
+    back to names its loop's predecessors in ``loops_from``: reached from one of those, in the
+    run its question began, it is the same run going on (the same question asked again after a
+    run stopped inside its loop goes on with that run).
 
     With ``settings`` (the graph's settings class) the run's context is checked first: another
     method's settings class is a :class:`ConfigError` naming both. The nodes' own reading
@@ -208,12 +294,7 @@ def starts_a_run(
     node = timed(name, fn)
     channels = _channels(schema)
     if settings is not None and RUN_SETTINGS not in channels:
-        import warnings
-
-        warnings.warn(f"starts_a_run({name!r}, ..., settings=...): the state {getattr(schema, '__name__', schema)} "
-                      f"has no {RUN_SETTINGS!r} key, so a router that reads the run's settings takes the defaults "
-                      "after update_state; subclass RAGState, or declare run_settings: NotRequired[dict]",
-                      UserWarning, stacklevel=2)
+        _no_run_settings(f"starts_a_run({name!r}, ..., settings=...)", schema)
     keep, looped = frozenset(inputs), frozenset(loops_from)
 
     def begin(state: Any, runtime: Any) -> tuple[str, Any, str, dict]:
@@ -243,16 +324,7 @@ def starts_a_run(
         entries = update.get("trace")
         if isinstance(entries, list) and entries and isinstance(entries[0], dict):  # `--trace` says so
             update["trace"] = [{**entries[0], "earlier_run_reset": True}, *entries[1:]]
-        out: dict[str, Any] = {}
-        for key in held:
-            if key in keep or key in update or key not in channels:
-                continue
-            empty, reducer = channels[key]
-            out[key] = Overwrite(empty) if reducer else empty
-        for key, value in update.items():
-            empty, reducer = channels.get(key, (None, None))
-            out[key] = Overwrite(reducer(empty, value)) if reducer else value
-        return out
+        return _reset(held, keep, update, channels)
 
     if inspect.iscoroutinefunction(fn):  # an async first node stays one (it failed until 2026-11-30)
         @functools.wraps(fn)

@@ -2,10 +2,12 @@
 
 ::
 
-    retrieve -> [rerank ->] evaluate -+- correct ---> refine ------------------------------+-> generate
-                                      +- incorrect -> rewrite -> web_search -> refine_web --+
-                                      +- ambiguous -> refine -> rewrite -> web_search -> refine_web
+    start -> retrieve -> [rerank ->] evaluate -+- correct ---> refine ------------------------------+-> generate
+                                               +- incorrect -> rewrite -> web_search -> refine_web --+
+                                               +- ambiguous -> refine -> rewrite -> web_search -> refine_web
 
+- ``start``: the run's entry node (``graphs._common.start_at``): checks the question and
+  the settings; on a used thread it sets the earlier run's state back to empty.
 - ``rerank`` (only with the ``rerank`` setting, ``none`` by default): the re-ranker reads a
   wider list (``rerank_depth``) and keeps the best ``k`` for the evaluator, as in vanilla.
 - ``evaluate``: the retrieval evaluator (``c.judge("evaluator")``, scores in [-1, 1])
@@ -25,7 +27,7 @@
 
 from __future__ import annotations
 
-from langgraph.graph import END, START, StateGraph
+from langgraph.graph import END, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 
@@ -49,7 +51,7 @@ from ..settings import CALIBRATED_LOWER, CALIBRATED_UPPER, PAPER_LOWER, PAPER_UP
 from ..state.base import RAGInput
 from ..state.crag import CRAGOutput, CRAGState
 from ..state.types import reset
-from ._common import Routes, routed, starts_a_run, timed
+from ._common import Routes, routed, start_at, timed
 
 def _after_retrieve(state: dict, runtime=None) -> str:
     return "evaluate" if rerank_spec(context_of(runtime, CRAGContext)) == "none" else "rerank"
@@ -66,7 +68,7 @@ def build_crag_graph(
     """Compile the CRAG graph over ``components`` (embedded defaults if None)."""
     c = components or default_components()
     g = StateGraph(CRAGState, context_schema=CRAGContext, input_schema=RAGInput, output_schema=CRAGOutput)
-    g.add_node("retrieve", starts_a_run("retrieve", make_crag_retrieve(c), CRAGState, settings=CRAGContext))
+    g.add_node("retrieve", timed("retrieve", make_crag_retrieve(c)))
     # the `rerank` setting (none by default): the evaluator keeps the best k of a wider list
     g.add_node("rerank", timed("rerank", make_rerank(c, source="retrieved", extra=_rerank_keeps_retrieved)))
     g.add_node("evaluate", timed("evaluate", make_evaluate(c)))
@@ -75,7 +77,7 @@ def build_crag_graph(
     g.add_node("web_search", timed("web_search", make_web_search_node(c)))
     g.add_node("refine_web", timed("refine_web", make_refine_web(c)))
     g.add_node("generate", timed("generate", make_generate(c)))
-    g.add_edge(START, "retrieve")
+    start_at(g, "retrieve", settings=CRAGContext)
     after_retrieve: Routes = {"rerank": "rerank", "evaluate": "evaluate"}
     g.add_conditional_edges("retrieve", routed("retrieve", _after_retrieve, after_retrieve), after_retrieve)
     g.add_edge("rerank", "evaluate")

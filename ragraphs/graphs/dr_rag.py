@@ -2,7 +2,7 @@
 
 ::
 
-    START -> first_stage -> [rerank] --sm--> generate -> END
+    START -> start -> first_stage -> [rerank] --sm--> generate -> END
                                      \\-qdc/cis/cfs-> second_stage -> [rerank_second]
                                           --qdc--> qdc_select -> generate
                                           --cis--> qdc_select -> inverse_select -> generate
@@ -17,7 +17,7 @@ the selections; see :mod:`ragraphs.nodes.dr_rag_links`.
 
 from __future__ import annotations
 
-from langgraph.graph import END, START, StateGraph
+from langgraph.graph import END, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 
@@ -38,7 +38,7 @@ from ..nodes.rerank import rerank_spec
 from ..settings import DRRAGContext, context_of
 from ..state.base import RAGInput
 from ..state.dr_rag import DRRAGOutput, DRRAGState
-from ._common import Routes, routed, starts_a_run, timed
+from ._common import Routes, routed, start_at, timed
 
 
 def _reranks(runtime) -> bool:
@@ -76,7 +76,7 @@ def build_dr_rag_graph(
     """Compile the DR-RAG graph over ``components`` (embedded defaults if None)."""
     c = components or default_components()
     g = StateGraph(DRRAGState, context_schema=DRRAGContext, input_schema=RAGInput, output_schema=DRRAGOutput)
-    g.add_node("first_stage", starts_a_run("first_stage", make_first_stage(c), DRRAGState, settings=DRRAGContext))
+    g.add_node("first_stage", timed("first_stage", make_first_stage(c)))
     g.add_node("rerank", timed("rerank", make_rerank_first(c)))
     g.add_node("second_stage", timed("second_stage", make_second_stage(c)))
     g.add_node("rerank_second", timed("rerank_second", make_rerank_second(c)))
@@ -84,7 +84,7 @@ def build_dr_rag_graph(
     g.add_node("inverse_select", timed("inverse_select", make_inverse_select(c)))
     g.add_node("forward_select", timed("forward_select", make_forward_select(c)))
     g.add_node("generate", timed("generate", make_dr_generate(c)))
-    g.add_edge(START, "first_stage")
+    start_at(g, "first_stage", settings=DRRAGContext)
     after_rerank: Routes = {"sm": "generate", "two_stage": "second_stage"}
     after_first: Routes = {"rerank": "rerank", **after_rerank}
     select: Routes = {"qdc": "qdc_select", "cis": "qdc_select", "cfs": "forward_select"}

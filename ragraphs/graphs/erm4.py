@@ -2,10 +2,12 @@
 
 ::
 
-    rewrite -> memory_check -+- external ----> retrieve -+-> filter -+- answer --> generate -+-> memory_update
-                             +- memory_only -------------+     ^     +- backoff -> backoff --+
-                                                               +-----+- recheck (once)
+    start -> rewrite -> memory_check -+- external ----> retrieve -+-> filter -+- answer --> generate -+-> memory_update
+                                      +- memory_only -------------+     ^     +- backoff -> backoff --+
+                                                                        +-----+- recheck (once)
 
+- ``start``: the run's entry node (``graphs._common.start_at``): checks the question and
+  the settings; on a used thread it sets the earlier run's state back to empty.
 - ``rewrite`` (Query Rewriter+, section 3.1): one LLM call gives a clarified rewritten
   question and up to three search-friendly queries (JSON under a schema; the paper's
   ``rewritten**q1**q2**q3`` is still read from a model that writes it).
@@ -41,7 +43,7 @@ The reservoir is a SQLite file shared safely by concurrent processes
 
 from __future__ import annotations
 
-from langgraph.graph import END, START, StateGraph
+from langgraph.graph import END, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.base import BaseStore
 from langgraph.types import Checkpointer
@@ -61,7 +63,7 @@ from ..nodes.erm4 import (
 from ..settings import ERM4Context
 from ..state.base import RAGInput
 from ..state.erm4 import ERM4Output, ERM4State
-from ._common import Routes, routed, starts_a_run, timed
+from ._common import Routes, routed, start_at, timed
 
 
 def build_erm4_graph(
@@ -72,14 +74,14 @@ def build_erm4_graph(
     LangGraph server gives its own)."""
     c = components or default_components()
     g = StateGraph(ERM4State, context_schema=ERM4Context, input_schema=RAGInput, output_schema=ERM4Output)
-    g.add_node("rewrite", starts_a_run("rewrite", make_rewrite(c), ERM4State, settings=ERM4Context))
+    g.add_node("rewrite", timed("rewrite", make_rewrite(c)))
     g.add_node("memory_check", timed("memory_check", make_memory_check(c)))
     g.add_node("retrieve", timed("retrieve", make_external_retrieve(c)))
     g.add_node("filter", timed("filter", make_filter(c)))
     g.add_node("generate", timed("generate", make_generate(c)))
     g.add_node("backoff", timed("backoff", make_backoff_generate(c)))
     g.add_node("memory_update", timed("memory_update", make_memory_update(c)))
-    g.add_edge(START, "rewrite")
+    start_at(g, "rewrite", settings=ERM4Context)
     g.add_edge("rewrite", "memory_check")
     after_memory: Routes = {"external": "retrieve", "memory_only": "filter"}
     g.add_conditional_edges("memory_check", routed("memory_check", route_after_memory, after_memory), after_memory)

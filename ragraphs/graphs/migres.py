@@ -12,6 +12,9 @@ One iteration::
                                                  \\-exhausted----> final_answer -> END
                --guard--------> final_answer -> END
 
+Each run begins at the entry node ``start`` (``graphs._common.start_at``), which checks the
+question and the settings and, on a thread that holds an earlier run, sets its state back to
+empty; it then goes to ``retrieve``, and a loop back to ``retrieve`` never passes it again.
 The first iteration retrieves with the question itself. ``main_judge`` ends every
 iteration and counts it; the routing function sends the run to ``final_answer`` (a
 best-effort answer from what was gathered) once ``max_iterations`` verdicts were
@@ -27,7 +30,7 @@ found and kept (``reader_evidence``).
 
 from __future__ import annotations
 
-from langgraph.graph import END, START, StateGraph
+from langgraph.graph import END, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import Checkpointer
@@ -46,7 +49,7 @@ from ..nodes.migres_reader import make_final_answer
 from ..settings import MIGRESContext, context_of
 from ..state.base import RAGInput
 from ..state.migres import MIGRESOutput, MIGRESState
-from ._common import RecordedRuntime, Routes, routed, starts_a_run, timed
+from ._common import RecordedRuntime, Routes, routed, start_at, timed
 
 #: the most iterations any run may take, whatever its context says
 ITERATION_CAP = 10
@@ -75,7 +78,7 @@ def build_migres_graph(
     c = components or default_components()
     cap = max(1, int(iteration_cap))
     g = StateGraph(MIGRESState, context_schema=MIGRESContext, input_schema=RAGInput, output_schema=MIGRESOutput)
-    g.add_node("retrieve", starts_a_run("retrieve", make_retrieve(c), MIGRESState, loops_from=["generate_queries"], settings=MIGRESContext))
+    g.add_node("retrieve", timed("retrieve", make_retrieve(c)))
     g.add_node("filter_knowledge", timed("filter_knowledge", make_filter_knowledge(c)))
     g.add_node("knowledge_prompt", timed("knowledge_prompt", make_knowledge_prompt(c)))
     g.add_node("leaf_extract", timed("leaf_extract", make_leaf_extract(c)))
@@ -102,7 +105,7 @@ def build_migres_graph(
             return "guard"
         return "unanswerable"
 
-    g.add_edge(START, "retrieve")
+    start_at(g, "retrieve", settings=MIGRESContext)
     g.add_edge("retrieve", "filter_knowledge")
     filtered: Routes = {"passages": "leaf_extract", "knowledge": "knowledge_prompt", "nothing": "memory"}
     g.add_conditional_edges("filter_knowledge", routed("filter_knowledge", after_filter, filtered), filtered)

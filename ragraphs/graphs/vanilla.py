@@ -1,8 +1,8 @@
-"""Vanilla RAG: retrieve -> [rerank ->] generate (the re-ranker is the ``rerank`` setting)."""
+"""Vanilla RAG: start -> retrieve -> [rerank ->] generate (the re-ranker is the ``rerank`` setting)."""
 
 from __future__ import annotations
 
-from langgraph.graph import END, START, StateGraph
+from langgraph.graph import END, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 
@@ -12,7 +12,7 @@ from ..nodes.rerank import make_rerank, rerank_spec
 from ..nodes.retrieve import make_retrieve
 from ..settings import RAGContext, context_of
 from ..state.base import RAGInput, RAGOutput, RAGState
-from ._common import Routes, routed, starts_a_run, timed
+from ._common import Routes, routed, start_at, timed
 
 
 def _after_retrieve(state: dict, runtime=None) -> str:
@@ -25,10 +25,10 @@ def build_vanilla_graph(
     """Compile the vanilla RAG graph over ``components`` (embedded defaults if None)."""
     c = components or default_components()
     g = StateGraph(RAGState, context_schema=RAGContext, input_schema=RAGInput, output_schema=RAGOutput)
-    g.add_node("retrieve", starts_a_run("retrieve", make_retrieve(c), RAGState, settings=RAGContext))
+    g.add_node("retrieve", timed("retrieve", make_retrieve(c)))
     g.add_node("rerank", timed("rerank", make_rerank(c)))
     g.add_node("generate", timed("generate", make_generate(c)))
-    g.add_edge(START, "retrieve")
+    start_at(g, "retrieve", settings=RAGContext)
     paths: Routes = {"rerank": "rerank", "generate": "generate"}
     g.add_conditional_edges("retrieve", routed("retrieve", _after_retrieve, paths), paths)
     g.add_edge("rerank", "generate")

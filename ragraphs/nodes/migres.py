@@ -83,7 +83,7 @@ def make_retrieve(c: Components) -> Node[MIGRESState, MIGRESContext]:
         else:
             hits = [r.search(q, k, mode=mode) for q in queries]
         first = None
-        if "question_passages" not in state and queries == [question] and hits:
+        if not state.get("question_passages") and queries == [question] and hits:  # a reset run holds []
             first = [dict(p) for p in hits[0]]  # the question's own retrieval, for the reader
         candidates = []
         for q, row in zip(queries, hits):

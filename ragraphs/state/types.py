@@ -116,7 +116,7 @@ def reset(value: Iterable[Passage] = ()) -> Any:
 def written(value: Any) -> Any:
     """What an update (``stream_mode="updates"``) writes to a key: the value, or the value an
     ``Overwrite`` carries past the key's reducer (a new question on a used thread, see
-    ``graphs._common.starts_a_run``), also in the JSON forms a LangGraph server streams it in
+    ``graphs._common.start_at``), also in the JSON forms a LangGraph server streams it in
     (``{"value": ..., "type": "__overwrite__"}``, ``{"__overwrite__": ...}``), or the list a
     node's :func:`reset` of the passages carries."""
     from langgraph.types import Overwrite

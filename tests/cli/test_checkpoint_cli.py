@@ -20,18 +20,18 @@ def test_thread_history_and_time_travel_on_the_default_sqlite_file(tmp_path, cap
     db = tmp_path / "home" / "checkpoints.sqlite"  # $RAGRAPHS_HOME/checkpoints.sqlite
     assert db.exists()
     with sqlite3.connect(db) as conn:
-        assert conn.execute("SELECT count(*) FROM checkpoints WHERE thread_id='peru'").fetchone()[0] == 3
+        assert conn.execute("SELECT count(*) FROM checkpoints WHERE thread_id='peru'").fetchone()[0] == 4
 
     code, out, _ = main_captured(capsys, "history", "peru")
     assert code == 0
     lines = out.splitlines()
-    assert lines[0].startswith("thread peru: method none; 3 checkpoints in ") and lines[0].endswith(str(db))
+    assert lines[0].startswith("thread peru: method none; 4 checkpoints in ") and lines[0].endswith(str(db))
     assert "question: What is the capital of Peru?" in out
     assert "settings: llm=fake:Lima, max_new_tokens=8" in out
-    assert "input received" in out and "ran generate (" in out and "answer: Lima" in out
-    assert out.index("step  -1") < out.index("step   0") < out.index("step   1")
+    assert "input received" in out and "ran start (" in out and "ran generate (" in out and "answer: Lima" in out
+    assert out.index("step  -1") < out.index("step   0") < out.index("step   1") < out.index("step   2")
 
-    # time travel: from step 0 (before generate) with another model; the settings kept in
+    # time travel: from step 0 (before start and generate) with another model; the settings kept in
     # the thread (max_new_tokens) still apply, --set overrides the model
     code, out, err = main_captured(capsys, "replay", "peru", "--from", "0", "--set", "llm=fake:Cusco", "--trace")
     assert code == 0 and out.splitlines()[0] == "Cusco"
@@ -121,7 +121,7 @@ def test_a_second_question_on_a_thread_is_its_own_run_and_history_shows_both(tmp
 
 
 def test_a_failed_run_continues_from_its_last_checkpoint(tmp_path, capsys, monkeypatch):
-    """The model is unreachable at generate: the run stops after its step-0 checkpoint;
+    """The model is unreachable at generate: the run stops after its step-1 checkpoint (start's);
     ``replay ID`` (no --from) continues it once a model is given."""
     monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{free_port()}/v1")
     monkeypatch.setenv("RAGRAPHS_LLM_RETRIES", "0")
@@ -150,7 +150,7 @@ def test_clear_errors(tmp_path, capsys):
     code, out, err = main_captured(capsys, "history", "nothing-here")
     assert code != 0 and err.strip() == "ragraphs: error: no checkpoints for thread 'nothing-here'"
     code, out, err = main_captured(capsys, "replay", "t", "--from", "7")
-    assert code != 0 and err.strip() == "ragraphs: error: no checkpoint at step 7; steps: -1, 0, 1"
+    assert code != 0 and err.strip() == "ragraphs: error: no checkpoint at step 7; steps: -1, 0, 1, 2"
     code, out, err = main_captured(capsys, "replay", "t", "--from", "zz-not-an-id")
     assert code != 0 and "is no checkpoint of this thread" in err
     bad = tmp_path / "not-a-db.sqlite"

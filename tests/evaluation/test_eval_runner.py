@@ -62,7 +62,7 @@ def test_vanilla_run_scores_times_and_recall(hotpot, corpus):
     for r in recs:
         assert r["docs"] == 3 and len(r["passages"]) == 3
         assert set(r["node_s"]) == {"retrieve", "generate"}
-        assert [t["node"] for t in r["trace"]] == ["retrieve", "generate"]
+        assert [t["node"] for t in r["trace"]] == ["start", "retrieve", "generate"]
         # recall agrees with the gold flags on the passages
         assert r["recall"] == pytest.approx(sum(p["gold"] for p in r["passages"]) / r["n_gold"])
         assert r["input_tokens"] > 0

@@ -39,8 +39,8 @@ def test_the_real_judge_keeps_or_drops_and_the_route_follows(method, gemma, mini
 
     out = graph.invoke({"question": q}, context=method.FilteredContext(**ctx))
     steps = [s["node"] for s in out["trace"]]
-    assert steps == ["retrieve", "judge_filter", "generate"]
-    judged = out["trace"][1]
+    assert steps == ["start", "retrieve", "judge_filter", "generate"]
+    judged = out["trace"][2]
     assert len(judged["scores"]) == 4  # the k = 4 retrieved passages, each scored
     kept = [s for s in judged["scores"] if s > judged["cut"]]
     assert judged["kept"] == len(kept) == len(out["passages"]) >= 1
@@ -49,6 +49,6 @@ def test_the_real_judge_keeps_or_drops_and_the_route_follows(method, gemma, mini
 
     # a cut nothing passes: no passage reaches the LLM, which answers alone
     none = graph.invoke({"question": q}, context=method.FilteredContext(keep_above=1.0, **ctx))
-    assert [s["node"] for s in none["trace"]] == ["retrieve", "judge_filter", "answer_alone"]
+    assert [s["node"] for s in none["trace"]] == ["start", "retrieve", "judge_filter", "answer_alone"]
     assert none["passages"] == [] and none["llm_calls"] == 1
-    assert none["trace"][1]["scores"] == judged["scores"]  # the same judge, the same scores
+    assert none["trace"][2]["scores"] == judged["scores"]  # the same judge, the same scores

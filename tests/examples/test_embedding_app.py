@@ -45,16 +45,16 @@ def test_graph_as_a_chain_step_with_users_model_store_and_checkpointer(app_modul
     assert asyncio.run(async_run()) == b[1]
     # stream node by node; the passages come from the user's vector store
     updates = list(rag.stream({"question": q1}, cfg("s1"), stream_mode="updates"))
-    assert [next(iter(u)) for u in updates] == ["retrieve", "generate"]
-    got = updates[0]["retrieve"]["passages"]
+    assert [next(iter(u)) for u in updates] == ["start", "retrieve", "generate"]
+    got = updates[1]["retrieve"]["passages"]
     assert len(got) == 3 and {p["id"] for p in got} <= doc_ids
     # the same answer as the batch call (the model decodes greedily)
-    assert updates[1]["generate"]["answer"].strip() == b[0]
+    assert updates[2]["generate"]["answer"].strip() == b[0]
     # the user's checkpointer kept every thread, the async one's too
     for t in ("b1", "b2", "u2", "s1"):
         st = graph.get_state(cfg(t))
         assert st.values["answer"] and st.next == ()
-    assert len(list(graph.get_state_history(cfg("b1")))) == 4
+    assert len(list(graph.get_state_history(cfg("b1")))) == 5  # input, __start__, start, retrieve, generate
 
 
 def test_a_methods_documents_feed_the_users_own_chain(app_module, minilm):

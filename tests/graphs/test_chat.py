@@ -66,7 +66,7 @@ def test_each_user_message_is_answered_by_the_method_in_a_thread(corpus):
         "Which river flows through Vienna?", "the Danube", "And through Rome?", "the Tiber"]
     (entry,) = [e for e in g.get_state(cfg).values["trace"][-1:]]
     assert entry["node"] == "answer" and entry["question"] == "And through Rome?" and entry["method"] == "vanilla"
-    assert [e["node"] for e in entry["run"]] == ["retrieve", "generate"]  # the method's own trace rides along
+    assert [e["node"] for e in entry["run"]] == ["start", "retrieve", "generate"]  # the method's own trace rides along
     # the method's graph writes no checkpoints of its own into the chat's thread (it wrote its state at
     # every step under "answer:<task>", which nothing read, until 2026-11-30)
     saver = g.checkpointer

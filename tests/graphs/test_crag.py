@@ -159,7 +159,7 @@ def test_correct_route_refines_internal_knowledge_only(popqa):
     ex = popqa[1]
     c, llm = _components([_strip_meta(p) for p in ex.paragraphs], ["Tampere"])
     out = build_crag_graph(c).invoke({"question": ex.question}, context=CRAGContext(upper=0.5, lower=-0.9))
-    assert _nodes(out) == ["retrieve", "evaluate", "refine", "generate"]
+    assert _nodes(out) == ["start", "retrieve", "evaluate", "refine", "generate"]
     ev = _entry(out, "evaluate")
     assert ev["action"] == "correct" and "above the upper threshold" in ev["reason"]
     assert len(ev["scores"]) == 2 and all("score" in s for s in ev["scores"])
@@ -176,7 +176,7 @@ def test_incorrect_route_discards_documents_and_searches_the_web(popqa, data_dir
     c, llm = _components(docs, ["Alan Bjerga, occupation", "journalist"], web=web)
     # the paper's strip cut: the default is calibrated for the shipped evaluator, not this lexical one
     out = build_crag_graph(c).invoke({"question": ex.question}, context=CRAGContext(strip_threshold=-0.5))
-    assert _nodes(out) == ["retrieve", "evaluate", "rewrite", "web_search", "refine_web", "generate"]
+    assert _nodes(out) == ["start", "retrieve", "evaluate", "rewrite", "web_search", "refine_web", "generate"]
     assert _entry(out, "evaluate")["action"] == "incorrect"
     assert _entry(out, "rewrite")["queries"] == ["Alan Bjerga, occupation"]
     assert llm.prompts[0].endswith(f"question: {ex.question}\nquery:")
@@ -191,7 +191,7 @@ def test_ambiguous_route_combines_internal_and_external(popqa, data_dir):
     web = OfflineCorpusSearch(str(data_dir / "popqa.web.sample.jsonl"))
     c, _ = _components([_strip_meta(p) for p in ex.paragraphs], ["Alan Bjerga, occupation", "journalist"], web=web)
     out = build_crag_graph(c).invoke({"question": ex.question}, context=CRAGContext(upper=1.0, lower=-1.0))
-    assert _nodes(out) == ["retrieve", "evaluate", "refine", "rewrite", "web_search", "refine_web", "generate"]
+    assert _nodes(out) == ["start", "retrieve", "evaluate", "refine", "rewrite", "web_search", "refine_web", "generate"]
     assert _entry(out, "evaluate")["action"] == "ambiguous"
     sources = {p["source"] for p in out["passages"]}
     assert sources == {"corpus", "web"}
@@ -269,7 +269,7 @@ def test_a_run_paused_before_the_web_search_can_be_read_edited_and_resumed():
     out = g.invoke(None, cfg, context=ctx)
     assert web.asked == ["Peru capital city"]
     assert out["answer"] == "Lima" and [p["title"] for p in out["passages"]] == ["Lima"]
-    assert [t["node"] for t in out["trace"]] == ["retrieve", "evaluate", "rewrite", "web_search", "refine_web", "generate"]
+    assert [t["node"] for t in out["trace"]] == ["start", "retrieve", "evaluate", "rewrite", "web_search", "refine_web", "generate"]
 
 
 def test_a_langchain_retriever_as_the_web_search_feeds_the_incorrect_route():
@@ -324,7 +324,7 @@ def test_the_rerank_setting_keeps_the_best_k_for_the_evaluator():
     c, _ = _components(noise + [gold], ["Lima"])
     out = build_crag_graph(c).invoke({"question": "What is the capital of Peru?"},
                                      context=CRAGContext(k=2, rerank="evaluator", rerank_depth=9))
-    assert _nodes(out)[:3] == ["retrieve", "rerank", "evaluate"]
+    assert _nodes(out)[:4] == ["start", "retrieve", "rerank", "evaluate"]
     assert _entry(out, "rerank")["n_candidates"] == 9 and _entry(out, "rerank")["keep"] == 2
     assert len(_entry(out, "evaluate")["scores"]) == 2 and out["action"] == "correct"
     # without the setting the evaluator reads the retriever's top k, as before

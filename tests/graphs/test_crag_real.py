@@ -80,7 +80,7 @@ def test_three_routes_on_real_scores(popqa, popqa_corpus, data_dir, gemma, minil
 
     # correct: some score above the upper threshold
     out = g.invoke({"question": ex.question}, context=CRAGContext(k=4, upper=top - 0.01, lower=-1.0))
-    assert _nodes(out) == ["retrieve", "evaluate", "refine", "generate"]
+    assert _nodes(out) == ["start", "retrieve", "evaluate", "refine", "generate"]
     assert _entry(out, "evaluate")["action"] == "correct"
     assert out["passages"] and all(p["source"] == "corpus" for p in out["passages"])
     assert "Tampere" in out["internal_knowledge"]
@@ -91,7 +91,7 @@ def test_three_routes_on_real_scores(popqa, popqa_corpus, data_dir, gemma, minil
 
     # incorrect: every score below the lower threshold -> discard, rewrite, web
     out = g.invoke({"question": ex.question}, context=CRAGContext(k=4, upper=1.0, lower=top + 0.01))
-    assert _nodes(out) == ["retrieve", "evaluate", "rewrite", "web_search", "refine_web", "generate"]
+    assert _nodes(out) == ["start", "retrieve", "evaluate", "rewrite", "web_search", "refine_web", "generate"]
     assert _entry(out, "evaluate")["action"] == "incorrect"
     queries = _entry(out, "rewrite")["queries"]
     assert queries and queries[0].strip()
@@ -101,7 +101,7 @@ def test_three_routes_on_real_scores(popqa, popqa_corpus, data_dir, gemma, minil
 
     # ambiguous: between the thresholds -> internal + external
     out = g.invoke({"question": ex.question}, context=CRAGContext(k=4, upper=top + 0.01, lower=-1.0))
-    assert _nodes(out) == ["retrieve", "evaluate", "refine", "rewrite", "web_search", "refine_web", "generate"]
+    assert _nodes(out) == ["start", "retrieve", "evaluate", "refine", "rewrite", "web_search", "refine_web", "generate"]
     assert _entry(out, "evaluate")["action"] == "ambiguous"
     assert any(p["source"] == "corpus" and "Tampere" in p["text"] for p in out["passages"])
     assert out["answer"].strip()

@@ -67,7 +67,7 @@ def test_vanilla_and_none_without_context(corpus):
     assert out["answer"] == "Danube" and len(out["passages"]) == d.k and out["llm_calls"] == 1
 
     out = build_graph("none", _components(corpus, ["the Danube"])).invoke({"question": QUESTION})
-    assert out["answer"] == "the Danube" and out["llm_calls"] == 1 and [t["node"] for t in out["trace"]] == ["generate"]
+    assert out["answer"] == "the Danube" and out["llm_calls"] == 1 and [t["node"] for t in out["trace"]] == ["start", "generate"]
     # skip_generation stops the closed-book reader too (it called the LLM until 2026-11-30)
     out = build_graph("none", _components(corpus, ["the Danube"])).invoke({"question": QUESTION},
                                                                           context=RAGContext(skip_generation=True))
@@ -115,7 +115,7 @@ def test_dr_rag_retrieves_with_the_context_mode(corpus):
     first, second = _entry(out, "first_stage"), _entry(out, "second_stage")
     assert (first["strategy"], first["mode"], first["k"], first["n"]) == (d.strategy, d.retrieval, d.k, first_stage_size(d))
     assert (second["mode"], second["k2"]) == (d.retrieval, d.k2)  # second_retrieval "same"
-    assert [t["node"] for t in out["trace"]] == ["first_stage", "second_stage", "forward_select", "generate"]
+    assert [t["node"] for t in out["trace"]] == ["start", "first_stage", "second_stage", "forward_select", "generate"]
     assert len(out["passages"]) <= d.k and out["answer"] == "Danube"
 
 

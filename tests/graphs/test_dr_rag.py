@@ -98,7 +98,7 @@ def test_sm_is_plain_top_k_and_one_llm_call(slices):
     assert [p["id"] for p in out["passages"]] == [p["id"] for p in corpus.search(ZONE, 4, mode="bm25")]
     assert out["llm_calls"] == 1 and len(llm.prompts) == 1
     assert out["answer"] == "Montreal"
-    assert [t["node"] for t in out["trace"]] == ["first_stage", "generate"]
+    assert [t["node"] for t in out["trace"]] == ["start", "first_stage", "generate"]
 
 
 def test_qdc_reaches_the_bridge_paragraph_through_the_first(slices):
@@ -112,7 +112,7 @@ def test_qdc_reaches_the_bridge_paragraph_through_the_first(slices):
     assert qdc["first_stage"][0]["title"] == "Gülnuş Sultan"
     assert qdc["second_stage"][0][0]["title"] == "Gülnuş Sultan"  # d_1 retrieves itself first
     assert qdc["llm_calls"] == 1 and len(llm.prompts) == 1
-    assert [t["node"] for t in qdc["trace"]] == ["first_stage", "second_stage", "qdc_select", "generate"]
+    assert [t["node"] for t in qdc["trace"]] == ["start", "first_stage", "second_stage", "qdc_select", "generate"]
 
 
 def test_cfs_walks_past_the_rejected_candidate(slices):
@@ -135,7 +135,7 @@ def test_cfs_walks_past_the_rejected_candidate(slices):
     assert len(scored) >= len(decisions) and sum(d["accepted"] for d in scored) >= 1
     assert len(judge.batches) == 1  # one batched classifier call
     assert cfs["llm_calls"] == 1 and len(llm.prompts) == 1
-    assert [t["node"] for t in cfs["trace"]] == ["first_stage", "second_stage", "forward_select", "generate"]
+    assert [t["node"] for t in cfs["trace"]] == ["start", "first_stage", "second_stage", "forward_select", "generate"]
 
 
 def test_cfs_hands_fewer_than_k_docs_when_nothing_is_accepted(slices):
@@ -295,7 +295,7 @@ def test_rerank_cascade_nodes_and_order(slices):
     exs, corpus = slices["2wikimultihopqa"]
     out, ev = _run_rr(corpus, ZONE, strategy="cfs", k=4, rerank_depth=12, skip_generation=True, link_question=False)
     assert [t["node"] for t in out["trace"]] == [
-        "first_stage", "rerank", "second_stage", "rerank_second", "forward_select", "generate"]
+        "start", "first_stage", "rerank", "second_stage", "rerank_second", "forward_select", "generate"]
     cands = out["candidates"]
     assert len(cands) == 12
     # the candidates are in the evaluator's order, their retrieval scores kept in meta

@@ -56,7 +56,7 @@ def test_cfs_real_stack_one_llm_call(stack):
     # the bridge: the wife's paragraph is found by the question, the husband's through it
     assert gold <= {p["id"] for p in ps}
     assert [t["node"] for t in out["trace"]] == [
-        "first_stage", "rerank", "second_stage", "rerank_second", "forward_select", "generate"]
+        "start", "first_stage", "rerank", "second_stage", "rerank_second", "forward_select", "generate"]
 
 
 def test_strategies_real_retrieval(stack):
@@ -78,7 +78,7 @@ def test_strategies_real_retrieval(stack):
 def test_rerank_keeps_the_question_s_best_candidates(stack):
     exs, corpus, c, g = stack
     out = g.invoke({"question": GULNUS}, context=DRRAGContext(strategy="sm", k=4, rerank="evaluator", skip_generation=True))
-    assert [t["node"] for t in out["trace"]] == ["first_stage", "rerank", "generate"]
+    assert [t["node"] for t in out["trace"]] == ["start", "first_stage", "rerank", "generate"]
     cands = out["candidates"]
     assert len(cands) == 30 and [p["id"] for p in out["passages"]] == [p["id"] for p in cands[:4]]
     scores = [p["score"] for p in cands]

@@ -22,7 +22,7 @@ from fakes import HashEmbeddings, LexicalRetriever, OverlapJudge, ScriptedChat
 from ragraphs import Components
 from ragraphs.errors import ConfigError
 from ragraphs.graphs import build_graph, method_context
-from ragraphs.graphs._common import routed, starts_a_run, timed
+from ragraphs.graphs._common import routed, start_at, starts_a_run, timed
 from ragraphs.settings import RAGContext
 from ragraphs.state import RAGState, make_passage
 
@@ -95,13 +95,20 @@ class SetState(RAGState):
     seen: NotRequired[Annotated[set[str], operator.or_]]
 
 
-def test_a_used_thread_sets_a_users_own_state_keys_back_to_empty():
+@pytest.mark.parametrize("form", ["start_at", "starts_a_run"])
+def test_a_used_thread_sets_a_users_own_state_keys_back_to_empty(form):
+    """Both forms (``start_at``, and ``starts_a_run``, the older one) reset a key of the user's
+    own type (a set under ``operator.or_``)."""
     def first(state, runtime):
         return {"seen": {state["question"]}, "answer": state["question"]}
 
     g = StateGraph(SetState)
-    g.add_node("first", starts_a_run("first", first, SetState))
-    g.add_edge(START, "first")
+    if form == "start_at":
+        g.add_node("first", timed("first", first))
+        start_at(g, "first")
+    else:
+        g.add_node("first", starts_a_run("first", first, SetState))
+        g.add_edge(START, "first")
     g.add_edge("first", END)
     app = g.compile(checkpointer=InMemorySaver())
     cfg = {"configurable": {"thread_id": "t"}}

@@ -221,7 +221,7 @@ def test_graph_routes_inside_to_memory_and_outside_to_retrieval(real_reservoir, 
     # mixed order: memory (query 0) and external (query 1) alternate at the top
     assert [p["meta"]["query_index"] for p in out["passages"][:4]] == [0, 1, 0, 1]
     assert len(out["passages"]) <= 10 and out["filtered_out"] == 0 and out["backoff"] is False
-    assert [t["node"] for t in out["trace"]] == ["rewrite", "memory_check", "retrieve", "filter", "generate", "memory_update"]
+    assert [t["node"] for t in out["trace"]] == ["start", "rewrite", "memory_check", "retrieve", "filter", "generate", "memory_update"]
     assert out["answer"] == "no" and out["llm_calls"] == 2
     assert "Question: Was Henrik Selberg born before Lord Adolphus Vane-Tempest?" in llm.prompts[-1]  # the rewritten one
     assert real_reservoir.count() == before
@@ -292,7 +292,7 @@ def test_unusable_rewrite_falls_back_to_the_question(tmp_path, wiki_corpus, mini
     q = "Who directed What Will You Do When You Catch Me?"
     out = build_erm4_graph(c).invoke({"question": q}, context=paper_ctx(use_memory=False))
     assert out["rewritten_question"] == q and out["queries"] == [q] and retr.queries == [q]
-    assert out["trace"][0]["fallback"] and res.count() == 0  # use_memory=False: no update either
+    assert out["trace"][1]["fallback"] and res.count() == 0  # use_memory=False: no update either
 
 
 def test_queries_that_differ_in_case_and_punctuation_only_are_one():

@@ -371,11 +371,11 @@ def test_memory_the_filter_drops_sends_its_query_outside_once(tmp_path):
     assert retriever.queries[-1] == "Ada Lovelace death" and not out["backoff"]
     assert [p["text"] for p in out["passages"]] == [docs[1]["text"]]
     nodes = [t["node"] for t in out["trace"]]
-    assert nodes == ["rewrite", "memory_check", "filter", "retrieve", "filter", "generate", "memory_update"]
+    assert nodes == ["start", "rewrite", "memory_check", "filter", "retrieve", "filter", "generate", "memory_update"]
     assert out["filtered_out"] == 1  # the birth memory, dropped in the first pass
     off, retriever = ask(tmp_path / "off.sqlite3", False)
     assert off["backoff"] and off["passages"] == [] and "Ada Lovelace death" not in retriever.queries
-    assert [t["node"] for t in off["trace"]] == ["rewrite", "memory_check", "filter", "backoff", "memory_update"]
+    assert [t["node"] for t in off["trace"]] == ["start", "rewrite", "memory_check", "filter", "backoff", "memory_update"]
 
 
 def test_the_recheck_judges_nothing_twice_and_fetches_no_page_again(tmp_path):

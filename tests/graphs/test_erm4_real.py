@@ -30,7 +30,7 @@ def test_erm4_real_stack_fills_a_persistent_reservoir(tmp_path, data_dir, minilm
     assert filt["filter"] == "judge" and filt["judge"] == "evaluator" and not c.judge("evaluator").name.startswith("cosine")
 
     nodes = [t["node"] for t in out["trace"]]
-    assert nodes[:4] == ["rewrite", "memory_check", "retrieve", "filter"] and nodes[-1] == "memory_update"
+    assert nodes[:5] == ["start", "rewrite", "memory_check", "retrieve", "filter"] and nodes[-1] == "memory_update"
     assert out["llm_calls"] == 2 and out["input_tokens"] > 200  # one rewrite call, one answer call
     assert out["rewritten_question"].strip() and 1 <= len(out["queries"]) <= 3
     # empty reservoir: every query is outside the boundary and retrieves k=5 from Chroma

@@ -22,7 +22,7 @@ def test_readme_pictures_match_the_compiled_graphs():
 def test_a_picture_shows_the_graph_nodes_and_named_routes():
     crag = mermaid("crag")
     nodes = set(re.findall(r"^\t(\w+)\(\1\)$", crag, re.M))
-    assert nodes == {"retrieve", "rerank", "evaluate", "refine", "rewrite", "web_search", "refine_web", "generate"}
+    assert nodes == {"start", "retrieve", "rerank", "evaluate", "refine", "rewrite", "web_search", "refine_web", "generate"}
     # conditional edges are dotted and carry their route's name
     assert "evaluate -. &nbsp;incorrect&nbsp; .-> rewrite;" in crag
     assert "main_judge -. &nbsp;guard&nbsp; .-> final_answer;" in mermaid("migres")
@@ -31,5 +31,5 @@ def test_a_picture_shows_the_graph_nodes_and_named_routes():
 def test_redraw_replaces_only_the_marked_blocks():
     stale = "intro\n<!-- graph:vanilla -->\n```mermaid\nold\n```\n<!-- /graph:vanilla -->\noutro\n<!-- graph:nope -->x<!-- /graph:nope -->"
     new = redraw(stale)
-    assert new.startswith("intro\n<!-- graph:vanilla -->\n```mermaid\n") and "__start__ --> retrieve;" in new and "generate --> __end__;" in new
+    assert new.startswith("intro\n<!-- graph:vanilla -->\n```mermaid\n") and "__start__ --> start;" in new and "start --> retrieve;" in new and "generate --> __end__;" in new
     assert new.endswith("\noutro\n<!-- graph:nope -->x<!-- /graph:nope -->") and "old" not in new

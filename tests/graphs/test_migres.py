@@ -116,7 +116,7 @@ def test_two_hop_loop_finds_the_second_hop(corpus):
     assert bowden_id not in out["hard_negative_ids"]
     assert all(p["id"] in out["hard_negative_ids"] for p in out["passages"] if p["id"] not in supporting)
     assert out["input_tokens"] > 0 and out["output_tokens"] > 0
-    assert [t["node"] for t in out["trace"]][:5] == ["retrieve", "filter_knowledge", "leaf_extract", "memory", "main_judge"]
+    assert [t["node"] for t in out["trace"]][:6] == ["start", "retrieve", "filter_knowledge", "leaf_extract", "memory", "main_judge"]
 
 
 def test_reader_writes_the_answer_after_an_answerable_verdict(corpus):
@@ -143,7 +143,7 @@ def test_reader_writes_the_answer_after_an_answerable_verdict(corpus):
     ctx = dict(CTX, k=4, reader_question_passages=3)
     out = g.invoke({"question": KILLING_PABLO_Q}, context=MIGRESContext(reader_evidence="passages", **ctx))  # answer_with="reader", the default
     nodes = [t["node"] for t in out["trace"]]
-    assert nodes == ["retrieve", "filter_knowledge", "leaf_extract", "memory", "main_judge", "reader_answer"]
+    assert nodes == ["start", "retrieve", "filter_knowledge", "leaf_extract", "memory", "main_judge", "reader_answer"]
     assert out["answer"] == "Mark Bowden" and out["answered"] and out["final"] == "answered"
     assert out["iterations"] == 1 and out["llm_calls"] == 3 == len(llm.prompts)
     reader = next(t for t in out["trace"] if t["node"] == "reader_answer")

@@ -79,7 +79,7 @@ def test_an_edit_keeps_the_route_of_the_runs_own_settings(tmp_path, monkeypatch)
     g.update_state(cfg, {"trace": []})
     assert g.get_state(cfg).next == ("rerank",)
     out = g.invoke(None, cfg, context=context)
-    assert [t["node"] for t in out["trace"]] == ["retrieve", "rerank", "generate"]
+    assert [t["node"] for t in out["trace"]] == ["start", "retrieve", "rerank", "generate"]
 
 
 def test_the_chat_paused_before_its_answer_takes_an_edit(tmp_path, monkeypatch):

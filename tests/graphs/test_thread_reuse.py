@@ -1,10 +1,13 @@
 """A second question asked on a thread that already holds a run starts from its input alone.
 
 LangGraph keeps a thread's state between runs, and a method's reducers add to it: without the
-first node's reset (``graphs._common.starts_a_run``) the second run's passages, LLM calls,
-token counts and trace held the first run's too, and MIGRES answered from the first
-question's passages. Each method here answers question 2 on a reused thread exactly as on a
-fresh one.
+reset the second run's passages, LLM calls, token counts and trace held the first run's too,
+and MIGRES answered from the first question's passages. Each method here answers question 2
+on a reused thread exactly as on a fresh one. The reset is the run's entry node
+(``graphs._common.start_at``), reached from START only: until 2026-11-30 it was done inside
+the method's first node (``starts_a_run``), so a first node that failed or paused left the new
+question beside the earlier run's answer, and MIGRES's retry of a question cut short inside
+its loop went on with the old run and its old settings.
 """
 
 from __future__ import annotations
@@ -48,6 +51,21 @@ def _seen(out):
             "nodes": [t["node"] for t in out["trace"]]}
 
 
+EMPTY = ("", [], {}, 0, 0.0, False, None)
+
+
+def _same_but_emptied(fresh, reused):
+    """The reused thread's output is the fresh one's, but for the keys the entry node set back to
+    empty, which a fresh run never wrote (docs/debugging.md: they read as empty values)."""
+    strip = ("elapsed_s", "earlier_run_reset")
+    assert [{k: v for k, v in e.items() if k not in strip} for e in reused["trace"]] == \
+        [{k: v for k, v in e.items() if k not in strip} for e in fresh["trace"]]
+    assert reused["trace"][0]["earlier_run_reset"] is True and "earlier_run_reset" not in fresh["trace"][0]
+    assert {k: v for k, v in reused.items() if k != "trace" and k in fresh} == {k: v for k, v in fresh.items() if k != "trace"}
+    extra = {k: v for k, v in reused.items() if k not in fresh}
+    assert all(v in EMPTY for v in extra.values()), extra
+
+
 @pytest.mark.parametrize("method", ["none", "vanilla", "crag", "dr-rag", "erm4", "migres"])
 def test_a_second_question_on_a_used_thread_is_answered_as_on_a_fresh_one(method, tmp_path, monkeypatch):
     monkeypatch.setenv("RAGRAPHS_HOME", str(tmp_path))  # ERM4's reservoir: its own, empty
@@ -61,36 +79,105 @@ def test_a_second_question_on_a_used_thread_is_answered_as_on_a_fresh_one(method
     second = g.invoke({"question": Q2}, cfg, context=context)
     assert _seen(second) == _seen(fresh)
     assert second["question"] == Q2
+    _same_but_emptied(fresh, second)
+    assert second["trace"][0] == {**second["trace"][0], "node": "start", "asked": Q2}
     # the thread's history keeps both runs: the first one is still there to read or replay
     questions = {s.values.get("question") for s in g.get_state_history(cfg)}
     assert {Q1, Q2} <= questions
 
 
+class _Flaky(LexicalRetriever):
+    down = False
+
+    def search(self, query, k, mode="dense"):
+        if self.down:
+            raise RuntimeError("store unreachable")
+        return super().search(query, k, mode)
+
+
+@pytest.mark.parametrize("method", ["vanilla", "crag", "migres"])
+def test_a_failing_first_node_on_a_used_thread_leaves_no_earlier_answer_beside_the_new_question(method):
+    """The store fails in the second question's first node: the thread's state holds the new
+    question with empty values, not the first run's answer, passages and counters beside it
+    (until 2026-11-30 it did: the reset was that node's own update); ``invoke(None)`` then goes
+    on with the failed node, as the same run, and answers as a fresh run does."""
+    fresh = _graph(method).invoke({"question": Q2})
+    store = _Flaky(CORPUS)
+    g = build_graph(method, Components(llm=ScriptedChat(script=_reply), retriever=store), checkpointer=InMemorySaver())
+    cfg = {"configurable": {"thread_id": "t"}}
+    assert g.invoke({"question": Q1}, cfg)["answer"]
+    store.down = True
+    with pytest.raises(RuntimeError, match="unreachable"):
+        g.invoke({"question": Q2}, cfg)
+    held = g.get_state(cfg)
+    assert held.next == ("retrieve",)
+    v = held.values
+    assert v["question"] == Q2 and not v.get("answer") and not v.get("llm_calls") and not v.get("passages")
+    assert [e["node"] for e in v["trace"]] == ["start"] and v["trace"][0]["earlier_run_reset"]
+    store.down = False
+    resumed = g.invoke(None, cfg)
+    assert _seen(resumed) == _seen(fresh)
+
+
+@pytest.mark.parametrize("method", ["none", "erm4"])
+def test_an_interrupt_in_the_first_node_on_a_used_thread_shows_no_earlier_answer(method, tmp_path, monkeypatch):
+    """The first node that calls the LLM (none's ``generate``, ERM4's ``rewrite``) pauses on
+    ``interrupt()`` (an approval step in a chat model of the user's): what ``invoke`` returns
+    holds the new question and no answer, where it held the first run's answer until 2026-11-30."""
+    from langgraph.types import Command, interrupt
+
+    monkeypatch.setenv("RAGRAPHS_HOME", str(tmp_path))
+    ask = {"on": False}
+
+    def script(prompt):
+        if ask["on"]:
+            interrupt("approve this LLM call?")
+        return _reply(prompt)
+
+    context = {"use_memory": False} if method == "erm4" else {}
+    g = build_graph(method, Components(llm=ScriptedChat(script=script), retriever=LexicalRetriever(CORPUS)),
+                    checkpointer=InMemorySaver())
+    cfg = {"configurable": {"thread_id": "t"}}
+    assert g.invoke({"question": Q1}, cfg, context=context)["answer"]
+    ask["on"] = True
+    paused = g.invoke({"question": Q2}, cfg, context=context)
+    assert paused["__interrupt__"] and paused["question"] == Q2
+    assert not paused.get("answer") and not paused.get("llm_calls") and not paused.get("passages")
+    ask["on"] = False
+    done = g.invoke(Command(resume=True), cfg, context=context)
+    assert done["question"] == Q2 and done["answer"] == "Paris" and done["trace"][0]["asked"] == Q2
+
+
 def test_migres_loop_going_back_to_retrieve_is_the_same_run():
-    """MIGRES's ``retrieve`` is both the run's first node and where each new iteration begins:
-    reached from ``generate_queries`` it keeps what the run gathered."""
+    """MIGRES's ``retrieve`` is where each iteration begins; the loop back to it never passes
+    the entry node, so it keeps what the run gathered."""
     out = _graph("migres").invoke({"question": Q2})
     nodes = [t["node"] for t in out["trace"]]
     assert nodes.count("retrieve") >= 2 and out["iterations"] == nodes.count("main_judge") >= 2
+    assert nodes.count("start") == 1 and nodes[:2] == ["start", "retrieve"]
     assert len(out["memory_queries"]) >= 2  # the second iteration's query joined the first's
+
+
+class _FailsOnce(LexicalRetriever):
+    """The store fails on its second search (MIGRES's second iteration)."""
+
+    def __init__(self, corpus):
+        super().__init__(corpus)
+        self.calls = 0
+
+    def search(self, query, k, mode="dense"):
+        self.calls += 1
+        if self.calls == 2:
+            raise RuntimeError("the store went away")
+        return super().search(query, k, mode)
 
 
 def test_a_new_question_after_a_migres_loop_cut_short_is_a_new_run():
     """A run stopped inside its loop (here the store fails in the second iteration's retrieve;
     Ctrl-C or a cancelled Studio run leave the same state) and then a new question on the
     thread: the new question does not carry on the old loop."""
-
-    class FailsOnce(LexicalRetriever):
-        calls = 0
-
-        def search(self, query, k, mode="dense"):
-            FailsOnce.calls += 1
-            if FailsOnce.calls == 2:
-                raise RuntimeError("the store went away")
-            return super().search(query, k, mode)
-
     fresh = _graph("migres").invoke({"question": Q1})
-    g = build_graph("migres", Components(llm=ScriptedChat(script=_reply), retriever=FailsOnce(CORPUS)),
+    g = build_graph("migres", Components(llm=ScriptedChat(script=_reply), retriever=_FailsOnce(CORPUS)),
                     checkpointer=InMemorySaver())
     cfg = {"configurable": {"thread_id": "cut"}}
     with pytest.raises(RuntimeError, match="went away"):
@@ -101,6 +188,40 @@ def test_a_new_question_after_a_migres_loop_cut_short_is_a_new_run():
     assert again["trace"][0]["asked"] == Q1 and again["memory_queries"][0] == Q1
 
 
+def test_the_same_question_asked_again_after_a_migres_loop_cut_short_is_a_fresh_run_with_its_settings():
+    """The same question asked again (not ``invoke(None)``) after a run stopped in its second
+    iteration: a new run under the new settings, as on a fresh thread. Until 2026-11-30 it went
+    on with the stopped run, under its old ``k`` and ``max_iterations`` ("from inside the graph
+    the two cannot be told apart"); a new input now always passes the entry node."""
+    new = {"k": 5, "max_iterations": 5}
+    fresh = _graph("migres").invoke({"question": Q2}, context=new)
+    g = build_graph("migres", Components(llm=ScriptedChat(script=_reply), retriever=_FailsOnce(CORPUS)),
+                    checkpointer=InMemorySaver())
+    cfg = {"configurable": {"thread_id": "cut"}}
+    with pytest.raises(RuntimeError, match="went away"):
+        g.invoke({"question": Q2}, cfg, context={"k": 2, "max_iterations": 2})
+    again = g.invoke({"question": Q2}, cfg, context=new)
+    assert _seen(again) == _seen(fresh) and again["iterations"] == fresh["iterations"]
+    assert [e.get("k") for e in again["trace"] if e["node"] == "retrieve"] == [5] * again["iterations"]
+    assert {k: g.get_state(cfg).values["run_settings"][k] for k in new} == new
+
+
+def test_an_input_without_a_question_on_a_used_thread_runs_the_held_question_again():
+    """LangGraph keeps a thread's values and an input that writes no question (``{}``, a
+    mistyped key) writes nothing: the run asks the thread's question again. The entry node
+    cannot tell that from the same question asked again, so docs/debugging.md says so; on a
+    fresh thread the same input is an InputError."""
+    from ragraphs.errors import InputError
+
+    g = _graph("vanilla", checkpointer=InMemorySaver())
+    with pytest.raises(InputError, match="no question given"):
+        g.invoke({"query": Q2}, {"configurable": {"thread_id": "new"}})
+    cfg = {"configurable": {"thread_id": "t"}}
+    g.invoke({"question": Q1}, cfg)
+    again = g.invoke({"query": Q2}, cfg)
+    assert again["question"] == Q1 and again["trace"][0]["earlier_run_reset"] and again["llm_calls"] == 1
+
+
 class _UserState(TypedDict, total=False):
     question: str
     notes: Annotated[list, operator.add]
@@ -108,9 +229,11 @@ class _UserState(TypedDict, total=False):
     trace: Annotated[list, operator.add]
 
 
-def test_the_helpers_take_an_async_first_node_and_langgraphs_other_node_forms():
-    """A user's graph (docs/extending.md): an ``async def`` first node under ``starts_a_run``
-    (it failed with ``'coroutine' object has no attribute 'get'`` until 2026-11-30), nodes
+@pytest.mark.parametrize("form", ["start_at", "starts_a_run"])
+def test_the_helpers_take_an_async_first_node_and_langgraphs_other_node_forms(form):
+    """A user's graph (docs/extending.md): an ``async def`` first node after ``start_at``, or
+    under ``starts_a_run``, the older form (it failed with ``'coroutine' object has no
+    attribute 'get'`` until 2026-11-30), nodes
     written ``(state)`` or ``(state, config)``, and one that routes with a ``Command``, each
     timed and traced; a second question on the thread still starts from its input alone."""
     import asyncio
@@ -118,7 +241,7 @@ def test_the_helpers_take_an_async_first_node_and_langgraphs_other_node_forms():
     from langgraph.graph import END, START, StateGraph
     from langgraph.types import Command
 
-    from ragraphs.graphs import starts_a_run, timed
+    from ragraphs.graphs import start_at, starts_a_run, timed
 
     S = _UserState
     async def first(state, runtime):
@@ -134,11 +257,14 @@ def test_the_helpers_take_an_async_first_node_and_langgraphs_other_node_forms():
         return {"answer": " / ".join(state["notes"])}
 
     g = StateGraph(S)
-    g.add_node("first", starts_a_run("first", first, S))
+    g.add_node("first", timed("first", first) if form == "start_at" else starts_a_run("first", first, S))
     g.add_node("second", timed("second", second))
     g.add_node("third", timed("third", third))
     g.add_node("last", timed("last", last))
-    g.add_edge(START, "first")
+    if form == "start_at":
+        start_at(g, "first")
+    else:
+        g.add_edge(START, "first")
     g.add_edge("first", "second")
     g.add_edge("second", "third")
     g.add_edge("last", END)
@@ -146,9 +272,11 @@ def test_the_helpers_take_an_async_first_node_and_langgraphs_other_node_forms():
     cfg = {"configurable": {"thread_id": "t1"}}
     out = asyncio.run(graph.ainvoke({"question": "q1"}, cfg))
     assert out["answer"] == "read q1 / second / t1"
-    assert [e["node"] for e in out["trace"]] == ["first", "second", "third", "last"]
+    nodes = ["first", "second", "third", "last"]
+    assert [e["node"] for e in out["trace"]] == (["start", *nodes] if form == "start_at" else nodes)
     again = asyncio.run(graph.ainvoke({"question": "q2"}, cfg))
-    assert again["answer"] == "read q2 / second / t1" and len(again["trace"]) == 4
+    assert again["answer"] == "read q2 / second / t1" and len(again["trace"]) == len(out["trace"])
+    assert again["trace"][0]["asked"] == "q2" and again["trace"][0]["earlier_run_reset"]
 
 
 def test_timed_nodes_get_what_langgraph_injects_by_name():
@@ -210,11 +338,12 @@ def test_routed_routers_take_langgraphs_forms_too():
 def test_routed_keeps_a_routers_literal_targets_and_settings_need_their_state_key():
     """A router typed ``-> Literal["b", "c"]`` and given no path map keeps its branches in the
     drawing (routed replaced its return type until a mend of 2026-11-30); ``starts_a_run`` with
-    ``settings`` over a state without ``run_settings`` warns that edits take the defaults."""
+    ``settings`` (and ``start_at``) over a state without ``run_settings`` warns that edits take
+    the defaults."""
     import pytest
     from langgraph.graph import END, START, StateGraph
 
-    from ragraphs.graphs import routed, starts_a_run, timed
+    from ragraphs.graphs import routed, start_at, starts_a_run, timed
     from ragraphs.settings import RAGContext
 
     def pick(state) -> Literal["b", "c"]:  # Literal: this module's, so the hint resolves
@@ -231,3 +360,5 @@ def test_routed_keeps_a_routers_literal_targets_and_settings_need_their_state_ke
     assert "a -.-> b" in drawn and "a -.-> c" in drawn
     with pytest.warns(UserWarning, match="has no 'run_settings' key"):
         starts_a_run("a", lambda state: {}, _UserState, settings=RAGContext)
+    with pytest.warns(UserWarning, match="start_at.*has no 'run_settings' key"):
+        start_at(StateGraph(_UserState), "a", settings=RAGContext)

@@ -72,10 +72,10 @@ def test_vanilla_with_and_without_rerank():
     c = Components(llm=FakeAnswerChat(responses=["x"]), retriever=r, judges={"evaluator": j})
     g = build_vanilla_graph(c)
     out = g.invoke({"question": "q?"}, context=RAGContext(k=2))
-    assert [t["node"] for t in out["trace"]] == ["retrieve", "generate"] and r.asked[-1] == (2, "dense")
+    assert [t["node"] for t in out["trace"]] == ["start", "retrieve", "generate"] and r.asked[-1] == (2, "dense")
     assert [p["id"] for p in out["passages"]] == ["0", "1"]
     out = g.invoke({"question": "q?"}, context=RAGContext(k=2, rerank="evaluator", rerank_depth=6))
-    assert [t["node"] for t in out["trace"]] == ["retrieve", "rerank", "generate"] and r.asked[-1] == (6, "dense")
+    assert [t["node"] for t in out["trace"]] == ["start", "retrieve", "rerank", "generate"] and r.asked[-1] == (6, "dense")
     assert [p["id"] for p in out["passages"]] == ["5", "4"]
     assert out["llm_calls"] == 1
 
@@ -100,7 +100,7 @@ def test_vanilla_puts_the_pages_the_question_names_first():
     out = g.invoke({"question": q}, context=RAGContext(k=2, link_question=True, link_depth=10))
     assert r.asked[-2:] == [(2, "dense"), (10, "dense")]  # a wider search for the named pages
     assert [p["id"] for p in out["passages"]] == ["7", "0"] and out["passages"][0]["meta"]["named_by_question"]
-    assert out["trace"][0]["named_by_question"] == 1
+    assert out["trace"][1]["named_by_question"] == 1
     # past the link depth, a named page is not searched for
     out = g.invoke({"question": q}, context=RAGContext(k=2, link_question=True, link_depth=5))
     assert [p["id"] for p in out["passages"]] == ["0", "1"]

@@ -164,16 +164,16 @@ def test_stream_updates_of_one_run_and_event_loop_stays_free(client, server):
     updates = [d for e, d in events if e == "updates"]
     custom = [d for e, d in events if e == "custom"]
     # one update per node, in graph order
-    assert [next(iter(u)) for u in updates] == ["retrieve", "generate"]
-    retrieved = updates[0]["retrieve"]["passages"]
+    assert [next(iter(u)) for u in updates] == ["start", "retrieve", "generate"]
+    retrieved = updates[1]["retrieve"]["passages"]
     assert len(retrieved) == 3 and any("Sørensen" in p["title"] for p in retrieved)
-    assert updates[1]["generate"]["answer"].strip()
+    assert updates[2]["generate"]["answer"].strip()
     # the custom events carry every node's details (scores of the retrieved passages)
-    assert [c["node"] for c in custom if c.get("event") == "node_trace"] == ["retrieve", "generate"]
-    assert all(isinstance(r["score"], float) for r in custom[0]["retrieved"])
+    assert [c["node"] for c in custom if c.get("event") == "node_trace"] == ["start", "retrieve", "generate"]
+    assert all(isinstance(r["score"], float) for r in custom[1]["retrieved"])
     # the server's own checkpointer kept the thread: its state and history are there
     state = client.threads.get_state(thread["thread_id"])
-    assert state["values"]["answer"] == updates[1]["generate"]["answer"]
+    assert state["values"]["answer"] == updates[2]["generate"]["answer"]
     history = client.threads.get_history(thread["thread_id"], limit=10)
     assert len(history) >= 3
     assert latencies and max(latencies) < 5.0, latencies
