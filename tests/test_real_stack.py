@@ -81,7 +81,7 @@ def test_cli_ingest_and_ask_json(cli, data_dir):
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout.strip().splitlines()[-1])
     assert out["answer"] and out["llm_calls"] == 1 and len(out["passages"]) == 4
-    assert set(out["node_times"]) == {"retrieve", "generate"}
+    assert set(out["node_times"]) == {"start", "retrieve", "generate"}
     assert "--- [" in r.stderr and "retrieve" in r.stderr  # the streamed trace
     # the models load before the run, so the first node's time is its own
     assert out["load_s"] > 0 and "models loaded before the run" in r.stderr

@@ -86,8 +86,9 @@ def _cli(tmp_path: Path, *args, timeout: float = 240, **env) -> subprocess.Compl
 
 
 def _one_error_line(err: str) -> str:
-    # besides the trace a run with --trace asked for ("--- " lines: the models' loading, each node)
-    lines = [ln for ln in err.splitlines() if ln.strip() and not ln.startswith(("Loading weights", "\r", "--- "))]
+    # besides the trace a run with --trace asked for ("--- " lines: the models' loading, each node;
+    # indented under a node: its details and update, such as the entry node `start`'s)
+    lines = [ln for ln in err.splitlines() if ln.strip() and not ln.startswith(("Loading weights", "\r", "--- ", "    "))]
     assert "Traceback" not in err, err
     assert len(lines) == 1 and lines[0].startswith("ragraphs: error: "), err
     return lines[0]

@@ -61,13 +61,13 @@ def test_vanilla_run_scores_times_and_recall(hotpot, corpus):
     assert summary["docs_avg"] == 3 and summary["llm_calls_avg"] == 1
     for r in recs:
         assert r["docs"] == 3 and len(r["passages"]) == 3
-        assert set(r["node_s"]) == {"retrieve", "generate"}
+        assert set(r["node_s"]) == {"start", "retrieve", "generate"}
         assert [t["node"] for t in r["trace"]] == ["start", "retrieve", "generate"]
         # recall agrees with the gold flags on the passages
         assert r["recall"] == pytest.approx(sum(p["gold"] for p in r["passages"]) / r["n_gold"])
         assert r["input_tokens"] > 0
     assert 0 <= summary["recall"] <= 1 and summary["n_with_gold"] == 4
-    assert set(summary["node_s_avg"]) == {"retrieve", "generate"}
+    assert set(summary["node_s_avg"]) == {"start", "retrieve", "generate"}
     assert summary["overhead_pct"] is not None and summary["k"] == 3
 
 
