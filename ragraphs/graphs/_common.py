@@ -195,6 +195,13 @@ def _no_run_settings(where: str, schema: type) -> None:
                   "RAGState, or declare run_settings: NotRequired[dict]", UserWarning, stacklevel=3)
 
 
+def _written(value: Any, empty: Any) -> bool:
+    try:
+        return bool(value != empty)
+    except Exception:  # a value of the user's that compares as an array: written
+        return True
+
+
 ENTRY = "start"
 """The name of the entry node :func:`start_at` adds."""
 
@@ -210,20 +217,17 @@ def start_at(
     The entry node checks the input question (``question_of``, where ``"question"`` is among
     ``inputs``), refuses another method's settings class (with ``settings``, the graph's settings
     class: a :class:`ConfigError` naming both) and records the run's settings in
-    ``run_settings``. Its trace entry, the run's first, names the question (``asked``, its first
-    500 characters). On a thread that already holds a run (a checkpointer's ``thread_id`` used
-    again, Studio's next input on the same thread, ``ragraphs ask --thread`` twice) it sets every
+    ``run_settings``. Its trace entry, the run's first, names the question (``asked``). On a
+    thread that already holds a run (a ``thread_id`` used again, Studio's next input on the same
+    thread, ``ragraphs ask --thread`` twice) it sets every
     key of the state but the ``inputs`` back to its empty value (``Overwrite`` past its reducer)
     and its trace entry says so (``earlier_run_reset``): the new run's passages, LLM calls and
     trace are its own from its first step on, whatever the next node does (fails, pauses on
     ``interrupt()``).
 
-    A new input always passes the entry node, so it is a new run; ``invoke(None, config)`` after
-    a failure goes on with the failed node (LangGraph's pending task) without passing it, so it is
-    the same run. A loop back to ``first`` never passes it either. The older form,
-    :func:`starts_a_run`, resets inside the first node itself, and so only once that node has
-    finished.
-    """
+    A new input always passes it (a new run); ``invoke(None, config)`` after a failure resumes at
+    the failed node without passing it (the same run), and so does a loop back to ``first``.
+    :func:`starts_a_run` is the older form, which resets inside the first node itself."""
     from langgraph.graph import START
 
     from ..state.types import question_of
@@ -245,7 +249,7 @@ def start_at(
             update[RUN_SETTINGS] = recorded_settings(context_of(runtime, settings))
         mark: dict[str, Any] = {"node": name, "elapsed_s": 0.0, "asked": asked[:RUN_QUESTION_CHARS]}
         # a key of an earlier run's (LangGraph hands a fresh run its reducers' empty values)
-        reused = any(key not in keep and key in channels and held[key] != channels[key][0] for key in held)
+        reused = any(key not in keep and key in channels and _written(held[key], channels[key][0]) for key in held)
         if reused:
             mark["earlier_run_reset"] = True  # `--trace` says so, in place of every emptied key
         mark["elapsed_s"] = round(time.perf_counter() - t0, 6)
