@@ -51,8 +51,8 @@ def sample_documents(n_questions: int = 3) -> tuple[list[Document], list]:
     """The paragraphs of the first questions of the bundled sample, as LangChain documents."""
     path = resources.files("ragraphs") / "data" / "sample" / "hotpotqa_sample.jsonl"
     examples = load_dataset(str(path), "hotpotqa", limit=n_questions)
-    docs = [
-        Document(page_content=p["text"], metadata={"title": p["title"], "id": p["id"], "source": "corpus"})
+    docs = [  # the id as the Document's own (what a store keeps and ragraphs reads first), and in metadata
+        Document(id=p["id"], page_content=p["text"], metadata={"title": p["title"], "id": p["id"], "source": "corpus"})
         for p in pooled_passages(examples)
     ]
     return docs, examples
