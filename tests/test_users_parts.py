@@ -39,6 +39,7 @@ def test_a_documents_own_id_wins_over_a_chunk_number_in_its_metadata(minilm):
     out = build_graph("vanilla", c).invoke({"question": QUESTION}, context=RAGContext(k=3))
     assert sorted(p["id"] for p in out["passages"]) == sorted(ids)
     assert all(store.get_by_ids([p["id"]]) for p in out["passages"])
+    assert [p["meta"]["doc_id"] for p in out["passages"]] == [1, 1, 1]  # the user's own id, kept beside
     # no id of its own: the metadata's, as text; neither: one hashed from title and text
     assert document_passage(Document("x", metadata={"id": 7}))["id"] == "7"
     assert document_passage(Document("x", metadata={"title": "T"}))["id"] == make_passage("T", "x")["id"]

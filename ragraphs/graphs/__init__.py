@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ConfigError
 from ..setting_values import locked_settings
 from ..settings import RAGContext
-from ._common import Routes, routed, start_at, starts_a_run, timed  # for graphs of your own (docs/extending.md)
+from ._common import Routes, routed, start_at, timed  # for graphs of your own (docs/extending.md)
+from ._older_start import starts_a_run  # the older form of start_at
 
 # a server's list of locked settings is checked when its graphs load: a misspelt name fails the
 # start, not every run after it (each run's context checks it again)

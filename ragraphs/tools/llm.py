@@ -206,7 +206,7 @@ def complete(
     completion = is_completion_model(llm)
     if stop and completion:  # a completion endpoint: the stops as they are, at most 4
         stop = stop[:4]
-    elif stop and not isinstance(llm, (LlamaCppCompletionChat, FakeAnswerChat)):
+    elif stop and not isinstance(wrapped_model(llm), (LlamaCppCompletionChat, FakeAnswerChat)):
         # a chat model may open its reply with a blank line: keep only visible stop
         # strings (answers are cut to their first non-empty line afterwards), at most 4
         stop = [s for s in stop if s.strip()][:4]

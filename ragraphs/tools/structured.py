@@ -35,7 +35,7 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Val
 
 from ..errors import LLMError
 from .llama import LlamaCppCompletionChat
-from .llm import Completion, ModelMarks, complete
+from .llm import Completion, ModelMarks, complete, wrapped_model
 from .parsing import parse_json_object
 
 M = TypeVar("M", bound=BaseModel)
@@ -348,8 +348,11 @@ def _schema_refused(e: LLMError) -> bool:
 
 def constraint_mode(llm: BaseLanguageModel) -> str:
     """How a model's output can be constrained: "grammar", "json_schema" or "lenient" (a chat
-    server that refused a JSON schema once is read leniently from then on)."""
-    if isinstance(llm, LlamaCppCompletionChat):
+    server that refused a JSON schema once is read leniently from then on). A model behind
+    ``bind`` / ``with_retry`` / ``with_fallbacks`` is constrained as the model inside (it was
+    read leniently until 2026-11-30)."""
+    inner = wrapped_model(llm)
+    if isinstance(inner, LlamaCppCompletionChat):
         return "grammar"
     if llm in _NO_SCHEMA:
         return "lenient"
@@ -357,7 +360,7 @@ def constraint_mode(llm: BaseLanguageModel) -> str:
         from langchain_openai import ChatOpenAI
     except ImportError:  # pragma: no cover
         return "lenient"
-    return "json_schema" if isinstance(llm, ChatOpenAI) else "lenient"
+    return "json_schema" if isinstance(inner, ChatOpenAI) else "lenient"
 
 
 REPAIR_NOTE = "The response above is not one valid JSON object in the format of the examples. Corrected response:"

@@ -4,7 +4,8 @@
 returns :class:`~ragraphs.state.Passage` lists. :class:`ChromaCorpus` implements it over
 Chroma (embedded persistent directory, or a Chroma server by URL) with a BM25 index beside
 it for ``mode="bm25"`` and ``mode="hybrid"`` (reciprocal-rank fusion).
-:class:`LangChainRetriever` adapts any LangChain ``VectorStore`` or ``BaseRetriever``.
+:class:`~ragraphs.tools.user_retriever.LangChainRetriever` adapts any LangChain ``VectorStore``
+or ``BaseRetriever``.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ from fakes import HashEmbeddings, LexicalRetriever, OverlapJudge, ScriptedChat
 from ragraphs import Components
 from ragraphs.errors import ConfigError
 from ragraphs.graphs import build_graph, method_context
-from ragraphs.graphs._common import routed, start_at, starts_a_run, timed
+from ragraphs.graphs import routed, start_at, starts_a_run, timed
 from ragraphs.settings import RAGContext
 from ragraphs.state import RAGState, make_passage
 

@@ -13,14 +13,20 @@ its loop went on with the old run and its old settings.
 from __future__ import annotations
 
 import operator
+from collections.abc import Sequence
 from typing import Annotated, Literal, TypedDict
 
 import pytest
+from langchain_core.messages import BaseMessage
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph.message import add_messages
+from pydantic import BaseModel
+from typing_extensions import NotRequired
 
 from fakes import LexicalRetriever, ScriptedChat
 from ragraphs import Components
 from ragraphs.graphs import build_graph
+from ragraphs.state import RAGState as _RAGStateForSeq
 from ragraphs.state import make_passage
 
 CORPUS = [
@@ -277,6 +283,61 @@ def test_the_helpers_take_an_async_first_node_and_langgraphs_other_node_forms(fo
     again = asyncio.run(graph.ainvoke({"question": "q2"}, cfg))
     assert again["answer"] == "read q2 / second / t1" and len(again["trace"]) == len(out["trace"])
     assert again["trace"][0]["asked"] == "q2" and again["trace"][0]["earlier_run_reset"]
+
+
+class _SeqState(_RAGStateForSeq):  # a user's state with abstract collection types
+    steps: NotRequired[Annotated[Sequence[str], operator.add]]
+    messages: NotRequired[Annotated[Sequence[BaseMessage], add_messages]]
+
+
+class _StyledState(BaseModel):  # a pydantic state with a default
+    question: str = ""
+    style: str = "short"
+    answer: str = ""
+    trace: Annotated[list, operator.add] = []
+
+
+def test_start_at_reads_a_first_run_as_first_whatever_the_states_key_types():
+    """A user's state with a ``Sequence`` reducer key (LangGraph's agent tutorials write
+    ``Annotated[Sequence[BaseMessage], add_messages]``), a pydantic state with a default: the
+    entry node took every first run for a reused thread (their empty
+    values compared unequal to its guesses) and reset them, crashing (``None + list``) or
+    wiping the default, until 2026-11-30. A reused thread's run starts from the empty values
+    LangGraph gives, the pydantic default included."""
+    from langchain_core.messages import AIMessage
+    from langgraph.graph import END, StateGraph
+
+    from ragraphs.graphs import start_at, timed
+
+    Seq, Styled = _SeqState, _StyledState
+
+    def first(state):
+        return {"steps": ["first"], "messages": [AIMessage(content=state["question"])],
+                "answer": f"{len(state.get('steps') or [])} earlier steps"}
+
+    g = StateGraph(Seq)
+    g.add_node("first", timed("first", first))
+    start_at(g, "first")
+    g.add_edge("first", END)
+    graph = g.compile(checkpointer=InMemorySaver())
+    cfg = {"configurable": {"thread_id": "s"}}
+    out = graph.invoke({"question": "q1"}, cfg)
+    assert out["steps"] == ["first"] and out["answer"] == "0 earlier steps"
+    assert "earlier_run_reset" not in out["trace"][0]
+    again = graph.invoke({"question": "q2"}, cfg)
+    assert again["steps"] == ["first"] and [m.content for m in again["messages"]] == ["q2"]
+    assert again["answer"] == "0 earlier steps" and again["trace"][0]["earlier_run_reset"]
+
+    def styled(state):
+        return {"answer": f"{state.style} answer to {state.question}", "style": "long"}
+
+    g2 = StateGraph(Styled)
+    g2.add_node("first", timed("first", styled))
+    start_at(g2, "first")
+    g2.add_edge("first", END)
+    graph2 = g2.compile(checkpointer=InMemorySaver())
+    assert graph2.invoke({"question": "q1"}, cfg)["answer"] == "short answer to q1"
+    assert graph2.invoke({"question": "q2"}, cfg)["answer"] == "short answer to q2"  # the default again
 
 
 def test_timed_nodes_get_what_langgraph_injects_by_name():

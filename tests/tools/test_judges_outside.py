@@ -108,24 +108,34 @@ def test_judge_threads_come_from_the_environment(monkeypatch):
 
 def test_a_cached_org_name_loads_from_the_local_cache(tmp_path):
     """``org/name`` was refused as a missing folder until 2026-11-30, though the README offers a
-    cached model name. A separate process: the cache's place is read when the hub library loads."""
+    cached model name; a cached sentence-embedding model is refused as a folder of one is. A
+    separate process: the cache's place is read when the hub library loads."""
     _reranker(tmp_path / "model", labels=1, activation=None)
     snap = tmp_path / "hf" / "hub" / "models--me--tiny-reranker" / "snapshots" / "0123abc"
     shutil.copytree(tmp_path / "model", snap)
     (snap.parent.parent / "refs").mkdir()
     (snap.parent.parent / "refs" / "main").write_text("0123abc", encoding="utf-8")
+    from ragraphs.tools.embeddings import minilm_path
+
+    bi = tmp_path / "hf" / "hub" / "models--sentence-transformers--all-MiniLM-L6-v2"
+    shutil.copytree(minilm_path(), bi / "snapshots" / "0123abc")
+    (bi / "refs").mkdir()
+    (bi / "refs" / "main").write_text("0123abc", encoding="utf-8")
     code = ("import json; from ragraphs.tools import judges as J\n"
             "from ragraphs.errors import ConfigError\n"
             "s = J.load_judge('evaluator', 'me/tiny-reranker').score_batch([('who wrote Hamlet?', 'Shakespeare')])\n"
-            "try:\n    J.load_judge('evaluator', 'me/not-cached')\n    miss = ''\n"
-            "except ConfigError as e:\n    miss = str(e)\n"
-            "print(json.dumps({'score': float(s[0]), 'miss': miss}))\n")
+            "said = []\n"
+            "for name in ('me/not-cached', 'sentence-transformers/all-MiniLM-L6-v2'):\n"
+            "    try:\n        J.load_judge('evaluator', name)\n        said.append('')\n"
+            "    except ConfigError as e:\n        said.append(str(e))\n"
+            "print(json.dumps({'score': float(s[0]), 'miss': said[0], 'bi': said[1]}))\n")
     env = {**os.environ, "HF_HOME": str(tmp_path / "hf"), "HF_HUB_OFFLINE": "1"}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     got = json.loads(out.stdout.strip().splitlines()[-1])
     assert -1.0 < got["score"] < 1.0
     assert "'me/not-cached': no such folder, and no model of that name in the local Hugging Face cache" in got["miss"]
+    assert "is not a cross-encoder: its config.json names BertModel" in got["bi"]  # a cached bi-encoder too
 
 
 def test_judge_eval_json_names_files_without_items_on_stderr(capsys):

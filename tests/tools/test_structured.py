@@ -329,18 +329,21 @@ def test_a_json_schema_decision_cut_by_the_token_limit_is_read_not_raised():
 
 
 def test_a_wrapped_chat_model_of_a_local_server_is_sent_max_tokens_too():
-    """A user's ChatOpenAI behind ``bind`` / ``with_retry`` for a llama.cpp-style server: the
-    call's limit goes as ``max_tokens`` too (that server ignores ``max_completion_tokens``), and
-    an error names the model and its address. Wrappers hid both until 2026-11-30."""
+    """A user's ChatOpenAI behind ``bind`` / ``with_retry`` / ``with_fallbacks`` for a
+    llama.cpp-style server: the call's limit goes as ``max_tokens`` too (that server ignores
+    ``max_completion_tokens``), an error names the model and its address, and decisions are
+    constrained by a JSON schema (the embedded model's by its grammar). Wrappers hid all three
+    until 2026-11-30."""
     from langchain_openai import ChatOpenAI
 
     from ragraphs.errors import LLMError
-    from ragraphs.tools.llm import complete, model_label
+    from ragraphs.tools.llm import complete, make_llm, model_label
 
     server = ChatEndpoint(lambda body, headers: (200, chat_completion("Lima", body["model"], 10, 1)))
     try:
         base = ChatOpenAI(model="local-gguf", base_url=server.url, api_key="x", max_retries=0)
-        for llm in (base.bind(temperature=0), base.with_retry(stop_after_attempt=1)):
+        for llm in (base.bind(temperature=0), base.with_retry(stop_after_attempt=1), base.with_fallbacks([base])):
+            assert S.constraint_mode(llm) == "json_schema"  # read leniently until 2026-11-30
             assert complete(llm, "Capital of Peru?", max_tokens=7).text == "Lima"
             assert server.bodies[-1]["max_tokens"] == server.bodies[-1]["max_completion_tokens"] == 7
             assert model_label(llm) == f"local-gguf at {server.url}"
@@ -348,6 +351,7 @@ def test_a_wrapped_chat_model_of_a_local_server_is_sent_max_tokens_too():
         server.close()
     with pytest.raises(LLMError, match="local-gguf at "):
         complete(base.bind(temperature=0), "Capital of Peru?", max_tokens=7)
+    assert S.constraint_mode(make_llm("gemma").bind(temperature=0)) == "grammar"  # the embedded model's grammar
 
 
 def test_a_server_that_refuses_json_schema_is_read_leniently_from_then_on():

@@ -118,6 +118,8 @@ def load_cross_encoder(path: str | os.PathLike, backend: str | None = None, max_
         raise ConfigError(f"judge model not found: {p}")
     if local:
         _refuse_bi_encoder(p)
+    else:  # a cached model name: its cached config, where the cache has one
+        _refuse_bi_encoder(_cached_folder(str(path)))
     meta = _describe(p) if local else {}
     onnx_file = p / meta.get("onnx_file", _ONNX_FILE) if local else None
     if backend is None:  # a ragraphs judge directory names its ONNX file: that one, or an error naming it
@@ -170,6 +172,18 @@ def _path_like(spec: str) -> bool:
     """A judge spec that can only be a folder (absolute, ``./``, ``~``, or deeper than a
     model cache's ``org/name``)."""
     return spec.startswith((os.sep, ".", "~")) or spec.count("/") > 1 or (os.sep != "/" and os.sep in spec)
+
+
+def _cached_folder(name: str) -> Path:
+    """The local Hugging Face cache's folder of ``name``'s config (a folder that is not there
+    when the cache has none: the loader then says the model is not cached)."""
+    try:
+        from huggingface_hub import try_to_load_from_cache
+
+        found = try_to_load_from_cache(name, "config.json")
+    except Exception:  # not a repository name the hub library takes
+        found = None
+    return Path(found).parent if isinstance(found, str) else Path(os.devnull) / "none"
 
 
 def _refuse_bi_encoder(folder: Path) -> None:
