@@ -39,7 +39,9 @@ def test_a_documents_own_id_wins_over_a_chunk_number_in_its_metadata(minilm):
     out = build_graph("vanilla", c).invoke({"question": QUESTION}, context=RAGContext(k=3))
     assert sorted(p["id"] for p in out["passages"]) == sorted(ids)
     assert all(store.get_by_ids([p["id"]]) for p in out["passages"])
-    assert [p["meta"]["doc_id"] for p in out["passages"]] == [1, 1, 1]  # the user's own id, kept beside
+    assert [p["meta"]["metadata_id"] for p in out["passages"]] == [1, 1, 1]  # the user's own id, kept beside
+    own = document_passage(Document("x", id="u1", metadata={"id": 3, "metadata_id": "mine", "doc_id": "r-1"}))
+    assert own["id"] == "u1" and own["meta"] == {"metadata_id": "mine", "doc_id": "r-1"}  # the user's keys as they are
     # no id of its own: the metadata's, as text; neither: one hashed from title and text
     assert document_passage(Document("x", metadata={"id": 7}))["id"] == "7"
     assert document_passage(Document("x", metadata={"title": "T"}))["id"] == make_passage("T", "x")["id"]

@@ -144,7 +144,6 @@ def _channels(schema: type) -> dict[str, tuple[Any, Callable | None]]:
                 frozenset: frozenset, tuple: tuple, abc.Sequence: list, abc.MutableSequence: list,
                 abc.Set: set, abc.MutableSet: set, abc.Mapping: dict, abc.MutableMapping: dict}  # as LangGraph's
     fields = getattr(schema, "model_fields", None) or {}  # a pydantic state: its fields' defaults
-    defaults = {k: f.get_default(call_default_factory=True) for k, f in fields.items() if not f.is_required()}
     out: dict[str, tuple[Any, Callable | None]] = {}
     for key, hint in tx.get_type_hints(schema, include_extras=True).items():
         if tx.get_origin(hint) in (tx.NotRequired, tx.Required):
@@ -161,8 +160,34 @@ def _channels(schema: type) -> dict[str, tuple[Any, Callable | None]]:
             empty = make() if make else None
         except Exception:
             empty = None
-        out[key] = (defaults[key] if key in defaults else empty, reducer)
+        f = fields.get(key)
+        if reducer is None and f is not None and not f.is_required():  # LangGraph's reducer keys start empty
+            empty = Fresh(f, empty) if f.default_factory is not None else f.default
+        out[key] = (empty, reducer)
     return out
+
+
+class Fresh:
+    """A pydantic field's ``default_factory``, called at each reset (called once when the graph
+    was built, every reset wrote that one value, until 2026-11-30); the type's empty value where
+    the factory needs the validated data."""
+
+    def __init__(self, field: Any, fallback: Any) -> None:
+        self.field, self.fallback = field, fallback
+
+    def __call__(self) -> Any:
+        try:
+            return self.field.get_default(call_default_factory=True)
+        except Exception:
+            return self.fallback
+
+
+def state_dict(state: Any) -> dict:
+    """A node's state as a dict: a TypedDict or pydantic state as it is, a dataclass by its
+    fields (``dict()`` of one failed: 'object is not iterable', until 2026-11-30)."""
+    if dataclasses.is_dataclass(state) and not isinstance(state, type):
+        return {f.name: getattr(state, f.name) for f in dataclasses.fields(state)}
+    return dict(state)
 
 
 RUN_QUESTION_CHARS = 500
@@ -176,6 +201,7 @@ def _reset(held: dict, keep: frozenset, update: dict[str, Any], channels: dict) 
         if key in keep or key in update or key not in channels:
             continue
         empty, reducer = channels[key]
+        empty = empty() if isinstance(empty, Fresh) else empty
         out[key] = Overwrite(empty) if reducer else empty
     for key, value in update.items():
         empty, reducer = channels.get(key, (None, None))
@@ -238,7 +264,7 @@ def start_at(
         t0 = time.perf_counter()
         if settings is not None:
             refuse_other_settings(getattr(runtime, "context", None), settings)
-        held: dict = dict(state)
+        held: dict = state_dict(state)
         asked = question_of(held) if "question" in keep else str(held.get("question") or "")
         update: dict[str, Any] = {}
         if settings is not None:  # what the routers read where LangGraph gives them no runtime
@@ -247,7 +273,8 @@ def start_at(
         # the thread holds an earlier run: its trace (every run's entry node writes one); a state
         # without a trace key, by its values (LangGraph hands a fresh run its reducers' empty values)
         reused = bool(held.get("trace")) if "trace" in channels else any(
-            key not in keep and key in channels and _written(held[key], channels[key][0]) for key in held)
+            key not in keep and key in channels and not isinstance(channels[key][0], Fresh)
+            and _written(held[key], channels[key][0]) for key in held)
         if reused:
             mark["earlier_run_reset"] = True  # `--trace` says so, in place of every emptied key
         mark["elapsed_s"] = round(time.perf_counter() - t0, 6)

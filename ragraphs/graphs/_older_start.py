@@ -15,7 +15,7 @@ from langgraph.typing import ContextT as C
 from ..setting_values import RUN_SETTINGS, recorded_settings, refuse_other_settings
 from ..settings import context_of
 from ..state.types import Node
-from ._common import RUN_QUESTION_CHARS, S, _channels, _no_run_settings, _reset, timed
+from ._common import RUN_QUESTION_CHARS, S, _channels, _no_run_settings, _reset, state_dict, timed
 
 
 def _marked(update: dict[str, Any], question: str) -> dict[str, Any]:
@@ -71,7 +71,7 @@ def starts_a_run(
         "new" (a new question on a thread that holds a run), with the state the node reads."""
         if settings is not None:
             refuse_other_settings(getattr(runtime, "context", None), settings)
-        held: dict = dict(state)
+        held: dict = state_dict(state)
         trace = held.get("trace") or []
         asked = str(held.get("question") or "")[:RUN_QUESTION_CHARS]
         # the loop going on: reached from its predecessor, in the run this question began (a run

@@ -221,7 +221,7 @@ def complete(
         # an OpenAI-compatible server, whoever built the model (make_llm or the user's own
         # ChatOpenAI): langchain-openai sends `max_completion_tokens`, which llama-cpp-python's
         # server ignores (it wrote until its context was full); they all read `max_tokens`
-        kwargs["extra_body"] = {**(getattr(llm, "extra_body", None) or {}), "max_tokens": int(limit)}
+        kwargs["extra_body"] = {**bound_extra_body(llm), "max_tokens": int(limit)}
     try:
         return _reply(llm, prompt, tags, kwargs)
     except LLMError as e:
@@ -279,6 +279,41 @@ def wrapped_model(llm: Any) -> Any:
             return llm
         llm = inner
     return llm
+
+
+def bound_extra_body(llm: Any) -> dict[str, Any]:
+    """The ``extra_body`` a call to ``llm`` sends: the model's own, under what each ``bind``
+    around it adds (the outer wins). A call's own ``extra_body`` replaces it whole, so one that
+    adds a key starts from this (a bound ``chat_template_kwargs`` was dropped until 2026-11-30)."""
+    layers = []
+    for _ in range(16):
+        layers.append(llm)
+        if isinstance(llm, BaseLanguageModel):
+            break
+        inner = getattr(llm, "bound", None) or getattr(llm, "runnable", None) or getattr(llm, "default", None)
+        if inner is None:
+            break
+        llm = inner
+    body: dict[str, Any] = {}
+    for layer in reversed(layers):  # the model first, then each binding around it
+        own = getattr(layer, "extra_body", None) if isinstance(layer, BaseLanguageModel) else \
+            (getattr(layer, "kwargs", None) or {}).get("extra_body")
+        body.update(own or {})
+    return body
+
+
+def has_fallbacks(llm: Any) -> bool:
+    """Whether ``llm`` is, or wraps, a ``with_fallbacks`` runnable (its fallbacks may be other
+    kinds of model: a constraint for the first may not suit them)."""
+    for _ in range(16):
+        if isinstance(llm, BaseLanguageModel):
+            return False
+        if getattr(llm, "fallbacks", None):
+            return True
+        llm = getattr(llm, "bound", None) or getattr(llm, "default", None)
+        if llm is None:
+            return False
+    return False
 
 
 def is_completion_model(llm: Any) -> bool:

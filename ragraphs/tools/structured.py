@@ -35,7 +35,7 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Val
 
 from ..errors import LLMError
 from .llama import LlamaCppCompletionChat
-from .llm import Completion, ModelMarks, complete, wrapped_model
+from .llm import Completion, ModelMarks, complete, has_fallbacks, wrapped_model
 from .parsing import parse_json_object
 
 M = TypeVar("M", bound=BaseModel)
@@ -350,11 +350,14 @@ def constraint_mode(llm: BaseLanguageModel) -> str:
     """How a model's output can be constrained: "grammar", "json_schema" or "lenient" (a chat
     server that refused a JSON schema once is read leniently from then on). A model behind
     ``bind`` / ``with_retry`` / ``with_fallbacks`` is constrained as the model inside (it was
-    read leniently until 2026-11-30)."""
+    read leniently until 2026-11-30); one with fallbacks is read leniently (a first model that
+    refuses the schema would hand every decision to its fallback, unnoticed)."""
     inner = wrapped_model(llm)
+    if has_fallbacks(llm):
+        return "lenient"
     if isinstance(inner, LlamaCppCompletionChat):
         return "grammar"
-    if llm in _NO_SCHEMA:
+    if llm in _NO_SCHEMA or inner in _NO_SCHEMA:  # the model the server refused, however wrapped
         return "lenient"
     try:
         from langchain_openai import ChatOpenAI
@@ -406,7 +409,7 @@ def decide(
     except LLMError as e:
         if mode != "json_schema" or not _schema_refused(e):
             raise
-        _NO_SCHEMA.add(llm)  # until 2026-11-30 every decision failed the question on such a server
+        _NO_SCHEMA.add(wrapped_model(llm))  # each wrapping of it too; until 2026-11-30 every decision failed the question on such a server
         mode, kw = "lenient", {"max_tokens": budget, "stop": stop, "tags": tags}
         outs = [complete(llm, prompt, **kw)]
 

@@ -37,7 +37,7 @@ def _marked_by_ragraphs(d: Any, md: dict) -> bool:
 def document_passage(d: Any, score: float | None = None, source: str = "corpus") -> Passage:
     """A LangChain ``Document`` as a passage: its metadata's ``title`` (else the file or page
     its ``source`` names), its plain metadata in ``meta``, its id (the document's own, else
-    ``metadata["id"]``, as text; a different ``metadata["id"]`` is kept as ``meta["doc_id"]``)
+    ``metadata["id"]``, as text; a different ``metadata["id"]`` is kept as ``meta["metadata_id"]``)
     or one hashed from its text.
 
     A ``source`` of "web" or "memory" is the passage's kind only on a document ragraphs made
@@ -61,7 +61,7 @@ def document_passage(d: Any, score: float | None = None, source: str = "corpus")
     doc_id = getattr(d, "id", None)
     pid = doc_id if doc_id not in (None, "") else md.get("id")
     if md.get("id") not in (None, "") and str(md["id"]) != str(pid) and _plain(md["id"]):
-        meta["doc_id"] = md["id"]  # the user's own id, kept beside the store's
+        meta.setdefault("metadata_id", md["id"])  # the user's own id, kept beside the store's
     p = make_passage(title, d.page_content, kind, None if score is None else float(score),
                      id=None if pid in (None, "") else str(pid))
     if meta:

@@ -12,7 +12,9 @@ its loop went on with the old run and its old settings.
 
 from __future__ import annotations
 
+import dataclasses
 import operator
+import uuid
 from collections.abc import Sequence
 from typing import Annotated, Literal, TypedDict
 
@@ -20,7 +22,7 @@ import pytest
 from langchain_core.messages import BaseMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph.message import add_messages
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 from typing_extensions import NotRequired
 
 from fakes import LexicalRetriever, ScriptedChat
@@ -290,11 +292,20 @@ class _SeqState(_RAGStateForSeq):  # a user's state with abstract collection typ
     messages: NotRequired[Annotated[Sequence[BaseMessage], add_messages]]
 
 
-class _StyledState(BaseModel):  # a pydantic state with a default
+class _StyledState(BaseModel):  # a pydantic state with defaults
     question: str = ""
     style: str = "short"
+    request: str = Field(default_factory=lambda: uuid.uuid4().hex[:8])
+    steps: Annotated[list, operator.add] = Field(default_factory=lambda: ["init"])
     answer: str = ""
     trace: Annotated[list, operator.add] = []
+
+
+@dataclasses.dataclass
+class _DataState:  # a dataclass state
+    question: str = ""
+    answer: str = ""
+    trace: Annotated[list, operator.add] = dataclasses.field(default_factory=list)
 
 
 def test_start_at_reads_a_first_run_as_first_whatever_the_states_key_types():
@@ -329,15 +340,34 @@ def test_start_at_reads_a_first_run_as_first_whatever_the_states_key_types():
     assert again["answer"] == "0 earlier steps" and again["trace"][0]["earlier_run_reset"]
 
     def styled(state):
-        return {"answer": f"{state.style} answer to {state.question}", "style": "long"}
+        return {"answer": f"{state.style} answer to {state.question} with {state.steps}", "style": "long",
+                "request": state.request + "!", "steps": ["first"]}
 
     g2 = StateGraph(Styled)
     g2.add_node("first", timed("first", styled))
     start_at(g2, "first")
     g2.add_edge("first", END)
     graph2 = g2.compile(checkpointer=InMemorySaver())
-    assert graph2.invoke({"question": "q1"}, cfg)["answer"] == "short answer to q1"
-    assert graph2.invoke({"question": "q2"}, cfg)["answer"] == "short answer to q2"  # the default again
+    first_run = graph2.invoke({"question": "q1"}, cfg)
+    assert first_run["answer"] == "short answer to q1 with []"  # LangGraph starts a reducer key empty
+    requests = {first_run["request"]}
+    for q in ("q2", "q3"):  # the defaults again; the factory's value made afresh each reset
+        out = graph2.invoke({"question": q}, cfg)
+        assert out["answer"] == f"short answer to {q} with []" and out["steps"] == ["first"]
+        requests.add(out["request"])
+    assert len(requests) == 3
+
+    def plain(state):
+        return {"answer": f"to {state.question}"}
+
+    g3 = StateGraph(_DataState)  # 'object is not iterable' in the entry node until 2026-11-30
+    g3.add_node("first", timed("first", plain))
+    start_at(g3, "first")
+    g3.add_edge("first", END)
+    graph3 = g3.compile(checkpointer=InMemorySaver())
+    assert graph3.invoke({"question": "q1"}, cfg)["answer"] == "to q1"
+    again = graph3.invoke({"question": "q2"}, cfg)
+    assert again["answer"] == "to q2" and again["trace"][0]["earlier_run_reset"]
 
 
 def test_timed_nodes_get_what_langgraph_injects_by_name():
