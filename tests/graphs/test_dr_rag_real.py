@@ -90,7 +90,7 @@ def test_title_links_on_a_chroma_store_with_the_defaults(stack, data_dir, tmp_pa
     exs, _, c, _ = stack
     store = ChromaCorpus(str(tmp_path / "chroma"), collection="links", embeddings=minilm)
     ingest([str(data_dir / "2wikimultihopqa.sample.jsonl")], store, progress=False)
-    g = build_dr_rag_graph(Components(llm=c.llm, retriever=store, embeddings=minilm, judges=c.judges))
+    g = build_dr_rag_graph(Components(llm=c.llm(), retriever=store, embeddings=minilm, judges=c.judges))
     ex = next(e for e in exs if e.question == ZONE)
     gold = {p["title"] for p in ex.supporting}
     out = g.invoke({"question": ZONE}, context=DRRAGContext(skip_generation=True))  # every default
