@@ -119,7 +119,7 @@ _UNREADABLE = (ValueError, TypeError, sqlite3.DatabaseError, asyncio.InvalidStat
 def _unreadable(thread_id: str, e: BaseException) -> ConfigError:
     if isinstance(e, asyncio.InvalidStateError):  # a sync read of an async saver inside its event loop
         return ConfigError(f"cannot read the checkpoints of thread {thread_id!r} from inside the event loop with an "
-                           "async checkpointer: use await aload_history(graph, thread_id)")
+                           "async checkpointer: use await ragraphs.cli.debug.aload_history(graph, thread_id)")
     return ConfigError(f"cannot read the checkpoints of thread {thread_id!r}: {type(e).__name__}: {e}")
 
 

@@ -89,7 +89,7 @@ def build_crag_graph(
     g.add_edge("web_search", "refine_web")
     g.add_edge("refine_web", "generate")
     g.add_edge("generate", END)
-    # a straight pipeline of at most 8 steps: no loops, so a small recursion limit suffices
+    # a straight pipeline of at most 9 steps (with the entry node start): no loops, so a small recursion limit suffices
     return g.compile(checkpointer=checkpointer, name="crag").with_config({"recursion_limit": 20})
 
 

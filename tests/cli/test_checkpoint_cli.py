@@ -372,7 +372,7 @@ def test_history_from_async_code_over_the_async_checkpointer(tmp_path):
             graph = build_vanilla_graph(c, checkpointer=saver)
             out = await graph.ainvoke({"question": "What is the capital of Peru?"}, cfg)
             rows = await aload_history(graph, "t")
-            with pytest.raises(ConfigError, match="from inside the event loop .* await aload_history"):
+            with pytest.raises(ConfigError, match=r"from inside the event loop .* await ragraphs\.cli\.debug\.aload_history"):
                 load_history(graph, "t")
             return out, rows
 
