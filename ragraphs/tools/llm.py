@@ -268,34 +268,32 @@ class ModelMarks:
 _NO_EXTRA_MAX = ModelMarks()
 
 
-def wrapped_model(llm: Any) -> Any:
-    """The model inside LangChain's wrappers: ``bind`` / ``with_retry`` (``bound``),
-    ``with_fallbacks`` (``runnable``), ``configurable_fields`` (``default``)."""
+def _layers(llm: Any) -> list[Any]:
+    """``llm`` and what it wraps, outermost first, down to the model: ``bind`` / ``with_retry``
+    (``bound``), ``with_fallbacks`` (``runnable``, its first model), ``configurable_fields``
+    (``default``)."""
+    layers = [llm]
     for _ in range(16):  # wrappers of wrappers, not a cycle
         if isinstance(llm, BaseLanguageModel):
-            return llm
-        inner = getattr(llm, "bound", None) or getattr(llm, "runnable", None) or getattr(llm, "default", None)
-        if inner is None:
-            return llm
-        llm = inner
-    return llm
+            break
+        llm = getattr(llm, "bound", None) or getattr(llm, "runnable", None) or getattr(llm, "default", None)
+        if llm is None:
+            break
+        layers.append(llm)
+    return layers
+
+
+def wrapped_model(llm: Any) -> Any:
+    """The model inside LangChain's wrappers (itself when it is one)."""
+    return _layers(llm)[-1]
 
 
 def bound_extra_body(llm: Any) -> dict[str, Any]:
     """The ``extra_body`` a call to ``llm`` sends: the model's own, under what each ``bind``
     around it adds (the outer wins). A call's own ``extra_body`` replaces it whole, so one that
     adds a key starts from this (a bound ``chat_template_kwargs`` was dropped until 2026-11-30)."""
-    layers = []
-    for _ in range(16):
-        layers.append(llm)
-        if isinstance(llm, BaseLanguageModel):
-            break
-        inner = getattr(llm, "bound", None) or getattr(llm, "runnable", None) or getattr(llm, "default", None)
-        if inner is None:
-            break
-        llm = inner
     body: dict[str, Any] = {}
-    for layer in reversed(layers):  # the model first, then each binding around it
+    for layer in reversed(_layers(llm)):  # the model first, then each binding around it
         own = getattr(layer, "extra_body", None) if isinstance(layer, BaseLanguageModel) else \
             (getattr(layer, "kwargs", None) or {}).get("extra_body")
         body.update(own or {})
@@ -305,15 +303,7 @@ def bound_extra_body(llm: Any) -> dict[str, Any]:
 def has_fallbacks(llm: Any) -> bool:
     """Whether ``llm`` is, or wraps, a ``with_fallbacks`` runnable (its fallbacks may be other
     kinds of model: a constraint for the first may not suit them)."""
-    for _ in range(16):
-        if isinstance(llm, BaseLanguageModel):
-            return False
-        if getattr(llm, "fallbacks", None):
-            return True
-        llm = getattr(llm, "bound", None) or getattr(llm, "default", None)
-        if llm is None:
-            return False
-    return False
+    return any(getattr(layer, "fallbacks", None) for layer in _layers(llm)[:-1])
 
 
 def is_completion_model(llm: Any) -> bool:

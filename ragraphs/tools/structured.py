@@ -349,9 +349,9 @@ def _schema_refused(e: LLMError) -> bool:
 def constraint_mode(llm: BaseLanguageModel) -> str:
     """How a model's output can be constrained: "grammar", "json_schema" or "lenient" (a chat
     server that refused a JSON schema once is read leniently from then on). A model behind
-    ``bind`` / ``with_retry`` / ``with_fallbacks`` is constrained as the model inside (it was
-    read leniently until 2026-11-30); one with fallbacks is read leniently (a first model that
-    refuses the schema would hand every decision to its fallback, unnoticed)."""
+    ``bind`` / ``with_retry`` is constrained as the model inside (it was read leniently until
+    2026-11-30); one with fallbacks is read leniently (a first model that refuses the schema
+    would hand every decision to its fallback, unnoticed)."""
     inner = wrapped_model(llm)
     if has_fallbacks(llm):
         return "lenient"

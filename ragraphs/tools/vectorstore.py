@@ -90,12 +90,12 @@ def _stored_passage(id: str, text: str | None, metadata: dict | None, score: flo
     return make_passage(title, text or "", source, score, id=id, **meta)
 
 
-
 def holds_other_files(path: str) -> bool:
     """Whether the folder ``path`` is no Chroma store and holds files of other kinds (hidden ones,
     a ``.gitkeep`` or macOS's ``.DS_Store``, aside): no place for a store's files."""
     return (os.path.isdir(path) and not os.path.isfile(os.path.join(path, "chroma.sqlite3"))
             and any(not n.startswith(".") for n in os.listdir(path)))
+
 
 class ChromaCorpus:
     """Passages in a Chroma collection, with a lazily built BM25 index beside it.

@@ -116,10 +116,6 @@ def load_cross_encoder(path: str | os.PathLike, backend: str | None = None, max_
     local = p.exists()
     if not local and _path_like(str(path)):  # "org/name" goes on to the local model cache
         raise ConfigError(f"judge model not found: {p}")
-    if local:
-        _refuse_bi_encoder(p)
-    else:  # a cached model name: its cached config, where the cache has one
-        _refuse_bi_encoder(_cached_folder(str(path)))
     meta = _describe(p) if local else {}
     onnx_file = p / meta.get("onnx_file", _ONNX_FILE) if local else None
     if backend is None:  # a ragraphs judge directory names its ONNX file: that one, or an error naming it
@@ -140,6 +136,8 @@ def load_cross_encoder(path: str | os.PathLike, backend: str | None = None, max_
     with _LOCK:
         if key in _MODELS:
             return _MODELS[key]
+        # a sentence-embedding model (a folder, or a cached name's config), before it loads
+        _refuse_bi_encoder(p if local else _cached_folder(str(path)))
         from ...quiet import quiet_loading
 
         try:
