@@ -236,7 +236,8 @@ class DRRAGContext(RAGContext):
         metadata={"description": "title links, second stage: up to this many passages whose title d_i names join d_i's "
                   "candidates (needs a retriever with a title index: the Chroma store, in-memory corpora; 0 = off; 2 "
                   "since 2026-11-29: recall@4 as with 5 on the HotpotQA and 2Wiki dev files, MuSiQue +0.5, and at "
-                  "about tenfold MuSiQue's fall 6.4 -> 5.2 points, bench/results/dr_rag_link_expand_scale/)"},
+                  "about tenfold MuSiQue's fall 6.4 -> 5.2 points on that day's machine, 7.0 since 2026-11-30's same-page fix; "
+                  "bench/results/dr_rag_link_expand_scale/)"},
     )
     link_bonus: float = field(
         default=1.0,
