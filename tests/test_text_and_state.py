@@ -21,6 +21,73 @@ def test_split_sentences_handles_abbreviations_and_initials():
     assert split_sentences("   ") == []
 
 
+def test_split_sentences_in_other_scripts():
+    """Russian, Greek, Chinese, Japanese, Hindi, Arabic and Urdu sentences are split (each text
+    was one sentence until 2026-11-30: only a Latin capital began one); English as before."""
+    assert split_sentences("Москва — столица России. Город основан в 1147 году. А. С. Пушкин родился здесь. "
+                           "Он сказал: «Да». «Нет», ответила она.") == [
+        "Москва — столица России.", "Город основан в 1147 году.", "А. С. Пушкин родился здесь.",
+        "Он сказал: «Да».", "«Нет», ответила она."]
+    assert split_sentences("Η Αθήνα είναι η πρωτεύουσα. Έχει πολλά μουσεία; ναι. Ο Παρθενώνας είναι εκεί.") == [
+        "Η Αθήνα είναι η πρωτεύουσα.", "Έχει πολλά μουσεία; ναι.", "Ο Παρθενώνας είναι εκεί."]
+    assert split_sentences("北京是中国的首都。上海是最大的城市！你去过吗？ 我去过。") == [
+        "北京是中国的首都。", "上海是最大的城市！", "你去过吗？", "我去过。"]
+    # a quoted sentence the outer one goes on after, and a full-width decimal point, are no ends
+    assert split_sentences("東京は日本の首都です。「はい。」と彼は言った。円周率は３．１４です。") == [
+        "東京は日本の首都です。", "「はい。」と彼は言った。", "円周率は３．１４です。"]
+    assert split_sentences("“你好。”他说。我们走吧。") == ["“你好。”他说。", "我们走吧。"]
+    assert split_sentences("दिल्ली भारत की राजधानी है। मुंबई सबसे बड़ा शहर है॥ १२३ लोग।") == [
+        "दिल्ली भारत की राजधानी है।", "मुंबई सबसे बड़ा शहर है॥", "१२३ लोग।"]
+    assert split_sentences("هل هذه القاهرة؟ نعم. هي عاصمة مصر. ٢٠٢٠ كانت سنة.") == [
+        "هل هذه القاهرة؟", "نعم.", "هي عاصمة مصر.", "٢٠٢٠ كانت سنة."]
+    assert split_sentences("یہ لاہور ہے۔ وہ کراچی ہے۔") == ["یہ لاہور ہے۔", "وہ کراچی ہے۔"]
+    # English: a lower-case word, an abbreviation or an initial is still no start; a Cyrillic name is
+    assert split_sentences("It cost 3.5 dollars. e.g. this. Dr. Ann met J. Smith. Then Ольга came.") == [
+        "It cost 3.5 dollars. e.g. this.", "Dr. Ann met J. Smith.", "Then Ольга came."]
+
+
+def test_chinese_sentences_join_back_without_spaces():
+    """CRAG's strips, MIGRES's kept sentences and chunks of Chinese text are cut at sentence ends
+    and joined without the space English puts between sentences."""
+    from ragraphs.nodes.migres import kept_text
+    from ragraphs.nodes.refine import refine_knowledge
+    from ragraphs.tools.text import join_sentences
+
+    zh = "北京是中国的首都。上海是最大的城市！你去过吗？我去过。长城很长。"
+    assert strips(zh) == ["北京是中国的首都。上海是最大的城市！你去过吗？", "我去过。长城很长。"]
+    assert chunk_text(zh, 2, overlap_sentences=0) == [
+        "北京是中国的首都。上海是最大的城市！", "你去过吗？我去过。", "长城很长。"]
+    assert join_sentences(["One.", "Two."]) == "One. Two." and join_sentences(["「はい。」", "OK."]) == "「はい。」OK."
+
+    class Judge:  # a strip about the capital scores 1, any other -1
+        def score_batch(self, pairs):
+            return [1.0 if "首都" in text else -1.0 for _, text in pairs]
+
+    r = refine_knowledge(Judge(), "中国的首都是哪里？", [make_passage("城市", zh + "首都有很多人。")],
+                         top_k=5, threshold=0.0, sentences_per_strip=1)
+    assert r.passages[0]["text"] == "北京是中国的首都。首都有很多人。" and r.n_strips == 6
+    sents = split_sentences(zh)
+    assert kept_text(zh, 0.0, sents, [1, -1, -1, 1, -1], 0.5) == ("北京是中国的首都。我去过。", "2/5 sentences")
+
+
+def test_bm25_finds_chinese_and_japanese_passages():
+    """A real BM25 index over Chinese and Japanese passages finds the one a query is about
+    (none at all until 2026-11-30: a whole sentence was one term); English terms are unchanged."""
+    from ragraphs.tools.bm25 import BM25Index, tokenize
+
+    docs = [make_passage("北京", "北京是中华人民共和国的首都，位于华北平原。"),
+            make_passage("上海", "上海是中国最大的城市，位于长江入海口。"),
+            make_passage("東京", "東京は日本の首都であり、最大の都市です。"),
+            make_passage("Paris", "Paris is the capital of France.")]
+    index = BM25Index(docs)
+    assert index.search("中国最大的城市", 1)[0]["title"] == "上海"
+    assert index.search("日本の首都はどこですか", 1)[0]["title"] == "東京"
+    assert index.search("北京", 1)[0]["title"] == "北京"
+    assert index.search("capital of France", 1)[0]["title"] == "Paris"
+    assert tokenize("北京是首都") == ["北京", "京是", "是首", "首都"] and tokenize("市") == ["市"]
+    assert tokenize("The iPhone15发布 of Москва, H2O") == ["iphone15", "发布", "москва", "h2o"]
+
+
 def test_chunk_text_respects_limit_and_keeps_all_words():
     sents = [f"Sentence number {i} has exactly seven words." for i in range(60)]
     chunks = chunk_text(" ".join(sents), max_words=50, overlap_sentences=0)
@@ -170,7 +237,8 @@ def test_text_without_spaces_is_cut_into_chunks_too():
     ja = "".join(f"第{i}章：東京タワーの高さは{300 + i}メートルです。" for i in range(800))
     chunks = chunk_text(ja, 150)
     assert len(chunks) > 10 and max(map(len, chunks)) <= 150 * CHARS_PER_WORD
-    assert "".join(chunks).replace(" ", "") == ja.replace(" ", "")  # nothing lost
+    assert all(c.endswith("。") for c in chunks)  # cut at sentence ends since 2026-11-30
+    assert "".join(chunk_text(ja, 150, overlap_sentences=0)) == ja  # nothing lost, no space added
     blob = "QUJD" * 100_000
     assert [len(c) for c in chunk_text(blob, 100)][:2] == [1000, 1000] and "".join(chunk_text(blob, 100)) == blob
     prose = " ".join(f"Sentence number {i} is short." for i in range(60))

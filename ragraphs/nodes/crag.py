@@ -10,6 +10,8 @@ evaluator is ``c.judge("evaluator")`` (scores in [-1, 1]), the web search is
 
 from __future__ import annotations
 
+import re
+
 from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
 
@@ -179,7 +181,9 @@ def read_keywords_legacy(text: str) -> Keywords | None:
     JSON no reader took: its braces and keys are no keywords)."""
     if looks_like_json(text):
         return None
-    words = [w.strip() for w in parse_query(text).split(",") if w.strip()]
+    # the full-width and ideographic commas of Chinese and Japanese, and Arabic's, separate too
+    # (until 2026-11-30 "北京，首都，人口，面积" was one keyword, never cut to three)
+    words = [w.strip() for w in re.split("[,\uff0c\u3001\u060c]", parse_query(text)) if w.strip()]
     return Keywords(keywords=words) if words else None
 
 

@@ -26,7 +26,7 @@ from ..state.types import Node, Passage, make_passage, question_of
 from ..tools.judges import own_threshold
 from ..tools.llm import complete, llm_usage
 from ..tools.structured import LeafExtraction, MainVerdict, QueryList, decide
-from ..tools.text import split_sentences
+from ..tools.text import join_sentences, split_sentences
 from ..tools.vectorstore import usable_mode
 from .rerank import passage_text, reranked_search, rerank_spec
 from .migres_parsing import (
@@ -113,7 +113,7 @@ def kept_text(text: str, passage_score: float, sentences: list[str], scores: lis
     if not scores or passage_score > max(scores):
         return text, "passage"
     kept = [s for s, sc in zip(sentences, scores) if sc >= threshold]
-    return " ".join(kept), f"{len(kept)}/{len(sentences)} sentences"
+    return join_sentences(kept), f"{len(kept)}/{len(sentences)} sentences"
 
 
 def make_filter_knowledge(c: Components) -> Node[MIGRESState, MIGRESContext]:

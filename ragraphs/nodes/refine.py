@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..state.types import Passage, make_passage
-from ..tools.text import strips as split_strips
+from ..tools.text import join_sentences, strips as split_strips
 
 
 _OWN_KEYS = frozenset({"id", "title", "text", "source", "score"})  # a passage's own fields, never meta
@@ -89,7 +89,7 @@ def refine_knowledge(
     kept: list[dict] = []
     for di, idxs in by_doc.items():
         d = docs[di]
-        text = " ".join(units[i][2] for i in idxs)
+        text = join_sentences(units[i][2] for i in idxs)
         # the document's own metadata rides along (a file's path and page, a user's keys; only
         # the url did until 2026-11-30), then what refinement adds
         meta = {**{k: v for k, v in (d.get("meta") or {}).items() if k not in _OWN_KEYS},

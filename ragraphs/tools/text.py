@@ -15,9 +15,40 @@ _ABBREV = {
     "u.s", "u.k", "e.g", "i.e", "approx", "est", "b", "c", "ca", "al",
 }
 
-# candidate boundary: end punctuation, optional closing quote/bracket, whitespace, then
-# an upper-case letter, digit, quote or bracket
-_BOUNDARY = re.compile(r"([.!?]+[\"'\u201d\u2019)\]]*)\s+(?=[\"'\u201c\u2018(\[]?[A-Z0-9\u00C0-\u024F])")
+# a sentence's end: Latin-style end punctuation, its closing quotes or brackets and the white
+# space after it (what follows is checked by _starts_sentence: an opening quote or bracket may come
+# first); CJK full stops, with or without white space after; the Devanagari danda, Arabic question
+# mark and Urdu full stop before white space
+_CLOSE = "\"'\u201d\u2019)\\]"
+_CJK_CLOSE = _CLOSE + "\u00bb\u300d\u300f\u3011\u3009\u300b\uff09\uff3d"
+_BOUNDARY = re.compile(
+    rf"(?P<latin>[.!?]+[{_CLOSE}]*)\s+(?=[\"'\u201c\u2018(\[\u00ab\u201e]?(?P<next>.))"
+    rf"|(?P<cjk>[\u3002\uff01\uff1f\uff0e\uff61]+(?P<cjk_close>[{_CJK_CLOSE}]*))(?P<cjk_space>\s*)"
+    rf"|(?P<other>[\u0964\u0965\u061f\u06d4]+[{_CJK_CLOSE}]*)\s+"
+)
+
+
+def _starts_sentence(ch: str) -> bool:
+    """Whether ``ch`` may begin a sentence after ". ": an ASCII capital or digit, a Latin-1 or
+    Latin Extended letter (À-ɏ, as before 2026-11-30), any other capital (Cyrillic, Greek), a letter
+    of a script without case (Chinese, Arabic, Devanagari) or a decimal digit of any script."""
+    if "A" <= ch <= "Z" or "0" <= ch <= "9" or "\u00c0" <= ch <= "\u024f" or ch.isupper():
+        return True
+    if ch.isalpha():
+        return not ch.islower()  # a letter without case
+    return unicodedata.category(ch) == "Nd"
+
+
+_CJK_END = re.compile(rf"[\u3002\uff01\uff1f\uff0e\uff61][{_CJK_CLOSE}]*$")
+
+
+def join_sentences(sentences: Iterable[str]) -> str:
+    """Sentences joined back into text: with a space, but none after a CJK full stop (Chinese
+    and Japanese put none between sentences), so English text joins as ``" ".join`` does."""
+    out = ""
+    for s in sentences:
+        out += s if not out or _CJK_END.search(out) else " " + s
+    return out
 
 
 def text_key(text: str | None) -> str:
@@ -57,8 +88,15 @@ class Held:
 def split_sentences(text: str) -> list[str]:
     """Split text into sentences with rules only (no model or data download).
 
-    Handles common abbreviations, initials ("J. R. R. Tolkien") and decimals. Empty
-    input gives an empty list.
+    A sentence ends at ``.``, ``!`` or ``?`` (and closing quotes or brackets) followed by white
+    space and a capital of any script (Latin, Cyrillic, Greek), a letter of a script without case
+    (Chinese, Arabic, Devanagari) or a digit, an opening quote or bracket allowed first; at a CJK
+    full stop (``。！？．``) with or without white space after, unless a closing quote follows it
+    without white space (「はい。」と言った stays one); and at ``।`` ``॥`` ``؟`` ``۔`` followed
+    by white space. Common abbreviations, initials ("J. R. R. Tolkien", "А. С. Пушкин") and
+    decimals ("３．１４") are not ends. Empty input gives an empty list. Until 2026-11-30 only a Latin
+    capital or digit began a sentence, so Russian, Greek, Chinese, Japanese, Hindi and Arabic
+    text came back as one sentence; English text splits exactly as it did.
     """
     text = " ".join((text or "").split())
     if not text:
@@ -66,13 +104,25 @@ def split_sentences(text: str) -> list[str]:
     out: list[str] = []
     start = 0
     for m in _BOUNDARY.finditer(text):
-        end = m.end(1)
-        piece = text[start:end]
-        last = piece.rstrip("\"'\u201d\u2019)]").rstrip(".!?")
-        word = last.rsplit(" ", 1)[-1].lower()
-        if m.group(1).startswith(".") and (word in _ABBREV or (len(word) == 1 and word.isalpha())):
-            continue
-        out.append(piece.strip())
+        if m.group("latin"):
+            if not _starts_sentence(m.group("next")):
+                continue
+            end = m.end("latin")
+            piece = text[start:end]
+            last = piece.rstrip("\"'\u201d\u2019)]").rstrip(".!?")
+            word = last.rsplit(" ", 1)[-1].lower()
+            if m.group("latin").startswith(".") and (word in _ABBREV or (len(word) == 1 and word.isalpha())):
+                continue
+        elif m.group("cjk"):
+            end = m.end("cjk")
+            if end == len(text) or (m.group("cjk_close") and not m.group("cjk_space")):
+                continue  # the text's end, or a quoted sentence the outer one goes on after
+            if m.group("cjk")[0] == "\uff0e" and m.start() > 0 and text[m.start() - 1].isdigit() \
+                    and text[end].isdigit():
+                continue  # a full-width decimal point
+        else:
+            end = m.end("other")
+        out.append(text[start:end].strip())
         start = m.end()
     tail = text[start:].strip()
     if tail:
@@ -86,6 +136,15 @@ CHUNK_WORDS = 150
 
 
 CHARS_PER_WORD = 10  # the longest a chunk's words are taken to be on average: 150 words, 1,500 characters
+
+
+def _words(unit: str) -> int:
+    """What a sentence counts for against ``max_words``: its words, or its length over
+    ``CHARS_PER_WORD`` where that is more; a sentence without spaces (Chinese, Japanese) by its
+    length rounded up, so many short ones never fill a chunk past ``max_words * CHARS_PER_WORD``."""
+    if " " not in unit:
+        return max(1, -(-len(unit) // CHARS_PER_WORD))
+    return max(len(unit.split()), len(unit) // CHARS_PER_WORD)
 
 
 def chunk_text(text: str, max_words: int = CHUNK_WORDS, overlap_sentences: int = 1) -> list[str]:
@@ -123,17 +182,17 @@ def chunk_text(text: str, max_words: int = CHUNK_WORDS, overlap_sentences: int =
     for u in units:
         if u == "\n":
             continue
-        n = max(len(u.split()), len(u) // CHARS_PER_WORD)  # a piece without spaces counts by its length
+        n = _words(u)
         if cur and cur_words + n > max_words:
-            chunks.append(" ".join(cur))
+            chunks.append(join_sentences(cur))
             cur = cur[-overlap_sentences:] if overlap_sentences and len(cur) > overlap_sentences else []
-            cur_words = sum(len(x.split()) for x in cur)
+            cur_words = sum(_words(x) if " " not in x else len(x.split()) for x in cur)
             if cur_words + n > max_words:  # the overlap would overfill the next chunk: left out
                 cur, cur_words = [], 0
         cur.append(u)
         cur_words += n
     if cur:
-        chunks.append(" ".join(cur))
+        chunks.append(join_sentences(cur))
     return chunks
 
 
@@ -142,8 +201,8 @@ def strips(text: str, sentences_per_strip: int = 3) -> list[str]:
     into units of a few sentences."""
     sents = split_sentences(text)
     if len(sents) <= 2:
-        return [" ".join(sents)] if sents else []
-    return [" ".join(sents[i : i + sentences_per_strip]) for i in range(0, len(sents), sentences_per_strip)]
+        return [join_sentences(sents)] if sents else []
+    return [join_sentences(sents[i : i + sentences_per_strip]) for i in range(0, len(sents), sentences_per_strip)]
 
 
 # ---------------------------------------------------------------- answer normalisation

@@ -145,6 +145,10 @@ def test_legacy_formats_are_read_and_counted():
     assert d.how == "legacy" and d.value.entailment == "yes"
     d = S.decide(FakeAnswerChat(responses=[" Henry Feilden, occupation\n"]), "p", S.Keywords, legacy=read_keywords_legacy)
     assert d.how == "legacy" and d.value.keywords == ["Henry Feilden", "occupation"]
+    # Chinese, Japanese and Arabic commas separate keywords too (one keyword of five until 2026-11-30)
+    d = S.decide(FakeAnswerChat(responses=["北京，首都，人口，面积、历史"]), "p", S.Keywords, legacy=read_keywords_legacy)
+    assert d.how == "legacy" and d.value.keywords == ["北京", "首都", "人口"]
+    assert read_keywords_legacy("القاهرة، عاصمة") == S.Keywords(keywords=["القاهرة", "عاصمة"])
 
 
 def test_constraint_modes_and_grammars():
