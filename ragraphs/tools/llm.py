@@ -1,4 +1,4 @@
-"""LLM factory: the embedded Gemma 3 270M GGUF (llama-cpp-python) or any LangChain chat model.
+"""LLM factory: the embedded Gemma 3 270M GGUF (llama-cpp-python) or a LangChain chat or completion model.
 
 Spec strings accepted by :func:`make_llm`:
 
@@ -65,7 +65,7 @@ class FakeAnswerChat(BaseChatModel):
         return ChatResult(generations=[ChatGeneration(message=msg)])
 
 
-_CACHE: dict[tuple, BaseChatModel] = {}
+_CACHE: dict[tuple, BaseLanguageModel] = {}
 _CACHE_LOCK = threading.Lock()
 
 
@@ -99,8 +99,10 @@ def _digest(secret: str | None) -> str | None:
     return hashlib.sha256(secret.encode()).hexdigest()[:16] if secret else None
 
 
-def make_llm(spec: str | None = None, *, max_tokens: int = 64, timeout: float | None = None) -> BaseChatModel:
-    """Build (once per spec, then cached) a LangChain chat model from a spec string.
+def make_llm(spec: str | None = None, *, max_tokens: int = 64, timeout: float | None = None) -> BaseLanguageModel:
+    """Build (once per spec, then cached) a LangChain model from a spec string: a chat model
+    (``BaseChatModel``), except for ``openai-completion:<model>``, which gives langchain-openai's
+    completion model ``OpenAI`` (a ``BaseLLM``). :func:`complete` calls either.
 
     Remote models time out after ``RAGRAPHS_LLM_TIMEOUT`` seconds (default 120) and are
     retried ``RAGRAPHS_LLM_RETRIES`` times (default 1).
@@ -132,7 +134,7 @@ def make_llm(spec: str | None = None, *, max_tokens: int = 64, timeout: float | 
             if base is None:
                 base = LlamaCppCompletionChat(model_path=gemma_gguf_path() if kind == "gemma" else arg, max_tokens=max_tokens)
                 _CACHE[(spec, None)] = base
-        llm: BaseChatModel = base if base.max_tokens == max_tokens else base.with_max_tokens(max_tokens)
+        llm: BaseLanguageModel = base if base.max_tokens == max_tokens else base.with_max_tokens(max_tokens)
     elif kind == "openai":
         if not arg:
             raise ConfigError("openai spec needs a model name: openai:<model>")
@@ -150,7 +152,7 @@ def make_llm(spec: str | None = None, *, max_tokens: int = 64, timeout: float | 
             raise ConfigError("openai-completion spec needs a model name: openai-completion:<model>")
         from langchain_openai import OpenAI
 
-        llm = OpenAI(**_openai_kwargs(arg, max_tokens, timeout, retries))  # type: ignore[assignment]
+        llm = OpenAI(**_openai_kwargs(arg, max_tokens, timeout, retries))
     elif kind == "fake":
         llm = FakeAnswerChat(responses=[arg or "unknown"])
     else:

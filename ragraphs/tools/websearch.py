@@ -408,11 +408,13 @@ def as_web_search(backend: Any) -> Any:
 def make_web_search(spec: str | None, **kw: Any) -> Any:
     """A backend from a spec: ``offline:PATH[,PATH...]`` | ``searxng:URL`` | ``ddg`` | ``none``.
 
-    ``None`` or an empty spec reads ``RAGRAPHS_WEB``; returns ``None`` when no backend is set.
+    ``None`` or an empty spec reads ``RAGRAPHS_WEB``, as the ``web`` setting's default ``""``
+    does in the graphs (an empty spec returned ``None`` until 2026-11-30); returns ``None`` when
+    no backend is set (``none`` / ``off``, or nothing in either place).
     """
     from ..setting_values import web_spec_error
 
-    spec = (spec if spec is not None else os.environ.get("RAGRAPHS_WEB", "")).strip()
+    spec = (spec or "").strip() or os.environ.get("RAGRAPHS_WEB", "").strip()
     if not spec or spec.lower() in ("none", "off"):
         return None
     problem = web_spec_error(spec)

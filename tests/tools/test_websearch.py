@@ -193,6 +193,18 @@ def test_make_web_search_specs(data_dir, monkeypatch):
             make_web_search(bad)
 
 
+def test_make_web_search_empty_spec_reads_ragraphs_web(data_dir, monkeypatch):
+    """An empty spec reads ``RAGRAPHS_WEB``, as ``None`` does and as the ``web`` setting's
+    default "" does in the graphs (it returned None until 2026-11-30, against its docstring)."""
+    snapshot = data_dir / "popqa.web.sample.jsonl"
+    monkeypatch.setenv("RAGRAPHS_WEB", f"offline:{snapshot}")
+    for spec in ("", "  ", None):
+        assert isinstance(make_web_search(spec), OfflineCorpusSearch)
+    assert make_web_search("none") is None and make_web_search("off") is None  # an explicit none wins
+    monkeypatch.delenv("RAGRAPHS_WEB")
+    assert make_web_search("") is None
+
+
 def test_extract_page_falls_back_to_paragraphs_for_tiny_pages():
     title, paras = extract_page("<html><head><title>T</title></head><body><p>One short line.</p></body></html>")
     assert title == "T" and paras == ["One short line."]
