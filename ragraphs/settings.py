@@ -15,16 +15,9 @@ from typing import Any, Literal, TypeVar
 
 from .errors import ConfigError
 from .setting_values import (  # noqa: F401  re-exported: ragraphs.settings is where callers find them
-    check_setting_names as check_setting_names,
-    check_shared_settings as check_shared_settings,
-    NamesChecked,
-    check_values as check_values,
-    context_from as context_from,
-    context_in as context_in,
-    describe_settings as describe_settings,
-    parse_settings as parse_settings,
-    settings_for as settings_for,
-    web_field,
+    NamesChecked, web_field, check_setting_names as check_setting_names, check_shared_settings as check_shared_settings,
+    check_values as check_values, context_from as context_from, context_in as context_in,
+    describe_settings as describe_settings, parse_settings as parse_settings, settings_for as settings_for,
     web_spec_error as web_spec_error,
 )
 
@@ -61,7 +54,8 @@ class RAGContext(metaclass=NamesChecked):
     skip_generation: bool = field(default=False, metadata={"description": "stop before the final answer (retrieval-only evaluation)"})
     rerank: str = field(
         default="none",
-        metadata={"description": "re-ranker of the retrieved candidates: none | evaluator (the shipped cross-encoder) | a CrossEncoder path or name"},
+        metadata={"description": "re-ranker of the retrieved candidates: none | evaluator (the graph's evaluator judge: the shipped "
+                  "cross-encoder unless Components' judges or RAGRAPHS_RERANKER name another) | a CrossEncoder path or name"},
     )
     rerank_depth: int = field(default=20, metadata={"description": "candidates retrieved for the re-ranker to choose the k passages from"})
     link_question: bool = field(
@@ -70,9 +64,7 @@ class RAGContext(metaclass=NamesChecked):
                   "ERM4, MIGRES: each query) names come first (needs a retriever with a title index: the Chroma "
                   "store, in-memory corpora; not in the papers)"},
     )
-    link_depth: int = field(
-        default=20, metadata={"description": "title links: candidates searched for a title the question names"}
-    )
+    link_depth: int = field(default=20, metadata={"description": "title links: candidates searched for a title the question names"})
 
     def __post_init__(self) -> None:
         check_values(self)
@@ -81,7 +73,10 @@ class RAGContext(metaclass=NamesChecked):
 @dataclass(kw_only=True)
 class ChatContext(RAGContext):
     """Settings of the chat graph (``ragraphs.graphs.chat``): which method answers each user
-    message, the shared settings above, and the method's own settings by name."""
+    message, the shared settings above, and the method's own settings by name. A shared setting
+    equal to its default here is not passed on, and the method's own default runs: k=4 for ERM4
+    or MIGRES, or retrieval=dense, rerank_depth=20 or link_question=false for DR-RAG, has no
+    effect; give such a value in ``settings``."""
 
     method: Literal["none", "vanilla", "crag", "dr-rag", "erm4", "migres"] = field(
         default="vanilla", metadata={"description": "the method that answers each user message"}
@@ -89,7 +84,8 @@ class ChatContext(RAGContext):
     settings: dict[str, Any] = field(
         default_factory=dict,
         metadata={"description": 'the method\'s own settings by name, e.g. {"web": "ddg"} for crag or '
-                  '{"strategy": "sm"} for dr-rag (checked when a message is answered)',
+                  '{"strategy": "sm"} for dr-rag (checked when a message is answered); a shared setting equal to its default '
+                  'above is not passed on (the method\'s own default runs), so {"k": 4} for migres goes here',
                   "check": lambda v: None if isinstance(v, dict) else "must be an object of the method's settings"},
     )
     follow_up: Literal["alone", "rewrite"] = field(
@@ -180,8 +176,8 @@ class DRRAGContext(RAGContext):
     )
     rerank: str = field(
         default="none",
-        metadata={"description": "re-ranker of both stages' candidates: none | evaluator (the shipped cross-encoder) | "
-                                 "a CrossEncoder directory or name"},
+        metadata={"description": "re-ranker of both stages' candidates: none | evaluator (the graph's evaluator judge: the shipped "
+                  "cross-encoder unless Components' judges or RAGRAPHS_RERANKER name another) | a CrossEncoder directory or name"},
     )
     rerank_depth: int = field(
         default=30, metadata={"description": "candidate depth: first-stage candidates retrieved for the re-ranker"}
@@ -192,7 +188,7 @@ class DRRAGContext(RAGContext):
     )
     k1: int | None = field(
         default=None, metadata={"description": "static-relevant documents of the first stage (default ceil(k/2); "
-                                "at most k, k itself leaves no place for a second stage)", "minimum": 1})
+                                "larger values are read as k, and k leaves no place for a second stage)", "minimum": 1})
     k2: int = field(default=10, metadata={"minimum": 1,
         "description": "second-stage candidates retrieved per <q, d_i> query, the depth searched for an accepted "
                        "partner (the paper retrieves k2 = k - k1 per query; here the budget stays k - k1)"})
@@ -229,7 +225,8 @@ class DRRAGContext(RAGContext):
     link_question: bool = field(
         default=True,
         metadata={"description": "title links, first stage: candidates whose title the question names (among "
-                  "link_depth hybrid candidates) become the static documents first (not in the paper)"},
+                  "the first stage's candidates of the run's `retrieval` mode, at least link_depth of them; not SM) "
+                  "become the static documents first (not in the paper)"},
     )
     link_expand: int = field(
         default=2,
@@ -309,8 +306,9 @@ class ERM4Context(RAGContext):
     )
     filter_threshold: float | None = field(
         default=0.5,
-        metadata={"description": "judge filter: keep when the judge's score is >= this (None: the judge's validated "
-                  "threshold); 0.5 for the evaluator from bench/erm4_filter_threshold.py on 2Wiki+HotpotQA dev (F1 0.70, 2.3 kept per question)"},
+        metadata={"description": "judge filter: keep when the judge's score is >= this (None: the judge's own cut, its "
+                  "`thresholds` entry: for the shipped judges the cuts cross-fitted on the dev files, for a train-judge "
+                  "output the validation cut); 0.5 for the evaluator from bench/erm4_filter_threshold.py on 2Wiki+HotpotQA dev (F1 0.70, 2.3 kept per question)"},
     )
     hypothesis: Literal["strong", "weak"] = field(default="strong", metadata={"description": "llm filter: strong (contains answers) or weak (possibly aids)"})
     answer_question: Literal["rewritten", "original"] = field(default="rewritten", metadata={"description": "which question the reader answers (paper: rewritten)"})
@@ -346,17 +344,18 @@ class MIGRESContext(RAGContext):
 
     The relevance and NLI thresholds are in the scales of ragraphs' judges (evaluator in
     [-1, 1], NLI entailment probability in [0, 1]), not the paper's BGE-reranker logits
-    (3.0 for multi-hop, 5.0 for ODQA, 0.0 for commonsense QA). Left at None, each one is
-    the judge's own calibrated decision threshold (its ``threshold`` attribute: the trained
-    judges carry the one chosen on their validation data), 0.0 / 0.5 for a judge without one.
+    (3.0 for multi-hop, 5.0 for ODQA, 0.0 for commonsense QA). Left at None, each one is the
+    judge's own cut (its ``threshold``, its ``thresholds`` entry: for the shipped judges the cuts
+    cross-fitted on the dev files, for a train-judge output the validation cut), 0.0 / 0.5 for
+    a judge without one.
     """
 
     k: int = field(default=8, metadata={"description": "passages retrieved per query (paper: 50; fewer for a CPU)",
                                         "minimum": 1})
     max_passage_chars: int = field(default=600, metadata={"description": "characters per passage in a prompt", "minimum": 1})
     max_iterations: int = field(
-        default=5, metadata={"description": "iteration guard: 5 multi-hop/commonsense QA, 3 open-domain QA (Table 12)",
-                             "minimum": 1}
+        default=5, metadata={"description": "iteration guard: 5 multi-hop/commonsense QA, 3 open-domain QA (Table 12); "
+                             "at most 10, the graph's cap; larger values run 10", "minimum": 1}
     )
     max_queries: int = field(default=3, metadata={"description": "new queries per iteration, at most (its schema writes 3)", "range": (1, 3)})
     max_passages: int = field(default=5, metadata={"description": "passages read per iteration (Table 12: 5)", "minimum": 1})

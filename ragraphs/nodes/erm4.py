@@ -289,7 +289,7 @@ def make_filter(c: Components) -> Node[ERM4State, ERM4Context]:
     """Knowledge Filter: keep the knowledge judged entailment for the rewritten question.
 
     ``filter="judge"`` (default): the ``filter_judge`` role scores each instance and keeps it
-    at >= ``filter_threshold`` (None: the threshold validated with the judge):
+    at >= ``filter_threshold`` (None: the judge's own cut, ``own_threshold``):
     ``"evaluator"``, relevance of (question, knowledge) in [-1, 1]; ``"nli"``, entailment
     probability of (knowledge, question) in [0, 1]. ``filter="llm"``: the paper's NLI prompt,
     one call per instance, kept when the label is entailment. ``filter="none"``: keep everything

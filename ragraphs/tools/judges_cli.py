@@ -202,7 +202,7 @@ def register(subparsers) -> None:
                    help="the trained judge (default), the cosine baseline, or an LLM with the papers' prompt")
     p.add_argument("--weights", metavar="DIR", help="retrained weights (default: $RAGRAPHS_JUDGES_DIR, else the shipped ones)")
     p.add_argument("--llm", default=None, help="model spec for --model llm")
-    p.add_argument("--threshold", type=float, default=None, help="decision threshold (default: the judge's validated one)")
+    p.add_argument("--threshold", type=float, default=None, help="decision threshold (default: the judge's own, its thresholds entry)")
     p.add_argument("--baseline", action="store_true", help="also score the cosine baseline on the same items")
     p.add_argument("--batch", type=int, default=10, help="items per scoring call (default 10, like k retrieved passages)")
     p.add_argument("--limit", type=int, default=None, help="at most this many questions per file")

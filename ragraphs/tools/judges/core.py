@@ -271,7 +271,10 @@ def _shared(first: str, n_first: int, d1: str, o1: list, d2: str, o2: list, budg
 
 class CrossEncoderJudge:
     """One role of a cross-encoder. ``prefix`` marks the task for the multi-task model (empty
-    for a plain re-ranker); ``threshold`` is the cut validated when the judge was trained."""
+    for a plain re-ranker); ``threshold`` is the judge's own cut for its role, its ``thresholds``
+    entry: for the shipped judges the cuts cross-fitted on the dev files
+    (``bench/judges_fit_cuts.py --crossfit``; the validation cuts are ``thresholds_validation``),
+    for a ``train-judge`` output the validation cut."""
 
     def __init__(self, role: str, model: Any, meta: dict | None = None, *, prefix: str | None = None,
                  name: str = "cross-encoder", batch_size: int = 32):
@@ -331,7 +334,9 @@ class CrossEncoderJudge:
 
 
 def own_threshold(judge: Any, fallback: float) -> float:
-    """The cut a judge was validated with (its ``threshold``), else ``fallback``."""
+    """A judge's own cut (its ``threshold``: for a :class:`CrossEncoderJudge` its ``thresholds``
+    entry, for the shipped judges cross-fitted on the dev files, for a ``train-judge`` output the
+    validation cut), else ``fallback``."""
     own = getattr(judge, "threshold", None)
     return float(own) if isinstance(own, (int, float)) and not isinstance(own, bool) else float(fallback)
 
