@@ -28,6 +28,7 @@ from .tools.websearch import as_web_search
 if TYPE_CHECKING:  # the types a user's objects are checked against; nothing imported at run time
     from langchain_core.embeddings import Embeddings
     from langchain_core.retrievers import BaseRetriever
+    from langchain_core.runnables import Runnable
     from langchain_core.tools import BaseTool
     from langchain_core.vectorstores import VectorStore
 
@@ -93,13 +94,46 @@ def _check_parts(llm: Any, embeddings: Any, vectorstore: Any) -> None:
 
 
 class Components:
+    """The parts a graph runs with; every argument is optional (keyword only), and what is left
+    out is built lazily, once, on first use.
+
+    - ``llm``: a LangChain chat model, a completion model (``BaseLLM``) or a Runnable with
+      ``invoke`` (``bind``, ``with_retry``, ``with_fallbacks`` wrappers); it wins over the
+      run's ``llm`` setting, which builds one by :func:`make_llm` when none is given.
+    - ``embeddings``: LangChain ``Embeddings`` (``embed_query``, ``embed_documents``) for the
+      Chroma store and ERM4's reservoir; default the embedded MiniLM.
+    - ``retriever``: ragraphs' :class:`Retriever` (``search(query, k, mode)`` or the batch
+      ``search_many``), or a LangChain retriever or vector store (wrapped).
+    - ``vectorstore``: a LangChain ``VectorStore`` or ``BaseRetriever``, searched through an
+      adapter; ``retriever`` wins when both are given. With neither, the Chroma store.
+    - ``store_url`` / ``store_path``: the Chroma store: a Chroma server's URL wins over a
+      folder; with neither, :func:`default_store_path` (``$RAGRAPHS_HOME/chroma``, by default
+      ``~/.ragraphs/chroma``).
+      ``collection``: the Chroma collection (default ``ragraphs``); ``create_collection``:
+      False makes a missing store or collection a :class:`ConfigError` naming those there.
+    - ``web_search``: a backend with ``search(query, k)``, or a LangChain retriever or tool
+      (wrapped); it wins over the ``web`` setting and ``RAGRAPHS_WEB``.
+    - ``judges``: by role, ``evaluator``, ``pair``, ``nli``: a model folder or cached model
+      name (loaded on first use), an object with ``score_batch`` (the pair role: or
+      ``score_pair`` / ``score_pairs``), or a sentence-transformers ``CrossEncoder`` (the
+      evaluator only); a role left out gets :func:`load_default_judge`'s (the shipped one
+      unless ``RAGRAPHS_JUDGES_DIR`` or, for the evaluator, ``RAGRAPHS_RERANKER`` names
+      another); an unknown role is a :class:`ConfigError`.
+    - ``extra``: parts the nodes look up by name: ``fetcher`` (CRAG's and ERM4's page
+      fetcher, with ``fetch(url)`` as :class:`PageFetcher`'s) and ``reservoir`` (ERM4's
+      Memory Knowledge Reservoir, as :class:`Reservoir`); the nodes also keep their web
+      backends here (``web_backends``).
+
+    The LLM, embeddings, vector store and judges are checked here (a wrong one is a
+    :class:`ConfigError`), a ``retriever`` of your own at its first use."""
+
     def __init__(
         self,
         *,
-        llm: BaseLanguageModel | None = None,  # a chat model, or a completion model (BaseLLM)
+        llm: BaseLanguageModel | Runnable | None = None,  # a chat model, a completion model (BaseLLM), a wrapper
         embeddings: Embeddings | None = None,
         retriever: Retriever | BaseRetriever | VectorStore | None = None,
-        vectorstore: VectorStore | None = None,
+        vectorstore: VectorStore | BaseRetriever | None = None,
         store_path: str | None = None,
         store_url: str | None = None,
         collection: str = "ragraphs",
@@ -109,7 +143,7 @@ class Components:
         extra: dict[str, Any] | None = None,
     ):
         _check_parts(llm, embeddings, vectorstore)
-        self._llm = llm
+        self._llm: Any = llm
         self._embeddings = embeddings
         self._embeddings_given = embeddings is not None
         self._retriever = retriever
@@ -244,7 +278,11 @@ def server_store() -> dict[str, str | None]:
 
 
 def default_components() -> Components:
-    """Process-wide embedded defaults (used by the module-level Studio graphs and the CLI)."""
+    """The process-wide Components with the embedded defaults, its Chroma store and collection
+    read from the environment (:func:`server_store`: ``RAGRAPHS_STORE_URL``, else the store
+    under ``RAGRAPHS_HOME``; ``RAGRAPHS_COLLECTION``, else ``ragraphs``), built on first call.
+    Every ``build_*_graph`` called without components uses it, and so do the module-level
+    graphs (Studio, ``langgraph.json``)."""
     global _DEFAULT
     with _DEFAULT_LOCK:
         if _DEFAULT is None:

@@ -16,6 +16,10 @@ from ._common import start_at, timed
 def build_none_graph(
     components: Components | None = None, *, checkpointer: Checkpointer = None
 ) -> CompiledStateGraph[RAGState, RAGContext, RAGInput, RAGOutput]:
+    """Compile the no-retrieval graph over ``components`` (embedded defaults if None): one node,
+    ``generate``, where the LLM answers the question from its own knowledge. Of the run settings
+    it reads ``llm``, ``max_new_tokens``, ``cut_asides`` and ``skip_generation``; nothing is
+    retrieved, so the retrieval settings have no effect."""
     c = components or default_components()
     g = StateGraph(RAGState, context_schema=RAGContext, input_schema=RAGInput, output_schema=RAGOutput)
     g.add_node("generate", timed("generate", make_generate_closed_book(c)))

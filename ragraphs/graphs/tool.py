@@ -74,7 +74,7 @@ def method_tool(method: str, components: Any = None, *, name: str | None = None,
     """A tool that answers a question with ``method`` over ``components`` (the embedded defaults
     when None) and its run ``settings``; ``name`` defaults to ``ask_<method>``; ``artifact``: the
     answer, passages and counts (``brief``) or the whole final state. The graph keeps its own
-    recursion limit (MIGRES: 75, above what its ``max_iter`` guard needs): an agent's config
+    recursion limit (MIGRES: 75, above what its ``max_iterations`` guard, at most 10, needs): an agent's config
     carries LangGraph's default 25 whether or not the caller set it. A :class:`ConfigError` for
     an unknown method or setting."""
     if artifact not in ("brief", "state"):
