@@ -22,7 +22,8 @@ The corpus is the data file's paragraphs pooled into one index (as ``ragraphs ev
 retrieval is the graph's own (top ``--k``), the evaluator is ``c.judge("evaluator")``.
 
 Lower (``--lower``): ``judge`` (default) takes the evaluator's own relevance cut (the
-``threshold`` it was validated with) as the lower threshold, at most the upper one: Incorrect
+``thresholds`` entry: for the shipped judge the cut cross-fitted on the dev files, for a
+train-judge output its validation cut) as the lower threshold, at most the upper one: Incorrect
 then means that no retrieved document is judged relevant, whatever the corpus's share of
 misses. ``rule`` fits it by the rule above. On PopQA's half 1 the rule put it at -0.98, under
 nearly every score, so Incorrect never fired; over the whole PopQA dev file the judge's cut
