@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 from ..errors import ConfigError, InputError
-from .common import add_run_args, add_store_args, make_components, stream_run
+from .common import add_run_args, add_store_args, make_components, store_from_env, stream_run
 
 
 def validate_question(q: str | None) -> str:
@@ -77,6 +77,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     ctx = method_context(args.method, ctx_values)  # a bad name or value fails here, before the store opens
     if getattr(args, "checkpointer", None) and not getattr(args, "thread", None):
         raise ConfigError("--checkpointer keeps a run under a --thread ID; give one, or leave --checkpointer out")
+    store_from_env(args)  # RAGRAPHS_STORE_URL / RAGRAPHS_COLLECTION, as the server's graphs read them
     components = make_components(args, create_collection=False)  # a mistyped --store or --collection is an error, not a new store
     if args.method != "none":
         retr = components.retriever

@@ -14,9 +14,29 @@ from ..state.types import written
 
 
 def add_store_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--store", metavar="DIR", help="Chroma directory (default: $RAGRAPHS_HOME/chroma, ~/.ragraphs/chroma)")
-    p.add_argument("--store-url", metavar="URL", help="use a Chroma server instead, e.g. http://127.0.0.1:8000")
-    p.add_argument("--collection", default="ragraphs", help="collection name (default: ragraphs)")
+    """``--store``, ``--store-url`` and ``--collection``; a command that takes them calls
+    :func:`store_from_env` on its arguments before it opens the store."""
+    p.add_argument("--store", metavar="DIR", help="Chroma directory (default: $RAGRAPHS_STORE_URL's server if set, "
+                   "else $RAGRAPHS_HOME/chroma, ~/.ragraphs/chroma)")
+    p.add_argument("--store-url", metavar="URL", help="use a Chroma server instead, e.g. http://127.0.0.1:8000 "
+                   "(default: $RAGRAPHS_STORE_URL, unless --store is given)")
+    p.add_argument("--collection", default=None, help="collection name (default: $RAGRAPHS_COLLECTION, else ragraphs)")
+
+
+def store_from_env(args: argparse.Namespace) -> argparse.Namespace:
+    """The store options a command did not get, from the variables a LangGraph server's graphs
+    read (:func:`ragraphs.components.server_store`): ``--store-url`` from ``RAGRAPHS_STORE_URL``
+    unless ``--store`` or ``--store-url`` is given, ``--collection`` from ``RAGRAPHS_COLLECTION``,
+    else ``ragraphs``. ``args`` is changed in place and returned. Until 2026-11-30 ``ingest``,
+    ``ask`` and ``chat`` read neither variable, so with them set the command line filled or read
+    the embedded store while the server read the Chroma server."""
+    from ..components import server_store
+
+    env = server_store()
+    if not getattr(args, "store", None) and not getattr(args, "store_url", None):
+        args.store_url = env["store_url"]
+    args.collection = getattr(args, "collection", None) or env["collection"] or "ragraphs"
+    return args
 
 
 def add_run_args(p: argparse.ArgumentParser) -> None:

@@ -9,7 +9,7 @@ import sys
 
 from ..errors import InputError
 from ..tools.text import CHUNK_WORDS
-from .common import add_store_args
+from .common import add_store_args, store_from_env
 
 
 def _check_store_place(store: str, paths: list[str]) -> None:
@@ -39,6 +39,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     from ..tools.embeddings import MiniLMEmbeddings
     from ..tools.vectorstore import ChromaCorpus
 
+    store_from_env(args)  # RAGRAPHS_STORE_URL / RAGRAPHS_COLLECTION, as the server's graphs read them
     if args.chunk_words < 1:
         raise InputError(f"--chunk-words must be at least 1, got {args.chunk_words}")
     from ..ingest import is_url

@@ -110,6 +110,36 @@ def test_chroma_server_ingest_and_ask(tmp_path, port, data_dir, cli):
         stop_process(proc)
 
 
+def test_the_cli_uses_the_chroma_server_the_environment_names(tmp_path, port, cli):
+    """RAGRAPHS_STORE_URL and RAGRAPHS_COLLECTION, set for a LangGraph server, are the CLI's
+    defaults too: `ingest` and `ask` without store options use that server (until 2026-11-30
+    they used the embedded store under RAGRAPHS_HOME); `--store DIR` still picks a folder."""
+    chroma = shutil.which("chroma") or os.path.join(os.path.dirname(sys.executable), "chroma")
+    proc = _start(
+        [chroma, "run", "--path", str(tmp_path / "server-data"), "--host", "127.0.0.1", "--port", str(port)],
+        tmp_path / "chroma-server.log",
+        env={**os.environ, "ANONYMIZED_TELEMETRY": "False"},
+    )
+    try:
+        _wait_http(f"http://127.0.0.1:{port}/api/v2/heartbeat", proc)
+        env = {"RAGRAPHS_STORE_URL": f"http://127.0.0.1:{port}", "RAGRAPHS_COLLECTION": "served"}
+        (tmp_path / "lima.txt").write_text("Lima is the capital of Peru. It lies on the Pacific coast.")
+        r = cli("ingest", tmp_path / "lima.txt", "--quiet", "--json", **env)
+        assert r.returncode == 0, r.stderr
+        assert json.loads(r.stdout.strip().splitlines()[-1])["store_total"] == 1
+        assert not (tmp_path / "home" / "chroma").exists()  # nothing went to the embedded store
+        from ragraphs.tools.vectorstore import ChromaCorpus
+
+        assert ChromaCorpus(url=env["RAGRAPHS_STORE_URL"], collection="served", create=False).count() == 1
+        r = cli("ask", "What is the capital of Peru?", "--llm", "fake:Lima", "--json", **env)
+        assert r.returncode == 0, r.stderr
+        assert [p["title"] for p in json.loads(r.stdout.strip().splitlines()[-1])["passages"]] == ["lima"]
+        r = cli("ask", "What is the capital of Peru?", "--llm", "fake:Lima", "--store", tmp_path / "elsewhere", **env)
+        assert r.returncode == 2 and f"no store at {tmp_path / 'elsewhere'}" in r.stderr
+    finally:
+        stop_process(proc)
+
+
 def test_unreachable_chroma_server_is_a_clear_error(tmp_path, port, cli):
     (tmp_path / "a.txt").write_text("Some text to ingest.")
     r = cli("ingest", tmp_path / "a.txt", "--store-url", f"http://127.0.0.1:{port}")
