@@ -24,7 +24,7 @@ import numpy as np
 from ..settings import data_dir
 from ..state.types import Passage
 from ..tools.bm25 import BM25Index
-from ..tools.embeddings import embed_texts, unit_rows
+from ..tools.embeddings import embed_texts, embedder_id, unit_rows
 from ..tools.vectorstore import InMemoryCorpus
 
 
@@ -41,7 +41,7 @@ def corpus_key(passages: Iterable[Passage], embeddings: Any) -> str:
     for p in passages:
         h.update(p["id"].encode())
         h.update(b"\n")
-    name = getattr(embeddings, "vectors_id", None) or getattr(embeddings, "name", type(embeddings).__name__)
+    name = getattr(embeddings, "vectors_id", None) or embedder_id(embeddings)  # the model's name too (since 2026-11-30)
     safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in str(name))
     return f"{safe}-{h.hexdigest()[:16]}"
 

@@ -19,6 +19,7 @@ embedded by the same variant: the store records which.
 from __future__ import annotations
 
 import hashlib
+import inspect
 import os
 import threading
 from collections import OrderedDict
@@ -232,6 +233,45 @@ def _encode_alone(model, texts: list[str]) -> np.ndarray:
         h = encoder(input_ids=x, attention_mask=torch.ones_like(x)).last_hidden_state[0].mean(0)
         out[i] = torch.nn.functional.normalize(h, dim=0).numpy()
     return out
+
+
+# what names the model behind an embeddings object of a class that serves several (OpenAI's,
+# Hugging Face's, Ollama's, Bedrock's, Azure's deployment), and the vector size where it is set
+_MODEL_ATTRS = ("model", "model_name", "model_id", "repo_id", "deployment", "dimensions")
+
+
+def embedder_id(embeddings: Any) -> str:
+    """The name a store, a reservoir or a vector cache records for the embeddings that built it,
+    and compares with the embeddings that read it: the packaged MiniLM's ``name`` (as it always
+    was), else the object's ``name`` or class name followed by the model it names, e.g.
+    ``OpenAIEmbeddings(model=text-embedding-3-large, dimensions=256)``. Until 2026-11-30 the
+    model was left out, so two models of one class read each other's vectors without a word.
+    Attributes are read without running a property (MiniLM's ``model`` loads it); a pydantic
+    field such as OpenAI's ``deployment`` counts only when it was set."""
+    if isinstance(embeddings, MiniLMEmbeddings):
+        return embeddings.name
+    own = getattr(embeddings, "name", None)
+    base = own if isinstance(own, str) and own else type(embeddings).__name__
+    given = getattr(embeddings, "model_fields_set", None)
+    parts: list[str] = []
+    seen: set[Any] = set()
+    for attr in _MODEL_ATTRS:
+        value = inspect.getattr_static(embeddings, attr, None)
+        wanted = int if attr == "dimensions" else str
+        if not isinstance(value, wanted) or isinstance(value, bool) or value in ("", 0) or value in seen:
+            continue
+        if attr == "deployment" and isinstance(given, (set, frozenset)) and attr not in given:
+            continue  # langchain-openai's default, read by Azure only
+        seen.add(value)
+        parts.append(f"{attr}={value}")
+    return f"{base}({', '.join(parts)})" if parts else base
+
+
+def same_embedder(stored: str, current: str) -> bool:
+    """Whether ``stored`` (what a store or reservoir recorded) names the embeddings ``current``
+    (:func:`embedder_id`). A record written before the model was part of the name (a bare class
+    name) is taken for any model of that class, as it was then."""
+    return stored == current or current.startswith(f"{stored}(")
 
 
 def cosine_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -40,7 +40,7 @@ import numpy as np
 
 from ..errors import ConfigError, StoreError
 from ..state.types import Passage
-from .embeddings import embed_queries, embed_texts
+from .embeddings import MiniLMEmbeddings, embed_queries, embed_texts, embedder_id, same_embedder
 from .reservoir_entries import latest_by_title, memory_passage, title_key
 
 _SCHEMA = """
@@ -88,12 +88,8 @@ class Reservoir:
     ):
         self.path = str(Path(path or default_reservoir_path()).expanduser())
         self.collection = collection or "default"
-        if embeddings is None:
-            from .embeddings import MiniLMEmbeddings
-
-            embeddings = MiniLMEmbeddings()
-        self.embeddings = embeddings
-        self.embedding_name = str(getattr(embeddings, "name", type(embeddings).__name__))
+        self.embeddings = embeddings = MiniLMEmbeddings() if embeddings is None else embeddings
+        self.embedding_name = embedder_id(embeddings)  # the model's name too (the class's alone until 2026-11-30)
         self.busy_timeout_s = float(busy_timeout_s)
         if max_entries is not None and int(max_entries) < 1:
             raise ConfigError(f"reservoir max_entries must be >= 1 (or None for no bound), got {max_entries!r}")
@@ -168,7 +164,7 @@ class Reservoir:
             return row[0]
 
         stored = self._write(claim)
-        if stored != self.embedding_name:
+        if not same_embedder(stored, self.embedding_name):
             raise ConfigError(
                 f"reservoir collection {self.collection!r} at {self.path} was built with embeddings "
                 f"{stored!r}, not {self.embedding_name!r}; use the same embeddings or another collection"
@@ -435,7 +431,6 @@ def open_reservoir(
 
 
 def _embedder_key(embeddings: Any) -> Any:
-    from .embeddings import MiniLMEmbeddings
     return ("minilm", embeddings.vectors_id) if type(embeddings) is MiniLMEmbeddings else id(embeddings)
 
 

@@ -23,7 +23,7 @@ import numpy as np
 from ..errors import ConfigError, StoreError
 from ..state.types import Passage, make_passage, with_score
 from .bm25 import BM25Index
-from .embeddings import MiniLMEmbeddings, embed_queries, embed_texts, unit_rows
+from .embeddings import MiniLMEmbeddings, embed_queries, embed_texts, embedder_id, same_embedder, unit_rows
 from .titles import TitleIndex
 
 MODES = ("dense", "bm25", "hybrid")
@@ -133,7 +133,7 @@ class ChromaCorpus:
                     if holds_other_files(path) else f"`ragraphs ingest YOUR_DOCS --store {path}` makes one")
             raise ConfigError(f"no store at {path}; {hint}")
         self._client = _client(path, url)
-        emb_name = getattr(self.embeddings, "name", type(self.embeddings).__name__)
+        emb_name = embedder_id(self.embeddings)
         try:
             if create:
                 self._col = self._client.get_or_create_collection(
@@ -158,7 +158,7 @@ class ChromaCorpus:
         if stored and stored != emb_name and not chosen and stored in ("all-MiniLM-L6-v2", "all-MiniLM-L6-v2-int8"):
             # a store built by `ingest --exact` (float32), or without it (int8): read it with its own encoder
             self.embeddings = MiniLMEmbeddings(fast=stored.endswith("-int8"))
-        elif stored and stored != emb_name:
+        elif stored and not same_embedder(str(stored), emb_name):
             hint = {"all-MiniLM-L6-v2": " (`ragraphs ingest --exact` writes with it)",
                     "all-MiniLM-L6-v2-int8": " (`ragraphs ingest` without --exact writes with it)"}.get(str(stored), "")
             raise ConfigError(
