@@ -31,6 +31,24 @@ _POSTGRES_MISSING = ("a PostgreSQL checkpointer needs langgraph-checkpoint-postg
                      "pip install 'ragraphs[postgres]' (or -e '.[postgres]' in a checkout)")
 
 
+# What a checkpoint may rebuild beyond LangGraph's own safe types (SAFE_MSGPACK_TYPES: the
+# langchain_core messages and Document, datetime, uuid, set, Send, Overwrite, Interrupt, ...).
+# ragraphs' states are TypedDicts of plain values, so none is needed: see strict_serde.
+EXTRA_MSGPACK_TYPES: tuple[tuple[str, str], ...] = ()
+
+
+def strict_serde() -> Any:
+    """The serializer of every saver ragraphs opens: LangGraph's ``JsonPlusSerializer`` that
+    rebuilds only the types it lists as safe (and :data:`EXTRA_MSGPACK_TYPES`). LangGraph's
+    default one imports and calls any ``module.name(*args)`` a checkpoint names (unless
+    ``LANGGRAPH_STRICT_MSGPACK=true``), so a crafted checkpoint file ran code when read
+    (``ragraphs history t --checkpointer evil.sqlite``, until 2026-11-30); now such a value
+    is read as its raw arguments, with LangGraph's "Blocked deserialization" warning."""
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+    return JsonPlusSerializer(allowed_msgpack_modules=EXTRA_MSGPACK_TYPES or None)
+
+
 def default_checkpointer_path() -> str:
     return str(data_dir() / DEFAULT_FILE)
 
@@ -112,7 +130,7 @@ def open_checkpointer(spec: str | None = None, *, must_exist: bool = False):
         except Exception as e:
             raise _postgres_error(spec, e) from e
         _OPEN.append(conn)
-        saver = PostgresSaver(conn)
+        saver = PostgresSaver(conn, serde=strict_serde())
         try:
             saver.setup()
         except Exception as e:
@@ -131,7 +149,7 @@ def open_checkpointer(spec: str | None = None, *, must_exist: bool = False):
     try:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         db = sqlite3.connect(path, check_same_thread=False)
-        lite = SqliteSaver(db)
+        lite = SqliteSaver(db, serde=strict_serde())
         lite.setup()
     except sqlite3.DatabaseError as e:
         raise ConfigError(f"cannot use {path} as a SQLite checkpointer: {e}") from e
@@ -196,13 +214,14 @@ async def open_async_checkpointer(spec: str | None = None) -> AsyncIterator:
             await pool.close()
             raise _postgres_error(spec, e) from e
         try:
-            saver = AsyncPostgresSaver(pool)
+            saver = AsyncPostgresSaver(pool, serde=strict_serde())
             await saver.setup()
             yield saver
         finally:
             await pool.close()
         return
 
+    import aiosqlite
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
     path = sqlite_path(spec)
@@ -214,7 +233,8 @@ async def open_async_checkpointer(spec: str | None = None) -> AsyncIterator:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise ConfigError(f"cannot create the checkpointer file {path}: {e}") from e
-    async with AsyncSqliteSaver.from_conn_string(path) as lite:
+    async with aiosqlite.connect(path) as conn:  # AsyncSqliteSaver.from_conn_string takes no serde
+        lite = AsyncSqliteSaver(conn, serde=strict_serde())
         try:
             await lite.setup()
         except sqlite3.DatabaseError as e:
