@@ -19,6 +19,7 @@ import sys
 from typing import Any
 
 from ..errors import ConfigError, InputError, check_writable_folder
+from .records import run_dir
 from .report import fmt as _fmt, recall_over, summary_table
 from .runner import ORACLE, RunSpec, iter_specs, run_spec, unique_ids
 
@@ -217,7 +218,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             if oracle_components is None:
                 oracle_components = Components(retriever=OracleRetriever(examples), embeddings=embeddings, web_search=web)
             comps = oracle_components
-        out_dir = os.path.join(args.out, "runs", dataset, spec.label) if args.out else None
+        out_dir = run_dir(args.out, dataset, spec.label) if args.out else None
         summary, records = run_spec(
             spec, examples, comps, dataset=dataset, data=args.data, out_dir=out_dir,
             resume=not args.fresh, progress=not args.quiet, corpus=corpus_named(args),
@@ -244,7 +245,7 @@ def _eval_on_server(args: argparse.Namespace, specs: list[RunSpec], examples: li
     summaries: list[dict] = []
     all_records: dict[str, list[dict]] = {}
     for spec in specs:
-        out_dir = os.path.join(args.out, "runs", dataset, spec.label) if args.out else None
+        out_dir = run_dir(args.out, dataset, spec.label) if args.out else None
         summary, records = run_spec_remote(
             spec, examples, args.server, concurrency=args.concurrency, dataset=dataset, data=args.data,
             out_dir=out_dir, resume=not args.fresh, progress=not args.quiet,

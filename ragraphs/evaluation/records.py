@@ -6,12 +6,29 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from dataclasses import MISSING, asdict, fields
 from typing import Any, Callable
 
 from ..errors import ConfigError
 from .metrics import mean
+
+
+def path_part(name: str) -> str:
+    """``name`` as one folder name under ``--out``: characters other than letters, digits, ``.``,
+    ``_`` and ``-`` and any run of dots become ``_``, and no leading ``.``, ``-`` or ``_``
+    (``"../../x"`` and ``"/tmp/x"`` give ``x`` and ``tmp_x``); ``"dataset"`` when nothing is left."""
+    safe = re.sub(r"\.{2,}", "_", re.sub(r"[^A-Za-z0-9._-]+", "_", name))
+    return safe.strip("_").lstrip(".-").strip("_") or "dataset"
+
+
+def run_dir(out: str, dataset: str, label: str) -> str:
+    """Where one run's files go: ``OUT/runs/DATASET/LABEL``, each part made a folder name by
+    :func:`path_part`. The dataset name comes from the data file (a row's ``dataset`` field), so
+    ``"../../x"`` or an absolute path wrote outside ``--out`` until 2026-11-30; the name the
+    summary and the report show stays the file's."""
+    return os.path.join(out, "runs", path_part(dataset), path_part(label))
 
 
 def read_results(path: str) -> dict[str, dict]:

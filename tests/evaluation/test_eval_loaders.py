@@ -1,6 +1,7 @@
 """Each benchmark loader on real rows (the slices in tests/data, in their own formats)."""
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -239,3 +240,31 @@ def test_a_dataset_named_for_another_datasets_rows_is_refused(data_dir):
     # one loader reads both formats of a family: 2Wiki rows as HotpotQA, NQ / TriviaQA rows as odqa
     assert len(load_dataset(str(data_dir / "2wikimultihopqa.sample.jsonl"), "hotpotqa")) == 20
     assert len(load_dataset(str(data_dir / "odqa.sample.jsonl"), "triviaqa")) == 20
+
+
+@pytest.mark.parametrize("name", ["../../escaped", "ABSOLUTE"])
+def test_a_rows_dataset_name_cannot_write_outside_out(tmp_path, capsys, name):
+    """A row's ``dataset`` field names the run's folder under ``--out``: ``"../../escaped"`` or
+    an absolute path wrote the results outside it (until 2026-11-30). The folder name is now
+    made safe (``runs/escaped``, ``runs/tmp_..._abs``); the summary still shows the name."""
+    from conftest import main_captured
+    from ragraphs.evaluation.records import path_part, run_dir
+
+    if name == "ABSOLUTE":
+        name = str(tmp_path / "abs")
+    work = tmp_path / "work"
+    out = work / "out"
+    data = tmp_path / "rows.jsonl"
+    data.write_text(json.dumps({"id": "1", "question": "What is x?", "answer": ["a"], "dataset": name}) + "\n")
+    code, stdout, err = main_captured(capsys, "eval", "--method", "none", "--data", data, "--llm", "fake:a",
+                                      "--out", out, "--quiet", "--json")
+    assert code == 0, err
+    assert json.loads(stdout)["dataset"] == name  # shown as the file names it
+    written = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file())
+    assert all(w.startswith("work/out/") or w == "rows.jsonl" for w in written), written
+    folder = path_part(name)
+    assert (out / "runs" / folder).is_dir() and folder in ("escaped", path_part(str(tmp_path / "abs")))
+    assert not (tmp_path / "escaped").exists() and not (tmp_path / "abs").exists()
+    assert [path_part(n) for n in ("..", ".", "", "/", "-rf", "a..b", "hotpotqa", "nq.dev")] == \
+        ["dataset", "dataset", "dataset", "dataset", "rf", "a_b", "hotpotqa", "nq.dev"]
+    assert run_dir("o", "../x", "none") == str(Path("o") / "runs" / "x" / "none")
