@@ -179,7 +179,7 @@ def read_file(path: str, max_words: int = CHUNK_WORDS, warn: Callable[[str], Non
         title, text = read_pdf(path, warn=warn)
         return _chunks(title or name, text, path, max_words)
     if ext in DOCX_EXT:
-        return _chunks(name, read_docx(path, raw[:8]), path, max_words)
+        return _chunks(name, read_docx(path, raw[:8], MAX_FILE_BYTES), path, max_words)
     if b"\x00" in raw[:4096] and not raw[:2] in (b"\xff\xfe", b"\xfe\xff"):
         raise InputError(f"{path}: binary file, not text")
     if ext in JSON_EXT:

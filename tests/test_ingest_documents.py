@@ -372,6 +372,43 @@ def test_damaged_docx_xml_is_one_skipped_line(tmp_path):
         read_file(str(bad))
 
 
+def test_a_docx_whose_text_unpacks_past_the_size_cap_is_refused_before_it_is_read(tmp_path, monkeypatch):
+    """A DOCX zip bomb: the file is small, its ``word/document.xml`` unpacks to more than the
+    cap (200 MiB; 100,000 bytes here, the cap patched down). It is refused from the zip's member
+    sizes in the one line ``ingest`` reports as ``skipped: FILE: ...``, naming the file and the
+    unpacked size, and nothing is unpacked. **Was a bug** (until
+    2026-11-30): the cap was checked on the compressed file only, and docx2txt read the whole
+    XML into memory."""
+    import ragraphs.ingest as ingest
+
+    good = write_docx(tmp_path / "good.docx", "Quokka notes", [QUOKKA])
+    with zipfile.ZipFile(good) as z:
+        parts = {n: z.read(n) for n in z.namelist()}
+    body = parts["word/document.xml"]
+    padding = b"<!--" + b" " * 200_000 + b"-->"  # compresses to a few hundred bytes
+    bomb = tmp_path / "docs" / "bomb.docx"
+    bomb.parent.mkdir()
+    with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as z:
+        for n, data in parts.items():
+            z.writestr(n, body.replace(b"?>", b"?>" + padding, 1) if n == "word/document.xml" else data)
+    write_docx(tmp_path / "docs" / "fine.docx", "Quokka notes", [QUOKKA])
+    assert bomb.stat().st_size < 50_000
+    monkeypatch.setattr(ingest, "MAX_FILE_BYTES", 100_000)
+    with zipfile.ZipFile(bomb) as z:
+        unpacked = z.getinfo("word/document.xml").file_size
+    loads = []
+    from langchain_community.document_loaders import Docx2txtLoader
+
+    real_load = Docx2txtLoader.load
+    monkeypatch.setattr(Docx2txtLoader, "load", lambda self: loads.append(self.file_path) or real_load(self))
+    with pytest.raises(InputError) as e:
+        read_file(str(bomb))
+    assert str(e.value) == (f"{bomb}: not a readable DOCX: its text unpacks to {unpacked} bytes, "
+                            "over the 100000 bytes limit; split it first")
+    assert loads == []
+    assert "Rottnest Island" in read_file(str(tmp_path / "docs" / "fine.docx"))[0]["text"]  # under the cap: read
+
+
 def _damage_first_stream(pdf: Path) -> Path:
     """XOR the first bytes of the file's first stream (fpdf2 writes page 1's compressed text
     there): zlib cannot inflate it, and pypdf only logs that."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 import warnings
 from typing import Callable, Iterator
 
@@ -82,8 +83,18 @@ def read_pdf(path: str, warn: Callable[[str], None] | None = None) -> tuple[str,
     return title, text
 
 
-def read_docx(path: str, head: bytes) -> str:
-    """The text of a DOCX file; :class:`InputError` when it cannot be read."""
+# the parts of a DOCX that docx2txt reads whole into memory (its own patterns)
+_DOCX_TEXT_PARTS = re.compile(r"word/document\.xml$|word/header[0-9]*.xml|word/footer[0-9]*.xml")
+
+
+def _size(n: int) -> str:
+    return f"{n / 2**20:.1f} MiB".replace(".0 MiB", " MiB") if n >= 2**20 else f"{n} bytes"
+
+
+def read_docx(path: str, head: bytes, max_bytes: int | None = None) -> str:
+    """The text of a DOCX file; :class:`InputError` when it cannot be read, or when the XML
+    parts read (document, headers, footers) unpack to more than ``max_bytes``: the file's own
+    size is compressed, so a small file could unpack to gigabytes in memory."""
     import zipfile
     import zlib
 
@@ -92,7 +103,15 @@ def read_docx(path: str, head: bytes) -> str:
     if head.startswith(_OLE_MAGIC):
         raise InputError(f"{path}: encrypted (password-protected) or legacy .doc file, not a readable DOCX")
     try:
+        if max_bytes is not None:
+            with zipfile.ZipFile(path) as z:  # each member's declared size also bounds what zipfile unpacks
+                unpacked = sum(i.file_size for i in z.infolist() if _DOCX_TEXT_PARTS.match(i.filename))
+            if unpacked > max_bytes:
+                raise InputError(f"{path}: not a readable DOCX: its text unpacks to {_size(unpacked)}, "
+                                 f"over the {_size(max_bytes)} limit; split it first")
         docs = Docx2txtLoader(path).load()
+    except InputError:
+        raise
     except (zipfile.BadZipFile, KeyError, ValueError, OSError, SyntaxError, zlib.error) as e:  # ParseError is a SyntaxError
         raise InputError(f"{path}: not a readable DOCX (corrupt?): {_error_line(e)}") from e
     return "\n\n".join(d.page_content for d in docs)
