@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import atexit
 import os
+import re
 import sqlite3
 from contextlib import asynccontextmanager
 from pathlib import Path, PurePath
 from typing import Any, AsyncIterator, TypeGuard
+from urllib.parse import unquote
 
 from .errors import ConfigError, InputError
 from .settings import data_dir
@@ -58,15 +60,29 @@ def is_postgres_url(spec: str | None) -> TypeGuard[str]:
 
 
 def describe(spec: str | None) -> str:
-    """The spec as a user reads it (a PostgreSQL URL without its password)."""
+    """The spec as a user reads it: a PostgreSQL URL without its password, whether in the user
+    part (``user:***@host``) or a query value (``?password=***``; shown as given until 2026-11-30)."""
     if is_postgres_url(spec):
         scheme, rest = spec.split("://", 1)
+        rest, q, query = rest.partition("?")
         if "@" in rest:
             cred, host = rest.rsplit("@", 1)
             user = cred.split(":", 1)[0]
-            return f"{scheme}://{user}:***@{host}" if ":" in cred else f"{scheme}://{cred}@{host}"
-        return spec
+            rest = f"{user}:***@{host}" if ":" in cred else f"{cred}@{host}"
+        query = re.sub(r"(?i)(^|&)(password=)[^&]*", r"\1\2***", query)
+        return f"{scheme}://{rest}{q}{query}"
     return sqlite_path(spec)
+
+
+def _passwords(spec: str) -> list[str]:
+    """The passwords a PostgreSQL URL holds (user part, ``password=`` query values), as written
+    and percent-decoded, longest first."""
+    rest, _, query = spec.split("://", 1)[1].partition("?")
+    found = re.findall(r"(?i)(?:^|&)password=([^&]*)", query)
+    cred = rest.rsplit("@", 1)[0] if "@" in rest else ""
+    if ":" in cred:
+        found.append(cred.split(":", 1)[1])
+    return sorted({s for f in found for s in (f, unquote(f)) if s}, key=len, reverse=True)
 
 
 def sqlite_path(spec: str | None) -> str:
@@ -78,7 +94,13 @@ def sqlite_path(spec: str | None) -> str:
 
 
 def _postgres_error(spec: str, e: Exception) -> ConfigError:
+    """One line naming the server without its password: libpq repeats the whole URL in some
+    errors (a malformed one), which is replaced by :func:`describe`'s form, and any password
+    left in the line by ``***`` (both were printed until 2026-11-30)."""
     first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    first = first.replace(spec, describe(spec))
+    for secret in _passwords(spec):
+        first = re.sub(rf"(?<![A-Za-z0-9]){re.escape(secret)}(?![A-Za-z0-9])", "***", first)
     return ConfigError(f"cannot use the PostgreSQL checkpointer at {describe(spec)}: {first}")
 
 

@@ -175,6 +175,29 @@ def test_bad_postgres_url_is_one_clear_error(capsys):
     assert "pw@" not in err and "Traceback" not in err
 
 
+def test_a_password_in_the_query_or_repeated_by_libpq_is_never_printed(capsys):
+    """``?password=`` is masked like ``user:password@``, and libpq's own message, which
+    repeats a malformed URL whole, names it without the password (both were printed until
+    2026-11-30). No server is needed: the URL fails before any connection."""
+    from ragraphs.checkpoint import describe
+
+    assert describe("postgresql://u@db:5432/x?sslmode=require&password=qsecret9") == \
+        "postgresql://u@db:5432/x?sslmode=require&password=***"
+    assert describe("postgres://u:pw@db/x?PASSWORD=a%40b") == "postgres://u:***@db/x?PASSWORD=***"
+    assert describe("postgresql://db/x?application_name=password") == "postgresql://db/x?application_name=password"
+    pytest.importorskip("psycopg")  # without it the error is the install advice (test_a_missing_postgres_driver...)
+    for url in ("postgresql://u:s3cretpw@[::1/db",  # libpq: ... in URI: "postgresql://u:s3cretpw@[::1/db"
+                "postgresql://u@127.0.0.1:1/db?password=qsecret9&bogus=1",
+                "postgresql://u:s3cret%40pw@[::1/db?password=qs%41cret9"):
+        code, out, err = main_captured(capsys, "ask", "Q?", "--method", "none", "--llm", "fake:x", "--thread", "t",
+                                       "--checkpointer", url)
+        assert code == 2 and err.startswith("ragraphs: error: cannot use the PostgreSQL checkpointer at postgresql://u")
+        assert "s3cret" not in err and "qsecret9" not in err and "qs%41cret9" not in err and "qsAcret9" not in err, err
+        assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert 'in URI: "postgresql://u:***@[::1/db"' in main_captured(
+        capsys, "history", "t", "--checkpointer", "postgresql://u:s3cretpw@[::1/db")[2]
+
+
 @pytest.fixture
 def chroma_server(tmp_path, minilm):
     """A Chroma server on 127.0.0.1 holding a slice of the bundled sample corpus."""

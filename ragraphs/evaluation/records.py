@@ -79,16 +79,19 @@ class _Progress:
             self.bar.close()
 
 
+def without_userinfo(url: str) -> str:
+    """``url`` without its ``user:password@`` part, as a file or a summary records it."""
+    return re.sub(r"//[^/@]*@", "//", url)
+
+
 def llm_endpoint(spec: str | None) -> str | None:
     """Where an ``openai:`` / ``openai-completion:`` model's calls go (``OPENAI_BASE_URL``, or
     OpenAI's own API), without credentials; None for the embedded and file models."""
-    import re
-
     spec = spec or os.environ.get("RAGRAPHS_LLM") or ""
     if not spec.lower().startswith("openai"):
         return None
     base = os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
-    return re.sub(r"//[^/@]*@", "//", base.rstrip("/"))
+    return without_userinfo(base.rstrip("/"))
 
 
 def open_results(spec: Any, out_dir: str | None, *, resume: bool, dataset: str = "", data: str = "",

@@ -19,7 +19,7 @@ import time
 from typing import Any, Callable
 
 from ..errors import ConfigError
-from .records import Recorder, open_results
+from .records import Recorder, open_results, without_userinfo
 from .runner import ORACLE, RunSpec, build_context, error_record, finish_run, score_example
 
 
@@ -42,21 +42,24 @@ def _server_error(out: Any) -> str | None:
 async def _assistant_id(client, url: str, graph_id: str) -> str:
     import httpx
 
+    shown = without_userinfo(url)  # errors name the server, not its credentials
     try:  # one quick look first: the SDK's client retries a refused connection for seconds
         async with httpx.AsyncClient(timeout=10) as probe:
             await probe.get(url.rstrip("/") + "/ok")
     except httpx.TransportError as e:
-        raise ConfigError(f"cannot reach the LangGraph server at {url}: {type(e).__name__}: {e}") from e
+        raise ConfigError(f"cannot reach the LangGraph server at {shown}: {type(e).__name__}: "
+                          f"{str(e).replace(url, shown)}") from e
     try:
         found = await client.assistants.search(graph_id=graph_id, limit=10)
     except Exception as e:
-        raise ConfigError(f"cannot reach the LangGraph server at {url}: {type(e).__name__}: {e}") from e
+        raise ConfigError(f"cannot reach the LangGraph server at {shown}: {type(e).__name__}: "
+                          f"{str(e).replace(url, shown)}") from e
     if not found:
         try:
             served = sorted({a["graph_id"] for a in await client.assistants.search(limit=100)})
         except Exception:
             served = []
-        raise ConfigError(f"the server at {url} serves no graph {graph_id!r} (it serves: {', '.join(served) or 'none'})")
+        raise ConfigError(f"the server at {shown} serves no graph {graph_id!r} (it serves: {', '.join(served) or 'none'})")
     # the server's own assistant of the graph (created from langgraph.json) when there are several
     own = [a for a in found if (a.get("metadata") or {}).get("created_by") == "system"]
     return (own or found)[0]["assistant_id"]
@@ -114,11 +117,11 @@ def run_spec_remote(
     context = spec.context_values()
     # the server's store is the corpus: a local run's --out is not resumed from here, nor the reverse
     results_path, done = open_results(spec, out_dir, resume=resume, dataset=dataset, data=data,
-                                      corpus={"server": url.rstrip("/")})
+                                      corpus={"server": without_userinfo(url.rstrip("/"))})
     t0 = time.perf_counter()
     with Recorder(spec, examples, done, results_path, progress=progress, on_record=on_record) as rec:
         if rec.todo:
             asyncio.run(_run_remote(url.rstrip("/"), spec, context, rec, concurrency, timeout))
     run_s = time.perf_counter() - t0
-    extra = {"server": url, "concurrency": concurrency, "run_s": round(run_s, 3), "corpus_passages": None}
+    extra = {"server": without_userinfo(url), "concurrency": concurrency, "run_s": round(run_s, 3), "corpus_passages": None}
     return finish_run(spec, examples, rec.records, done, out_dir=out_dir, dataset=dataset, data=data, extra=extra)

@@ -391,3 +391,34 @@ def test_a_run_of_another_openai_endpoint_does_not_resume_over_the_first(tmp_pat
     with pytest.raises(ConfigError, match="holds answers of http://127.0.0.1:8001/v1"):
         open_results(RunSpec("none", llm="openai:m"), out, resume=True)
     open_results(RunSpec("none", llm="openai:m"), out, resume=False)  # --fresh starts over
+
+
+def test_a_server_url_with_credentials_is_recorded_without_them(tmp_path, capsys, monkeypatch, data_dir):
+    """``eval --server http://user:pw@host`` : config.json, the summaries and the error line
+    name the server without its ``user:password@`` (until 2026-11-30 they held the URL as
+    given), as ``llm_endpoint`` records ``OPENAI_BASE_URL``."""
+    from conftest import free_port
+    from ragraphs.evaluation import remote
+    from ragraphs.evaluation.runner import score_example
+
+    port = free_port()
+    url = f"http://ops:s3cretpw@127.0.0.1:{port}"
+    base = ["eval", "--method", "none", "--data", str(data_dir / "hotpotqa.sample.jsonl"), "--limit", "2",
+            "--quiet", "--server", url]
+    rc = main(base + ["--out", str(tmp_path / "refused")])  # nothing listens there
+    err = capsys.readouterr().err
+    assert rc == 2 and f"cannot reach the LangGraph server at http://127.0.0.1:{port}" in err and "s3cretpw" not in err
+
+    async def answered(url, spec, context, rec, concurrency, timeout):  # the server's part, not its network
+        for ex in rec.todo:
+            state = {"question": ex.question, "answer": "yes", "passages": [], "llm_calls": 1, "trace": []}
+            rec.add(score_example(ex, state, 0.0, retrieval_only=spec.retrieval_only))
+
+    monkeypatch.setattr(remote, "_run_remote", answered)
+    rc = main(base + ["--out", str(tmp_path / "run"), "--json"])
+    out, err = capsys.readouterr()
+    assert rc == 0, err
+    assert json.loads(out)["server"] == f"http://127.0.0.1:{port}"  # one run: its summary
+    files = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert any(p.name == "config.json" for p in files) and any(p.name == "summary.json" for p in files)
+    assert not [str(p) for p in files if "s3cretpw" in p.read_text(errors="replace")]
