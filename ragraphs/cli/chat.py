@@ -77,7 +77,9 @@ def cmd_chat(args: argparse.Namespace) -> int:
     else:  # the conversation lives as long as the command
         from langgraph.checkpoint.memory import InMemorySaver
 
-        saver, thread = InMemorySaver(), f"chat-{uuid.uuid4().hex[:8]}"
+        from ..checkpoint import strict_serde
+
+        saver, thread = InMemorySaver(serde=strict_serde()), f"chat-{uuid.uuid4().hex[:8]}"
         config = RunnableConfig(configurable={"thread_id": thread})
     graph = build_chat_graph(components, checkpointer=saver)
     earlier = len((graph.get_state(config).values or {}).get("messages") or [])
