@@ -5,7 +5,7 @@ or "Loading weights" bars, no llama.cpp log lines, no Python warnings; ragraphs'
 output (ingest progress, answers, errors) is unchanged. ``--verbose`` or
 ``RAGRAPHS_DEBUG=1`` (``RAGRAPHS_VERBOSE=1`` in the environment) shows them all.
 Library use (``import ragraphs``) is left alone except for llama.cpp, which logs only with
-``RAGRAPHS_VERBOSE``/``RAGRAPHS_DEBUG`` set.
+``RAGRAPHS_VERBOSE``/``RAGRAPHS_DEBUG`` on (``0``, ``false``, ``no``, ``off`` are off).
 """
 
 from __future__ import annotations
@@ -33,7 +33,11 @@ LOGGERS = (
 
 
 def is_verbose() -> bool:
-    return bool(os.environ.get("RAGRAPHS_VERBOSE") or os.environ.get("RAGRAPHS_DEBUG"))
+    """``RAGRAPHS_VERBOSE`` or ``RAGRAPHS_DEBUG`` on (:func:`ragraphs.tools.env.flag`: ``0``,
+    ``false``, ``no``, ``off`` are off; until 2026-11-30 any value, ``0`` too, was on)."""
+    from .tools.env import flag
+
+    return flag("RAGRAPHS_VERBOSE") or flag("RAGRAPHS_DEBUG")
 
 
 # read by the libraries when they are imported (and by child processes)

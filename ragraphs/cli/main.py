@@ -102,12 +102,13 @@ def utf8_pipes() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     from .. import quiet
+    from ..tools.env import flag
 
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    utf8_pipes()
-    debug = os.environ.get("RAGRAPHS_DEBUG")
+    debug = flag("RAGRAPHS_DEBUG")
     try:
+        # inside: a bad variable read while the verbs load (RAGRAPHS_LOCKED_SETTINGS) is one line too
+        args = build_parser().parse_args(argv)
+        utf8_pipes()
         with quiet.output(verbose=bool(args.verbose) or quiet.is_verbose()):
             return int(args.func(args) or 0)
     except RagraphsError as e:
