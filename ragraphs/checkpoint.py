@@ -26,6 +26,7 @@ from urllib.parse import unquote
 
 from .errors import ConfigError, InputError
 from .settings import data_dir
+from .tools.env import positive_int
 
 DEFAULT_FILE = "checkpoints.sqlite"
 ENV_VAR = "RAGRAPHS_CHECKPOINTER"
@@ -226,7 +227,7 @@ async def open_async_checkpointer(spec: str | None = None) -> AsyncIterator:
         pool: Any = AsyncConnectionPool(  # of dict rows, as the saver reads them
             spec,
             min_size=1,
-            max_size=int(os.environ.get("RAGRAPHS_PG_POOL", "8")),
+            max_size=positive_int("RAGRAPHS_PG_POOL") or 8,  # int(...) of a blank or bad value was a traceback
             kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
             open=False,
         )

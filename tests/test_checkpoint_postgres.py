@@ -294,3 +294,39 @@ def test_a_missing_postgres_driver_says_which_extra_to_install(monkeypatch):
 
     with pytest.raises(ConfigError, match=r"ragraphs\[postgres\]"):
         asyncio.run(enter())
+
+
+def test_the_pool_size_variable_is_checked_and_blank_is_the_default(monkeypatch):
+    """``RAGRAPHS_PG_POOL``: blank is the default 8, a bad value a ``ConfigError`` naming it
+    (``int()``'s ValueError traceback until 2026-11-30, a blank value's too)."""
+    import asyncio
+
+    import langgraph.checkpoint.postgres.aio  # noqa: F401  (imported before the pool class is replaced)
+    import psycopg_pool
+    import pytest
+
+    from ragraphs.checkpoint import open_async_checkpointer
+    from ragraphs.errors import ConfigError
+
+    sizes = []
+
+    class Pool:  # what the checkpointer asks for, before any connection
+        def __init__(self, *args, max_size, **kwargs):
+            sizes.append(max_size)
+            raise RuntimeError("no connection in this test")
+
+    monkeypatch.setattr(psycopg_pool, "AsyncConnectionPool", Pool)
+
+    async def enter():
+        async with open_async_checkpointer("postgresql://u:p@127.0.0.1:1/db"):
+            pass
+
+    for value, size in (("", 8), ("  ", 8), ("3", 3)):
+        monkeypatch.setenv("RAGRAPHS_PG_POOL", value)
+        with pytest.raises(RuntimeError, match="no connection"):
+            asyncio.run(enter())
+        assert sizes[-1] == size
+    for bad in ("abc", "0", "-2"):
+        monkeypatch.setenv("RAGRAPHS_PG_POOL", bad)
+        with pytest.raises(ConfigError, match=f"RAGRAPHS_PG_POOL must be a positive integer, got '{bad}'"):
+            asyncio.run(enter())

@@ -84,31 +84,103 @@ def without_userinfo(url: str) -> str:
     return re.sub(r"//[^/@]*@", "//", url)
 
 
+def build_context(spec: Any):
+    """The method's context with the settings of ``spec`` (a :class:`~.runner.RunSpec`); a
+    setting the method lacks is an error."""
+    from ..graphs import get_context_class
+    from ..settings import check_setting_names, context_from
+
+    cls = get_context_class(spec.graph_method)
+    values = spec.context_values()
+    check_setting_names(cls, values, spec.method)
+    return context_from(cls, values)
+
+
+def run_llm(spec: Any) -> str:
+    """The model spec a run's context holds: ``--llm``, else ``--set llm=...``, else the
+    setting's default (``gemma``; ``RAGRAPHS_LLM`` is not read by a run)."""
+    if not callable(getattr(spec, "context_values", None)):  # a summary of records alone
+        return str(getattr(spec, "llm", None) or "gemma")
+    return str(getattr(build_context(spec), "llm", None) or "gemma")
+
+
 def llm_endpoint(spec: str | None) -> str | None:
     """Where an ``openai:`` / ``openai-completion:`` model's calls go (``OPENAI_BASE_URL``, or
-    OpenAI's own API), without credentials; None for the embedded and file models."""
-    spec = spec or os.environ.get("RAGRAPHS_LLM") or ""
+    OpenAI's own API), without credentials; None for the embedded and file models. Until
+    2026-11-30 an empty spec read ``RAGRAPHS_LLM``, which the run does not use."""
+    spec = (spec or "").strip()
     if not spec.lower().startswith("openai"):
         return None
     base = os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
     return without_userinfo(base.rstrip("/"))
 
 
+def web_label(spec: str) -> str:
+    """A web search spec as a results folder records it: ``offline:`` files as absolute paths
+    (as ``--web`` files are), an address without credentials, ``none`` for no web search."""
+    kind, _, arg = spec.partition(":")
+    if not spec.strip() or spec.strip().lower() in ("none", "off"):
+        return "none"
+    if kind.strip().lower() == "offline":
+        return "offline:" + ",".join(os.path.abspath(p.strip()) for p in arg.split(",") if p.strip())
+    return without_userinfo(spec.strip())
+
+
+JUDGE_VARIABLES = ("RAGRAPHS_RERANKER", "RAGRAPHS_JUDGES_DIR")
+
+
+def run_sources(spec: Any, ctx: Any, components: Any) -> dict[str, Any]:
+    """What a local run takes from the environment beside its settings, recorded in its
+    ``config.json`` so that a resume under others is refused: the web search (``web_search``:
+    the ``web`` setting or ``RAGRAPHS_WEB``, for the methods with a ``web`` setting; a backend
+    given to the components by its name) and the judges ``RAGRAPHS_RERANKER`` /
+    ``RAGRAPHS_JUDGES_DIR`` name (``judges``; ``{}``: the shipped ones). Nothing for ``none``
+    and the oracle, which search nothing and judge nothing."""
+    if getattr(spec, "method", None) in ("none", "oracle"):
+        return {}
+    out: dict[str, Any] = {}
+    if "web" in {f.name for f in fields(ctx)}:
+        given = getattr(components, "web_search", None)
+        if given is not None:  # --web: its files are in the corpus record
+            out["web_search"] = "given: " + str(getattr(given, "name", type(given).__name__))
+        else:
+            from ..nodes.web import web_spec
+
+            out["web_search"] = web_label(web_spec(ctx))
+    judges = {}
+    for var in JUDGE_VARIABLES:
+        v = os.environ.get(var, "").strip()
+        if v:  # a folder as its absolute path, a cached model name as it is
+            judges[var] = os.path.abspath(os.path.expanduser(v)) if os.path.exists(os.path.expanduser(v)) else v
+    out["judges"] = judges
+    return out
+
+
+# what a results folder records beside the settings, and how a refused resume names it
+# (a folder written before a key was recorded resumes as before)
+GUARDED = {"llm_endpoint": "answers of {old}, not {new}",
+           "web_search": "answers with the web search {old}, not {new}",
+           "judges": "answers of the judges {old}, not {new}"}
+
+
 def open_results(spec: Any, out_dir: str | None, *, resume: bool, dataset: str = "", data: str = "",
-                 corpus: dict[str, Any] | None = None) -> tuple[str | None, dict[str, dict]]:
+                 corpus: dict[str, Any] | None = None,
+                 sources: dict[str, Any] | None = None) -> tuple[str | None, dict[str, dict]]:
     """Prepare ``out_dir`` for a run of ``spec`` (a :class:`~.runner.RunSpec`): (the results
     file, the finished records to keep by id). Refuses a directory that holds results of
     other settings, data or corpus (``corpus``: what the questions retrieve from, as the
-    command line names it); failed records are not kept, so those questions run again."""
+    command line names it), or of another model endpoint, web search or judges (``sources``:
+    :func:`run_sources`); failed records are not kept, so those questions run again."""
     if not out_dir:
         return None, {}
     os.makedirs(out_dir, exist_ok=True)
     results_path = os.path.join(out_dir, "results.jsonl")
     cfg = {"label": spec.label, "spec": asdict(spec), "dataset": dataset, "data": os.path.abspath(data) if data else "",
            "corpus": corpus or {}}
-    endpoint = llm_endpoint(getattr(spec, "llm", None))
+    endpoint = llm_endpoint(run_llm(spec))  # the run's model: --set llm=... too
     if endpoint:  # two servers may serve one model name: the answers of one must not resume the other's
         cfg["llm_endpoint"] = endpoint
+    cfg.update(sources or {})
     cfg_path = os.path.join(out_dir, "config.json")
     if os.path.exists(cfg_path) and resume:
         try:
@@ -123,9 +195,10 @@ def open_results(spec: Any, out_dir: str | None, *, resume: bool, dataset: str =
             raise ConfigError(
                 f"{out_dir} holds results of other settings or another data file; use another --out or --fresh"
             )
-        if old is not None and "llm_endpoint" in old and old["llm_endpoint"] != cfg.get("llm_endpoint"):
-            raise ConfigError(f"{out_dir} holds answers of {old['llm_endpoint']}, not {cfg.get('llm_endpoint')}; "
-                              "use another --out or --fresh")
+        for key, what in GUARDED.items():
+            if old is not None and key in old and old[key] != cfg.get(key):
+                named = what.format(old=_named(old[key]), new=_named(cfg.get(key)))
+                raise ConfigError(f"{out_dir} holds {named}; use another --out or --fresh")
         # a run written before the corpus was recorded resumes as before
         if old is not None and "corpus" in old and old["corpus"] != cfg["corpus"]:
             raise ConfigError(f"{out_dir} holds results retrieved from another corpus ({old['corpus'] or 'the data file'}, "
@@ -136,6 +209,12 @@ def open_results(spec: Any, out_dir: str | None, *, resume: bool, dataset: str =
         json.dump(cfg, fh, indent=1, default=str)
     done = {i: r for i, r in read_results(results_path).items() if not r.get("error")} if resume else {}
     return results_path, done
+
+
+def _named(value: Any) -> str:
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={v}" for k, v in value.items()) or "the shipped ones"
+    return str(value) if value else "none"
 
 
 def _ends_mid_line(path: str) -> bool:

@@ -30,7 +30,8 @@ from typing import Any, Callable, Iterable
 from ..errors import ConfigError, redact
 from ..tools.reservoir import close_reservoir
 from .metrics import answer_scores, gold_found, passage_matches
-from .records import Recorder, open_results, read_results  # noqa: F401  (read_results: used by bench and tests)
+from .records import Recorder, open_results, read_results, run_sources  # noqa: F401  (read_results: used by bench and tests)
+from .records import build_context as build_context  # the CLI, remote runs and tests import it from here
 from .summary import stage_recall, summarize  # noqa: F401  (summarize: used by bench and tests)
 
 ORACLE = "oracle"
@@ -86,17 +87,6 @@ class RunSpec:
         if self.method == ORACLE:  # every gold paragraph, whatever k: a re-ranker kept the best k of them
             vals.update(rerank="none", link_question=False)
         return {k: v for k, v in vals.items() if v is not None}
-
-
-def build_context(spec: RunSpec):
-    """The method's context with the spec's settings; a setting the method lacks is an error."""
-    from ..graphs import get_context_class
-    from ..settings import check_setting_names, context_from
-
-    cls = get_context_class(spec.graph_method)
-    values = spec.context_values()
-    check_setting_names(cls, values, spec.method)
-    return context_from(cls, values)
 
 
 def _passage_record(p: dict, is_gold: bool) -> dict:
@@ -265,7 +255,8 @@ def run_spec(
     withheld = components._retriever if spec.withhold_gold else None
     if withheld is not None and not hasattr(withheld, "withhold"):
         raise ConfigError("withhold_gold needs a retriever that can withhold passages (evaluation.corpus.WithheldRetriever)")
-    results_path, done = open_results(spec, out_dir, resume=resume, dataset=dataset, data=data, corpus=corpus)
+    results_path, done = open_results(spec, out_dir, resume=resume, dataset=dataset, data=data, corpus=corpus,
+                                      sources=run_sources(spec, ctx, components))
     ctx, scratch = run_memory(ctx, results_path, resume=resume)
     try:
         with Recorder(spec, examples, done, results_path, progress=progress, on_record=on_record) as rec:

@@ -7,6 +7,7 @@ from collections import Counter
 from typing import Any
 
 from .metrics import mean
+from .records import run_llm
 
 
 def stage_recall(trace: list[dict], gold_ids: set[str]) -> dict:
@@ -80,7 +81,7 @@ def summarize(records: list[dict], *, spec: Any = None, dataset: str = "", data:
     }
     if spec is not None:
         out.update({"k": spec.k, "strategy": spec.strategy, "retrieval": spec.retrieval,
-                    "retrieval_only": spec.retrieval_only, "llm": spec.llm or "gemma", "settings": spec.settings})
+                    "retrieval_only": spec.retrieval_only, "llm": run_llm(spec), "settings": spec.settings})
     subsets = sorted({str(r["subset"]) for r in records if r.get("subset")})
     if len(subsets) > 1:
         out["by_subset"] = {

@@ -15,7 +15,9 @@ _BACKEND_LOCK = threading.Lock()
 
 def web_spec(ctx: Any) -> str:
     """The run's web search spec: the ``web`` setting, else ``RAGRAPHS_WEB``; "" for none."""
-    spec = (getattr(ctx, "web", "") or os.environ.get("RAGRAPHS_WEB", "")).strip()
+    # a blank setting is "use RAGRAPHS_WEB", as the settings check and make_web_search read it (until
+    # 2026-11-30 a whitespace-only one ran with no web search)
+    spec = (getattr(ctx, "web", "") or "").strip() or os.environ.get("RAGRAPHS_WEB", "").strip()
     return "" if spec.lower() in ("none", "off") else spec
 
 

@@ -422,3 +422,83 @@ def test_a_server_url_with_credentials_is_recorded_without_them(tmp_path, capsys
     files = [p for p in tmp_path.rglob("*") if p.is_file()]
     assert any(p.name == "config.json" for p in files) and any(p.name == "summary.json" for p in files)
     assert not [str(p) for p in files if "s3cretpw" in p.read_text(errors="replace")]
+
+
+def test_the_model_a_run_records_is_the_one_its_context_holds(tmp_path, data_dir, capsys, monkeypatch):
+    """``--set llm=...`` is the run's model: the summary's ``llm`` said ``gemma`` and no
+    endpoint was recorded (a resume against another server was let through); ``RAGRAPHS_LLM``,
+    which a run does not read, was recorded as the endpoint of a run of Gemma, and a later
+    resume refused. Both until 2026-11-30."""
+    from ragraphs.errors import ConfigError
+    from ragraphs.evaluation.records import open_results
+
+    out = str(tmp_path / "out")
+    data = str(data_dir / "hotpotqa.sample.jsonl")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:8001/v1")
+    monkeypatch.setenv("RAGRAPHS_LLM", "openai:m")
+    argv = ["eval", "--method", "none", "--data", data, "--limit", "1", "--set", "llm=fake:x", "--out", out, "--json"]
+    assert main(argv) == 0
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["llm"] == "fake:x"
+    cfg = json.load(open(os.path.join(out, "runs", "hotpotqa", RunSpec("none", settings={"llm": "fake:x"}).label,
+                                      "config.json")))
+    assert "llm_endpoint" not in cfg  # RAGRAPHS_LLM is not the run's model
+    run = str(tmp_path / "run")
+    open_results(RunSpec("none", settings={"llm": "openai:m"}), run, resume=True)
+    assert json.load(open(os.path.join(run, "config.json")))["llm_endpoint"] == "http://127.0.0.1:8001/v1"
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:8002/v1")
+    with pytest.raises(ConfigError, match="holds answers of http://127.0.0.1:8001/v1"):
+        open_results(RunSpec("none", settings={"llm": "openai:m"}), run, resume=True)
+
+
+def test_a_resume_under_another_web_search_or_judges_is_refused(tmp_path, hotpot, corpus, data_dir, monkeypatch):
+    """``RAGRAPHS_WEB``, ``RAGRAPHS_RERANKER`` and ``RAGRAPHS_JUDGES_DIR`` choose what a run
+    searches and judges with: ``config.json`` records them, and a resume under others is
+    refused as one against another LLM endpoint is (until 2026-11-30 the answers were mixed
+    without a word). A folder written before they were recorded resumes as before."""
+    import shutil
+
+    from fakes import ConstJudge
+    from ragraphs.errors import ConfigError
+
+    snapshot = str(data_dir / "popqa.web.sample.jsonl")
+    other = str(tmp_path / "other.web.jsonl")
+    shutil.copy(snapshot, other)
+    comps = Components(llm=FakeAnswerChat(responses=["x"]), retriever=corpus,
+                       judges={"evaluator": ConstJudge(-0.9)})
+    out = str(tmp_path / "run")
+    spec = RunSpec("crag", k=2)
+    monkeypatch.delenv("RAGRAPHS_RERANKER", raising=False)
+    monkeypatch.delenv("RAGRAPHS_JUDGES_DIR", raising=False)
+    monkeypatch.setenv("RAGRAPHS_WEB", f"offline:{snapshot}")
+    s, _ = run_spec(spec, hotpot[:1], comps, out_dir=out, progress=False)
+    assert s["errors"] == 0
+    cfg = json.load(open(os.path.join(out, "config.json")))
+    assert cfg["web_search"] == f"offline:{os.path.abspath(snapshot)}" and cfg["judges"] == {}
+    assert run_spec(spec, hotpot[:1], comps, out_dir=out, progress=False)[0]["resumed"] == 1
+    monkeypatch.setenv("RAGRAPHS_WEB", f"offline:{other}")
+    with pytest.raises(ConfigError, match=f"holds answers with the web search offline:{os.path.abspath(snapshot)}, "
+                                          f"not offline:{os.path.abspath(other)}; use another --out or --fresh"):
+        run_spec(spec, hotpot[:1], comps, out_dir=out, progress=False)
+    monkeypatch.setenv("RAGRAPHS_WEB", "none")
+    with pytest.raises(ConfigError, match="not none;"):
+        run_spec(spec, hotpot[:1], comps, out_dir=out, progress=False)
+    monkeypatch.setenv("RAGRAPHS_WEB", f"offline:{snapshot}")
+    monkeypatch.setenv("RAGRAPHS_JUDGES_DIR", str(tmp_path))
+    with pytest.raises(ConfigError, match=f"holds answers of the judges the shipped ones, not RAGRAPHS_JUDGES_DIR={tmp_path}"):
+        run_spec(spec, hotpot[:1], comps, out_dir=out, progress=False)
+    # a folder written before these were recorded resumes under any of them
+    cfg.pop("web_search"), cfg.pop("judges")
+    json.dump(cfg, open(os.path.join(out, "config.json"), "w"))
+    assert run_spec(spec, hotpot[:1], comps, out_dir=out, progress=False)[0]["resumed"] == 1
+
+
+def test_a_blank_web_setting_reads_ragraphs_web(monkeypatch, data_dir):
+    """A ``web`` setting of spaces is "use ``RAGRAPHS_WEB``", as the settings check and
+    ``make_web_search`` read it; the graphs ran with no web search until 2026-11-30."""
+    from ragraphs.nodes.web import web_spec
+    from ragraphs.settings import CRAGContext
+
+    snapshot = f"offline:{data_dir / 'popqa.web.sample.jsonl'}"
+    monkeypatch.setenv("RAGRAPHS_WEB", snapshot)
+    assert web_spec(CRAGContext(web="  ")) == snapshot and web_spec(CRAGContext()) == snapshot
+    assert web_spec(CRAGContext(web="none")) == ""
