@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import hashlib
 import inspect
-import os
 import threading
 from collections import OrderedDict
 from typing import Any, Callable, Hashable, Iterable, Sequence
@@ -29,7 +28,7 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from ..errors import ConfigError
-from .env import positive_int
+from .env import positive_int, whole_number
 
 # No process-wide switch is set here: every load passes ``local_files_only=True``, and a user's own
 # Hugging Face models in the same process keep their hub (HF_HUB_OFFLINE was set at import until
@@ -106,11 +105,9 @@ class VectorCache:
 
 
 def _cache_size() -> int:
-    raw = os.environ.get("RAGRAPHS_EMBED_CACHE", "50000").strip()
-    try:
-        return max(0, int(raw))
-    except ValueError:
-        raise ConfigError(f"RAGRAPHS_EMBED_CACHE must be a whole number of vectors, got {raw!r}") from None
+    """``RAGRAPHS_EMBED_CACHE``: vectors kept (blank: 50,000; 0: none; a negative number is an
+    error, not 0 as until 2026-11-30)."""
+    return whole_number("RAGRAPHS_EMBED_CACHE", 50000)
 
 
 _VECTORS: VectorCache | None = None

@@ -102,7 +102,8 @@ def cmd_train_judge(args: argparse.Namespace) -> int:
 
 def cmd_judge_eval(args: argparse.Namespace) -> int:
     from .embeddings import MiniLMEmbeddings
-    from .judges import LLMJudge, baseline_judge, evaluate_judge, load_judge
+    from .judges import LLMJudge, baseline_judge, evaluate_judge, load_default_judge, load_judge
+    from .judges.core import default_judge_source
 
     _check_files(args.data)
     if args.batch < 1:
@@ -123,9 +124,14 @@ def cmd_judge_eval(args: argparse.Namespace) -> int:
         raise ConfigError(f"--llm is for --model llm, not --model {args.model}")
     enc = MiniLMEmbeddings(fast=True)
     weights = None
-    if args.model == "trained":  # --weights, else RAGRAPHS_JUDGES_DIR, else the shipped judges
-        weights = args.weights or os.environ.get("RAGRAPHS_JUDGES_DIR") or None
-        judge = load_judge(args.judge, weights)
+    if args.model == "trained":  # --weights, else the judge the graphs load (RAGRAPHS_RERANKER, RAGRAPHS_JUDGES_DIR)
+        if args.weights:
+            weights = args.weights
+            judge = load_judge(args.judge, weights)
+        else:  # the evaluator ignored RAGRAPHS_RERANKER, which the graphs and calibrate-crag read, until 2026-11-30
+            named = default_judge_source(args.judge)
+            weights = f"{named[1]} ({named[0]})" if named else None
+            judge = load_default_judge(args.judge)
     elif args.model == "cosine":
         judge = baseline_judge(args.judge, enc)
     else:
@@ -200,7 +206,8 @@ def register(subparsers) -> None:
     p.add_argument("--data", nargs="+", metavar="FILE", required=True)
     p.add_argument("--model", choices=["trained", "cosine", "llm"], default="trained",
                    help="the trained judge (default), the cosine baseline, or an LLM with the papers' prompt")
-    p.add_argument("--weights", metavar="DIR", help="retrained weights (default: $RAGRAPHS_JUDGES_DIR, else the shipped ones)")
+    p.add_argument("--weights", metavar="DIR", help="retrained weights (default: what the graphs load: for the evaluator $RAGRAPHS_RERANKER, "
+                   "else $RAGRAPHS_JUDGES_DIR, else the shipped ones)")
     p.add_argument("--llm", default=None, help="model spec for --model llm")
     p.add_argument("--threshold", type=float, default=None, help="decision threshold (default: the judge's own, its thresholds entry)")
     p.add_argument("--baseline", action="store_true", help="also score the cosine baseline on the same items")

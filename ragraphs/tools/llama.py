@@ -18,7 +18,7 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResu
 from pydantic import ConfigDict, Field, PrivateAttr
 
 from ..errors import ConfigError
-from .env import positive_int
+from .env import positive_int, whole_number
 
 
 def gemma_gguf_path() -> str:
@@ -299,11 +299,4 @@ def _env_threads() -> int | None:
 def _env_contexts() -> int:
     """``RAGRAPHS_LLM_CONTEXTS``: llama.cpp contexts of the embedded model, one per prompt kind
     (default 6; 1 = one context for every prompt, as without prefix reuse across kinds)."""
-    v = os.environ.get("RAGRAPHS_LLM_CONTEXTS", "6").strip() or "6"
-    try:
-        n = int(v)
-    except ValueError:
-        n = 0
-    if n < 1:
-        raise ConfigError(f"RAGRAPHS_LLM_CONTEXTS must be a whole number >= 1, got {v!r}")
-    return n
+    return whole_number("RAGRAPHS_LLM_CONTEXTS", 6, least=1)

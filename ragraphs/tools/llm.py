@@ -34,6 +34,7 @@ from langgraph.errors import GraphBubbleUp
 from pydantic import Field, PrivateAttr
 
 from ..errors import ConfigError, LLMError, redact
+from .env import positive_number, whole_number
 from .llama import LlamaCppCompletionChat, gemma_gguf_path, render_messages
 from .text import message_text
 
@@ -70,14 +71,7 @@ _CACHE_LOCK = threading.Lock()
 
 
 def _env_retries() -> int:
-    v = os.environ.get("RAGRAPHS_LLM_RETRIES", "1").strip() or "1"
-    try:
-        n = int(v)
-    except ValueError:
-        n = -1
-    if n < 0:
-        raise ConfigError(f"RAGRAPHS_LLM_RETRIES must be a whole number >= 0, got {v!r}")
-    return n
+    return whole_number("RAGRAPHS_LLM_RETRIES", 1)
 
 
 def _openai_kwargs(model: str, max_tokens: int, timeout: float, retries: int) -> dict:
@@ -108,18 +102,14 @@ def make_llm(spec: str | None = None, *, max_tokens: int = 64, timeout: float | 
     retried ``RAGRAPHS_LLM_RETRIES`` times (default 1).
     """
     spec = (spec or os.environ.get("RAGRAPHS_LLM") or DEFAULT_LLM).strip()
-    if timeout is None:
-        try:
-            timeout = float(os.environ.get("RAGRAPHS_LLM_TIMEOUT", "120"))
-        except ValueError as e:
-            raise ConfigError("RAGRAPHS_LLM_TIMEOUT must be a number of seconds") from e
-        if not 0 < timeout < 1e7:  # 0 read as a connection error, a negative or NaN one inside the client
-            raise ConfigError(f"RAGRAPHS_LLM_TIMEOUT must be a positive number of seconds, got {timeout:g}")
     kind, _, arg = spec.partition(":")
     kind = kind.lower()
-    retries = _env_retries()
     key: tuple = (spec, max_tokens)
-    if kind.startswith("openai"):
+    retries = 0
+    if kind.startswith("openai"):  # the variables govern remote models only (read for every model until 2026-11-30)
+        if timeout is None:  # 0 read as a connection error, a negative or NaN one inside the client
+            timeout = positive_number("RAGRAPHS_LLM_TIMEOUT", 120.0)
+        retries = _env_retries()
         # a remote model also depends on where it is and how it is called: a change of
         # endpoint, key, timeout or retries in the same process gets a new client
         key += (os.environ.get("OPENAI_BASE_URL"), _digest(os.environ.get("OPENAI_API_KEY")), timeout, retries)
@@ -142,7 +132,7 @@ def make_llm(spec: str | None = None, *, max_tokens: int = 64, timeout: float | 
             from langchain_openai import ChatOpenAI
         except ImportError as e:  # pragma: no cover
             raise ConfigError("'openai:' models need langchain-openai (pip install langchain-openai)") from e
-        kw = _openai_kwargs(arg, max_tokens, timeout, retries)
+        kw = _openai_kwargs(arg, max_tokens, cast(float, timeout), retries)
         # (a local server's copy of the limit as `max_tokens` is added per call, by complete())
         # usage in streamed replies too (Studio's messages stream): langchain-openai asks for it
         # only from api.openai.com, so a local server's runs counted no output tokens
@@ -152,7 +142,7 @@ def make_llm(spec: str | None = None, *, max_tokens: int = 64, timeout: float | 
             raise ConfigError("openai-completion spec needs a model name: openai-completion:<model>")
         from langchain_openai import OpenAI
 
-        llm = OpenAI(**_openai_kwargs(arg, max_tokens, timeout, retries))
+        llm = OpenAI(**_openai_kwargs(arg, max_tokens, cast(float, timeout), retries))
     elif kind == "fake":
         llm = FakeAnswerChat(responses=[arg or "unknown"])
     else:

@@ -402,11 +402,27 @@ def judge_for(role: str, spec: Any = None, embeddings: Any = None) -> Any:
     return as_judge(role, spec)
 
 
+def default_judge_source(name: str) -> tuple[str, str] | None:
+    """(variable, value) of the environment variable that names the default judge for
+    ``name`` (``RAGRAPHS_RERANKER`` for the evaluator, else ``RAGRAPHS_JUDGES_DIR``), or None
+    for the shipped one."""
+    for var in (("RAGRAPHS_RERANKER",) if name == "evaluator" else ()) + ("RAGRAPHS_JUDGES_DIR",):
+        value = os.environ.get(var, "").strip()
+        if value:
+            return var, value
+    return None
+
+
 def load_default_judge(name: str, embeddings: Any = None):
     """The default judge for ``name``: ``RAGRAPHS_JUDGES_DIR`` if set, else the shipped one;
-    for the evaluator, ``RAGRAPHS_RERANKER`` (a CrossEncoder path or cached name) wins."""
+    for the evaluator, ``RAGRAPHS_RERANKER`` (a CrossEncoder path or cached name) wins. An
+    error loading a judge a variable names says which (``(from RAGRAPHS_RERANKER)``)."""
     if name not in JUDGES:
         raise ConfigError(f"unknown judge {name!r}; choose evaluator, pair or nli")
-    if name == "evaluator" and os.environ.get("RAGRAPHS_RERANKER"):
-        return load_judge(name, os.environ["RAGRAPHS_RERANKER"])
-    return load_judge(name, os.environ.get("RAGRAPHS_JUDGES_DIR") or None)
+    source = default_judge_source(name)
+    if source is None:
+        return load_judge(name, None)
+    try:
+        return load_judge(name, source[1])
+    except ConfigError as e:
+        raise ConfigError(f"{e} (from {source[0]})") from e
