@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 from ..errors import ConfigError
 from .metrics import mean
+from .provenance import data_hashes, judge_hashes
 
 
 def path_part(name: str) -> str:
@@ -133,9 +134,11 @@ def run_sources(spec: Any, ctx: Any, components: Any) -> dict[str, Any]:
     """What a local run takes from the environment beside its settings, recorded in its
     ``config.json`` so that a resume under others is refused: the web search (``web_search``:
     the ``web`` setting or ``RAGRAPHS_WEB``, for the methods with a ``web`` setting; a backend
-    given to the components by its name) and the judges ``RAGRAPHS_RERANKER`` /
-    ``RAGRAPHS_JUDGES_DIR`` name (``judges``; ``{}``: the shipped ones). Nothing for ``none``
-    and the oracle, which search nothing and judge nothing."""
+    given to the components by its name), the judges ``RAGRAPHS_RERANKER`` /
+    ``RAGRAPHS_JUDGES_DIR`` name (``judges``; ``{}``: the shipped ones) and the sha256 of each
+    judge folder's ``ragraphs_judge.json`` (``judge_sha256``: a folder edited in place, with
+    other thresholds, is not the same judge). Nothing for ``none`` and the oracle, which search
+    nothing and judge nothing."""
     if getattr(spec, "method", None) in ("none", "oracle"):
         return {}
     out: dict[str, Any] = {}
@@ -153,6 +156,7 @@ def run_sources(spec: Any, ctx: Any, components: Any) -> dict[str, Any]:
         if v:  # a folder as its absolute path, a cached model name as it is
             judges[var] = os.path.abspath(os.path.expanduser(v)) if os.path.exists(os.path.expanduser(v)) else v
     out["judges"] = judges
+    out["judge_sha256"] = judge_hashes()
     return out
 
 
@@ -160,17 +164,22 @@ def run_sources(spec: Any, ctx: Any, components: Any) -> dict[str, Any]:
 # (a folder written before a key was recorded resumes as before)
 GUARDED = {"llm_endpoint": "answers of {old}, not {new}",
            "web_search": "answers with the web search {old}, not {new}",
-           "judges": "answers of the judges {old}, not {new}"}
+           "judges": "answers of the judges {old}, not {new}",
+           "judge_sha256": "answers of judges with another ragraphs_judge.json (sha256 {old}, not {new})"}
 
 
 def open_results(spec: Any, out_dir: str | None, *, resume: bool, dataset: str = "", data: str = "",
                  corpus: dict[str, Any] | None = None,
-                 sources: dict[str, Any] | None = None) -> tuple[str | None, dict[str, dict]]:
+                 sources: dict[str, Any] | None = None,
+                 provenance: dict[str, Any] | None = None) -> tuple[str | None, dict[str, dict]]:
     """Prepare ``out_dir`` for a run of ``spec`` (a :class:`~.runner.RunSpec`): (the results
     file, the finished records to keep by id). Refuses a directory that holds results of
     other settings, data or corpus (``corpus``: what the questions retrieve from, as the
     command line names it), or of another model endpoint, web search or judges (``sources``:
-    :func:`run_sources`); failed records are not kept, so those questions run again."""
+    :func:`run_sources`), or of a data, ``--pool`` or ``--web`` file edited since (its sha256,
+    ``data_sha256``; until 2026-11-30 only the data file's path was compared). ``provenance``
+    (see :mod:`.provenance`) is recorded and not compared. Failed records are not kept, so
+    those questions run again."""
     if not out_dir:
         return None, {}
     os.makedirs(out_dir, exist_ok=True)
@@ -181,6 +190,7 @@ def open_results(spec: Any, out_dir: str | None, *, resume: bool, dataset: str =
     if endpoint:  # two servers may serve one model name: the answers of one must not resume the other's
         cfg["llm_endpoint"] = endpoint
     cfg.update(sources or {})
+    cfg["data_sha256"] = data_hashes(data, corpus)
     cfg_path = os.path.join(out_dir, "config.json")
     if os.path.exists(cfg_path) and resume:
         try:
@@ -195,6 +205,11 @@ def open_results(spec: Any, out_dir: str | None, *, resume: bool, dataset: str =
             raise ConfigError(
                 f"{out_dir} holds results of other settings or another data file; use another --out or --fresh"
             )
+        old_hashes = old.get("data_sha256") if old is not None else None  # none: written before 2026-11-30
+        edited = [p for p, h in old_hashes.items() if cfg["data_sha256"].get(p, h) != h] if isinstance(old_hashes, dict) else []
+        if edited:
+            raise ConfigError(f"{out_dir} holds results of another version of {edited[0]} (its sha256 differs: edited "
+                              "since); use another --out or --fresh")
         for key, what in GUARDED.items():
             if old is not None and key in old and old[key] != cfg.get(key):
                 named = what.format(old=_named(old[key]), new=_named(cfg.get(key)))
@@ -205,6 +220,8 @@ def open_results(spec: Any, out_dir: str | None, *, resume: bool, dataset: str =
                               f"now {cfg['corpus'] or 'the data file'}); use another --out or --fresh")
     if not resume and os.path.exists(results_path):
         os.replace(results_path, results_path + ".old")
+    if provenance is not None:
+        cfg["provenance"] = provenance
     with open(cfg_path, "w", encoding="utf-8") as fh:
         json.dump(cfg, fh, indent=1, default=str)
     done = {i: r for i, r in read_results(results_path).items() if not r.get("error")} if resume else {}
@@ -213,7 +230,9 @@ def open_results(spec: Any, out_dir: str | None, *, resume: bool, dataset: str =
 
 def _named(value: Any) -> str:
     if isinstance(value, dict):
-        return ", ".join(f"{k}={v}" for k, v in value.items()) or "the shipped ones"
+        return ", ".join(f"{k}={_named(v)}" for k, v in value.items()) or "the shipped ones"
+    if isinstance(value, str) and re.fullmatch(r"[0-9a-f]{64}", value):
+        return value[:12]  # a sha256, shortened
     return str(value) if value else "none"
 
 

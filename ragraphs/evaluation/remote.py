@@ -19,6 +19,7 @@ import time
 from typing import Any, Callable
 
 from ..errors import ConfigError
+from .provenance import provenance
 from .records import Recorder, open_results, without_userinfo
 from .runner import ORACLE, RunSpec, build_context, error_record, finish_run, score_example
 
@@ -113,15 +114,17 @@ def run_spec_remote(
         raise ConfigError("the oracle runs locally only (it reads the gold paragraphs of the data file); drop it with --server")
     if concurrency < 1:
         raise ConfigError("--concurrency must be at least 1")
-    build_context(spec)  # a setting the method lacks is refused before any question is sent
+    ctx = build_context(spec)  # a setting the method lacks is refused before any question is sent
+    origin = provenance(ctx, local=False)  # this side's versions and settings: the model and judges are the server's
     context = spec.context_values()
     # the server's store is the corpus: a local run's --out is not resumed from here, nor the reverse
     results_path, done = open_results(spec, out_dir, resume=resume, dataset=dataset, data=data,
-                                      corpus={"server": without_userinfo(url.rstrip("/"))})
+                                      corpus={"server": without_userinfo(url.rstrip("/"))}, provenance=origin)
     t0 = time.perf_counter()
     with Recorder(spec, examples, done, results_path, progress=progress, on_record=on_record) as rec:
         if rec.todo:
             asyncio.run(_run_remote(url.rstrip("/"), spec, context, rec, concurrency, timeout))
     run_s = time.perf_counter() - t0
-    extra = {"server": without_userinfo(url), "concurrency": concurrency, "run_s": round(run_s, 3), "corpus_passages": None}
+    extra = {"server": without_userinfo(url), "concurrency": concurrency, "run_s": round(run_s, 3), "corpus_passages": None,
+             "provenance": origin}
     return finish_run(spec, examples, rec.records, done, out_dir=out_dir, dataset=dataset, data=data, extra=extra)

@@ -32,6 +32,7 @@ from ..tools.reservoir import close_reservoir
 from .metrics import answer_scores, gold_found, passage_matches
 from .records import Recorder, open_results, read_results, run_sources  # noqa: F401  (read_results: used by bench and tests)
 from .records import build_context as build_context  # the CLI, remote runs and tests import it from here
+from .provenance import provenance
 from .summary import stage_recall, summarize  # noqa: F401  (summarize: used by bench and tests)
 
 ORACLE = "oracle"
@@ -255,8 +256,10 @@ def run_spec(
     withheld = components._retriever if spec.withhold_gold else None
     if withheld is not None and not hasattr(withheld, "withhold"):
         raise ConfigError("withhold_gold needs a retriever that can withhold passages (evaluation.corpus.WithheldRetriever)")
+    # versions, model file, judges, resolved settings, thread counts: in config.json and summary.json
+    origin = provenance(ctx, judges=spec.method not in ("none", ORACLE))
     results_path, done = open_results(spec, out_dir, resume=resume, dataset=dataset, data=data, corpus=corpus,
-                                      sources=run_sources(spec, ctx, components))
+                                      sources=run_sources(spec, ctx, components), provenance=origin)
     ctx, scratch = run_memory(ctx, results_path, resume=resume)
     try:
         with Recorder(spec, examples, done, results_path, progress=progress, on_record=on_record) as rec:
@@ -279,7 +282,7 @@ def run_spec(
             close_reservoir(ctx.reservoir_path)
             shutil.rmtree(scratch, ignore_errors=True)
     return finish_run(spec, examples, rec.records, done, out_dir=out_dir, dataset=dataset, data=data,
-                      extra={"corpus_passages": corpus_passages(components)})
+                      extra={"corpus_passages": corpus_passages(components), "provenance": origin})
 
 
 def corpus_passages(components) -> int | None:

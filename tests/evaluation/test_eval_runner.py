@@ -487,7 +487,7 @@ def test_a_resume_under_another_web_search_or_judges_is_refused(tmp_path, hotpot
     with pytest.raises(ConfigError, match=f"holds answers of the judges the shipped ones, not RAGRAPHS_JUDGES_DIR={tmp_path}"):
         run_spec(spec, hotpot[:1], comps, out_dir=out, progress=False)
     # a folder written before these were recorded resumes under any of them
-    cfg.pop("web_search"), cfg.pop("judges")
+    cfg.pop("web_search"), cfg.pop("judges"), cfg.pop("judge_sha256")
     json.dump(cfg, open(os.path.join(out, "config.json"), "w"))
     assert run_spec(spec, hotpot[:1], comps, out_dir=out, progress=False)[0]["resumed"] == 1
 
