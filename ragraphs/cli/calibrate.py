@@ -334,6 +334,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         "strips": {"n": len(strip_y), "with_answer": int(sum(strip_y))},
         "use": f"--set upper={fitted['upper']} --set lower={fitted['lower']}"
         + (f" --set strip_threshold={strip_cut}" if strip_cut is not None else ""),
+        **calibration_provenance(args),
     }
     if args.out:
         with open(args.out, "w", encoding="utf-8") as fh:
@@ -378,6 +379,21 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
             )
         print(f"  use: ragraphs ask --method crag {report['use']}")
     return 0
+
+
+def calibration_provenance(args: Any) -> dict[str, Any]:
+    """What a report needs to be made again: every argument (``args``: the ``--alpha``,
+    ``--retrieval``, ``--limit``, ``--lower``, ``--dataset``, ``--bootstrap`` ... the fit read;
+    until 2026-11-30 the report held only some), the evaluator judge's folder and the sha256 of
+    its ``ragraphs_judge.json`` (``judge_source``; every ``train-judge`` output has the same
+    ``name``; None for ``--judge cosine``), and the package versions."""
+    from ..evaluation.provenance import json_safe, judge_sources, versions
+
+    given = {k: v for k, v in vars(args).items() if k != "func" and not k.startswith("_")}
+    source = None
+    if getattr(args, "judge", "default") == "default":
+        source = next(({"variable": var, **e} for var, e in judge_sources().items() if "evaluator" in e["roles"]), None)
+    return {"args": json_safe(given), "judge_source": source, "versions": versions()}
 
 
 def register(sub: Any) -> None:

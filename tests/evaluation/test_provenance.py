@@ -122,3 +122,27 @@ def test_a_resume_with_an_edited_judge_folder_is_refused(tmp_path, data_dir, mon
         run_spec(spec, hotpot[:1], comps, out_dir=out, progress=False)
     assert run_spec(spec, hotpot[:1], comps, out_dir=out, resume=False, progress=False)[0]["resumed"] == 0
 
+
+def test_a_calibrate_crag_report_records_every_argument_and_the_judge_file(tmp_path, data_dir, capsys, monkeypatch):
+    """``calibrate-crag --out``: the report lacked ``--alpha``, ``--retrieval``, ``--limit``,
+    ``--lower``, ``--dataset`` and the bootstrap count, and named the judge by its ``name``,
+    which every ``train-judge`` output shares (until 2026-11-30); it now keeps every argument,
+    the judge's folder and the sha256 of its ``ragraphs_judge.json``."""
+    monkeypatch.delenv("RAGRAPHS_RERANKER", raising=False)
+    monkeypatch.delenv("RAGRAPHS_JUDGES_DIR", raising=False)
+    out = tmp_path / "cal.json"
+    data = str(data_dir / "popqa.sample.jsonl")
+    argv = ["calibrate-crag", "--data", data, "--dataset", "popqa", "--limit", "6", "--retrieval", "bm25", "--alpha", "0.5",
+            "--lower", "rule", "--misses", "withheld", "--bootstrap", "7", "--out", str(out), "--quiet"]
+    assert main(argv) == 0
+    capsys.readouterr()
+    report = json.loads(out.read_text(encoding="utf-8"))
+    args = report["args"]
+    assert (args["data"], args["dataset"], args["limit"], args["retrieval"], args["alpha"], args["lower"],
+            args["bootstrap"], args["k"], args["unit"], args["judge"]) == (data, "popqa", 6, "bm25", 0.5, "rule", 7, 4,
+                                                                          "question", "default")
+    assert "func" not in args
+    src = report["judge_source"]
+    assert src["variable"] == "shipped" and src["folder"] == os.path.abspath(str(weights_dir()))
+    assert src["sha256"] == _sha(weights_dir() / "ragraphs_judge.json") and "evaluator" in src["roles"]
+    assert report["versions"]["ragraphs"]

@@ -623,3 +623,25 @@ def test_the_warmup_share_reaches_either_transformers_as_a_share():
     assert _warmup(0.1, "5.24.0") == {"warmup_steps": 0.1}
     assert _warmup(0.1, "4.57.1") == {"warmup_ratio": 0.1}
     assert _warmup(0.1) == _warmup(0.1, transformers.__version__)  # the installed one's
+
+
+def test_a_trained_judges_metadata_keeps_the_versions_and_each_training_files_sha256(tmp_path, data_dir):
+    """``ragraphs_judge.json`` kept only the training files' basenames: an edited file, or one
+    trained by other library versions, read the same (until 2026-11-30). The builder that
+    ``train_judges`` puts into it now adds the versions and each file's sha256 (a part
+    ``FILE@K/N`` by its file's)."""
+    import hashlib
+    import shutil
+
+    from ragraphs.tools.judges.train import training_provenance
+
+    data = tmp_path / "hotpotqa.jsonl"
+    shutil.copy(data_dir / "hotpotqa.sample.jsonl", data)
+    sha = hashlib.sha256(data.read_bytes()).hexdigest()
+    meta = training_provenance([f"{data}@0/2", str(data_dir / "popqa.sample.jsonl")])
+    assert meta["train_file_sha256"]["hotpotqa.jsonl@0/2"] == sha
+    assert meta["train_file_sha256"]["popqa.sample.jsonl"] == hashlib.sha256(
+        (data_dir / "popqa.sample.jsonl").read_bytes()).hexdigest()
+    assert {"ragraphs", "torch", "transformers", "sentence-transformers"} <= set(meta["versions"])
+    data.write_text(data.read_text(encoding="utf-8") + "\n", encoding="utf-8")  # edited: another hash
+    assert training_provenance([str(data)])["train_file_sha256"]["hotpotqa.jsonl"] != sha

@@ -23,6 +23,7 @@ import numpy as np
 
 from ...datasets import parse_data_spec
 from ...errors import ConfigError, InputError
+from ..provenance import file_sha256, versions
 from .core import JUDGES, PAIR_SEP, PREFIX, clean
 from .data import Item, _balance, build_items, spec_name, split_items
 from .metrics import best_threshold, metrics_at
@@ -313,6 +314,7 @@ def train_judges(files: Sequence[str], out_dir: str | os.PathLike, cfg: TrainCon
         "thresholds": thresholds,
         "n_params": int(sum(p.numel() for p in model.model.parameters())),
         "train_files": [spec_name(f) for f in files],
+        **training_provenance(files),
         "items": {r: len(v) for r, v in by_role.items()},
         "train_items": len(ds),
         "config": {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(cfg).items()},
@@ -329,6 +331,21 @@ def train_judges(files: Sequence[str], out_dir: str | os.PathLike, cfg: TrainCon
     meta["seconds"]["total"] = round(time.perf_counter() - t0, 1)
     (out / "ragraphs_judge.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
     return meta
+
+
+TRAIN_PACKAGES = ("ragraphs", "torch", "transformers", "sentence-transformers")
+
+
+def training_provenance(files: Sequence[str]) -> dict[str, Any]:
+    """What ``ragraphs_judge.json`` keeps to tell two trainings apart beside the files' names:
+    the versions of the packages that trained it (``versions``) and the sha256 of each training
+    file by its name (``train_file_sha256``; None for one that is not a file here). Until
+    2026-11-30 only the basenames were kept, the same for an edited file."""
+    hashes: dict[str, str | None] = {}
+    for f in files:
+        path = parse_data_spec(f)[0]
+        hashes[spec_name(f)] = file_sha256(path) if os.path.isfile(path) else None
+    return {"versions": versions(TRAIN_PACKAGES), "train_file_sha256": hashes}
 
 
 def _warmup(share: float, version: str | None = None) -> dict[str, Any]:
