@@ -46,10 +46,22 @@ def strict_serde() -> Any:
     default one imports and calls any ``module.name(*args)`` a checkpoint names (unless
     ``LANGGRAPH_STRICT_MSGPACK=true``), so a crafted checkpoint file ran code when read
     (``ragraphs history t --checkpointer evil.sqlite``, until 2026-11-30); now such a value
-    is read as its raw arguments, with LangGraph's "Blocked deserialization" warning."""
+    is read as its raw arguments, with LangGraph's "Blocked deserialization" warning. Needs
+    langgraph-checkpoint 4.0.1 or later (the first with ``allowed_msgpack_modules``); an older
+    one is a :class:`ConfigError` saying so."""
     from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
-    return JsonPlusSerializer(allowed_msgpack_modules=EXTRA_MSGPACK_TYPES or None)
+    try:
+        return JsonPlusSerializer(allowed_msgpack_modules=EXTRA_MSGPACK_TYPES or None)
+    except TypeError as e:  # langgraph-checkpoint < 4.0.1 lacks the keyword
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            have = version("langgraph-checkpoint")
+        except PackageNotFoundError:
+            have = "unknown"
+        raise ConfigError(f"ragraphs' checkpoints need langgraph-checkpoint>=4.0.1 (installed: {have}): "
+                          "pip install -U 'langgraph-checkpoint>=4.0.1'") from e
 
 
 def default_checkpointer_path() -> str:

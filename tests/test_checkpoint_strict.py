@@ -26,6 +26,7 @@ from conftest import main_captured
 from fakes import ConstJudge, LexicalRetriever, OverlapJudge, ScriptedChat
 from ragraphs import Components
 from ragraphs.checkpoint import close_checkpointer, open_async_checkpointer, open_checkpointer, strict_serde
+from ragraphs.errors import ConfigError
 from ragraphs.graphs import build_graph
 from ragraphs.graphs.chat import build_chat_graph
 from ragraphs.state import make_passage
@@ -168,6 +169,24 @@ def test_the_server_hook_reads_its_file_strictly(tmp_path, payload_module, monke
 def test_the_strict_serializer_rebuilds_no_call_langgraph_does_not_list_as_safe():
     s = strict_serde()
     assert s._allowed_msgpack_modules is None  # only LangGraph's SAFE_MSGPACK_TYPES
+
+
+def test_a_langgraph_checkpoint_without_the_allowlist_keyword_is_one_config_error(tmp_path, monkeypatch):
+    # langgraph-checkpoint 3.0.1 and 4.0.0 take no allowed_msgpack_modules (it came in 4.0.1): until
+    # 2026-11-30 pyproject allowed them and every saver ended in a TypeError traceback
+    class OldSerializer:  # the 4.0.0 signature
+        def __init__(self, *, pickle_fallback: bool = False, allowed_json_modules=None,
+                     __unpack_ext_hook__=None) -> None:
+            pass
+
+    monkeypatch.setattr(jsonplus, "JsonPlusSerializer", OldSerializer)
+    with pytest.raises(ConfigError, match=r"need langgraph-checkpoint>=4\.0\.1 \(installed: [^)]+\)") as e:
+        open_checkpointer(str(tmp_path / "cp.sqlite"))
+    assert "\n" not in str(e.value)
+    pyproject = (Path(__file__).resolve().parents[1] / "pyproject.toml").read_text(encoding="utf-8")
+    for floor in ('"langgraph>=1.0.6', '"langgraph-checkpoint>=4.0.1"', '"langgraph-checkpoint-sqlite>=3.0.2"',
+                  '"langgraph-checkpoint-postgres>=3.0.3"'):  # the first of each that takes langgraph-checkpoint 4
+        assert floor in pyproject
 
 
 @pytest.mark.parametrize("method", ["none", "vanilla", "crag", "dr-rag", "erm4", "migres", "chat"])
