@@ -211,6 +211,8 @@ def open_results(spec: Any, out_dir: str | None, *, resume: bool, dataset: str =
             raise ConfigError(f"{out_dir} holds results of another version of {edited[0]} (its sha256 differs: edited "
                               "since); use another --out or --fresh")
         for key, what in GUARDED.items():
+            if key == "llm_endpoint" and old is not None and not _names_openai(old.get("spec")):
+                continue  # written from RAGRAPHS_LLM before 2026-11-30: the answers are the spec's model's
             if old is not None and key in old and old[key] != cfg.get(key):
                 named = what.format(old=_named(old[key]), new=_named(cfg.get(key)))
                 raise ConfigError(f"{out_dir} holds {named}; use another --out or --fresh")
@@ -226,6 +228,16 @@ def open_results(spec: Any, out_dir: str | None, *, resume: bool, dataset: str =
         json.dump(cfg, fh, indent=1, default=str)
     done = {i: r for i, r in read_results(results_path).items() if not r.get("error")} if resume else {}
     return results_path, done
+
+
+def _names_openai(spec: Any) -> bool:
+    """Whether a recorded spec's model (``llm``, or its ``llm`` setting) is an ``openai*`` one,
+    the only kind whose recorded ``llm_endpoint`` says where its answers came from."""
+    if not isinstance(spec, dict):
+        return False
+    settings = spec.get("settings")
+    settings = settings if isinstance(settings, dict) else {}
+    return any(str(v or "").strip().lower().startswith("openai") for v in (spec.get("llm"), settings.get("llm")))
 
 
 def _named(value: Any) -> str:

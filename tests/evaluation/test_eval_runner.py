@@ -450,6 +450,37 @@ def test_the_model_a_run_records_is_the_one_its_context_holds(tmp_path, data_dir
         open_results(RunSpec("none", settings={"llm": "openai:m"}), run, resume=True)
 
 
+def test_a_folder_the_old_code_wrote_under_ragraphs_llm_resumes(tmp_path, monkeypatch):
+    """Before 2026-11-30 a run of Gemma recorded ``RAGRAPHS_LLM``'s endpoint when that was set
+    to an ``openai:`` model; those answers are Gemma's, so such a folder resumes (it was
+    refused: "holds answers of https://api.openai.com/v1, not none"). An ``openai`` spec's
+    endpoint is still guarded."""
+    from dataclasses import asdict
+
+    from ragraphs.errors import ConfigError
+    from ragraphs.evaluation.records import open_results
+
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.delenv("RAGRAPHS_LLM", raising=False)
+    for spec in (RunSpec("vanilla"), RunSpec("vanilla", llm="gemma", settings={"k": 3})):
+        run = tmp_path / spec.label
+        run.mkdir()
+        old = {"label": spec.label, "spec": asdict(spec), "dataset": "d", "data": "", "corpus": {},
+               "llm_endpoint": "https://api.openai.com/v1"}  # as the old code wrote it
+        (run / "config.json").write_text(json.dumps(old), encoding="utf-8")
+        (run / "results.jsonl").write_text(json.dumps({"id": "q1", "answer": "a"}) + "\n", encoding="utf-8")
+        assert list(open_results(spec, str(run), resume=True, dataset="d")[1]) == ["q1"]
+        assert "llm_endpoint" not in json.loads((run / "config.json").read_text(encoding="utf-8"))
+    for spec in (RunSpec("vanilla", llm="openai:m"), RunSpec("vanilla", settings={"llm": "OpenAI-completion:m"})):
+        run = tmp_path / spec.label
+        run.mkdir()
+        old = {"label": spec.label, "spec": asdict(spec), "dataset": "d", "data": "", "corpus": {},
+               "llm_endpoint": "http://127.0.0.1:8001/v1"}
+        (run / "config.json").write_text(json.dumps(old), encoding="utf-8")
+        with pytest.raises(ConfigError, match="holds answers of http://127.0.0.1:8001/v1, not https://api.openai.com/v1"):
+            open_results(spec, str(run), resume=True, dataset="d")
+
+
 def test_a_resume_under_another_web_search_or_judges_is_refused(tmp_path, hotpot, corpus, data_dir, monkeypatch):
     """``RAGRAPHS_WEB``, ``RAGRAPHS_RERANKER`` and ``RAGRAPHS_JUDGES_DIR`` choose what a run
     searches and judges with: ``config.json`` records them, and a resume under others is
