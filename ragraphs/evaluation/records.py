@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 from ..errors import ConfigError
 from .metrics import mean
-from .provenance import data_hashes, judge_hashes
+from .provenance import data_hashes, judge_hashes, judge_sources
 
 
 def path_part(name: str) -> str:
@@ -137,8 +137,10 @@ def run_sources(spec: Any, ctx: Any, components: Any) -> dict[str, Any]:
     given to the components by its name), the judges ``RAGRAPHS_RERANKER`` /
     ``RAGRAPHS_JUDGES_DIR`` name (``judges``; ``{}``: the shipped ones) and the sha256 of each
     judge folder's ``ragraphs_judge.json`` (``judge_sha256``: a folder edited in place, with
-    other thresholds, is not the same judge). Nothing for ``none`` and the oracle, which search
-    nothing and judge nothing."""
+    other thresholds, is not the same judge), each only where the run loads a judge it names
+    (:func:`judge_roles`; when first recorded, on 2026-11-30, they were for every method, so
+    vanilla without a re-ranker was refused under another ``RAGRAPHS_RERANKER``). Nothing for
+    ``none`` and the oracle, which search nothing and judge nothing."""
     if getattr(spec, "method", None) in ("none", "oracle"):
         return {}
     out: dict[str, Any] = {}
@@ -151,13 +153,38 @@ def run_sources(spec: Any, ctx: Any, components: Any) -> dict[str, Any]:
 
             out["web_search"] = web_label(web_spec(ctx))
     judges = {}
+    roles = judge_roles(spec.method, ctx)
     for var in JUDGE_VARIABLES:
         v = os.environ.get(var, "").strip()
-        if v:  # a folder as its absolute path, a cached model name as it is
+        if v and (roles if var == "RAGRAPHS_JUDGES_DIR" else "evaluator" in roles):
+            # a folder as its absolute path, a cached model name as it is
             judges[var] = os.path.abspath(os.path.expanduser(v)) if os.path.exists(os.path.expanduser(v)) else v
     out["judges"] = judges
-    out["judge_sha256"] = judge_hashes()
+    out["judge_sha256"] = judge_hashes({var: e for var, e in judge_sources().items() if roles & set(e["roles"])})
     return out
+
+
+def judge_roles(method: str, ctx: Any) -> set[str]:
+    """The judges (``evaluator``, ``pair``, ``nli``) a run of ``method`` with the settings ``ctx``
+    scores with, each the shipped one unless ``RAGRAPHS_JUDGES_DIR`` (or, for the evaluator,
+    ``RAGRAPHS_RERANKER``) names another: ``rerank=evaluator`` (vanilla, CRAG, DR-RAG, ERM4),
+    CRAG's evaluator, DR-RAG's pair classifier (``cis``, ``cfs``), ERM4's evaluator trigger and
+    judge filter, MIGRES's evaluator and NLI judge. A ``rerank`` path loads that model alone."""
+    from ..nodes.rerank import rerank_spec
+
+    roles = {"evaluator"} if rerank_spec(ctx) == "evaluator" else set()
+    if method == "crag":
+        roles.add("evaluator")
+    elif method == "dr-rag" and ctx.strategy in ("cis", "cfs"):
+        roles.add("pair")
+    elif method == "erm4":
+        if ctx.use_memory and ctx.trigger == "evaluator":
+            roles.add("evaluator")
+        if ctx.filter == "judge":
+            roles.add(ctx.filter_judge)
+    elif method == "migres":
+        roles |= {"evaluator", "nli"}
+    return roles
 
 
 # what a results folder records beside the settings, and how a refused resume names it

@@ -523,6 +523,49 @@ def test_a_resume_under_another_web_search_or_judges_is_refused(tmp_path, hotpot
     assert run_spec(spec, hotpot[:1], comps, out_dir=out, progress=False)[0]["resumed"] == 1
 
 
+def test_the_judge_variables_are_recorded_only_where_the_run_loads_a_judge(tmp_path, hotpot, corpus, monkeypatch):
+    """Vanilla without a re-ranker loads no judge, so a resume under another ``RAGRAPHS_RERANKER``
+    goes on (it was refused from 2026-11-30, when both variables were recorded for every
+    method); CRAG judges with the evaluator and is refused."""
+    from fakes import ConstJudge
+    from ragraphs.errors import ConfigError
+    from ragraphs.evaluation.records import build_context, judge_roles, run_sources
+
+    comps = Components(llm=FakeAnswerChat(responses=["x"]), retriever=corpus,
+                       judges={"evaluator": ConstJudge(0.9)})
+    monkeypatch.delenv("RAGRAPHS_JUDGES_DIR", raising=False)
+    monkeypatch.setenv("RAGRAPHS_WEB", "none")
+    monkeypatch.setenv("RAGRAPHS_RERANKER", "cross-encoder/a")
+    for spec, resumes in ((RunSpec("vanilla", k=2), True), (RunSpec("crag", k=2), False)):
+        out = str(tmp_path / spec.label)
+        monkeypatch.setenv("RAGRAPHS_RERANKER", "cross-encoder/a")
+        assert run_spec(spec, hotpot[:1], comps, out_dir=out, progress=False)[0]["errors"] == 0
+        monkeypatch.setenv("RAGRAPHS_RERANKER", "cross-encoder/b")
+        if resumes:
+            assert run_spec(spec, hotpot[:1], comps, out_dir=out, progress=False)[0]["resumed"] == 1
+        else:
+            with pytest.raises(ConfigError, match="holds answers of the judges RAGRAPHS_RERANKER=cross-encoder/a, "
+                                                  "not RAGRAPHS_RERANKER=cross-encoder/b;"):
+                run_spec(spec, hotpot[:1], comps, out_dir=out, progress=False)
+    roles = {(m, tuple(sorted(v.items()))): judge_roles(m, build_context(RunSpec(m, settings=v))) for m, v in (
+        ("vanilla", {}), ("vanilla", {"rerank": "evaluator"}), ("vanilla", {"rerank": "some/model"}),
+        ("crag", {}), ("dr-rag", {}), ("dr-rag", {"strategy": "qdc"}), ("dr-rag", {"strategy": "sm", "rerank": "evaluator"}),
+        ("erm4", {}), ("erm4", {"filter": "none"}), ("erm4", {"filter": "none", "trigger": "evaluator"}),
+        ("erm4", {"filter_judge": "nli"}), ("migres", {}))}
+    assert list(roles.values()) == [set(), {"evaluator"}, set(), {"evaluator"}, {"pair"}, set(), {"evaluator"},
+                                    {"evaluator"}, set(), {"evaluator"}, {"nli"}, {"evaluator", "nli"}]
+    monkeypatch.setenv("RAGRAPHS_JUDGES_DIR", str(tmp_path))
+    ctx = build_context(RunSpec("dr-rag"))  # the pair judge: RAGRAPHS_JUDGES_DIR only
+    assert run_sources(RunSpec("dr-rag"), ctx, comps)["judges"] == {"RAGRAPHS_JUDGES_DIR": str(tmp_path)}
+    assert run_sources(RunSpec("erm4", settings={"filter": "none"}), build_context(RunSpec("erm4", settings={"filter": "none"})),
+                       comps)["judges"] == {}
+    # the judge files' sha256 likewise: none for vanilla; for DR-RAG the pair judge's (shipped), not the evaluator's
+    monkeypatch.delenv("RAGRAPHS_JUDGES_DIR")
+    assert run_sources(RunSpec("vanilla"), build_context(RunSpec("vanilla")), comps)["judge_sha256"] == {}
+    assert set(run_sources(RunSpec("dr-rag"), ctx, comps)["judge_sha256"]) == {"shipped"}
+    assert set(run_sources(RunSpec("crag"), build_context(RunSpec("crag")), comps)["judge_sha256"]) == set()  # RAGRAPHS_RERANKER: a name
+
+
 def test_a_blank_web_setting_reads_ragraphs_web(monkeypatch, data_dir):
     """A ``web`` setting of spaces is "use ``RAGRAPHS_WEB``", as the settings check and
     ``make_web_search`` read it; the graphs ran with no web search until 2026-11-30."""

@@ -91,7 +91,7 @@ def test_config_and_summary_record_the_runs_provenance(tmp_path, data_dir, monke
         shipped = prov["judges"]["shipped"]
         assert shipped["roles"] == ["evaluator", "pair", "nli"] and shipped["name"]
         assert shipped["sha256"] == _sha(weights_dir() / "ragraphs_judge.json")
-    assert cfg["judge_sha256"] == {"shipped": _sha(weights_dir() / "ragraphs_judge.json")}
+    assert cfg["judge_sha256"] == {}  # guarded only where the run loads a judge: vanilla without rerank=evaluator loads none
     assert {"method", "label", "n", "em", "f1", "acc", "recall", "errors", "resumed", "corpus_passages"} <= set(saved)
 
 
