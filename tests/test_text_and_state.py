@@ -245,3 +245,21 @@ def test_text_without_spaces_is_cut_into_chunks_too():
     assert all(len(c.split()) <= 50 for c in chunk_text(prose, 50))
     code = " ".join(f"x{i}=y{i}/z{i};" for i in range(150))  # long words: cut at a space, never inside one
     assert all(len(c) <= 1500 and not c.startswith(("=", "/", ";")) for c in chunk_text(code, 150))
+
+
+def test_english_chunks_as_before_the_cjk_count():
+    """A unit without a space counts by its length rounded up only where it holds CJK letters;
+    elsewhere as at 1619370 (rounded down, and a sentence carried over by its words). For a day
+    on 2026-11-30 a one-word heading of 11+ characters or a URL counted one more, which moved
+    English chunk boundaries, so re-ingesting an unchanged file re-embedded it (ids hash the text).
+    The expected chunks are those of 1619370's chunk_text."""
+    body = " ".join(["word"] * 148) + " end."
+    text = body + "\n\nMethodology\n\nWe measured the river. It flows north."
+    assert chunk_text(text) == [body + " Methodology", "Methodology We measured the river. It flows north."]
+    s1 = "The first sentence has exactly ten words in it here."
+    url = "https://example.com/" + "a" * 40  # 60 characters, carried over as one word
+    s2 = "Then eight more words follow the long address."
+    s3 = "And a last sentence of ten words closes this paragraph."
+    assert chunk_text(f"{s1}\n\n{url}\n\n{s2} {s3}", max_words=20) == [f"{s1} {url}", f"{url} {s2} {s3}"]
+    zh = "北京是中国的首都，也是全国的政治和文化中心。"  # 22 letters: 3, not 2
+    assert len(chunk_text(zh * 7, 20, overlap_sentences=0)) == 2 and len(chunk_text(zh * 6, 20, overlap_sentences=0)) == 1

@@ -8,6 +8,7 @@ import threading
 import numpy as np
 
 from ..state.types import Passage, with_score
+from .text import CJK_LETTERS, HAS_CJK  # Chinese, Japanese and Korean letters
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 STOPWORDS = frozenset(
@@ -16,24 +17,17 @@ STOPWORDS = frozenset(
     "not no than then there their they he she his her him we you your our i me my".split()
 )
 
-
-# Chinese, Japanese and Korean letters: Han, Hiragana, Katakana (with the half-width forms), Hangul
-_CJK = (
-    "\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
-    "\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003134f"
-)
-_HAS_CJK = re.compile(f"[{_CJK}]")
-_CJK_RUN = re.compile(f"[{_CJK}]+|[^{_CJK}]+")
+_CJK_RUN = re.compile(f"[{CJK_LETTERS}]+|[^{CJK_LETTERS}]+")
 
 
 def _pieces(token: str) -> list[str]:
     """One ``\\w+`` token as BM25 terms: itself, unless it holds CJK letters, whose runs become
     overlapping character pairs (a lone letter stays itself) beside the token's other parts."""
-    if not _HAS_CJK.search(token):
+    if not HAS_CJK.search(token):
         return [token]
     out: list[str] = []
     for run in _CJK_RUN.findall(token):
-        if _HAS_CJK.match(run):
+        if HAS_CJK.match(run):
             out.extend([run] if len(run) == 1 else [run[i : i + 2] for i in range(len(run) - 1)])
         else:
             out.append(run)
@@ -45,7 +39,7 @@ def tokenize(text: str) -> list[str]:
     put no spaces between words, give overlapping character pairs ("北京是首都" is 北京 京是 是首
     首都): until 2026-11-30 a whole sentence was one term, so no query matched it."""
     text = (text or "").lower()
-    if not _HAS_CJK.search(text):
+    if not HAS_CJK.search(text):
         return [t for t in _TOKEN.findall(text) if t not in STOPWORDS]
     return [t for w in _TOKEN.findall(text) for t in _pieces(w) if t not in STOPWORDS]
 

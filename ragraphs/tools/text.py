@@ -15,6 +15,14 @@ _ABBREV = {
     "u.s", "u.k", "e.g", "i.e", "approx", "est", "b", "c", "ca", "al",
 }
 
+# Chinese, Japanese and Korean letters: Han, Hiragana, Katakana (with the half-width forms), Hangul
+# (tools/bm25 reads them as character pairs; a chunk counts a sentence of them by its length)
+CJK_LETTERS = (
+    "\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
+    "\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003134f"
+)
+HAS_CJK = re.compile(f"[{CJK_LETTERS}]")
+
 # a sentence's end: Latin-style end punctuation, its closing quotes or brackets and the white
 # space after it (what follows is checked by _starts_sentence: an opening quote or bracket may come
 # first); CJK full stops, with or without white space after; the Devanagari danda, Arabic question
@@ -140,11 +148,19 @@ CHARS_PER_WORD = 10  # the longest a chunk's words are taken to be on average: 1
 
 def _words(unit: str) -> int:
     """What a sentence counts for against ``max_words``: its words, or its length over
-    ``CHARS_PER_WORD`` where that is more; a sentence without spaces (Chinese, Japanese) by its
-    length rounded up, so many short ones never fill a chunk past ``max_words * CHARS_PER_WORD``."""
-    if " " not in unit:
+    ``CHARS_PER_WORD`` where that is more; a sentence of CJK letters without spaces (Chinese,
+    Japanese) by its length rounded up, so many short ones never fill a chunk past
+    ``max_words * CHARS_PER_WORD``. Text without CJK letters counts as before 2026-11-30 (rounded
+    down: "Methodology" is 1), so an unchanged English file chunks, and is embedded, as it was."""
+    if " " not in unit and HAS_CJK.search(unit):
         return max(1, -(-len(unit) // CHARS_PER_WORD))
     return max(len(unit.split()), len(unit) // CHARS_PER_WORD)
+
+
+def _overlap_words(unit: str) -> int:
+    """What a sentence carried over into the next chunk counts for there: its words (as before
+    2026-11-30), or :func:`_words` for a CJK sentence without spaces."""
+    return _words(unit) if " " not in unit and HAS_CJK.search(unit) else len(unit.split())
 
 
 def chunk_text(text: str, max_words: int = CHUNK_WORDS, overlap_sentences: int = 1) -> list[str]:
@@ -186,7 +202,7 @@ def chunk_text(text: str, max_words: int = CHUNK_WORDS, overlap_sentences: int =
         if cur and cur_words + n > max_words:
             chunks.append(join_sentences(cur))
             cur = cur[-overlap_sentences:] if overlap_sentences and len(cur) > overlap_sentences else []
-            cur_words = sum(_words(x) if " " not in x else len(x.split()) for x in cur)
+            cur_words = sum(_overlap_words(x) for x in cur)
             if cur_words + n > max_words:  # the overlap would overfill the next chunk: left out
                 cur, cur_words = [], 0
         cur.append(u)
