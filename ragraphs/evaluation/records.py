@@ -17,9 +17,16 @@ from .provenance import data_hashes, judge_hashes, judge_sources
 
 
 def path_part(name: str) -> str:
-    """``name`` as one folder name under ``--out``: characters other than letters, digits, ``.``,
-    ``_`` and ``-`` and any run of dots become ``_``, and no leading ``.``, ``-`` or ``_``
-    (``"../../x"`` and ``"/tmp/x"`` give ``x`` and ``tmp_x``); ``"dataset"`` when nothing is left."""
+    """``name`` as one folder name under ``--out``: the name itself where it stays one folder
+    (``my data``, ``vanilla-llamacpp_.._models_x.gguf``: the folders earlier runs wrote, found
+    again on a rerun); a name that would leave it (``.``, ``..``, a path separator, an absolute
+    path, a drive) has characters other than letters, digits, ``.``, ``_`` and ``-`` and any run
+    of dots made ``_``, and no leading ``.``, ``-`` or ``_`` (``"../../x"`` and ``"/tmp/x"``
+    give ``x`` and ``tmp_x``); ``"dataset"`` when nothing is left."""
+    seps = [sep for sep in ("/", "\\", os.sep, os.altsep) if sep]
+    if name not in ("", ".", "..") and not any(sep in name for sep in seps) and not os.path.isabs(name) \
+            and not os.path.splitdrive(name)[0]:
+        return name
     safe = re.sub(r"\.{2,}", "_", re.sub(r"[^A-Za-z0-9._-]+", "_", name))
     return safe.strip("_").lstrip(".-").strip("_") or "dataset"
 

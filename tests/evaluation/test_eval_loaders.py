@@ -1,12 +1,14 @@
 """Each benchmark loader on real rows (the slices in tests/data, in their own formats)."""
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
 from ragraphs.datasets import detect_format, iter_rows, load_dataset, pooled_passages
 from ragraphs.errors import InputError
+from ragraphs.evaluation.runner import RunSpec
 from ragraphs.state.types import passage_id
 
 
@@ -265,6 +267,24 @@ def test_a_rows_dataset_name_cannot_write_outside_out(tmp_path, capsys, name):
     folder = path_part(name)
     assert (out / "runs" / folder).is_dir() and folder in ("escaped", path_part(str(tmp_path / "abs")))
     assert not (tmp_path / "escaped").exists() and not (tmp_path / "abs").exists()
-    assert [path_part(n) for n in ("..", ".", "", "/", "-rf", "a..b", "hotpotqa", "nq.dev")] == \
-        ["dataset", "dataset", "dataset", "dataset", "rf", "a_b", "hotpotqa", "nq.dev"]
+    assert [path_part(n) for n in ("..", ".", "", "/", "a/../b", "a\\..\\b", "C:x", "hotpotqa", "nq.dev")] == \
+        ["dataset", "dataset", "dataset", "dataset", "a___b", "a___b", "C_x" if os.name == "nt" else "C:x", "hotpotqa", "nq.dev"]
     assert run_dir("o", "../x", "none") == str(Path("o") / "runs" / "x" / "none")
+
+
+def test_a_name_that_stays_one_folder_keeps_its_folder(tmp_path):
+    """Names that never left ``--out`` are the folders earlier runs wrote: from 2026-11-30 a
+    ``..`` inside a label (a model file's path) or a space in a dataset name was rewritten,
+    so a rerun found no results and ran every question again without a word."""
+    from ragraphs.evaluation.records import path_part, run_dir
+
+    label = RunSpec("vanilla", llm="llamacpp:../models/gemma-q4.gguf").label
+    assert label == "vanilla-llamacpp_.._models_gemma-q4.gguf"
+    for name in (label, "my data", "-rf", "a..b", "nq.dev", ".hidden", "Ölçü 2"):
+        assert path_part(name) == name
+    assert run_dir("o", "my data", label) == os.path.join("o", "runs", "my data", label)
+    for name in ("..", "../../escaped", "a/b", "a\\b", str(tmp_path / "abs")):
+        part = path_part(name)  # still one folder inside runs/
+        assert part not in (".", "..") and "/" not in part and "\\" not in part and not os.path.isabs(part)
+        root = tmp_path / "out" / "runs"
+        assert os.path.dirname(os.path.normpath(os.path.join(root, part))) == str(root)
