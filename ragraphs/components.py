@@ -272,9 +272,9 @@ _DEFAULT_LOCK = threading.Lock()
 def server_store() -> dict[str, str | None]:
     """The store a LangGraph server's graphs search, as its environment names it: a Chroma
     server (``RAGRAPHS_STORE_URL``, else the embedded store under ``RAGRAPHS_HOME``) and its
-    collection (``RAGRAPHS_COLLECTION``)."""
-    return {"store_url": os.environ.get("RAGRAPHS_STORE_URL") or None,
-            "collection": os.environ.get("RAGRAPHS_COLLECTION") or None}
+    collection (``RAGRAPHS_COLLECTION``); a blank value (spaces too) reads as unset."""
+    return {"store_url": os.environ.get("RAGRAPHS_STORE_URL", "").strip() or None,
+            "collection": os.environ.get("RAGRAPHS_COLLECTION", "").strip() or None}
 
 
 def default_components() -> Components:

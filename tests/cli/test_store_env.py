@@ -37,6 +37,25 @@ def test_the_store_options_default_to_the_servers_variables(monkeypatch, registe
     assert _store(register, verb) == (None, None, "served")
 
 
+@pytest.mark.parametrize("value", [" ", "\t", "  \n"])
+def test_store_variables_of_spaces_read_as_unset(monkeypatch, value):
+    """A blank value reads as unset everywhere (tools/env.py): ``RAGRAPHS_COLLECTION=" "`` was
+    the collection name ' ' (an error on every verb and in the server's graphs) and
+    ``RAGRAPHS_STORE_URL=" "`` a server address, until 2026-11-30."""
+    from ragraphs import components
+
+    monkeypatch.setenv("RAGRAPHS_STORE_URL", value)
+    monkeypatch.setenv("RAGRAPHS_COLLECTION", value)
+    assert components.server_store() == {"store_url": None, "collection": None}
+    for register, verb in ((register_ingest, ["ingest", "docs"]), (register_ask, ["ask", "Q?"]), (register_chat, ["chat"])):
+        assert _store(register, verb) == (None, None, "ragraphs")
+    monkeypatch.setattr(components, "_DEFAULT", None)  # the server's graphs' components, built afresh
+    c = components.default_components()
+    assert c.store_url is None and c.collection == "ragraphs"
+    monkeypatch.setenv("RAGRAPHS_COLLECTION", " served ")
+    assert components.server_store()["collection"] == "served"
+
+
 @pytest.mark.parametrize("verb", ["ingest", "ask", "chat"])
 def test_help_names_the_variables_as_the_defaults(cli, verb):
     out = " ".join(cli(verb, "--help").stdout.split())
