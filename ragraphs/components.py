@@ -165,6 +165,8 @@ class Components:
                 raise ConfigError(f"unknown judge role(s) {', '.join(map(repr, unknown))}; the roles are "
                                   f"{', '.join(JUDGES)}")
             self.judges = {role: as_judge(role, j) for role, j in judges.items()}
+        # what the user gave, by role, as given (``judges`` also caches loaded defaults): what a run records
+        self.given_judges: dict[str, Any] = dict(self.judges)
         self.extra: dict[str, Any] = dict(extra or {})
         self._lock = threading.RLock()
 

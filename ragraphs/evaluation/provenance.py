@@ -25,8 +25,11 @@ JUDGE_FILE = "ragraphs_judge.json"
 def data_hashes(data: str, corpus: dict[str, Any] | None) -> dict[str, str]:
     """{absolute path: sha256} of the data file and of the ``--pool`` / ``--web`` files the
     corpus record names (see ``evaluation.cli.corpus_named``); a file that is not there is
-    left out (the run itself says so)."""
-    paths = [data] if data else []
+    left out (the run itself says so). A part ``FILE@K/N`` is its file's hash (until
+    2026-11-30 a part run recorded none, so an edited file resumed)."""
+    from ..datasets import parse_data_spec
+
+    paths = [parse_data_spec(data)[0]] if data else []
     for key in ("pool", "web"):
         named = (corpus or {}).get(key) or []
         paths += [named] if isinstance(named, str) else list(named)
@@ -63,31 +66,58 @@ def model_file(spec: str | None) -> dict[str, Any]:
     return {"spec": spec, "model": arg} if arg else {"spec": spec}
 
 
-def judge_sources() -> dict[str, dict[str, Any]]:
-    """Where each judge role's default judge comes from (``RAGRAPHS_RERANKER``,
-    ``RAGRAPHS_JUDGES_DIR``, or the shipped judges), by source: its folder (or cached model
-    name), the ``name`` its ``ragraphs_judge.json`` gives and that file's sha256 (for a folder
-    that holds one)."""
+def judge_folder(value: Any) -> dict[str, Any]:
+    """A judge a path or name gives: its folder (absolute where it is there, else the cached
+    model name as it is), the ``name`` its ``ragraphs_judge.json`` gives and that file's sha256
+    (for a folder that holds one); an object: ``{"folder": "given: TypeName"}``."""
+    if not isinstance(value, (str, os.PathLike)):
+        return {"folder": "given: " + type(value).__name__}
+    folder = os.path.expanduser(os.fspath(value))
+    entry: dict[str, Any] = {"folder": os.path.abspath(folder) if os.path.exists(folder) else os.fspath(value)}
+    meta_file = os.path.join(folder, JUDGE_FILE)
+    if os.path.isfile(meta_file):
+        entry["sha256"] = file_sha256(meta_file)
+        try:
+            with open(meta_file, encoding="utf-8") as fh:
+                entry["name"] = json.load(fh).get("name")
+        except (OSError, ValueError, AttributeError):
+            entry["name"] = None
+    return entry
+
+
+def judge_sources(given: dict[str, Any] | None = None, rerank: str | None = None) -> dict[str, dict[str, Any]]:
+    """Where each judge role's judge comes from, by source: a judge the components were given
+    for the role (``given``: role -> the path, name or object ``Components(judges=...)`` took;
+    the source is the role's name), else ``RAGRAPHS_RERANKER``, ``RAGRAPHS_JUDGES_DIR`` or the
+    shipped judges; and a ``rerank`` path or model name (source ``rerank``), which loads that
+    model alone. Each: its roles, folder, name and sha256 (:func:`judge_folder`). Until
+    2026-11-30 a given judge or a ``rerank`` path was recorded as the variables' judge."""
     from ..tools.judges.core import JUDGES, default_judge_source, weights_dir
 
     out: dict[str, dict[str, Any]] = {}
     for role in JUDGES:
+        if given and role in given:
+            out[role] = {"roles": [role], **judge_folder(given[role])}
+            continue
         var, value = default_judge_source(role) or ("shipped", str(weights_dir()))
         if var in out:
             out[var]["roles"].append(role)
             continue
-        folder = os.path.expanduser(value)
-        entry: dict[str, Any] = {"roles": [role], "folder": os.path.abspath(folder) if os.path.exists(folder) else value}
-        meta_file = os.path.join(folder, JUDGE_FILE)
-        if os.path.isfile(meta_file):
-            entry["sha256"] = file_sha256(meta_file)
-            try:
-                with open(meta_file, encoding="utf-8") as fh:
-                    entry["name"] = json.load(fh).get("name")
-            except (OSError, ValueError, AttributeError):
-                entry["name"] = None
-        out[var] = entry
+        out[var] = {"roles": [role], **judge_folder(value)}
+    if rerank:
+        out["rerank"] = {"roles": ["rerank"], **judge_folder(rerank)}
     return out
+
+
+def rerank_path(ctx: Any) -> str | None:
+    """The model a ``rerank`` setting names when it is a path or model name (not ``none`` or
+    ``evaluator``), else None."""
+    if ctx is None or not hasattr(ctx, "rerank"):
+        return None
+    from ..nodes.rerank import rerank_spec
+
+    spec = rerank_spec(ctx)
+    return None if spec in ("none", "evaluator") else spec
 
 
 def judge_hashes(sources: dict[str, dict[str, Any]] | None = None) -> dict[str, str]:
@@ -113,11 +143,13 @@ def context_settings(ctx: Any) -> dict[str, Any]:
     return json_safe(values)
 
 
-def provenance(ctx: Any = None, *, local: bool = True, judges: bool = True) -> dict[str, Any]:
+def provenance(ctx: Any = None, *, local: bool = True, judges: bool = True,
+               given: dict[str, Any] | None = None) -> dict[str, Any]:
     """The ``provenance`` block of a run (informational; see the module docstring). ``local``:
     the run's model is in this process, so the model file and the variables of the embedded
     model are recorded (a run on a server records the versions and settings of this side);
-    ``judges``: the judge sources are recorded (not for ``none`` and the oracle)."""
+    ``judges``: the judge sources are recorded (not for ``none`` and the oracle); ``given``:
+    the judges the components were given, by role (:func:`judge_sources`)."""
     out: dict[str, Any] = {"versions": versions()}
     if ctx is not None:
         out["settings"] = context_settings(ctx)
@@ -126,5 +158,5 @@ def provenance(ctx: Any = None, *, local: bool = True, judges: bool = True) -> d
         out["environment"] = {var: os.environ.get(var) for var in LLM_VARIABLES}
         out["environment"]["cpu_count"] = os.cpu_count()
         if judges:
-            out["judges"] = judge_sources()
+            out["judges"] = judge_sources(given, rerank_path(ctx))
     return out

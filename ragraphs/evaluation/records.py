@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 from ..errors import ConfigError
 from .metrics import mean
-from .provenance import data_hashes, judge_hashes, judge_sources
+from .provenance import data_hashes, judge_hashes, judge_sources, rerank_path
 
 
 def path_part(name: str) -> str:
@@ -141,13 +141,16 @@ def run_sources(spec: Any, ctx: Any, components: Any) -> dict[str, Any]:
     """What a local run takes from the environment beside its settings, recorded in its
     ``config.json`` so that a resume under others is refused: the web search (``web_search``:
     the ``web`` setting or ``RAGRAPHS_WEB``, for the methods with a ``web`` setting; a backend
-    given to the components by its name), the judges ``RAGRAPHS_RERANKER`` /
-    ``RAGRAPHS_JUDGES_DIR`` name (``judges``; ``{}``: the shipped ones) and the sha256 of each
-    judge folder's ``ragraphs_judge.json`` (``judge_sha256``: a folder edited in place, with
-    other thresholds, is not the same judge), each only where the run loads a judge it names
-    (:func:`judge_roles`; when first recorded, on 2026-11-30, they were for every method, so
-    vanilla without a re-ranker was refused under another ``RAGRAPHS_RERANKER``). Nothing for
-    ``none`` and the oracle, which search nothing and judge nothing."""
+    given to the components by its name), the judges (``judges``: ``RAGRAPHS_RERANKER`` /
+    ``RAGRAPHS_JUDGES_DIR`` by name, a judge given to the components by its role, a ``rerank``
+    path or model name as ``rerank``; ``{}``: the shipped ones, or no judge loaded) and the
+    sha256 of each judge folder's ``ragraphs_judge.json`` (``judge_sha256``, by the same
+    sources and ``shipped``: a folder edited in place, with other thresholds, is not the same
+    judge), each only where the run loads that judge (:func:`judge_roles`; when first recorded,
+    on 2026-11-30, they were for every method, so vanilla without a re-ranker was refused under
+    another ``RAGRAPHS_RERANKER``; and a role the components were given, or a ``rerank`` path,
+    recorded the variables, which such a run does not read). Nothing for ``none`` and the
+    oracle, which search nothing and judge nothing."""
     if getattr(spec, "method", None) in ("none", "oracle"):
         return {}
     out: dict[str, Any] = {}
@@ -159,15 +162,23 @@ def run_sources(spec: Any, ctx: Any, components: Any) -> dict[str, Any]:
             from ..nodes.web import web_spec
 
             out["web_search"] = web_label(web_spec(ctx))
-    judges = {}
+    given_judges = dict(getattr(components, "given_judges", None) or {})
     roles = judge_roles(spec.method, ctx)
-    for var in JUDGE_VARIABLES:
+    env_roles = roles - set(given_judges)  # a role the components were given reads no variable
+    judges: dict[str, Any] = {}
+    reads = [var for var in JUDGE_VARIABLES if (env_roles if var == "RAGRAPHS_JUDGES_DIR" else "evaluator" in env_roles)]
+    out["judge_variables"] = reads  # read, set or not: an old entry of one of them that is unset now is refused
+    for var in reads:
         v = os.environ.get(var, "").strip()
-        if v and (roles if var == "RAGRAPHS_JUDGES_DIR" else "evaluator" in roles):
+        if v:
             # a folder as its absolute path, a cached model name as it is
             judges[var] = os.path.abspath(os.path.expanduser(v)) if os.path.exists(os.path.expanduser(v)) else v
+    sources = judge_sources({r: j for r, j in given_judges.items() if r in roles}, rerank_path(ctx))
+    for role in sorted(roles & set(given_judges)) + (["rerank"] if "rerank" in sources else []):
+        judges[role] = sources[role]["folder"]
     out["judges"] = judges
-    out["judge_sha256"] = judge_hashes({var: e for var, e in judge_sources().items() if roles & set(e["roles"])})
+    used = roles | {"rerank"}
+    out["judge_sha256"] = judge_hashes({src: e for src, e in sources.items() if used & set(e["roles"])})
     return out
 
 
@@ -247,8 +258,9 @@ def open_results(spec: Any, out_dir: str | None, *, resume: bool, dataset: str =
         for key, what in GUARDED.items():
             if key == "llm_endpoint" and old is not None and not _names_openai(old.get("spec")):
                 continue  # written from RAGRAPHS_LLM before 2026-11-30: the answers are the spec's model's
-            if old is not None and key in old and old[key] != cfg.get(key):
-                named = what.format(old=_named(old[key]), new=_named(cfg.get(key)))
+            if old is not None and key in old and _differs(key, old[key], cfg.get(key), cfg.get("judge_variables") or []):
+                empty = "none" if key != "judges" else "the shipped ones" if _loads_judge(spec) else "no judge loaded"
+                named = what.format(old=_named(old[key], empty), new=_named(cfg.get(key), empty))
                 raise ConfigError(f"{out_dir} holds {named}; use another --out or --fresh")
         # a run written before the corpus was recorded resumes as before
         if old is not None and "corpus" in old and old["corpus"] != cfg["corpus"]:
@@ -264,6 +276,41 @@ def open_results(spec: Any, out_dir: str | None, *, resume: bool, dataset: str =
     return results_path, done
 
 
+# the judge sources a run reads from the environment (a judge given to the components, by its
+# role, or a ``rerank`` path, is not one)
+ENV_JUDGE_SOURCES = JUDGE_VARIABLES + ("shipped",)
+
+
+def _differs(key: str, old: Any, new: Any, reads: list[str]) -> bool:
+    """Whether a recorded ``key`` (:data:`GUARDED`) refuses a resume. ``judges`` and
+    ``judge_sha256`` compare the entries the current run records: an entry both have with
+    another value is refused, and so is an environment source (``RAGRAPHS_RERANKER``,
+    ``RAGRAPHS_JUDGES_DIR``, ``shipped``) the old record lacks (the variable was unset then, or
+    the shipped judges served the role). An entry only the old record has is refused only for a
+    variable the current run reads (``reads``: set then, unset now); otherwise it is ignored (a
+    folder written before 2026-11-30 recorded the variables for runs that load no judge, and for
+    roles the components were given), as is a given judge or ``rerank`` entry the old record
+    lacks (not recorded before 2026-11-30). So a resume in the same environment, with the same
+    given judges, is never refused; until 2026-11-30 the whole dicts were compared, and such a
+    folder was."""
+    if key not in ("judges", "judge_sha256") or not isinstance(old, dict) or not isinstance(new, dict):
+        return bool(old != new)
+    return any(old[k] != v if k in old else k in ENV_JUDGE_SOURCES for k, v in new.items()) \
+        or any(k in reads and k not in new for k in old)
+
+
+def _loads_judge(spec: Any) -> bool:
+    """Whether a run of ``spec`` scores with a judge (:func:`judge_roles`): what an empty
+    ``judges`` record means, the shipped ones or no judge at all."""
+    if not callable(getattr(spec, "context_values", None)) or getattr(spec, "method", None) in ("none", "oracle"):
+        return False
+    try:
+        ctx = build_context(spec)
+        return bool(judge_roles(spec.method, ctx) or rerank_path(ctx))
+    except Exception:  # only the wording of a message hangs on it
+        return True
+
+
 def _names_openai(spec: Any) -> bool:
     """Whether a recorded spec's model (``llm``, or its ``llm`` setting) is an ``openai*`` one,
     the only kind whose recorded ``llm_endpoint`` says where its answers came from."""
@@ -274,9 +321,9 @@ def _names_openai(spec: Any) -> bool:
     return any(str(v or "").strip().lower().startswith("openai") for v in (spec.get("llm"), settings.get("llm")))
 
 
-def _named(value: Any) -> str:
+def _named(value: Any, empty: str = "the shipped ones") -> str:
     if isinstance(value, dict):
-        return ", ".join(f"{k}={_named(v)}" for k, v in value.items()) or "the shipped ones"
+        return ", ".join(f"{k}={_named(v)}" for k, v in value.items()) or empty
     if isinstance(value, str) and re.fullmatch(r"[0-9a-f]{64}", value):
         return value[:12]  # a sha256, shortened
     return str(value) if value else "none"

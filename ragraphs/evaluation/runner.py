@@ -256,11 +256,15 @@ def run_spec(
     withheld = components._retriever if spec.withhold_gold else None
     if withheld is not None and not hasattr(withheld, "withhold"):
         raise ConfigError("withhold_gold needs a retriever that can withhold passages (evaluation.corpus.WithheldRetriever)")
+    sources = run_sources(spec, ctx, components)
+    # the run's own reservoir first, so that the recorded settings name it (they held
+    # reservoir_path null until 2026-11-30); --fresh empties it, and a resume is refused only
+    # with resume=True, which empties nothing
+    ctx, scratch = run_memory(ctx, os.path.join(out_dir, "results.jsonl") if out_dir else None, resume=resume)
     # versions, model file, judges, resolved settings, thread counts: in config.json and summary.json
-    origin = provenance(ctx, judges=spec.method not in ("none", ORACLE))
+    origin = provenance(ctx, judges=spec.method not in ("none", ORACLE), given=getattr(components, "given_judges", None))
     results_path, done = open_results(spec, out_dir, resume=resume, dataset=dataset, data=data, corpus=corpus,
-                                      sources=run_sources(spec, ctx, components), provenance=origin)
-    ctx, scratch = run_memory(ctx, results_path, resume=resume)
+                                      sources=sources, provenance=origin)
     try:
         with Recorder(spec, examples, done, results_path, progress=progress, on_record=on_record) as rec:
             if rec.todo:

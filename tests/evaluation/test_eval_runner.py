@@ -490,6 +490,7 @@ def test_a_resume_under_another_web_search_or_judges_is_refused(tmp_path, hotpot
 
     from fakes import ConstJudge
     from ragraphs.errors import ConfigError
+    from ragraphs.evaluation.records import build_context, open_results, run_sources
 
     snapshot = str(data_dir / "popqa.web.sample.jsonl")
     other = str(tmp_path / "other.web.jsonl")
@@ -504,7 +505,7 @@ def test_a_resume_under_another_web_search_or_judges_is_refused(tmp_path, hotpot
     s, _ = run_spec(spec, hotpot[:1], comps, out_dir=out, progress=False)
     assert s["errors"] == 0
     cfg = json.load(open(os.path.join(out, "config.json")))
-    assert cfg["web_search"] == f"offline:{os.path.abspath(snapshot)}" and cfg["judges"] == {}
+    assert cfg["web_search"] == f"offline:{os.path.abspath(snapshot)}" and cfg["judges"] == {"evaluator": "given: ConstJudge"}
     assert run_spec(spec, hotpot[:1], comps, out_dir=out, progress=False)[0]["resumed"] == 1
     monkeypatch.setenv("RAGRAPHS_WEB", f"offline:{other}")
     with pytest.raises(ConfigError, match=f"holds answers with the web search offline:{os.path.abspath(snapshot)}, "
@@ -515,8 +516,14 @@ def test_a_resume_under_another_web_search_or_judges_is_refused(tmp_path, hotpot
         run_spec(spec, hotpot[:1], comps, out_dir=out, progress=False)
     monkeypatch.setenv("RAGRAPHS_WEB", f"offline:{snapshot}")
     monkeypatch.setenv("RAGRAPHS_JUDGES_DIR", str(tmp_path))
+    # the evaluator is given: the variable is not read; a run of the shipped judges reads it
+    assert run_spec(spec, hotpot[:1], comps, out_dir=out, progress=False)[0]["resumed"] == 1
+    shipped = str(tmp_path / "shipped")
+    monkeypatch.delenv("RAGRAPHS_JUDGES_DIR")
+    open_results(spec, shipped, resume=True, sources=run_sources(spec, build_context(spec), Components()))
+    monkeypatch.setenv("RAGRAPHS_JUDGES_DIR", str(tmp_path))
     with pytest.raises(ConfigError, match=f"holds answers of the judges the shipped ones, not RAGRAPHS_JUDGES_DIR={tmp_path}"):
-        run_spec(spec, hotpot[:1], comps, out_dir=out, progress=False)
+        open_results(spec, shipped, resume=True, sources=run_sources(spec, build_context(spec), Components()))
     # a folder written before these were recorded resumes under any of them
     cfg.pop("web_search"), cfg.pop("judges"), cfg.pop("judge_sha256")
     json.dump(cfg, open(os.path.join(out, "config.json"), "w"))
@@ -526,27 +533,30 @@ def test_a_resume_under_another_web_search_or_judges_is_refused(tmp_path, hotpot
 def test_the_judge_variables_are_recorded_only_where_the_run_loads_a_judge(tmp_path, hotpot, corpus, monkeypatch):
     """Vanilla without a re-ranker loads no judge, so a resume under another ``RAGRAPHS_RERANKER``
     goes on (it was refused from 2026-11-30, when both variables were recorded for every
-    method); CRAG judges with the evaluator and is refused."""
+    method); CRAG with an evaluator given to the components does not read the variable either
+    and goes on (refused until 2026-11-30); CRAG with the default evaluator is refused."""
     from fakes import ConstJudge
     from ragraphs.errors import ConfigError
-    from ragraphs.evaluation.records import build_context, judge_roles, run_sources
+    from ragraphs.evaluation.records import build_context, judge_roles, open_results, run_sources
 
     comps = Components(llm=FakeAnswerChat(responses=["x"]), retriever=corpus,
                        judges={"evaluator": ConstJudge(0.9)})
     monkeypatch.delenv("RAGRAPHS_JUDGES_DIR", raising=False)
     monkeypatch.setenv("RAGRAPHS_WEB", "none")
     monkeypatch.setenv("RAGRAPHS_RERANKER", "cross-encoder/a")
-    for spec, resumes in ((RunSpec("vanilla", k=2), True), (RunSpec("crag", k=2), False)):
+    for spec in (RunSpec("vanilla", k=2), RunSpec("crag", k=2)):
         out = str(tmp_path / spec.label)
         monkeypatch.setenv("RAGRAPHS_RERANKER", "cross-encoder/a")
         assert run_spec(spec, hotpot[:1], comps, out_dir=out, progress=False)[0]["errors"] == 0
         monkeypatch.setenv("RAGRAPHS_RERANKER", "cross-encoder/b")
-        if resumes:
-            assert run_spec(spec, hotpot[:1], comps, out_dir=out, progress=False)[0]["resumed"] == 1
-        else:
-            with pytest.raises(ConfigError, match="holds answers of the judges RAGRAPHS_RERANKER=cross-encoder/a, "
-                                                  "not RAGRAPHS_RERANKER=cross-encoder/b;"):
-                run_spec(spec, hotpot[:1], comps, out_dir=out, progress=False)
+        assert run_spec(spec, hotpot[:1], comps, out_dir=out, progress=False)[0]["resumed"] == 1
+    crag, run = RunSpec("crag", k=2), str(tmp_path / "default-evaluator")  # the evaluator from the variable
+    monkeypatch.setenv("RAGRAPHS_RERANKER", "cross-encoder/a")
+    open_results(crag, run, resume=True, sources=run_sources(crag, build_context(crag), Components()))
+    monkeypatch.setenv("RAGRAPHS_RERANKER", "cross-encoder/b")
+    with pytest.raises(ConfigError, match="holds answers of the judges RAGRAPHS_RERANKER=cross-encoder/a, "
+                                          "not RAGRAPHS_RERANKER=cross-encoder/b;"):
+        open_results(crag, run, resume=True, sources=run_sources(crag, build_context(crag), Components()))
     roles = {(m, tuple(sorted(v.items()))): judge_roles(m, build_context(RunSpec(m, settings=v))) for m, v in (
         ("vanilla", {}), ("vanilla", {"rerank": "evaluator"}), ("vanilla", {"rerank": "some/model"}),
         ("crag", {}), ("dr-rag", {}), ("dr-rag", {"strategy": "qdc"}), ("dr-rag", {"strategy": "sm", "rerank": "evaluator"}),
@@ -563,7 +573,7 @@ def test_the_judge_variables_are_recorded_only_where_the_run_loads_a_judge(tmp_p
     monkeypatch.delenv("RAGRAPHS_JUDGES_DIR")
     assert run_sources(RunSpec("vanilla"), build_context(RunSpec("vanilla")), comps)["judge_sha256"] == {}
     assert set(run_sources(RunSpec("dr-rag"), ctx, comps)["judge_sha256"]) == {"shipped"}
-    assert set(run_sources(RunSpec("crag"), build_context(RunSpec("crag")), comps)["judge_sha256"]) == set()  # RAGRAPHS_RERANKER: a name
+    assert set(run_sources(RunSpec("crag"), build_context(RunSpec("crag")), comps)["judge_sha256"]) == set()  # the evaluator given: an object
 
 
 def test_a_blank_web_setting_reads_ragraphs_web(monkeypatch, data_dir):

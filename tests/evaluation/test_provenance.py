@@ -95,32 +95,130 @@ def test_config_and_summary_record_the_runs_provenance(tmp_path, data_dir, monke
     assert {"method", "label", "n", "em", "f1", "acc", "recall", "errors", "resumed", "corpus_passages"} <= set(saved)
 
 
+def _judge_copy(folder) -> str:
+    """A judge folder of the shipped model's files (linked) and a copy of its
+    ``ragraphs_judge.json``, to edit in place."""
+    folder.mkdir()
+    for name in os.listdir(weights_dir()):
+        if name != "ragraphs_judge.json":
+            os.symlink(weights_dir() / name, folder / name)
+    shutil.copy(weights_dir() / "ragraphs_judge.json", folder / "ragraphs_judge.json")
+    return str(folder)
+
+
+def _edit_thresholds(folder: str) -> None:
+    path = os.path.join(folder, "ragraphs_judge.json")
+    meta = json.loads(open(path, encoding="utf-8").read())
+    meta["thresholds"] = {**(meta.get("thresholds") or {}), "evaluator": 0.5}
+    open(path, "w", encoding="utf-8").write(json.dumps(meta))
+
+
 def test_a_resume_with_an_edited_judge_folder_is_refused(tmp_path, data_dir, monkeypatch):
     """A copy of a judge folder edited in place (other thresholds) is another judge under the
     same ``RAGRAPHS_JUDGES_DIR``: the sha256 of its ``ragraphs_judge.json`` is guarded; versions
     and thread counts are not (a resume under another ``RAGRAPHS_LLM_THREADS`` goes on)."""
-    judges = tmp_path / "judges"
-    judges.mkdir()
-    shutil.copy(weights_dir() / "ragraphs_judge.json", judges / "ragraphs_judge.json")
-    monkeypatch.setenv("RAGRAPHS_JUDGES_DIR", str(judges))
+    judges = _judge_copy(tmp_path / "judges")
+    monkeypatch.setenv("RAGRAPHS_JUDGES_DIR", judges)
     monkeypatch.delenv("RAGRAPHS_RERANKER", raising=False)
     monkeypatch.setenv("RAGRAPHS_WEB", "none")
     hotpot = load_dataset(str(data_dir / "hotpotqa.sample.jsonl"), "hotpotqa")
-    comps = Components(llm=FakeAnswerChat(responses=["x"]), retriever=InMemoryCorpus(pooled_passages(hotpot), embeddings=HashEmbeddings(256, "strip")),
-                       judges={"evaluator": ConstJudge(0.9)})
+    comps = Components(llm=FakeAnswerChat(responses=["x"]), retriever=InMemoryCorpus(pooled_passages(hotpot), embeddings=HashEmbeddings(256, "strip")))
     out = str(tmp_path / "run")
     spec = RunSpec("crag", k=2)
-    run_spec(spec, hotpot[:1], comps, out_dir=out, progress=False)
+    assert run_spec(spec, hotpot[:1], comps, out_dir=out, progress=False)[0]["errors"] == 0
     monkeypatch.setenv("RAGRAPHS_LLM_THREADS", "3")  # informational only
     assert run_spec(spec, hotpot[:1], comps, out_dir=out, progress=False)[0]["resumed"] == 1
-    old = _sha(judges / "ragraphs_judge.json")
-    meta = json.loads((judges / "ragraphs_judge.json").read_text(encoding="utf-8"))
-    meta["thresholds"] = {**(meta.get("thresholds") or {}), "evaluator": 0.5}
-    (judges / "ragraphs_judge.json").write_text(json.dumps(meta), encoding="utf-8")
+    old = _sha(os.path.join(judges, "ragraphs_judge.json"))
+    _edit_thresholds(judges)
     with pytest.raises(ConfigError, match=f"holds answers of judges with another ragraphs_judge.json "
                                           f"\\(sha256 RAGRAPHS_JUDGES_DIR={old[:12]}, not RAGRAPHS_JUDGES_DIR="):
         run_spec(spec, hotpot[:1], comps, out_dir=out, progress=False)
     assert run_spec(spec, hotpot[:1], comps, out_dir=out, resume=False, progress=False)[0]["resumed"] == 0
+
+
+def test_a_given_judge_folder_or_rerank_path_is_recorded_and_not_the_variables(tmp_path, data_dir, monkeypatch):
+    """A judge given to the components as a folder, or a ``rerank`` path, is the judge the run
+    loads: ``config.json`` records its folder and the sha256 of its ``ragraphs_judge.json`` (an
+    edit is refused), and not ``RAGRAPHS_RERANKER`` / ``RAGRAPHS_JUDGES_DIR``, which such a run
+    does not read (until 2026-11-30 the variables were recorded, so a resume under another one
+    was refused and an edited given folder was not); an object given is ``given: TypeName``."""
+    from ragraphs.evaluation.records import build_context, run_sources
+
+    judges = _judge_copy(tmp_path / "judges")
+    monkeypatch.delenv("RAGRAPHS_JUDGES_DIR", raising=False)
+    monkeypatch.setenv("RAGRAPHS_RERANKER", "cross-encoder/a")
+    monkeypatch.setenv("RAGRAPHS_WEB", "none")
+    hotpot = load_dataset(str(data_dir / "hotpotqa.sample.jsonl"), "hotpotqa")
+    corpus = InMemoryCorpus(pooled_passages(hotpot), embeddings=HashEmbeddings(256, "strip"))
+    for spec, given in ((RunSpec("crag", k=2), {"evaluator": judges}),
+                        (RunSpec("vanilla", k=2, settings={"rerank": judges}), None)):
+        comps = Components(llm=FakeAnswerChat(responses=["x"]), retriever=corpus, judges=given)
+        out = str(tmp_path / spec.method)
+        assert run_spec(spec, hotpot[:1], comps, out_dir=out, progress=False)[0]["errors"] == 0
+        cfg = json.load(open(os.path.join(out, "config.json")))
+        source = "evaluator" if given else "rerank"
+        sha = _sha(os.path.join(judges, "ragraphs_judge.json"))
+        assert cfg["judges"] == {source: judges} and cfg["judge_sha256"] == {source: sha}
+        assert cfg["provenance"]["judges"][source]["folder"] == judges
+        monkeypatch.setenv("RAGRAPHS_RERANKER", "cross-encoder/b")  # not read
+        monkeypatch.setenv("RAGRAPHS_JUDGES_DIR", str(tmp_path))
+        assert run_spec(spec, hotpot[:1], comps, out_dir=out, progress=False)[0]["resumed"] == 1
+        _edit_thresholds(judges)
+        with pytest.raises(ConfigError, match=f"another ragraphs_judge.json \\(sha256 {source}={sha[:12]}, not {source}="):
+            run_spec(spec, hotpot[:1], comps, out_dir=out, progress=False)
+        shutil.copy(weights_dir() / "ragraphs_judge.json", os.path.join(judges, "ragraphs_judge.json"))
+        monkeypatch.setenv("RAGRAPHS_RERANKER", "cross-encoder/a")
+        monkeypatch.delenv("RAGRAPHS_JUDGES_DIR")
+    comps = Components(judges={"evaluator": ConstJudge(0.9)})
+    sources = run_sources(RunSpec("crag"), build_context(RunSpec("crag")), comps)
+    assert sources["judges"] == {"evaluator": "given: ConstJudge"} and sources["judge_sha256"] == {}
+
+
+def test_an_old_judges_record_with_more_entries_resumes(tmp_path, monkeypatch):
+    """A folder written before 2026-11-30 recorded ``RAGRAPHS_RERANKER`` for runs that load no
+    judge, and the whole record was compared, so the same run in the same environment was
+    refused. The entries the current run records are compared: an old extra one is ignored, a
+    differing one, or a variable set now and not then (or set then and unset now, where the run
+    reads it), is refused; an empty record of a run without a judge reads "no judge loaded"."""
+    from dataclasses import asdict
+
+    from ragraphs.evaluation.records import open_results
+
+    monkeypatch.delenv("RAGRAPHS_RERANKER", raising=False)
+    monkeypatch.delenv("RAGRAPHS_JUDGES_DIR", raising=False)
+    comps = Components()
+    from ragraphs.evaluation.records import build_context, run_sources
+
+    def write(spec, run, **recorded):
+        os.makedirs(run, exist_ok=True)
+        old = {"label": spec.label, "spec": asdict(spec), "dataset": "d", "data": "", "corpus": {}, **recorded}
+        open(os.path.join(run, "config.json"), "w", encoding="utf-8").write(json.dumps(old))
+
+    def resume(spec, run):
+        return open_results(spec, run, resume=True, dataset="d",
+                            sources=run_sources(spec, build_context(spec), comps))
+
+    vanilla, crag = RunSpec("vanilla", k=2), RunSpec("crag", k=2)
+    extra = {"judges": {"RAGRAPHS_RERANKER": "cross-encoder/a"}, "judge_sha256": {"shipped": "0" * 64}}
+    write(vanilla, str(tmp_path / "v"), **extra)
+    resume(vanilla, str(tmp_path / "v"))  # loads no judge: the old entries are ignored
+    write(crag, str(tmp_path / "c"), judges={})
+    resume(crag, str(tmp_path / "c"))  # the shipped judges, as recorded (no sha256 then: not compared)
+    monkeypatch.setenv("RAGRAPHS_RERANKER", "cross-encoder/b")
+    with pytest.raises(ConfigError, match="judges the shipped ones, not RAGRAPHS_RERANKER=cross-encoder/b;"):
+        resume(crag, str(tmp_path / "c"))
+    write(crag, str(tmp_path / "c2"), judges={"RAGRAPHS_RERANKER": "cross-encoder/a", "RAGRAPHS_JUDGES_DIR": "x"})
+    with pytest.raises(ConfigError, match="RAGRAPHS_RERANKER=cross-encoder/a, RAGRAPHS_JUDGES_DIR=x, not "
+                                          "RAGRAPHS_RERANKER=cross-encoder/b;"):
+        resume(crag, str(tmp_path / "c2"))  # a differing entry
+    monkeypatch.delenv("RAGRAPHS_RERANKER")
+    with pytest.raises(ConfigError, match="not the shipped ones;"):
+        resume(crag, str(tmp_path / "c2"))  # set then, unset now: the run reads it
+    write(vanilla, str(tmp_path / "v2"), judges={"RAGRAPHS_RERANKER": "cross-encoder/a"})
+    from ragraphs.evaluation.records import _named
+
+    assert _named({}, "no judge loaded") == "no judge loaded"
+    resume(vanilla, str(tmp_path / "v2"))
 
 
 def test_a_calibrate_crag_report_records_every_argument_and_the_judge_file(tmp_path, data_dir, capsys, monkeypatch):
@@ -146,3 +244,39 @@ def test_a_calibrate_crag_report_records_every_argument_and_the_judge_file(tmp_p
     assert src["variable"] == "shipped" and src["folder"] == os.path.abspath(str(weights_dir()))
     assert src["sha256"] == _sha(weights_dir() / "ragraphs_judge.json") and "evaluator" in src["roles"]
     assert report["versions"]["ragraphs"]
+
+
+def test_a_part_runs_data_file_is_hashed_and_an_edit_refused(tmp_path, data_dir, capsys):
+    """``--data FILE@K/N`` recorded no sha256 (the spec is not a file), so a part run resumed
+    over an edited file until 2026-11-30; the part's file is hashed as a whole run's is."""
+    data = str(tmp_path / "hotpotqa.jsonl")
+    shutil.copy(data_dir / "hotpotqa.sample.jsonl", data)
+    out = str(tmp_path / "out")
+    argv = ["eval", "--method", "vanilla", "--data", f"{data}@0/2", "--limit", "2", "--llm", "fake:yes",
+            "--out", out, "--quiet", "--json"]
+    assert main(argv) == 0
+    capsys.readouterr()
+    configs = [os.path.join(d, "config.json") for d, _, files in os.walk(out) if "config.json" in files]
+    assert len(configs) == 1
+    assert json.load(open(configs[0]))["data_sha256"] == {os.path.abspath(data): _sha(data)}
+    assert main(argv) == 0
+    capsys.readouterr()
+    _edit_first_gold(data)
+    assert main(argv) == 2
+    assert f"holds results of another version of {os.path.abspath(data)}" in capsys.readouterr().err
+
+
+def test_erm4s_recorded_settings_name_its_reservoir(tmp_path, data_dir, monkeypatch):
+    """The provenance was built before the run's own reservoir was set, so ERM4's recorded
+    ``reservoir_path`` was null (until 2026-11-30); it is the reservoir beside the results."""
+    monkeypatch.setenv("RAGRAPHS_WEB", "none")
+    hotpot = load_dataset(str(data_dir / "hotpotqa.sample.jsonl"), "hotpotqa")
+    emb = HashEmbeddings(256, "strip")
+    comps = Components(llm=FakeAnswerChat(responses=["x"]), embeddings=emb,
+                       retriever=InMemoryCorpus(pooled_passages(hotpot), embeddings=emb),
+                       judges={"evaluator": ConstJudge(0.9), "pair": ConstJudge(0.9), "nli": ConstJudge(0.9)})
+    out = str(tmp_path / "run")
+    summary, _ = run_spec(RunSpec("erm4", k=2), hotpot[:1], comps, out_dir=out, progress=False)
+    cfg = json.load(open(os.path.join(out, "config.json")))
+    for prov in (cfg["provenance"], summary["provenance"]):
+        assert prov["settings"]["reservoir_path"] == os.path.join(out, "reservoir.sqlite3")

@@ -639,9 +639,15 @@ def test_a_trained_judges_metadata_keeps_the_versions_and_each_training_files_sh
     shutil.copy(data_dir / "hotpotqa.sample.jsonl", data)
     sha = hashlib.sha256(data.read_bytes()).hexdigest()
     meta = training_provenance([f"{data}@0/2", str(data_dir / "popqa.sample.jsonl")])
-    assert meta["train_file_sha256"]["hotpotqa.jsonl@0/2"] == sha
-    assert meta["train_file_sha256"]["popqa.sample.jsonl"] == hashlib.sha256(
+    assert meta["train_file_sha256"][f"{data}@0/2"] == sha
+    assert meta["train_file_sha256"][str(data_dir / "popqa.sample.jsonl")] == hashlib.sha256(
         (data_dir / "popqa.sample.jsonl").read_bytes()).hexdigest()
     assert {"ragraphs", "torch", "transformers", "sentence-transformers"} <= set(meta["versions"])
     data.write_text(data.read_text(encoding="utf-8") + "\n", encoding="utf-8")  # edited: another hash
-    assert training_provenance([str(data)])["train_file_sha256"]["hotpotqa.jsonl"] != sha
+    assert training_provenance([str(data)])["train_file_sha256"][str(data)] != sha
+    # two files of one name, keyed by the path as typed: both kept (by the basename, one was lost)
+    (tmp_path / "b").mkdir()
+    other = tmp_path / "b" / "hotpotqa.jsonl"
+    shutil.copy(data_dir / "hotpotqa.sample.jsonl", other)
+    both = training_provenance([str(data), str(other)])["train_file_sha256"]
+    assert both == {str(data): hashlib.sha256(data.read_bytes()).hexdigest(), str(other): sha}

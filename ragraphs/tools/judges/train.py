@@ -339,12 +339,14 @@ TRAIN_PACKAGES = ("ragraphs", "torch", "transformers", "sentence-transformers")
 def training_provenance(files: Sequence[str]) -> dict[str, Any]:
     """What ``ragraphs_judge.json`` keeps to tell two trainings apart beside the files' names:
     the versions of the packages that trained it (``versions``) and the sha256 of each training
-    file by its name (``train_file_sha256``; None for one that is not a file here). Until
-    2026-11-30 only the basenames were kept, the same for an edited file."""
+    file by the path as it was typed, a part ``FILE@K/N`` with its part (``train_file_sha256``;
+    None for one that is not a file here). Until 2026-11-30 only the basenames were kept, the
+    same for an edited file; keyed by the basename, two files of one name (``a/train.jsonl``,
+    ``b/train.jsonl``) kept one hash."""
     hashes: dict[str, str | None] = {}
     for f in files:
         path = parse_data_spec(f)[0]
-        hashes[spec_name(f)] = file_sha256(path) if os.path.isfile(path) else None
+        hashes[f] = file_sha256(path) if os.path.isfile(path) else None
     return {"versions": versions(TRAIN_PACKAGES), "train_file_sha256": hashes}
 
 
