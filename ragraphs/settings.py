@@ -78,9 +78,8 @@ class ChatContext(RAGContext):
     or MIGRES, or retrieval=dense, rerank_depth=20 or link_question=false for DR-RAG, has no
     effect; give such a value in ``settings``."""
 
-    method: Literal["none", "vanilla", "crag", "dr-rag", "erm4", "migres"] = field(
-        default="vanilla", metadata={"description": "the method that answers each user message"}
-    )
+    method: str = field(default="vanilla", metadata={"description": "the method that answers each user message: none | vanilla | "
+                        "crag | dr-rag | erm4 | migres, or one added to METHODS (checked against it when a message is read)"})
     settings: dict[str, Any] = field(
         default_factory=dict,
         metadata={"description": 'the method\'s own settings by name, e.g. {"web": "ddg"} for crag or '

@@ -182,15 +182,29 @@ def run_sources(spec: Any, ctx: Any, components: Any) -> dict[str, Any]:
     return out
 
 
+BUILT_IN_METHODS = ("none", "oracle", "vanilla", "crag", "dr-rag", "erm4", "migres")
+
+
 def judge_roles(method: str, ctx: Any) -> set[str]:
     """The judges (``evaluator``, ``pair``, ``nli``) a run of ``method`` with the settings ``ctx``
     scores with, each the shipped one unless ``RAGRAPHS_JUDGES_DIR`` (or, for the evaluator,
     ``RAGRAPHS_RERANKER``) names another: ``rerank=evaluator`` (vanilla, CRAG, DR-RAG, ERM4),
     CRAG's evaluator, DR-RAG's pair classifier (``cis``, ``cfs``), ERM4's evaluator trigger and
-    judge filter, MIGRES's evaluator and NLI judge. A ``rerank`` path loads that model alone."""
+    judge filter, MIGRES's evaluator and NLI judge. A ``rerank`` path loads that model alone.
+
+    A method added to ``METHODS`` declares its own on its context class, a classmethod
+    ``judge_roles(ctx) -> set[str]`` (``rerank=evaluator`` adds the evaluator); one that declares
+    none is taken to score with every judge, so a resume under other judges is refused (until
+    2026-11-30 it recorded none, and such a resume mixed two judges' answers)."""
     from ..nodes.rerank import rerank_spec
+    from ..tools.judges.core import JUDGES
 
     roles = {"evaluator"} if rerank_spec(ctx) == "evaluator" else set()
+    declared = getattr(type(ctx), "judge_roles", None)
+    if callable(declared):
+        return roles | set(declared(ctx))
+    if method not in BUILT_IN_METHODS:
+        return set(JUDGES)
     if method == "crag":
         roles.add("evaluator")
     elif method == "dr-rag" and ctx.strategy in ("cis", "cfs"):

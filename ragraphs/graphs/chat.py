@@ -26,13 +26,14 @@ from typing import Annotated, Any
 
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.graph.state import CompiledStateGraph
+from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 from langgraph.types import Checkpointer
 from typing_extensions import NotRequired
 
 from ..components import Components, default_components
 from ..nodes.chat import AS_ASKED, REWRITE, make_chat_answer, make_rewrite_follow_up, read_question, route_follow_up
-from ..settings import ChatContext, RAGContext, check_setting_names, context_from
+from ..settings import ChatContext, RAGContext, check_setting_names, context_from, context_of
 from ..state.types import Passage, add_trace
 from ._common import Routes, nested_run, routed, timed
 
@@ -69,6 +70,17 @@ def method_context(ctx: ChatContext) -> Any:
     return context_from(cls, {**changed, **ctx.settings}, keep_none=True)
 
 
+def read_checked_question(state: Any, runtime: Runtime[ChatContext]) -> dict:
+    """:func:`read_question` once the run's ``method`` is checked against :data:`METHODS`: a name
+    it lacks is a ``ConfigError`` listing the registered methods, before any LLM call. The check
+    is here, not in :class:`ChatContext` (below the graphs), so a method added to ``METHODS``
+    answers too (a fixed list of the six refused it until 2026-11-30)."""
+    from . import get_context_class
+
+    get_context_class(context_of(runtime, ChatContext).method)
+    return read_question(state, runtime)
+
+
 def build_chat_graph(
     components: Components | None = None, *, checkpointer: Checkpointer = None, store: BaseStore | None = None
 ) -> CompiledStateGraph[ChatState, ChatContext, MessagesState, ChatOutput]:
@@ -87,7 +99,7 @@ def build_chat_graph(
         return built[method].invoke({"question": question}, context=method_context(ctx), **nested_run())
 
     g = StateGraph(ChatState, context_schema=ChatContext, input_schema=MessagesState, output_schema=ChatOutput)
-    g.add_node("question", timed("question", read_question))
+    g.add_node("question", timed("question", read_checked_question))
     g.add_node("rewrite", timed("rewrite", make_rewrite_follow_up(c)))
     g.add_node("answer", timed("answer", make_chat_answer(run_method)))
     g.add_edge(START, "question")

@@ -576,6 +576,46 @@ def test_the_judge_variables_are_recorded_only_where_the_run_loads_a_judge(tmp_p
     assert set(run_sources(RunSpec("crag"), build_context(RunSpec("crag")), comps)["judge_sha256"]) == set()  # the evaluator given: an object
 
 
+def test_a_method_added_to_methods_records_its_judges_or_every_judge(tmp_path, hotpot, corpus, monkeypatch):
+    """A method a contributor registers in METHODS: with a ``judge_roles`` classmethod on its
+    context class, those roles (and the evaluator for ``rerank=evaluator``); without one, every
+    judge, so a resume under another ``RAGRAPHS_JUDGES_DIR`` is refused. Until 2026-11-30 such a
+    method recorded no judge, and the resume went on, mixing two judges' answers."""
+    from dataclasses import dataclass
+
+    import ragraphs.settings
+    from ragraphs import graphs
+    from ragraphs.errors import ConfigError
+    from ragraphs.evaluation.records import build_context, judge_roles, run_sources
+
+    @dataclass(kw_only=True)
+    class NliOnlyContext(ragraphs.settings.RAGContext):
+        @classmethod
+        def judge_roles(cls, ctx):
+            return {"nli"}
+
+    monkeypatch.setattr(ragraphs.settings, "NliOnlyContext", NliOnlyContext, raising=False)
+    monkeypatch.setitem(graphs.METHODS, "nli-only", ("ragraphs.graphs.vanilla", "build_vanilla_graph",
+                                                     "ragraphs.settings:NliOnlyContext"))
+    monkeypatch.setitem(graphs.METHODS, "plain-rag", ("ragraphs.graphs.vanilla", "build_vanilla_graph",
+                                                      "ragraphs.settings:RAGContext"))
+    roles = [judge_roles(m, build_context(RunSpec(m, settings=v)))
+             for m, v in (("nli-only", {}), ("nli-only", {"rerank": "evaluator"}), ("plain-rag", {}))]
+    assert roles == [{"nli"}, {"evaluator", "nli"}, {"evaluator", "pair", "nli"}]
+    assert judge_roles("vanilla", build_context(RunSpec("vanilla"))) == set()  # the built-ins' table stands
+
+    comps = Components(llm=FakeAnswerChat(responses=["x"]), retriever=corpus)
+    monkeypatch.delenv("RAGRAPHS_RERANKER", raising=False)
+    (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
+    spec, out = RunSpec("plain-rag", k=2), str(tmp_path / "plain-rag")
+    monkeypatch.setenv("RAGRAPHS_JUDGES_DIR", str(tmp_path / "a"))
+    assert run_sources(spec, build_context(spec), comps)["judges"] == {"RAGRAPHS_JUDGES_DIR": str(tmp_path / "a")}
+    assert run_spec(spec, hotpot[:1], comps, out_dir=out, progress=False)[0]["errors"] == 0
+    monkeypatch.setenv("RAGRAPHS_JUDGES_DIR", str(tmp_path / "b"))
+    with pytest.raises(ConfigError, match="holds answers of the judges RAGRAPHS_JUDGES_DIR="):
+        run_spec(spec, hotpot[:1], comps, out_dir=out, progress=False)
+
+
 def test_a_blank_web_setting_reads_ragraphs_web(monkeypatch, data_dir):
     """A ``web`` setting of spaces is "use ``RAGRAPHS_WEB``", as the settings check and
     ``make_web_search`` read it; the graphs ran with no web search until 2026-11-30."""

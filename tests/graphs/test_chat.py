@@ -135,8 +135,32 @@ def test_bad_input_and_settings_are_clear_errors(corpus):
         g.invoke({"messages": [("user", "q?")]}, context={"method": "crag", "settings": {"uper": 0.5}})
     with pytest.raises(ConfigError, match="'upper' must be a number"):
         g.invoke({"messages": [("user", "q?")]}, context={"method": "crag", "settings": {"upper": "high"}})
-    with pytest.raises(ConfigError, match="'method' must be one of"):
-        ChatContext(method="self-rag")
+    # a method METHODS lacks: one line naming the registered ones, when the message is read
+    with pytest.raises(ConfigError, match=r"^unknown method 'self-rag'; choose from none, vanilla, crag, dr-rag, erm4, migres(\n|$)"):
+        g.invoke({"messages": [("user", "q?")]}, context=ChatContext(method="self-rag"))
+
+
+def test_a_method_added_to_methods_answers_in_the_chat(corpus, monkeypatch):
+    """``method`` is checked against METHODS when the run reads its message, so a method a
+    contributor registers answers (``ragraphs chat --method NEW`` and the chat graph refused it
+    until 2026-11-30: the setting was a fixed list of the six)."""
+    from ragraphs import graphs
+    from ragraphs.cli.chat import chat_context
+    from ragraphs.graphs.chat import method_context
+    from ragraphs.settings import RAGContext
+
+    monkeypatch.setitem(graphs.METHODS, "plain-rag",
+                        ("ragraphs.graphs.vanilla", "build_vanilla_graph", "ragraphs.settings:RAGContext"))
+    assert method_context(chat_context("plain-rag", {"k": 2})) == RAGContext(k=2)  # the command line's path
+    g = _chat(corpus, ["the Danube"])
+    out = g.invoke({"messages": [("user", "Which river flows through Vienna?")]}, context={"method": "plain-rag", "k": 2})
+    assert out["messages"][-1].content == "the Danube" and out["messages"][-1].name == "plain-rag"
+    assert len(out["passages"]) == 2
+    with pytest.raises(ConfigError, match=r"choose from none, vanilla, crag, dr-rag, erm4, migres, plain-rag(\n|$)"):
+        g.invoke({"messages": [("user", "q?")]}, context={"method": "plainrag"})
+    # Studio's form: a text field whose description names the built-in methods
+    prop = g.get_context_jsonschema()["properties"]["method"]
+    assert prop["type"] == "string" and "crag" in prop["description"] and "METHODS" in prop["description"]
 
 
 def test_the_last_user_message_is_read_as_text():
