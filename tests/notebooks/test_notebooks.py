@@ -10,8 +10,11 @@ import pytest
 pytestmark = pytest.mark.slow
 
 from notebook_kernel import NOTEBOOKS
+from ragraphs.graphs import METHODS
 
-METHOD_NOTEBOOKS = ["vanilla", "none", "crag", "dr-rag", "erm4", "migres"]
+# one notebook per method the package registers (a method added to METHODS needs its entry in
+# notebooks/make_notebooks.py and its committed notebook: docs/extending.md)
+METHOD_NOTEBOOKS = list(METHODS)
 
 
 def test_one_notebook_per_method_and_a_comparison_are_up_to_date():
@@ -20,9 +23,8 @@ def test_one_notebook_per_method_and_a_comparison_are_up_to_date():
         import make_notebooks
     finally:
         sys.path.remove(str(NOTEBOOKS))
-    from ragraphs.graphs import METHODS
-
-    assert set(make_notebooks.METHODS) == set(METHODS) == set(METHOD_NOTEBOOKS)
+    assert {"vanilla", "none", "crag", "dr-rag", "erm4", "migres"} <= set(METHODS)
+    assert set(make_notebooks.METHODS) == set(METHODS)
     import nbformat
 
     for name, spec in make_notebooks.METHODS.items():

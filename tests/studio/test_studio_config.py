@@ -13,7 +13,8 @@ def test_langgraph_json_lists_every_method_with_descriptions():
     from ragraphs.graphs import METHODS
 
     cfg = json.loads((ROOT / "langgraph.json").read_text())
-    assert set(METHODS) == {"vanilla", "none", "crag", "dr-rag", "erm4", "migres"}
+    # the built-in methods, and any added to METHODS, each served (docs/extending.md)
+    assert {"vanilla", "none", "crag", "dr-rag", "erm4", "migres"} <= set(METHODS)
     assert set(cfg["graphs"]) == set(METHODS) | {"chat"}
     chat = cfg["graphs"].pop("chat")  # any method as a chat: messages in and out
     assert chat["path"] == "ragraphs.graphs.chat:graph" and len(chat["description"]) > 40
