@@ -24,7 +24,7 @@ from pathlib import Path, PurePath
 from typing import Any, AsyncIterator, TypeGuard
 from urllib.parse import unquote
 
-from .errors import ConfigError, InputError
+from .errors import ConfigError, InputError, file_in_the_way
 from .settings import data_dir
 from .tools.env import positive_int
 
@@ -144,6 +144,14 @@ def close_checkpointer(saver: Any) -> None:
     conn.close()
 
 
+def _check_folder_of(path: str) -> None:
+    """A :class:`ConfigError` where a parent of the SQLite file ``path`` is a file (a raw
+    ``FileExistsError`` / ``NotADirectoryError`` until 2026-11-30)."""
+    found = file_in_the_way(os.path.dirname(path))
+    if found is not None:
+        raise ConfigError(f"--checkpointer {path}: {found} is a file, not a folder; give a file name in a folder")
+
+
 def open_checkpointer(spec: str | None = None, *, must_exist: bool = False):
     """A synchronous checkpointer for ``spec`` (see the module doc), ready to use.
 
@@ -177,6 +185,7 @@ def open_checkpointer(spec: str | None = None, *, must_exist: bool = False):
     path = sqlite_path(spec)
     if os.path.isdir(path):
         raise ConfigError(f"--checkpointer {path} is a directory; give a file name such as {path}/checkpoints.sqlite")
+    _check_folder_of(path)
     if must_exist and (not os.path.isfile(path) or os.path.getsize(path) == 0):
         raise InputError(f"no checkpoints in {path}: `ragraphs ask ... --thread ID` keeps a run there")
     if must_exist:  # history / replay: another program's SQLite file is refused, not given tables and WAL mode
@@ -262,6 +271,7 @@ async def open_async_checkpointer(spec: str | None = None) -> AsyncIterator:
     path = sqlite_path(spec)
     if os.path.isdir(path):  # the sync opener's checks (raw sqlite3 errors until 2026-11-30)
         raise ConfigError(f"checkpointer {path} is a directory; give a file name such as {path}/checkpoints.sqlite")
+    _check_folder_of(path)
     if os.path.isfile(path) and os.path.getsize(path) > 0:
         _read_only(path, "SELECT name FROM sqlite_master LIMIT 1")
     try:

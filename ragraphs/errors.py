@@ -35,11 +35,33 @@ class StoreError(RagraphsError, RuntimeError):
     exit_code = 4
 
 
+def file_in_the_way(path: str) -> str | None:
+    """``path`` itself, or the nearest of its parent folders that exists (as the user spelt it),
+    where that is no folder (a file): no folder can be made there. None where the path is free
+    or a folder."""
+    here = path.rstrip(os.sep) or path
+    while not os.path.lexists(here):
+        parent = os.path.dirname(here)
+        if not parent or parent == here:
+            return None
+        here = parent
+    return None if os.path.isdir(here) else here
+
+
+def check_folder_place(path: str, option: str = "--store", error: type[RagraphsError] | None = None) -> None:
+    """An :class:`InputError` (or ``error``) where ``path``, or a parent of it, is a file: one
+    line ``--store FILE is a file; give a folder``, in place of the "no store" advice or a raw
+    ``FileExistsError`` / ``NotADirectoryError`` from making the folder (until 2026-11-30)."""
+    found = file_in_the_way(path)
+    if found is not None:
+        raise (error or InputError)(f"{option} {path} is a file; give a folder" if found == path.rstrip(os.sep) else
+                                    f"{option} {path}: {found} is a file, not a folder; give a folder")
+
+
 def check_writable_folder(path: str, option: str = "--out") -> None:
     """An :class:`InputError` unless ``path`` is a writable folder, made here if it is missing:
     checked before a long run, so its results are not lost at the end."""
-    if os.path.exists(path) and not os.path.isdir(path):
-        raise InputError(f"{option} {path} is a file; give a folder")
+    check_folder_place(path, option)
     try:
         os.makedirs(path, exist_ok=True)
     except OSError as e:

@@ -346,8 +346,9 @@ def test_store_path_under_a_file_is_a_clear_error(tmp_path, capsys):
     (tmp_path / "doc.md").write_text("# Zebra\n\nThe zebra is a striped animal.\n")
     (tmp_path / "plain.txt").write_text("not a directory")
     code, out, err = main_captured(capsys, "ingest", tmp_path / "doc.md", "--store", tmp_path / "plain.txt" / "store", "--quiet")
-    assert code == 4 and out == ""
-    assert _one_error_line(err).startswith(f"ragraphs: error: cannot open Chroma store at {tmp_path / 'plain.txt' / 'store'}")
+    assert code == 2 and out == ""  # a raw NotADirectoryError (exit 4) until 2026-11-30
+    assert _one_error_line(err) == (f"ragraphs: error: --store {tmp_path / 'plain.txt' / 'store'}: "
+                                    f"{tmp_path / 'plain.txt'} is a file, not a folder; give a folder")
 
 
 def _readonly_ingest(tmp_path: Path, store: Path, doc: Path) -> subprocess.CompletedProcess:
@@ -593,6 +594,24 @@ def test_api_key_echoed_by_a_refusing_server_is_masked(tmp_path, openai_stub):
     line = _one_error_line(r.stderr.decode())
     assert "401" in line and "Incorrect API key provided: ***" in line
     assert SECRET not in r.stderr.decode()
+
+
+def test_a_refused_placeholder_key_says_openai_api_key_is_not_set(tmp_path, openai_stub):
+    """``OPENAI_API_KEY`` unset: ragraphs sends a placeholder key (keyless local servers take
+    any), and a server that wants a key answers 401. The error line says the variable is not set;
+    until 2026-11-30 it read "Incorrect API key provided: not-needed" alone. A key that is set and
+    refused gets no such note."""
+    stub = openai_stub("echo401")
+    r = _cli(tmp_path, "ask", "What is the capital of France?", "--method", "none", "--llm", "openai:stub",
+             OPENAI_BASE_URL=stub.url, OPENAI_API_KEY=None, RAGRAPHS_LLM_RETRIES="0")
+    assert stub.auth == ["Bearer not-needed"] and r.returncode == 3
+    line = _one_error_line(r.stderr.decode())
+    assert line.startswith(f"ragraphs: error: LLM call failed (stub at {stub.url}): OPENAI_API_KEY is not set "
+                           "(ragraphs sends a placeholder key for keyless local servers); the server said "
+                           "OpenAIAuthenticationError: Error code: 401"), line
+    r = _cli(tmp_path, "ask", "What is the capital of France?", "--method", "none", "--llm", "openai:stub",
+             OPENAI_BASE_URL=stub.url, OPENAI_API_KEY=SECRET, RAGRAPHS_LLM_RETRIES="0")
+    assert r.returncode == 3 and "OPENAI_API_KEY" not in r.stderr.decode()
 
 
 @pytest.mark.parametrize("mode", ["ok", "echo401", "refused"])

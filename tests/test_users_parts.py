@@ -146,3 +146,25 @@ def test_erm4_says_it_offered_untitled_documents_and_warns_once(tmp_path, minilm
     assert len(said) == 1 and "keys entries on titles" in said[0]
     update = next(t for t in out["trace"] if t["node"] == "memory_update")
     assert update["offered"] == 2 and update["added"] == 0 and update["skipped"] == 2 and "stored" not in update
+
+
+@pytest.mark.parametrize("method", ["none", "vanilla", "crag", "dr-rag", "erm4", "migres"])
+def test_a_part_given_in_place_of_components_is_refused_when_the_graph_is_built(method, minilm):
+    """A vector store, a chat model or a dict given where the builder takes a Components: a
+    ConfigError naming its type and the Components argument it belongs in. Until 2026-11-30 the
+    graph was built and its first node failed with an AttributeError ('...has no attribute
+    retriever'); a dict with nothing in it ran over the embedded defaults."""
+    from ragraphs.graphs import get_builder
+
+    store = InMemoryVectorStore(minilm)
+    chat = FakeListChatModel(responses=["Paris"])
+    builder = get_builder(method).__name__
+    for given, said in ((store, r"got InMemoryVectorStore; pass Components\(vectorstore=\.\.\.\)"),
+                        (store.as_retriever(), r"got VectorStoreRetriever; pass Components\(vectorstore=\.\.\.\)"),
+                        (chat, r"got FakeListChatModel; pass Components\(llm=\.\.\.\)"),
+                        ({"llm": chat}, r"got dict; pass Components\(\*\*that_dict\)"),
+                        ({}, r"got dict"), (Components, r"the class Components \(not an instance")):
+        with pytest.raises(ConfigError, match=f"^{builder}: components must be a ragraphs Components.*{said}"):
+            build_graph(method, given)
+        with pytest.raises(ConfigError, match=said):
+            get_builder(method)(given)

@@ -51,6 +51,10 @@ def add_run_args(p: argparse.ArgumentParser) -> None:
 
 def make_components(args: argparse.Namespace, **kw: Any):
     from ..components import Components
+    from ..errors import check_folder_place
+
+    if getattr(args, "store", None) and not getattr(args, "store_url", None):
+        check_folder_place(args.store, "--store")  # a file: not "no store at FILE; ingest ... makes one"
 
     return Components(
         store_path=getattr(args, "store", None),

@@ -7,7 +7,7 @@ import json
 import os
 import sys
 
-from ..errors import InputError
+from ..errors import InputError, check_folder_place
 from ..tools.text import CHUNK_WORDS
 from .common import add_store_args, store_from_env
 
@@ -48,6 +48,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         if not is_url(p) and not os.path.exists(p):
             raise InputError(f"no such file or directory: {p}")
     if args.store and not args.store_url:
+        check_folder_place(args.store, "--store")
         _check_store_place(args.store, args.paths)
     corpus = ChromaCorpus(
         None if args.store_url else (args.store or default_store_path()),

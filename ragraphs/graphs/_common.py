@@ -13,7 +13,7 @@ import dataclasses
 import functools
 import inspect
 import time
-from typing import Any, Callable, Hashable, Iterable, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterable, TypeVar, cast
 
 import typing_extensions as tx
 from langgraph.managed.base import is_managed_value
@@ -21,14 +21,47 @@ from langgraph.runtime import Runtime, get_runtime
 from langgraph.types import Overwrite
 from langgraph.typing import ContextT as C
 
+from ..errors import ConfigError
 from ..setting_values import RUN_SETTINGS, recorded_settings, refuse_other_settings
 from ..settings import context_of
 from ..state.types import Node
+
+if TYPE_CHECKING:
+    from ..components import Components
 
 S = TypeVar("S")
 
 Routes = dict[Hashable, str]
 """A conditional edge's path map: each route the router may return -> the node it leads to."""
+
+
+def components_of(components: Any, builder: str) -> Components:
+    """The :class:`~ragraphs.components.Components` a graph builder runs with: ``components``, or
+    the embedded defaults for None. Anything else (a vector store, a chat model, a dict) is a
+    :class:`ConfigError` naming its type: it built a graph that failed in its first node with an
+    AttributeError until 2026-11-30."""
+    from ..components import Components, default_components
+
+    if components is None:
+        return default_components()
+    if isinstance(components, Components):
+        return components
+    from langchain_core.language_models import BaseLanguageModel
+    from langchain_core.retrievers import BaseRetriever
+    from langchain_core.vectorstores import VectorStore
+
+    name = (f"the class {components.__name__} (not an instance of it)" if isinstance(components, type)
+            else type(components).__name__)
+    if isinstance(components, (VectorStore, BaseRetriever)):
+        hint = "; pass Components(vectorstore=...) for a vector store or retriever of yours"
+    elif isinstance(components, BaseLanguageModel) or callable(getattr(components, "invoke", None)):
+        hint = "; pass Components(llm=...) for a chat model of yours"
+    elif isinstance(components, dict):
+        hint = "; pass Components(**that_dict), e.g. Components(llm=..., vectorstore=...)"
+    else:
+        hint = "; e.g. Components(vectorstore=...) or Components(llm=...)"
+    raise ConfigError(f"{builder}: components must be a ragraphs Components (or None for the embedded "
+                      f"defaults), got {name}{hint}")
 
 
 def _emit(runtime: Any, entry: dict) -> None:

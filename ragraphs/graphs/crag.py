@@ -31,7 +31,7 @@ from langgraph.graph import END, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 
-from ..components import Components, default_components
+from ..components import Components
 from ..nodes.crag import (
     AMBIGUOUS,
     CORRECT,
@@ -51,7 +51,7 @@ from ..settings import CALIBRATED_LOWER, CALIBRATED_UPPER, PAPER_LOWER, PAPER_UP
 from ..state.base import RAGInput
 from ..state.crag import CRAGOutput, CRAGState
 from ..state.types import reset
-from ._common import Routes, routed, start_at, timed
+from ._common import Routes, components_of, routed, start_at, timed
 
 def _after_retrieve(state: dict, runtime=None) -> str:
     return "evaluate" if rerank_spec(context_of(runtime, CRAGContext)) == "none" else "rerank"
@@ -66,7 +66,7 @@ def build_crag_graph(
     components: Components | None = None, *, checkpointer: Checkpointer = None
 ) -> CompiledStateGraph[CRAGState, CRAGContext, RAGInput, CRAGOutput]:
     """Compile the CRAG graph over ``components`` (embedded defaults if None)."""
-    c = components or default_components()
+    c = components_of(components, "build_crag_graph")
     g = StateGraph(CRAGState, context_schema=CRAGContext, input_schema=RAGInput, output_schema=CRAGOutput)
     g.add_node("retrieve", timed("retrieve", make_crag_retrieve(c)))
     # the `rerank` setting (none by default): the evaluator keeps the best k of a wider list

@@ -21,7 +21,7 @@ from langgraph.graph import END, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 
-from ..components import Components, default_components
+from ..components import Components
 from ..nodes.dr_rag import (
     make_first_stage,
     make_forward_select,
@@ -38,7 +38,7 @@ from ..nodes.rerank import rerank_spec
 from ..settings import DRRAGContext, context_of
 from ..state.base import RAGInput
 from ..state.dr_rag import DRRAGOutput, DRRAGState
-from ._common import Routes, routed, start_at, timed
+from ._common import Routes, components_of, routed, start_at, timed
 
 
 def _reranks(runtime) -> bool:
@@ -74,7 +74,7 @@ def build_dr_rag_graph(
     components: Components | None = None, *, checkpointer: Checkpointer = None
 ) -> CompiledStateGraph[DRRAGState, DRRAGContext, RAGInput, DRRAGOutput]:
     """Compile the DR-RAG graph over ``components`` (embedded defaults if None)."""
-    c = components or default_components()
+    c = components_of(components, "build_dr_rag_graph")
     g = StateGraph(DRRAGState, context_schema=DRRAGContext, input_schema=RAGInput, output_schema=DRRAGOutput)
     g.add_node("first_stage", timed("first_stage", make_first_stage(c)))
     g.add_node("rerank", timed("rerank", make_rerank_first(c)))

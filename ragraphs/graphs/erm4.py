@@ -48,7 +48,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.base import BaseStore
 from langgraph.types import Checkpointer
 
-from ..components import Components, default_components
+from ..components import Components
 from ..nodes.erm4 import (
     make_backoff_generate,
     make_external_retrieve,
@@ -63,7 +63,7 @@ from ..nodes.erm4 import (
 from ..settings import ERM4Context
 from ..state.base import RAGInput
 from ..state.erm4 import ERM4Output, ERM4State
-from ._common import Routes, routed, start_at, timed
+from ._common import Routes, components_of, routed, start_at, timed
 
 
 def build_erm4_graph(
@@ -72,7 +72,7 @@ def build_erm4_graph(
     """Compile the ERM4 graph over ``components`` (embedded defaults if None); ``store`` is the
     LangGraph store the reservoir lives in with the run setting ``reservoir="store"`` (a
     LangGraph server gives its own)."""
-    c = components or default_components()
+    c = components_of(components, "build_erm4_graph")
     g = StateGraph(ERM4State, context_schema=ERM4Context, input_schema=RAGInput, output_schema=ERM4Output)
     g.add_node("rewrite", timed("rewrite", make_rewrite(c)))
     g.add_node("memory_check", timed("memory_check", make_memory_check(c)))

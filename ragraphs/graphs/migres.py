@@ -35,7 +35,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import Checkpointer
 
-from ..components import Components, default_components
+from ..components import Components
 from ..nodes.migres import (
     make_filter_knowledge,
     make_generate_queries,
@@ -49,7 +49,7 @@ from ..nodes.migres_reader import make_final_answer
 from ..settings import MIGRESContext, context_of
 from ..state.base import RAGInput
 from ..state.migres import MIGRESOutput, MIGRESState
-from ._common import RecordedRuntime, Routes, routed, start_at, timed
+from ._common import RecordedRuntime, Routes, components_of, routed, start_at, timed
 
 #: the most iterations any run may take, whatever its context says
 ITERATION_CAP = 10
@@ -75,7 +75,7 @@ def build_migres_graph(
     ``iteration_cap`` bounds every run's ``max_iterations``; the compiled graph's recursion
     limit is derived from it.
     """
-    c = components or default_components()
+    c = components_of(components, "build_migres_graph")
     cap = max(1, int(iteration_cap))
     g = StateGraph(MIGRESState, context_schema=MIGRESContext, input_schema=RAGInput, output_schema=MIGRESOutput)
     g.add_node("retrieve", timed("retrieve", make_retrieve(c)))

@@ -6,11 +6,11 @@ from langgraph.graph import END, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 
-from ..components import Components, default_components
+from ..components import Components
 from ..nodes.generate import make_generate_closed_book
 from ..settings import RAGContext
 from ..state.base import RAGInput, RAGOutput, RAGState
-from ._common import start_at, timed
+from ._common import components_of, start_at, timed
 
 
 def build_none_graph(
@@ -20,7 +20,7 @@ def build_none_graph(
     ``generate``, where the LLM answers the question from its own knowledge. Of the run settings
     it reads ``llm``, ``max_new_tokens``, ``cut_asides`` and ``skip_generation``; nothing is
     retrieved, so the retrieval settings have no effect."""
-    c = components or default_components()
+    c = components_of(components, "build_none_graph")
     g = StateGraph(RAGState, context_schema=RAGContext, input_schema=RAGInput, output_schema=RAGOutput)
     g.add_node("generate", timed("generate", make_generate_closed_book(c)))
     start_at(g, "generate", settings=RAGContext)

@@ -6,13 +6,13 @@ from langgraph.graph import END, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 
-from ..components import Components, default_components
+from ..components import Components
 from ..nodes.generate import make_generate
 from ..nodes.rerank import make_rerank, rerank_spec
 from ..nodes.retrieve import make_retrieve
 from ..settings import RAGContext, context_of
 from ..state.base import RAGInput, RAGOutput, RAGState
-from ._common import Routes, routed, start_at, timed
+from ._common import Routes, components_of, routed, start_at, timed
 
 
 def _after_retrieve(state: dict, runtime=None) -> str:
@@ -23,7 +23,7 @@ def build_vanilla_graph(
     components: Components | None = None, *, checkpointer: Checkpointer = None
 ) -> CompiledStateGraph[RAGState, RAGContext, RAGInput, RAGOutput]:
     """Compile the vanilla RAG graph over ``components`` (embedded defaults if None)."""
-    c = components or default_components()
+    c = components_of(components, "build_vanilla_graph")
     g = StateGraph(RAGState, context_schema=RAGContext, input_schema=RAGInput, output_schema=RAGOutput)
     g.add_node("retrieve", timed("retrieve", make_retrieve(c)))
     g.add_node("rerank", timed("rerank", make_rerank(c)))

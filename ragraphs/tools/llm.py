@@ -74,12 +74,29 @@ def _env_retries() -> int:
     return whole_number("RAGRAPHS_LLM_RETRIES", 1)
 
 
+PLACEHOLDER_KEY = "not-needed"
+"""The key sent when ``OPENAI_API_KEY`` is unset: a keyless local server takes any."""
+
+
+def _key_unset_note(llm: Any, e: Exception) -> str:
+    """For a refused key (HTTP 401) where ``OPENAI_API_KEY`` is unset and the placeholder was sent:
+    a note saying so, in place of the server's "Incorrect API key provided: not-needed" alone
+    (until 2026-11-30); "" otherwise."""
+    if getattr(e, "status_code", None) != 401 and not type(e).__name__.endswith("AuthenticationError"):
+        return ""
+    key: Any = getattr(wrapped_model(llm), "openai_api_key", None)
+    key = key.get_secret_value() if hasattr(key, "get_secret_value") else key
+    if os.environ.get("OPENAI_API_KEY") or key != PLACEHOLDER_KEY:
+        return ""
+    return "OPENAI_API_KEY is not set (ragraphs sends a placeholder key for keyless local servers); the server said "
+
+
 def _openai_kwargs(model: str, max_tokens: int, timeout: float, retries: int) -> dict:
     """Settings of an OpenAI-compatible client (chat or completions), from the environment."""
     return {
         "model": model,
         "base_url": os.environ.get("OPENAI_BASE_URL") or None,
-        "api_key": os.environ.get("OPENAI_API_KEY") or "not-needed",
+        "api_key": os.environ.get("OPENAI_API_KEY") or PLACEHOLDER_KEY,
         "temperature": 0.0,
         "max_tokens": max_tokens,
         "timeout": timeout,
@@ -345,7 +362,8 @@ def _reply(llm: Any, prompt: str, tags: list[str] | None, kwargs: dict[str, Any]
             return cut
         first = " ".join(str(e).split())[:400]  # one line, the cause included (a first line may be "1 validation error:")
         # a server may echo the key it was sent: the message must not carry it on
-        raise LLMError(redact(f"LLM call failed ({model_label(llm)}): {type(e).__name__}: {first}")) from e
+        note = _key_unset_note(llm, e)
+        raise LLMError(redact(f"LLM call failed ({model_label(llm)}): {note}{type(e).__name__}: {first}")) from e
     text = without_thinking(text, cut=finish == "length")
     # a server that reports no usage (llama-cpp-python's when streaming): about 4 characters a token
     n_in = int(usage.get("input_tokens") or 0) or max(1, len(prompt) // 4)

@@ -15,12 +15,13 @@ import os
 import re
 import threading
 import time
+import warnings
 from typing import Any, Callable, Iterable, Protocol, Sequence, runtime_checkable
 from urllib.parse import urlparse
 
 import numpy as np
 
-from ..errors import ConfigError, StoreError
+from ..errors import ConfigError, StoreError, check_folder_place
 from ..state.types import Passage, make_passage, with_score
 from .bm25 import BM25Index
 from .embeddings import MiniLMEmbeddings, embed_queries, embed_texts, embedder_id, same_embedder, unit_rows
@@ -90,6 +91,23 @@ def _stored_passage(id: str, text: str | None, metadata: dict | None, score: flo
     return make_passage(title, text or "", source, score, id=id, **meta)
 
 
+_EMPTY_WARNED: set[tuple[str, str]] = set()  # (store, collection): warned once per process
+
+
+def _warn_empty(where: str, collection: str) -> None:
+    """Once per store and collection: a search of an empty collection that opening it may have
+    made (``Components(store_path=...)`` or ``collection=`` mistyped); until 2026-11-30 it
+    answered from 0 passages without a word."""
+    if (where, collection) in _EMPTY_WARNED:
+        return
+    _EMPTY_WARNED.add((where, collection))
+    warnings.warn(f"the Chroma collection {collection!r} in the store at {where} is empty (a store or collection "
+                  "that is not there is made, empty, when opened): searches find no passages; `ragraphs ingest "
+                  f"YOUR_DOCS --store {where} --collection {collection}` (or ragraphs.ingest.ingest(paths, "
+                  "components.retriever)) fills it, and Components(create_collection=False) makes a missing one "
+                  "an error", UserWarning, stacklevel=4)
+
+
 def holds_other_files(path: str) -> bool:
     """Whether the folder ``path`` is no Chroma store and holds files of other kinds (hidden ones,
     a ``.gitkeep`` or macOS's ``.DS_Store``, aside): no place for a store's files."""
@@ -124,10 +142,13 @@ class ChromaCorpus:
                 "starting and ending with a letter or digit, no '..', not an IPv4 address"
             )
         self.path, self.url, self.collection_name = path, url, collection
+        self._check_empty = create  # the command line opens with create=False and says so itself
         chosen = embeddings is not None  # the caller's choice is kept; the default follows the store
         self.embeddings = embeddings or MiniLMEmbeddings()
         # a folder without Chroma's file is no store: opening it would write one there (a folder
         # of the user's documents got a chroma.sqlite3, and ingest skipped it from then on)
+        if path and not url:  # a file there: no "no store" advice, no raw FileExistsError from makedirs
+            check_folder_place(path, "store", ConfigError)
         if not create and path and not url and not os.path.isfile(os.path.join(path, "chroma.sqlite3")):
             hint = ("that folder holds other files; give `ragraphs ingest YOUR_DOCS --store NEW_FOLDER` a new folder"
                     if holds_other_files(path) else f"`ragraphs ingest YOUR_DOCS --store {path}` makes one")
@@ -345,6 +366,10 @@ class ChromaCorpus:
     def search_many(self, queries: Sequence[str], k: int, mode: str = "dense") -> list[list[Passage]]:
         if mode not in MODES:
             raise ConfigError(f"unknown retrieval mode {mode!r}; choose from {', '.join(MODES)}")
+        if getattr(self, "_check_empty", False):  # the first search only (InMemoryCorpus shares this method)
+            self._check_empty = False
+            if self.count() == 0:
+                _warn_empty(self.url or os.path.abspath(str(self.path)), self.collection_name)
         if mode == "bm25":
             idx = self.bm25()
             return [idx.search(q, k) for q in queries]

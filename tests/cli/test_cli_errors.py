@@ -254,7 +254,7 @@ def test_paths_and_counts_are_checked_before_the_work(tmp_path, capsys):
         (("eval", "--data", data / "hotpotqa.sample.jsonl", "--method", "none", "--llm", "fake:x", "--out", a_file),
          f"--out {a_file} is a file; give a folder"),
         (("eval", "--data", data / "hotpotqa.sample.jsonl", "--method", "none", "--llm", "fake:x", "--out", a_file / "sub"),
-         "cannot make the folder"),
+         f"--out {a_file / 'sub'}: {a_file} is a file, not a folder; give a folder"),  # "cannot make the folder" until 2026-11-30
         (("calibrate-crag", "--data", data / "popqa.sample.jsonl", "--out", tmp_path / "no" / "such" / "x.json"),
          "is not a writable folder"),
         (("calibrate-crag", "--data", data / "popqa.sample.jsonl", "--limit", "0"), "--limit must be at least 1"),
@@ -450,3 +450,31 @@ def test_retrieval_settings_given_to_the_no_retrieval_baseline_are_named(tmp_pat
     assert "warning: method 'none' retrieves nothing, so k, rerank change nothing" in err
     code, out, err = main_captured(capsys, "ask", "Who wrote Hamlet?", "--method", "none", "--llm", "fake:Shakespeare")
     assert code == 0 and "warning" not in err
+
+
+def test_a_file_given_as_the_store_or_the_checkpointers_folder_is_named_as_a_file(tmp_path, capsys, monkeypatch):
+    """``--store FILE`` (or a folder under a file), and ``--checkpointer FILE/cp.sqlite``: one line
+    saying the file is no folder, from ask, chat, ingest and history, and from the Python API.
+    Until 2026-11-30 ask advised `ragraphs ingest YOUR_DOCS --store FILE`, which then failed with
+    a raw FileExistsError (NotADirectoryError under a file)."""
+    from conftest import main_captured
+
+    from ragraphs.components import Components
+    from ragraphs.errors import ConfigError
+
+    docs = tmp_path / "d.jsonl"
+    docs.write_text('{"title": "Lima", "text": "Lima is the capital of Peru."}\n')
+    monkeypatch.chdir(tmp_path)  # the paths as a user types them, relative
+    for verb in (["ask", "Capital of Peru?", "--llm", "fake:x"], ["chat", "--llm", "fake:x"], ["ingest", "d.jsonl"]):
+        code, out, err = main_captured(capsys, *verb, "--store", "d.jsonl")
+        assert (code, out, err) == (2, "", "ragraphs: error: --store d.jsonl is a file; give a folder\n"), verb
+        code, out, err = main_captured(capsys, *verb, "--store", "d.jsonl/sub")
+        assert err == "ragraphs: error: --store d.jsonl/sub: d.jsonl is a file, not a folder; give a folder\n", verb
+    assert main_captured(capsys, "ingest", "d.jsonl", "--store", "store", "--quiet")[0] == 0
+    for verb in (["ask", "Capital of Peru?", "--llm", "fake:x", "--store", "store", "--thread", "t"], ["history", "t"]):
+        code, out, err = main_captured(capsys, *verb, "--checkpointer", "d.jsonl/cp.sqlite")
+        assert (code, err) == (2, "ragraphs: error: --checkpointer d.jsonl/cp.sqlite: d.jsonl is a file, not a "
+                                  "folder; give a file name in a folder\n"), verb
+    with pytest.raises(ConfigError, match=r"^store d.jsonl is a file; give a folder$"):
+        _ = Components(store_path="d.jsonl").retriever
+    assert docs.read_text().startswith('{"title": "Lima"')

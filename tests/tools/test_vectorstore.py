@@ -107,3 +107,47 @@ def test_the_id_recheck_runs_beside_the_search_not_in_it(tmp_path, monkeypatch):
     gate.set()
     recheck.join(timeout=30)
     assert done.is_set() and reader._recheck is None and not reader._ids_changed
+
+
+def test_a_mistyped_store_or_collection_through_python_warns_once_that_it_is_empty(tmp_path, capsys, minilm):
+    """``Components(store_path=<misspelt folder>)`` or ``collection=<misspelt name>``: opening it
+    makes it, empty (``create_collection=True``, which ingest through Python relies on); its first
+    search warns once per store, naming the folder and collection and how to fill it. Until
+    2026-11-30 every run answered from 0 passages without a word. The command line (which opens
+    with ``create_collection=False`` and says "the store is empty" itself) is not warned twice."""
+    import warnings
+
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+    from conftest import main_captured
+    from ragraphs.components import Components
+    from ragraphs.graphs import build_graph
+
+    store = tmp_path / "store"
+    ChromaCorpus(str(store), embeddings=minilm).add([make_passage("Lima", "Lima is the capital of Peru.")])
+    V._EMPTY_WARNED.clear()
+    llm = FakeListChatModel(responses=["Lima"] * 20)
+    q = {"question": "Capital of Peru?"}
+    for given, where, name in (({"store_path": str(tmp_path / "stor")}, tmp_path / "stor", "ragraphs"),
+                               ({"store_path": str(store), "collection": "ragraph"}, store, "ragraph")):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for _ in range(2):  # twice over one Components, then over a new one of the same store
+                out = build_graph("vanilla", Components(llm=llm, embeddings=minilm, **given)).invoke(q)
+                assert out["passages"] == []
+        said = [str(w.message) for w in caught if "is empty" in str(w.message)]
+        assert len(said) == 1, said
+        assert said[0].startswith(f"the Chroma collection {name!r} in the store at {where} is empty")
+        assert f"`ragraphs ingest YOUR_DOCS --store {where} --collection {name}`" in said[0]
+    with warnings.catch_warnings(record=True) as caught:  # the store that holds passages: no warning
+        warnings.simplefilter("always")
+        out = build_graph("vanilla", Components(llm=llm, embeddings=minilm, store_path=str(store))).invoke(q)
+    assert [p["title"] for p in out["passages"]] == ["Lima"] and not [w for w in caught if "is empty" in str(w.message)]
+    empty = tmp_path / "empty"
+    ChromaCorpus(str(empty), embeddings=minilm)
+    V._EMPTY_WARNED.clear()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        code, out_text, err = main_captured(capsys, "ask", "Capital of Peru?", "--llm", "fake:x", "--store", empty)
+    assert code == 0 and err.count("is empty") == 1 and "warning: the store is empty" in err
+    assert not [w for w in caught if "is empty" in str(w.message)]
