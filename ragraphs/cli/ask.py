@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 from ..errors import ConfigError, InputError
-from .common import add_run_args, add_store_args, make_components, store_from_env, stream_run
+from .common import add_run_args, add_store_args, make_components, refuse_clashes, store_from_env, stream_run
 
 
 def validate_question(q: str | None) -> str:
@@ -66,7 +66,9 @@ def cmd_ask(args: argparse.Namespace) -> int:
     if args.method not in method_names():
         raise ConfigError(f"unknown method {args.method!r}; choose from {', '.join(method_names())}")
     options = {"llm": args.llm, "k": args.k, "retrieval": args.retrieval}  # None: not given
-    ctx_values = {**{k: v for k, v in options.items() if v is not None}, **settings_for(args.method, parse_settings(args.set))}
+    sets = settings_for(args.method, parse_settings(args.set))
+    refuse_clashes(options, sets)
+    ctx_values = {**{k: v for k, v in options.items() if v is not None}, **sets}
     if getattr(args, "retrieval_only", False):
         if args.method == "none":
             raise ConfigError("--retrieval-only: method 'none' answers without retrieving; choose a method that retrieves")

@@ -20,7 +20,7 @@ from typing import Any, cast
 from langchain_core.runnables import RunnableConfig
 
 from ..errors import ConfigError, InputError, RagraphsError, redact
-from .common import add_run_args, add_store_args, make_components, store_from_env
+from .common import add_run_args, add_store_args, make_components, refuse_clashes, store_from_env
 
 ENDS = {"exit", "quit", ":q", "/exit", "/quit", "/q"}
 HELP = ("Each line is a question for the method; the conversation is kept (with --thread, in the checkpointer). "
@@ -56,9 +56,10 @@ def cmd_chat(args: argparse.Namespace) -> int:
         raise ConfigError("--checkpointer keeps a chat under a --thread ID; give one, or leave --checkpointer out")
     # the options given, then --set (until 2026-11-30 an option not given replaced --set follow_up=...)
     options = {"follow_up": args.follow_up, "history_turns": args.history_turns}
+    sets = settings_for(args.method, parse_settings(args.set))
+    refuse_clashes({"llm": args.llm, "k": args.k, "retrieval": args.retrieval, **options}, sets)
     values = {"llm": args.llm, "k": args.k, "retrieval": args.retrieval,
-              **{k: v for k, v in options.items() if v is not None},
-              **settings_for(args.method, parse_settings(args.set))}
+              **{k: v for k, v in options.items() if v is not None}, **sets}
     ctx = chat_context(args.method, values)
     settings = method_context(ctx)  # names and values checked here, before any model loads
     store_from_env(args)  # RAGRAPHS_STORE_URL / RAGRAPHS_COLLECTION, as the server's graphs read them

@@ -10,6 +10,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import ConfigError
 from ..state.types import written
 
 
@@ -47,6 +48,23 @@ def add_run_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--retrieval", choices=["dense", "bm25", "hybrid"], default=None)
     p.add_argument("--set", action="append", metavar="KEY=VALUE",
                    help="any run setting of the method's context (METHOD.KEY: only when METHOD runs)")
+
+
+def refuse_clashes(options: dict[str, Any], sets: dict[str, Any]) -> None:
+    """A :class:`ConfigError` where a dedicated option (``--k 5``, ``--llm X``) and ``--set`` (``k=1``,
+    ``llm=Y``) give one setting two values; until 2026-11-30 the option was dropped without a word.
+    ``options``: the options' values by setting name, None where not given; ``sets``: ``--set``'s."""
+    def shown(v: Any) -> str:
+        return v if isinstance(v, str) else json.dumps(v)
+
+    def same(a: Any, b: Any) -> bool:  # 5 and 5.0 are one value, 1 and true are not
+        return bool(a == b) and isinstance(a, bool) == isinstance(b, bool)
+
+    for key, given in options.items():
+        if given is not None and key in sets and not same(sets[key], given):
+            flag = "--" + key.replace("_", "-")
+            raise ConfigError(f"{flag} {shown(given)} and --set {key}={shown(sets[key])} give {key} two values; "
+                              "give one of them")
 
 
 def make_components(args: argparse.Namespace, **kw: Any):

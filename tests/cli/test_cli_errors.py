@@ -1,5 +1,6 @@
 """Bad input gives one clear line and a non-zero exit, never a traceback."""
 
+import io
 import json
 import os
 import subprocess
@@ -478,3 +479,29 @@ def test_a_file_given_as_the_store_or_the_checkpointers_folder_is_named_as_a_fil
     with pytest.raises(ConfigError, match=r"^store d.jsonl is a file; give a folder$"):
         _ = Components(store_path="d.jsonl").retriever
     assert docs.read_text().startswith('{"title": "Lima"')
+
+
+def test_an_option_and_set_giving_one_setting_two_values_are_refused(tmp_path, capsys, monkeypatch):
+    """``--k 5 --set k=1``, ``--llm X --set llm=Y`` (and chat's ``--history-turns``): one line naming
+    both, exit 2, before any store or model is opened. Until 2026-11-30 ``--set`` won and the
+    option was dropped without a word. The same value twice (``--k 5 --set k=5``) is taken."""
+    from conftest import main_captured
+
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    nowhere = tmp_path / "nowhere"  # no store: a refused clash never gets as far as opening one
+    cases = [
+        (["ask", "Who?", "--k", "5", "--set", "k=1"], "--k 5 and --set k=1 give k two values; give one of them"),
+        (["ask", "Who?", "--llm", "fake:x", "--set", "llm=gemma"],
+         "--llm fake:x and --set llm=gemma give llm two values; give one of them"),
+        (["ask", "Who?", "--method", "crag", "--retrieval", "bm25", "--set", "crag.retrieval=dense"],
+         "--retrieval bm25 and --set retrieval=dense give retrieval two values; give one of them"),
+        (["chat", "--k", "5", "--set", "k=1"], "--k 5 and --set k=1 give k two values; give one of them"),
+        (["chat", "--history-turns", "2", "--set", "history_turns=3"],
+         "--history-turns 2 and --set history_turns=3 give history_turns two values; give one of them"),
+    ]
+    for argv, said in cases:
+        code, out, err = main_captured(capsys, *argv, "--store", nowhere)
+        assert (code, out, err) == (2, "", f"ragraphs: error: {said}\n"), argv
+    code, out, err = main_captured(capsys, "ask", "Who?", "--llm", "fake:x", "--k", "5", "--set", "k=5", "--store", nowhere)
+    assert code == 2 and err.startswith(f"ragraphs: error: no store at {nowhere}")  # past the check
+    assert not nowhere.exists()
