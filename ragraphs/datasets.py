@@ -235,6 +235,20 @@ def detect_format(row: dict) -> str | None:
     return None
 
 
+def _what_is_missing(row: dict) -> str:
+    """Why a row reads as no question-answer row (it was "no recognisable question format" for
+    each, until 2026-11-30)."""
+    q = row.get("question")
+    if "question" not in row:
+        keys = ", ".join(map(repr, list(row)[:6])) or "none"
+        return f"has no \"question\" key (its keys: {keys})"
+    if not isinstance(q, str):
+        kind = "null" if q is None else {bool: "a boolean", int: "a number", float: "a number", list: "a list",
+                                         dict: "an object"}.get(type(q), type(q).__name__)
+        return f"has a \"question\" that is {kind}, not text"
+    return "has a \"question\" but no \"answer\" or \"answers\" (nor a benchmark's keys such as \"context\")"
+
+
 def normalize_dataset_name(name: str | None) -> str | None:
     if not name or name == "auto":
         return None
@@ -253,10 +267,20 @@ def _first_line_is_json(path: str, enc: str = "utf-8-sig") -> bool:
             return False
 
 
-def iter_rows(path: str, report: LoadReport | None = None, warn: Callable[[str], None] | None = None) -> Iterator[dict]:
+BROKEN_SHOWN = 5
+"""Broken lines of a file reported one by one; the rest are counted in one line."""
+
+QA_ROW = '{"question": ..., "answer": ...}'
+
+
+def iter_rows(path: str, report: LoadReport | None = None, warn: Callable[[str], None] | None = None,
+              example: str = QA_ROW) -> Iterator[dict]:
     """JSON objects of a JSONL file (or a JSON array file, or one pretty-printed object); broken
-    lines are reported and skipped. UTF-8, or UTF-16 with its byte-order mark (what Windows
-    PowerShell 5.1's ``>`` writes: every line was refused as broken until 2026-11-30)."""
+    lines are skipped, the first :data:`BROKEN_SHOWN` reported one by one and the rest counted in
+    one line (a CSV gave one warning per line until 2026-11-30). A file with broken lines and no
+    object at all is an :class:`InputError` saying it is not JSONL or JSON, with ``example`` as
+    the row expected. UTF-8, or UTF-16 with its byte-order mark (what Windows PowerShell 5.1's
+    ``>`` writes: every line was refused as broken until 2026-11-30)."""
     if not os.path.exists(path):
         raise InputError(f"no such file: {path}")
     warn = warn or (lambda m: print(m, file=sys.stderr))
@@ -285,6 +309,8 @@ def iter_rows(path: str, report: LoadReport | None = None, warn: Callable[[str],
         if isinstance(whole, dict):
             yield whole
             return
+    broken, good = 0, 0
+    held: list[str] = []  # the first broken lines, held until a row reads (none may: one error then)
     with open(path, encoding=enc, errors="replace") as fh:
         for n, line in enumerate(fh, 1):
             if not line.strip():
@@ -297,11 +323,20 @@ def iter_rows(path: str, report: LoadReport | None = None, warn: Callable[[str],
                 msg = f"{path}:{n}: skipped broken line ({str(e)[:80]})"
                 if report is not None:
                     report.skipped.append(msg)
-                warn(msg)
+                broken += 1
+                if broken <= BROKEN_SHOWN:
+                    (warn if good else held.append)(msg)
                 continue
+            for msg in held:
+                warn(msg)
+            held, good = [], good + 1
             if report is not None:
                 report.rows += 1
             yield row
+    if broken and not good:
+        raise InputError(f"{path} is not JSONL or JSON: each line must be a JSON object such as {example}")
+    if broken > BROKEN_SHOWN:
+        warn(f"{path}: ... and {broken - BROKEN_SHOWN} more broken lines")
 
 
 # formats one loader reads alike: a row detected as one of a family may be named as another
@@ -333,7 +368,7 @@ def load_dataset(
             _check_named_format(path, name, row)
         fmt = name or detect_format(row)
         if fmt is None or "question" not in row:
-            msg = f"{path}: row {i + 1} has no recognisable question format; skipped"
+            msg = f"{path}: row {i + 1} {_what_is_missing(row)}; skipped"
             if report is not None:
                 report.skipped.append(msg)
             (warn or (lambda m: print(m, file=sys.stderr)))(msg)

@@ -185,7 +185,7 @@ def read_file(path: str, max_words: int = CHUNK_WORDS, warn: Callable[[str], Non
     if ext in JSON_EXT:
         out: list[Passage] = []
         seen_fmt = None
-        for n_rows, row in enumerate(iter_rows(path, warn=warn), 1):
+        for n_rows, row in enumerate(iter_rows(path, warn=warn, example='{"title": ..., "text": ...}'), 1):
             fmt = detect_format(row)
             if fmt is not None:
                 seen_fmt = fmt

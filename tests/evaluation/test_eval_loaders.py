@@ -234,6 +234,49 @@ def test_broken_lines_are_reported_and_skipped(tmp_path, data_dir):
         load_dataset(str(tmp_path / "missing.jsonl"))
 
 
+def test_a_csv_or_many_broken_lines_are_told_in_a_few_lines(tmp_path, capsys):
+    """A CSV given as ``eval --data`` / ``train-judge --data``: one line saying the file is not JSONL
+    or JSON and what a row looks like; a file with many broken lines among good ones: the first
+    five, then "... and N more broken lines". Until 2026-11-30 each printed one warning per line
+    (1,001 lines for a CSV of 1,000 questions), and the CSV's eval then said it had no questions."""
+    from conftest import main_captured
+
+    csv = tmp_path / "qa.csv"
+    csv.write_text("question,answer\n" + "".join(f"q{i},a{i}\n" for i in range(1000)))
+    said = f"ragraphs: error: {csv} is not JSONL or JSON: each line must be a JSON object such as " \
+           '{"question": ..., "answer": ...}\n'
+    code, out, err = main_captured(capsys, "eval", "--data", csv, "--method", "none", "--llm", "fake:x",
+                                   "--out", tmp_path / "out")
+    assert (code, out, err) == (2, "", said)
+    code, out, err = main_captured(capsys, "train-judge", "--data", csv, "--out", tmp_path / "judges")
+    assert code == 2 and err.count("is not JSONL or JSON") == 1 and "skipped broken line" not in err
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text('{"question": "q0", "answer": "a"}\n' + "".join(f"bad {i}\n" for i in range(12))
+                     + '{"question": "q1", "answer": "b"}\n')
+    warned: list[str] = []
+    assert [ex.question for ex in load_dataset(str(mixed), warn=warned.append)] == ["q0", "q1"]
+    assert [w.split(": skipped")[0] for w in warned[:5]] == [f"{mixed}:{n}" for n in range(2, 7)]
+    assert warned[5:] == [f"{mixed}: ... and 7 more broken lines"]
+
+
+def test_a_row_that_is_no_question_answer_row_is_told_what_it_lacks(tmp_path):
+    """A row with a question and no answer, a non-text question, or no question key: the warning
+    names what is missing or wrong; all three read "no recognisable question format" until
+    2026-11-30."""
+    path = tmp_path / "rows.jsonl"
+    path.write_text('{"question": "Capital of Peru?"}\n{"question": 3, "answer": "Lima"}\n'
+                    '{"question": null, "answer": "Lima"}\n{"query": "Capital of Peru?", "answer": "Lima"}\n'
+                    '{"question": "Capital of Peru?", "answer": "Lima"}\n')
+    warned: list[str] = []
+    assert [ex.answers for ex in load_dataset(str(path), warn=warned.append)] == [["Lima"]]
+    assert warned == [
+        f'{path}: row 1 has a "question" but no "answer" or "answers" (nor a benchmark\'s keys such as "context"); skipped',
+        f'{path}: row 2 has a "question" that is a number, not text; skipped',
+        f'{path}: row 3 has a "question" that is null, not text; skipped',
+        f"{path}: row 4 has no \"question\" key (its keys: 'query', 'answer'); skipped",
+    ]
+
+
 def test_a_dataset_named_for_another_datasets_rows_is_refused(data_dir):
     with pytest.raises(InputError, match="its rows are hotpotqa rows, not musique: drop --dataset"):
         load_dataset(str(data_dir / "hotpotqa.sample.jsonl"), "musique")

@@ -76,6 +76,7 @@ def item_texts(role: str, it: Item) -> tuple[str, str]:
 def build_training_items(files: Sequence[str], cfg: TrainConfig, embed: Callable | None,
                          log: Callable[[str], None]) -> dict[str, list[Item]]:
     out: dict[str, list[Item]] = {}
+    said: set[str] = set()  # why a file gave nothing (not JSONL...), said once, not once per role
     for role in cfg.roles:
         items: list[Item] = []
         for f in files:
@@ -83,8 +84,11 @@ def build_training_items(files: Sequence[str], cfg: TrainConfig, embed: Callable
                 got = build_items(role, [f], seed=cfg.seed, limit=cfg.limit, embed=embed,
                                   mine_k={"evaluator": cfg.mine_k, "pair": cfg.pair_mine_k}.get(role, 0),
                                   neg_ratio=cfg.neg_ratio)
-            except InputError:
+            except InputError as e:
                 got = []
+                if str(e) not in said:
+                    said.add(str(e))
+                    log(f"skipped: {e}")
             cap = (cfg.max_per_file or {}).get(role)
             if cap and len(got) > cap:
                 got = random.Random(f"{cfg.seed}:{role}:{f}").sample(got, cap)
