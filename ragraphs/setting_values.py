@@ -95,6 +95,21 @@ def locked_settings(cls: type) -> set[str]:
     return locked
 
 
+def shown_value(v: Any, limit: int = 80) -> str:
+    """A setting's value in an error line as the user wrote it: ``--set``, Studio and the SDK send
+    JSON, so a non-text value is shown as JSON (``true``, ``null``, ``Infinity`` for ``1e400``; it
+    was Python's ``True``, ``None``, ``inf`` until 2026-11-30); text keeps its quotes (``'abc'``);
+    a value JSON has no form for, as Python writes it; cut at ``limit`` characters."""
+    if isinstance(v, str):
+        text = repr(v)
+    else:
+        try:
+            text = json.dumps(v, ensure_ascii=False)
+        except (TypeError, ValueError):
+            text = repr(v)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def check_values(ctx: Any) -> None:
     """Each setting of the context dataclass ``ctx`` has its field's type (a number where a
     number is read, a listed choice for a ``Literal``, counts >= 0, or the field's
@@ -115,7 +130,7 @@ def check_values(ctx: Any) -> None:
             if default is not MISSING and v != default:
                 means = " (the server's own choice, from its environment)" if default in ("", None) else ""
                 raise ConfigError(f"run setting {f.name!r} is locked here (RAGRAPHS_LOCKED_SETTINGS): it keeps its "
-                                  f"default {default!r}{means}")
+                                  f"default {shown_value(default)}{means}")
         ok, want = _accepts(tp, v)
         low = f.metadata.get("minimum")
         if low is not None:  # one message for -2 and 0 alike: the field's own floor
@@ -126,7 +141,7 @@ def check_values(ctx: Any) -> None:
         if span is not None and ok and isinstance(v, numbers.Real) and not span[0] <= v <= span[1]:
             ok, want = False, f"{want.replace(' >= 0', '')} from {span[0]:g} to {span[1]:g}"
         if not ok:
-            raise ConfigError(f"run setting {f.name!r} must be {want}, got {v!r}")
+            raise ConfigError(f"run setting {f.name!r} must be {want}, got {shown_value(v)}")
         problem = f.metadata.get("check", lambda _: None)(v)
         if problem:
             raise ConfigError(f"run setting {f.name!r}: {problem}")

@@ -34,7 +34,7 @@ def test_every_setting_is_named_in_the_readme_or_docs(cls):
 
 @pytest.mark.parametrize("cls, values, message", [
     (CRAGContext, {"upper": "abc"}, "'upper' must be a number, got 'abc'"),
-    (CRAGContext, {"upper": True}, "'upper' must be a number, got True"),
+    (CRAGContext, {"upper": True}, "'upper' must be a number, got true"),
     (DRRAGContext, {"k2": -3}, "'k2' must be a whole number >= 1, got -3"),
     (DRRAGContext, {"k2": 2.5}, "'k2' must be a whole number >= 1, got 2.5"),
     (DRRAGContext, {"strategy": "xyz"}, "'strategy' must be one of sm | qdc | cis | cfs, got 'xyz'"),
@@ -245,7 +245,7 @@ def test_cross_setting_and_floor_checks():
 @pytest.mark.parametrize("cls,values,needle", [
     (RAGContext, {"max_passage_chars": 0}, "must be a whole number >= 1"),
     (MIGRESContext, {"max_passages": 0}, "must be a whole number >= 1"),
-    (CRAGContext, {"upper": float("nan")}, "must be a number, got nan"),
+    (CRAGContext, {"upper": float("nan")}, "must be a number, got NaN"),
     (DRRAGContext, {"pair_threshold": 5.0}, "from 0 to 1"),
     (MIGRESContext, {"nli_threshold": 3.0}, "from 0 to 1"),
 ])
@@ -261,6 +261,26 @@ def test_settings_out_of_their_range_are_refused(cls, values, needle):
 def test_a_number_too_large_for_a_float_is_refused_by_name():
     with pytest.raises(ConfigError, match="'upper' must be a number"):
         context_from(CRAGContext, {"upper": 10**400})  # an OverflowError traceback before
+
+
+def test_a_bad_value_is_shown_as_the_json_it_was_sent_as(capsys):
+    """``--set``, Studio and the SDK send JSON: a refused value reads as written there (``true``,
+    ``null``, ``[1, 2]``; ``1e400``, which JSON reads as infinite, as ``Infinity``), text in its
+    quotes. Until 2026-11-30 they read as Python (``True``, ``None``, ``inf``)."""
+    from conftest import main_captured
+
+    for values, said in (({"cut_asides": None}, "'cut_asides' must be true or false, got null"),
+                         ({"upper": True}, "'upper' must be a number, got true"),
+                         ({"k": [1, 2]}, "'k' must be a whole number >= 1, got [1, 2]"),
+                         ({"upper": float("inf")}, "'upper' must be a number, got Infinity"),
+                         ({"upper": "abc"}, "'upper' must be a number, got 'abc'"),
+                         ({"upper": 10**400}, "'upper' must be a number, got 1000000000")):
+        with pytest.raises(ConfigError) as e:
+            context_from(CRAGContext, values, keep_none=True)  # None given, as the command line's null is
+        assert said in str(e.value) and len(str(e.value)) < 160, str(e.value)
+    for typed, said in (("upper=1e400", "got Infinity"), ("cut_asides=null", "got null"), ("upper=true", "got true")):
+        code, out, err = main_captured(capsys, "ask", "Who?", "--method", "crag", "--set", typed)
+        assert code == 2 and err.strip().endswith(said), err
 
 
 def test_a_server_can_lock_the_settings_that_reach_its_files_and_network(monkeypatch):
