@@ -221,6 +221,11 @@ def test_every_graph_refuses_a_question_that_is_not_text_before_any_call(method)
     for state, message in given:
         with pytest.raises(InputError, match=message):
             g.invoke(state)
+    # the bare text in place of the dict: LangGraph's own error, before any node (README, build_graph say so)
+    from langgraph.errors import InvalidUpdateError
+
+    with pytest.raises(InvalidUpdateError, match="Expected dict, got who"):
+        g.invoke("who?")
 
 
 def test_a_chunk_never_exceeds_its_words_for_the_overlap():

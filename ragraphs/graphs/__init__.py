@@ -89,6 +89,10 @@ def method_context(method: str, values: dict[str, Any]) -> Any:
 
 
 def build_graph(method: str, components: Components | None = None, **kwargs: Any) -> CompiledStateGraph[Any, Any, Any, Any]:
-    """The compiled graph of ``method`` (a name of :data:`METHODS`) over ``components``;
-    ``kwargs`` go to its builder (``checkpointer=``)."""
+    """The compiled graph of ``method`` (a name of :data:`METHODS`) over ``components`` (a
+    :class:`~ragraphs.components.Components`, or None for the embedded defaults; anything else is
+    a :class:`ConfigError`); ``kwargs`` go to its builder (``checkpointer=``).
+
+    Its input is a dict: ``graph.invoke({"question": "..."}, context=...)``; ``invoke("...")``
+    with the bare text fails in LangGraph (``InvalidUpdateError: Expected dict, got ...``)."""
     return get_builder(method)(components, **kwargs)
