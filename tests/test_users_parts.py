@@ -168,3 +168,14 @@ def test_a_part_given_in_place_of_components_is_refused_when_the_graph_is_built(
             build_graph(method, given)
         with pytest.raises(ConfigError, match=said):
             get_builder(method)(given)
+
+
+def test_the_chat_graph_refuses_a_part_given_in_place_of_components_too(minilm):
+    """The chat graph's builder reads its components as the method builders do: a vector store
+    given in their place is a ConfigError when the graph is built (until 2026-11-30 it failed at
+    the first turn)."""
+    from ragraphs.graphs.chat import build_chat_graph
+
+    with pytest.raises(ConfigError, match=r"^build_chat_graph: components must be a ragraphs Components.*"
+                                          r"got InMemoryVectorStore; pass Components\(vectorstore=\.\.\.\)"):
+        build_chat_graph(InMemoryVectorStore(minilm))

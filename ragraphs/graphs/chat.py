@@ -31,11 +31,11 @@ from langgraph.store.base import BaseStore
 from langgraph.types import Checkpointer
 from typing_extensions import NotRequired
 
-from ..components import Components, default_components
+from ..components import Components
 from ..nodes.chat import AS_ASKED, REWRITE, make_chat_answer, make_rewrite_follow_up, read_question, route_follow_up
 from ..settings import ChatContext, RAGContext, check_setting_names, context_from, context_of
 from ..state.types import Passage, add_trace
-from ._common import Routes, nested_run, routed, timed
+from ._common import Routes, components_of, nested_run, routed, timed
 
 
 class ChatState(MessagesState):
@@ -88,7 +88,7 @@ def build_chat_graph(
     graph is built on first use over the same components and runs with the chat's ``store``."""
     from . import build_graph
 
-    c = components or default_components()
+    c = components_of(components, "build_chat_graph")
     built: dict[str, Any] = {}
 
     def run_method(method: str, question: str, ctx: ChatContext) -> dict:
