@@ -52,10 +52,14 @@ def check_folder_place(path: str, option: str = "--store", error: type[RagraphsE
     """An :class:`InputError` (or ``error``) where ``path``, or a parent of it, is a file: one
     line ``--store FILE is a file; give a folder``, in place of the "no store" advice or a raw
     ``FileExistsError`` / ``NotADirectoryError`` from making the folder (until 2026-11-30)."""
+    if option == "--store" and "://" in path:  # a Chroma server's address: a folder named http:/... was made
+        raise (error or InputError)(f"--store {path} is an address; give a Chroma server as --store-url {path}")
     found = file_in_the_way(path)
     if found is not None:
-        raise (error or InputError)(f"{option} {path} is a file; give a folder" if found == path.rstrip(os.sep) else
-                                    f"{option} {path}: {found} is a file, not a folder; give a folder")
+        what = "a link to nothing (a broken symbolic link)" if os.path.islink(found) and not os.path.exists(found) \
+            else "a file"
+        raise (error or InputError)(f"{option} {path} is {what}; give a folder" if found == path.rstrip(os.sep) else
+                                    f"{option} {path}: {found} is {what}, not a folder; give a folder")
 
 
 def check_writable_folder(path: str, option: str = "--out") -> None:

@@ -94,16 +94,17 @@ def _stored_passage(id: str, text: str | None, metadata: dict | None, score: flo
 _EMPTY_WARNED: set[tuple[str, str]] = set()  # (store, collection): warned once per process
 
 
-def _warn_empty(where: str, collection: str) -> None:
+def _warn_empty(where: str, collection: str, url: bool = False) -> None:
     """Once per store and collection: a search of an empty collection that opening it may have
     made (``Components(store_path=...)`` or ``collection=`` mistyped); until 2026-11-30 it
-    answered from 0 passages without a word."""
+    answered from 0 passages without a word. A Chroma server's store is named by ``--store-url``."""
     if (where, collection) in _EMPTY_WARNED:
         return
     _EMPTY_WARNED.add((where, collection))
     warnings.warn(f"the Chroma collection {collection!r} in the store at {where} is empty (a store or collection "
                   "that is not there is made, empty, when opened): searches find no passages; `ragraphs ingest "
-                  f"YOUR_DOCS --store {where} --collection {collection}` (or ragraphs.ingest.ingest(paths, "
+                  f"YOUR_DOCS {'--store-url' if url else '--store'} {where} --collection {collection}` (or "
+                  "ragraphs.ingest.ingest(paths, "
                   "components.retriever)) fills it, and Components(create_collection=False) makes a missing one "
                   "an error", UserWarning, stacklevel=4)
 
@@ -369,7 +370,7 @@ class ChromaCorpus:
         if getattr(self, "_check_empty", False):  # the first search only (InMemoryCorpus shares this method)
             self._check_empty = False
             if self.count() == 0:
-                _warn_empty(self.url or os.path.abspath(str(self.path)), self.collection_name)
+                _warn_empty(self.url or os.path.abspath(str(self.path)), self.collection_name, url=bool(self.url))
         if mode == "bm25":
             idx = self.bm25()
             return [idx.search(q, k) for q in queries]

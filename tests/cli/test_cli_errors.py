@@ -481,6 +481,34 @@ def test_a_file_given_as_the_store_or_the_checkpointers_folder_is_named_as_a_fil
     assert docs.read_text().startswith('{"title": "Lima"')
 
 
+
+def test_an_address_or_a_broken_link_as_store_is_named_for_what_it_is(tmp_path, capsys, monkeypatch):
+    """``--store http://host:8000`` made a local folder named ``http:/host:8000`` and filled it (the
+    empty-store warning for a Chroma server advised it until 2026-11-30): now one line pointing to
+    ``--store-url``, and the warning names ``--store-url``; a broken symbolic link as the store, or
+    in its path, is called one (it read "is a file")."""
+    import warnings
+
+    from conftest import main_captured
+
+    from ragraphs.tools import vectorstore
+
+    (tmp_path / "d.jsonl").write_text('{"title": "Lima", "text": "Lima is the capital of Peru."}\n')
+    (tmp_path / "broken").symlink_to(tmp_path / "nowhere")
+    monkeypatch.chdir(tmp_path)
+    for verb in (["ask", "Capital of Peru?", "--llm", "fake:x"], ["ingest", "d.jsonl"]):
+        code, out, err = main_captured(capsys, *verb, "--store", "http://127.0.0.1:8000")
+        assert (code, err) == (2, "ragraphs: error: --store http://127.0.0.1:8000 is an address; give a Chroma "
+                                  "server as --store-url http://127.0.0.1:8000\n"), verb
+        code, out, err = main_captured(capsys, *verb, "--store", "broken/sub")
+        assert err == ("ragraphs: error: --store broken/sub: broken is a link to nothing (a broken symbolic "
+                       "link), not a folder; give a folder\n"), verb
+    assert not any(p.name.startswith("http") for p in tmp_path.iterdir())
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        vectorstore._warn_empty("http://127.0.0.1:8000", "nothing-here", url=True)
+    assert "--store-url http://127.0.0.1:8000 --collection nothing-here" in str(caught[0].message)
+
 def test_an_option_and_set_giving_one_setting_two_values_are_refused(tmp_path, capsys, monkeypatch):
     """``--k 5 --set k=1``, ``--llm X --set llm=Y`` (and chat's ``--history-turns``): one line naming
     both, exit 2, before any store or model is opened. Until 2026-11-30 ``--set`` won and the
