@@ -194,3 +194,24 @@ def small_corpus(docs: list[tuple[str, str]], embeddings: Embeddings | None = No
     from ragraphs.tools.vectorstore import InMemoryCorpus
 
     return InMemoryCorpus([make_passage(t, x) for t, x in docs], embeddings=embeddings or DeterministicFakeEmbedding(size=32))
+
+
+RIVER_QUESTION = "Which river flows through the capital of France?"
+RIVER_CONTEXTS = {"erm4": {"use_memory": False}, "crag": {"web_fallback": "internal"}}
+
+
+def _river_reply(prompt: str) -> str:
+    if "missing_information" in prompt:  # MIGRES's Main Module never commits: the loop runs
+        return '{"answer": "unanswerable", "missing_information": "the river of Paris"}'
+    return "the Seine"
+
+
+def river_components(corpus: list) -> Any:
+    """Every graph's parts without a model: a scripted chat that answers "the Seine" (MIGRES's Main
+    Module never commits), a lexical retriever over ``corpus`` and word-overlap judges; with
+    :data:`RIVER_QUESTION` and :data:`RIVER_CONTEXTS` (the settings that keep every method local)."""
+    from ragraphs import Components
+
+    judges = {"evaluator": OverlapJudge("evaluator"), "nli": OverlapJudge("nli"), "pair": ConstJudge(0.9)}
+    return Components(llm=ScriptedChat(script=_river_reply), retriever=LexicalRetriever(corpus), judges=judges)
+

@@ -23,7 +23,7 @@ from langgraph.checkpoint.serde.event_hooks import register_serde_event_listener
 from langgraph.checkpoint.serde.jsonplus import EXT_CONSTRUCTOR_POS_ARGS
 
 from conftest import main_captured
-from fakes import ConstJudge, LexicalRetriever, OverlapJudge, ScriptedChat
+from fakes import RIVER_CONTEXTS, RIVER_QUESTION, river_components
 from ragraphs import Components
 from ragraphs.checkpoint import close_checkpointer, open_async_checkpointer, open_checkpointer, strict_serde
 from ragraphs.errors import ConfigError
@@ -36,19 +36,11 @@ CORPUS = [
     make_passage("Paris", "Paris is the capital and largest city of France."),
     make_passage("Seine", "The Seine is a river that flows through Paris in France."),
 ]
-QUESTION = "Which river flows through the capital of France?"
-CONTEXTS = {"erm4": {"use_memory": False}, "crag": {"web_fallback": "internal"}}
-
-
-def _reply(prompt: str) -> str:
-    if "missing_information" in prompt:  # MIGRES's Main Module never commits: the loop runs
-        return '{"answer": "unanswerable", "missing_information": "the river of Paris"}'
-    return "the Seine"
+QUESTION, CONTEXTS = RIVER_QUESTION, RIVER_CONTEXTS
 
 
 def _components() -> Components:
-    judges = {"evaluator": OverlapJudge("evaluator"), "nli": OverlapJudge("nli"), "pair": ConstJudge(0.9)}
-    return Components(llm=ScriptedChat(script=_reply), retriever=LexicalRetriever(CORPUS), judges=judges)
+    return river_components(CORPUS)
 
 
 def _plant(db: Path, marker: Path, channel: str = "question") -> int:

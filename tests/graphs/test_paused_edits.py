@@ -15,7 +15,7 @@ from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Overwrite
 
-from fakes import ConstJudge, LexicalRetriever, OverlapJudge, ScriptedChat
+from fakes import RIVER_CONTEXTS, RIVER_QUESTION, LexicalRetriever, ScriptedChat, river_components
 from ragraphs import Components
 from ragraphs.graphs import build_graph
 from ragraphs.graphs.chat import build_chat_graph
@@ -27,19 +27,11 @@ CORPUS = [
     make_passage("France", "France is a country in Western Europe; its capital is Paris."),
     make_passage("Seine", "The Seine is a river that flows through Paris in France."),
 ]
-QUESTION = "Which river flows through the capital of France?"
-CONTEXTS = {"erm4": {"use_memory": False}, "crag": {"web_fallback": "internal"}}
-
-
-def _reply(prompt: str) -> str:
-    if "missing_information" in prompt:  # MIGRES's Main Module never commits: the loop runs
-        return '{"answer": "unanswerable", "missing_information": "the river of Paris"}'
-    return "the Seine"
+QUESTION, CONTEXTS = RIVER_QUESTION, RIVER_CONTEXTS
 
 
 def _components() -> Components:
-    judges = {"evaluator": OverlapJudge("evaluator"), "nli": OverlapJudge("nli"), "pair": ConstJudge(0.9)}
-    return Components(llm=ScriptedChat(script=_reply), retriever=LexicalRetriever(CORPUS), judges=judges)
+    return river_components(CORPUS)
 
 
 def _nodes(g) -> list[str]:

@@ -83,7 +83,9 @@ def test_llama_cpp_openai_server_answers_through_langchain_openai(tmp_path, port
         stop_process(proc)
 
 
-def test_chroma_server_ingest_and_ask(tmp_path, port, data_dir, cli):
+def _start_chroma(tmp_path, port):
+    """A real Chroma server (`chroma run`) on 127.0.0.1:``port``, its data under ``tmp_path``,
+    answering its heartbeat."""
     chroma = shutil.which("chroma") or os.path.join(os.path.dirname(sys.executable), "chroma")
     proc = _start(
         [chroma, "run", "--path", str(tmp_path / "server-data"), "--host", "127.0.0.1", "--port", str(port)],
@@ -92,6 +94,14 @@ def test_chroma_server_ingest_and_ask(tmp_path, port, data_dir, cli):
     )
     try:
         _wait_http(f"http://127.0.0.1:{port}/api/v2/heartbeat", proc)
+    except BaseException:
+        stop_process(proc)
+        raise
+    return proc
+
+def test_chroma_server_ingest_and_ask(tmp_path, port, data_dir, cli):
+    proc = _start_chroma(tmp_path, port)
+    try:
         url = f"http://127.0.0.1:{port}"
         r = cli("ingest", data_dir / "hotpotqa.sample.jsonl", "--store-url", url, "--collection", "served", "--quiet", "--json")
         assert r.returncode == 0, r.stderr
@@ -114,14 +124,8 @@ def test_the_cli_uses_the_chroma_server_the_environment_names(tmp_path, port, cl
     """RAGRAPHS_STORE_URL and RAGRAPHS_COLLECTION, set for a LangGraph server, are the CLI's
     defaults too: `ingest` and `ask` without store options use that server (until 2026-11-30
     they used the embedded store under RAGRAPHS_HOME); `--store DIR` still picks a folder."""
-    chroma = shutil.which("chroma") or os.path.join(os.path.dirname(sys.executable), "chroma")
-    proc = _start(
-        [chroma, "run", "--path", str(tmp_path / "server-data"), "--host", "127.0.0.1", "--port", str(port)],
-        tmp_path / "chroma-server.log",
-        env={**os.environ, "ANONYMIZED_TELEMETRY": "False"},
-    )
+    proc = _start_chroma(tmp_path, port)
     try:
-        _wait_http(f"http://127.0.0.1:{port}/api/v2/heartbeat", proc)
         env = {"RAGRAPHS_STORE_URL": f"http://127.0.0.1:{port}", "RAGRAPHS_COLLECTION": "served"}
         (tmp_path / "lima.txt").write_text("Lima is the capital of Peru. It lies on the Pacific coast.")
         r = cli("ingest", tmp_path / "lima.txt", "--quiet", "--json", **env)
