@@ -99,3 +99,9 @@ def redact(text: str) -> str:
         if len(value) >= 6 and _SECRET_NAME.search(name) and value in text:
             text = text.replace(value, "***")
     return text
+
+
+def without_userinfo(url: str) -> str:
+    """``url`` without its ``user:password@`` part, as an error message, a file or a summary
+    shows it (an LLM endpoint, an ``eval --server`` address)."""
+    return re.sub(r"//[^/@]*@", "//", url)

@@ -11,7 +11,7 @@ import sys
 from dataclasses import MISSING, asdict, fields
 from typing import Any, Callable
 
-from ..errors import ConfigError
+from ..errors import ConfigError, without_userinfo
 from .metrics import mean
 from .provenance import data_hashes, judge_hashes, judge_sources, rerank_path
 
@@ -85,11 +85,6 @@ class _Progress:
     def close(self) -> None:
         if self.bar is not None:
             self.bar.close()
-
-
-def without_userinfo(url: str) -> str:
-    """``url`` without its ``user:password@`` part, as a file or a summary records it."""
-    return re.sub(r"//[^/@]*@", "//", url)
 
 
 def build_context(spec: Any):

@@ -18,9 +18,9 @@ import asyncio
 import time
 from typing import Any, Callable
 
-from ..errors import ConfigError
+from ..errors import ConfigError, without_userinfo
 from .provenance import provenance
-from .records import Recorder, open_results, without_userinfo
+from .records import Recorder, open_results
 from .runner import ORACLE, RunSpec, build_context, error_record, finish_run, score_example
 
 

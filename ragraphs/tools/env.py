@@ -12,27 +12,6 @@ FALSE = ("", "0", "false", "no", "off")
 TRUE = ("1", "true", "yes", "on")
 
 
-def positive_int(name: str) -> int | None:
-    """The environment variable ``name`` as a positive integer; None when it is unset or blank."""
-    v = os.environ.get(name, "").strip()
-    if not v:
-        return None
-    try:
-        n = int(v)
-    except ValueError:
-        raise ConfigError(f"{name} must be a positive integer, got {v!r}") from None
-    if n < 1:
-        raise ConfigError(f"{name} must be a positive integer, got {v!r}")
-    return n
-
-
-def flag(name: str) -> bool:
-    """The environment variable ``name`` as an on/off switch: unset, blank, ``0``, ``false``,
-    ``no`` and ``off`` (any case) are off; ``1``, ``true``, ``yes``, ``on`` and any other value
-    are on (any non-empty value was on until 2026-11-30, ``0`` included)."""
-    return os.environ.get(name, "").strip().lower() not in FALSE
-
-
 def _number(name: str, default: float, kind: type, what: str, ok) -> float:
     v = os.environ.get(name, "").strip()
     if not v:
@@ -44,6 +23,18 @@ def _number(name: str, default: float, kind: type, what: str, ok) -> float:
     if not ok(n):  # NaN fails every comparison
         raise ConfigError(f"{name} must be {what}, got {v!r}")
     return n
+
+
+def positive_int(name: str) -> int | None:
+    """The environment variable ``name`` as a positive integer; None when it is unset or blank."""
+    return int(_number(name, 0, int, "a positive integer", lambda n: n >= 1)) or None
+
+
+def flag(name: str) -> bool:
+    """The environment variable ``name`` as an on/off switch: unset, blank, ``0``, ``false``,
+    ``no`` and ``off`` (any case) are off; ``1``, ``true``, ``yes``, ``on`` and any other value
+    are on (any non-empty value was on until 2026-11-30, ``0`` included)."""
+    return os.environ.get(name, "").strip().lower() not in FALSE
 
 
 def whole_number(name: str, default: int, *, least: int = 0) -> int:

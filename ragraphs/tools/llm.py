@@ -33,7 +33,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langgraph.errors import GraphBubbleUp
 from pydantic import Field, PrivateAttr
 
-from ..errors import ConfigError, LLMError, redact
+from ..errors import ConfigError, LLMError, redact, without_userinfo
 from .env import positive_number, whole_number
 from .llama import LlamaCppCompletionChat, gemma_gguf_path, render_messages
 from .text import message_text
@@ -399,7 +399,7 @@ def model_label(llm: Any) -> str:
     name = getattr(llm, "model_name", None) or getattr(llm, "model", None)
     base = endpoint_of(llm) or None
     if name and base:
-        return f"{name} at {re.sub(r'//[^/@]*@', '//', str(base))}"  # no user:password@ from the address
+        return f"{name} at {without_userinfo(str(base))}"
     path = getattr(llm, "model_path", None)
     return str(name or path or type(llm).__name__)
 
