@@ -122,6 +122,23 @@ def _file_format(path: str) -> str | None:
     return None
 
 
+def _refuse_clashes(args: argparse.Namespace, methods: list[str], ks: list, strategies: list, settings: dict[str, Any]) -> None:
+    """``--k 4 --set k=6`` (or ``--llm``, ``--retrieval``, ``--strategy`` against ``--set``, also
+    scoped as ``dr-rag.k=6``): refused as ``ask`` refuses it. Until 2026-11-30 (night) ``--set``
+    won and the run's folder was named after the option it ignored. A list (``--k 2,4``) clashes
+    with any ``--set`` of the same setting."""
+    from ..cli.common import refuse_clashes
+    from ..settings import settings_for
+
+    options = {
+        "llm": args.llm, "retrieval": args.retrieval,
+        "k": ks[0] if len(ks) == 1 else args.k,
+        "strategy": strategies[0] if len(strategies) == 1 else args.strategy,
+    }
+    for m in methods:
+        refuse_clashes(options, settings_for(m, settings, methods))
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
     from ..components import Components
     from ..datasets import load_dataset, normalize_dataset_name, parse_data_spec, select_part
@@ -131,6 +148,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     ks = _ks(args.k)
     strategies: list[str | None] = list(_csv(args.strategy)) or [None]
     settings = parse_settings(args.set)
+    _refuse_clashes(args, methods, ks, strategies, settings)
     if args.limit is not None and args.limit < 1:
         raise InputError("--limit must be at least 1")
     if args.out:

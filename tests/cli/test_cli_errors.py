@@ -533,3 +533,26 @@ def test_an_option_and_set_giving_one_setting_two_values_are_refused(tmp_path, c
     code, out, err = main_captured(capsys, "ask", "Who?", "--llm", "fake:x", "--k", "5", "--set", "k=5", "--store", nowhere)
     assert code == 2 and err.startswith(f"ragraphs: error: no store at {nowhere}")  # past the check
     assert not nowhere.exists()
+
+
+def test_eval_refuses_an_option_and_set_giving_one_setting_two_values(tmp_path, capsys):
+    """``eval --k 4 --set k=6`` ran with k = 6 in a folder named for k = 4 until 2026-11-30 (night):
+    now one line, exit 2, before the data file is read. A list (``--k 2,4``) clashes with any
+    ``--set k``; a scoped ``dr-rag.strategy`` with ``--strategy``; the same value twice is taken."""
+    from conftest import main_captured
+
+    missing = tmp_path / "missing.jsonl"  # never read: the clash is refused first
+    cases = [
+        (["--k", "4", "--set", "k=6"], "--k 4 and --set k=6 give k two values"),
+        (["--k", "2,4", "--set", "k=2"], "--k 2,4 and --set k=2 give k two values"),
+        (["--method", "dr-rag", "--strategy", "cfs", "--set", "dr-rag.strategy=cis"],
+         "--strategy cfs and --set strategy=cis give strategy two values"),
+        (["--compare", "vanilla,crag", "--retrieval", "bm25", "--set", "crag.retrieval=dense"],
+         "--retrieval bm25 and --set retrieval=dense give retrieval two values"),
+        (["--llm", "fake:x", "--set", "llm=gemma"], "--llm fake:x and --set llm=gemma give llm two values"),
+    ]
+    for extra, said in cases:
+        code, out, err = main_captured(capsys, "eval", "--data", str(missing), *extra)
+        assert (code, out, err) == (2, "", f"ragraphs: error: {said}; give one of them\n"), extra
+    code, out, err = main_captured(capsys, "eval", "--data", str(missing), "--k", "4", "--set", "k=4")
+    assert (code, err) == (2, f"ragraphs: error: --data: no such file: {missing}\n")  # past the check
