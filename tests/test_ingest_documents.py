@@ -266,6 +266,14 @@ def test_ingest_pages_by_address_html_text_and_pdf(site, tmp_path, capsys, minil
     again = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert again["added"] == 0 and again["store_total"] == summary["store_total"]
 
+    # --remove by address: the fragment is not part of it; a redirect is stored where it led
+    assert main(["ingest", "--remove", f"{site}/notes.txt#top", f"{site}/old-okapi", "--store", str(store), "--json"]) == 1
+    cap = capsys.readouterr()
+    assert json.loads(cap.out) == {"removed": 1, "by_path": {f"{site}/notes.txt#top": 1, f"{site}/old-okapi": 0},
+                                   "store_total": summary["store_total"] - 1}
+    assert cap.err == (f"warning: nothing in the store came from {site}/old-okapi (a page that redirected is stored "
+                       "under the address it led to)\n")
+
 
 def test_a_changed_file_ingested_again_replaces_its_earlier_passages(tmp_path, capsys, minilm):
     notes = tmp_path / "notes"
@@ -601,3 +609,36 @@ def test_sync_keeps_what_was_ingested_through_a_linked_folder(tmp_path, capsys, 
     assert main(["ingest", str(docs), "--store", str(store), "--sync", "--json", "--quiet"]) == 0
     summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert summary["removed_gone"] == 0 and summary["store_total"] == 2
+
+
+def test_remove_takes_out_what_a_file_folder_or_page_put_in(tmp_path, capsys, minilm):
+    """``ingest --remove``: a file's passages (the file already deleted), a folder's (every file
+    under it), nothing read or embedded; a path that matched nothing is a warning and exit 1;
+    --sync beside it is refused."""
+    notes = tmp_path / "notes"
+    (notes / "old").mkdir(parents=True)
+    (notes / "okapi.md").write_text(f"# Okapi\n\n{OKAPI_1}\n")
+    (notes / "old" / "quokka.md").write_text(f"# Quokka\n\n{QUOKKA}\n")
+    other = tmp_path / "other.md"
+    other.write_text(f"# Okapi food\n\n{OKAPI_2}\n")
+    store = tmp_path / "store"
+    assert main(["ingest", str(notes), str(other), "--store", str(store), "--quiet"]) == 0
+    capsys.readouterr()
+
+    other.unlink()  # gone from the disk: its passages are still found by its path
+    assert main(["ingest", "--remove", str(other), "--store", str(store), "--json"]) == 0
+    out = capsys.readouterr().out
+    assert json.loads(out) == {"removed": 1, "by_path": {str(other): 1}, "store_total": 2}
+
+    assert main(["ingest", "--remove", str(notes / "old"), str(tmp_path / "never.md"), "--store", str(store)]) == 1
+    got = capsys.readouterr()
+    assert got.out == "removed 1 passage(s) of 1 of 2 path(s); store now holds 1\n"
+    assert got.err == f"warning: nothing in the store came from {tmp_path / 'never.md'}\n"
+    corpus = ChromaCorpus(str(store), embeddings=minilm, create=False)
+    assert [p["title"] for p in corpus.all_passages()] == ["Okapi"]
+
+    assert main(["ingest", "--remove", str(notes), "--sync", "--store", str(store)]) == 2
+    assert "--remove reads no files, so --sync would change nothing; drop it" in capsys.readouterr().err
+    assert main(["ingest", "--remove", str(notes), "--store", str(tmp_path / "no-store")]) == 2
+    assert "no store at" in capsys.readouterr().err
+    assert not (tmp_path / "no-store").exists()

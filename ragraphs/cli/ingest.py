@@ -7,7 +7,7 @@ import json
 import os
 import sys
 
-from ..errors import InputError, check_folder_place
+from ..errors import ConfigError, InputError, check_folder_place
 from ..tools.text import CHUNK_WORDS
 from .common import add_store_args, store_from_env
 
@@ -44,6 +44,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         raise InputError(f"--chunk-words must be at least 1, got {args.chunk_words}")
     from ..ingest import is_url
 
+    if args.remove:
+        return _remove(args)
     for p in args.paths:
         if not is_url(p) and not os.path.exists(p):
             raise InputError(f"no such file or directory: {p}")
@@ -97,6 +99,36 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     return 0 if report.files or not (report.skipped_files or report.skipped_dirs) else 1
 
 
+def _remove(args: argparse.Namespace) -> int:
+    """``ingest --remove``: the passages of these files, folders or pages out of an existing store."""
+    from ..ingest import is_url
+    from ..ingest_remove import remove_sources
+    from ..settings import default_store_path
+    from ..tools.vectorstore import ChromaCorpus
+
+    clash = [f for f, on in (("--sync", args.sync), ("--keep-old", args.keep_old), ("--exact", args.exact)) if on]
+    if clash:
+        raise ConfigError(f"--remove reads no files, so {', '.join(clash)} would change nothing; drop it")
+    if args.store and not args.store_url:
+        check_folder_place(args.store, "--store")
+    corpus = ChromaCorpus(None if args.store_url else (args.store or default_store_path()), url=args.store_url,
+                          collection=args.collection, create=False)
+    counts = remove_sources(corpus, args.paths)
+    missed = [p for p, n in counts.items() if not n]
+    for p in missed:
+        why = (" (a page that redirected is stored under the address it led to)" if is_url(p) else
+               " (a benchmark file's paragraphs carry no path: remove its collection instead)"
+               if p.lower().endswith((".jsonl", ".json")) else "")
+        print(f"warning: nothing in the store came from {p}{why}", file=sys.stderr)
+    total = sum(counts.values())
+    if args.json:
+        print(json.dumps({"removed": total, "by_path": counts, "store_total": corpus.count()}))
+    else:
+        print(f"removed {total} passage(s) of {len(counts) - len(missed)} of {len(counts)} path(s); "
+              f"store now holds {corpus.count()}")
+    return 1 if missed else 0
+
+
 def register(sub) -> None:
     p = sub.add_parser("ingest", help="add files to the vector store (idempotent)")
     p.add_argument("paths", nargs="+", metavar="PATH",
@@ -114,6 +146,9 @@ def register(sub) -> None:
     p.add_argument("--sync", action="store_true",
                    help="also remove the passages of files ingested from the folders named that are no longer "
                         "in them (deleted, moved, or in a folder the walk leaves out)")
+    p.add_argument("--remove", action="store_true",
+                   help="take the passages ingested from these files, folders or pages out of the store instead "
+                        "(nothing is read: a file may be gone already); exit 1 if a path matched nothing")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true", help="print a JSON summary")
     p.set_defaults(func=cmd_ingest)
