@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator
 
 from .errors import InputError
+from .sources import is_url, page_address, path_text, printable_path  # noqa: F401  (is_url, page_address: importable from here as before)
 from .state.types import Passage, make_passage, passage_id
 from .tools.documents import read_docx, read_pdf
 from .tools.text import CHUNK_WORDS, chunk_text
@@ -127,21 +128,10 @@ def _md_body(text: str) -> str:
     return text  # never closed: no front matter, the file as it is
 
 
-def printable_path(path: str) -> str:
-    """A file path as text a passage can carry: a name that is not UTF-8 (a Latin-1 file name,
-    one from a Windows zip) reads with U+FFFD in place of its bytes; its surrogate escapes
-    failed the embedder and lost the whole ingest until 2026-11-30."""
-    try:
-        path.encode("utf-8")
-        return path
-    except UnicodeEncodeError:
-        return os.fsencode(path).decode("utf-8", "replace")
-
-
 def _chunks(title: str, text: str, source: str, max_words: int) -> list[Passage]:
     """The passages of one file's text; ``meta["path"]`` is the file's absolute path, which
     ingest's replacement of a changed file's old passages matches on."""
-    path = printable_path(os.path.abspath(source))
+    path = path_text(source)
     title = printable_path(title)
     # a title that is only the file's name ("notes", "plan") names no page: DR-RAG's title links
     # leave it out (every text saying "notes" linked to every notes.txt until 2026-11-30)
@@ -231,10 +221,6 @@ def not_documents(path: str) -> str | None:
     return None
 
 
-def is_url(path: str) -> bool:
-    return path.startswith(("http://", "https://"))
-
-
 def read_url(url: str, max_words: int = CHUNK_WORDS, fetcher=None, warn: Callable[[str], None] | None = None) -> list[Passage]:
     """Passages of the page at ``url``: an HTML page's main text (titled by its ``<title>``), a
     text page (Markdown titled by its first heading) or a PDF; raises :class:`InputError` when
@@ -286,17 +272,6 @@ def read_url(url: str, max_words: int = CHUNK_WORDS, fetcher=None, warn: Callabl
     else:
         raise InputError(f"{url}: not a page ingest reads ({ctype}): HTML, text or PDF")
     return [_file_passage(title, c, final, i, url=final) for i, c in enumerate(chunk_text(text, max_words)) if c.strip()]
-
-
-def page_address(url: str) -> str:
-    """The address a page's passages keep: without its ``#fragment`` (never sent to the server),
-    scheme and host in lower case, so ``page#a`` and ``HTTP://Host/page`` are the page ingested
-    before, not another copy of it (until 2026-11-30)."""
-    from urllib.parse import urldefrag, urlsplit, urlunsplit
-
-    parts = urlsplit(urldefrag(url)[0])
-    netloc = parts.netloc if "@" in parts.netloc else parts.netloc.lower()  # a user name keeps its case
-    return urlunsplit((parts.scheme.lower(), netloc, parts.path, parts.query, ""))
 
 
 def iter_files(paths: Iterable[str], skipped_dir: Callable[[str], None] | None = None,
@@ -353,7 +328,7 @@ def collect_passages(
     for f in iter_files((p for p in paths if p not in missing), skipped_dir=report.skipped_dirs.append,
                         unreadable=report.unwalked.append):
         if not is_url(f):
-            report.walked.append(printable_path(os.path.abspath(f)))
+            report.walked.append(path_text(f))
             if os.path.islink(f) and not os.path.exists(f):
                 report.skipped_files.append(f"{printable_path(f)}: a link to nothing (broken symbolic link)")
                 continue
@@ -380,10 +355,10 @@ def gone_ids(corpus, paths: Iterable[str], walked: set[str], unwalked: Iterable[
     """Ids of the stored passages whose file lay under one of the folders of ``paths`` and was
     not met by this walk; none under a folder the walk could not list (``unwalked``: a folder
     without permission, a mount away for a moment removed its files' passages until 2026-11-30)."""
-    roots = [os.path.join(printable_path(os.path.abspath(p)), "") for p in paths if not is_url(p) and os.path.isdir(p)]
+    roots = [os.path.join(path_text(p), "") for p in paths if not is_url(p) and os.path.isdir(p)]
     if not roots:
         return set()
-    kept_under = [os.path.join(printable_path(u), "") for u in unwalked]
+    kept_under = [os.path.join(path_text(u), "") for u in unwalked]
     gone: set[str] = set()
     for p in corpus.all_passages():
         path = str((p.get("meta") or {}).get("path") or "")

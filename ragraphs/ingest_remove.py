@@ -2,9 +2,11 @@
 files, folders or pages, without reading them (a file may be gone already).
 
 A file is matched by its absolute path, a page by its address (as ingest stored it: after
-redirects, without its ``#fragment``), a folder by every passage whose file lay under it. The
-paragraphs of a benchmark file carry no path (their ids are the benchmark's), so a benchmark
-file matches nothing; ``ingest --remove`` says so for each path that matched nothing.
+redirects, without its ``#fragment``; a site's root with or without its last ``/``), a folder
+by every passage whose file lay under it. A path given through a symbolic link that ingest did
+not take (or the other way round) is matched by where both lead. The paragraphs of a benchmark
+file carry no path (their ids are the benchmark's), so a benchmark file matches nothing, and
+removing its folder leaves them.
 """
 
 from __future__ import annotations
@@ -12,37 +14,50 @@ from __future__ import annotations
 import os
 from typing import Iterable
 
-from .ingest import is_url, page_address, printable_path
+from .errors import InputError
+from .sources import is_url, page_spellings, path_text
+
+
+def _under(path: str, root: str) -> bool:
+    return path == root or path.startswith(os.path.join(root, ""))
 
 
 def source_ids(corpus, paths: Iterable[str]) -> dict[str, set[str]]:
     """For each of ``paths``, the ids of the stored passages ingest read from it (empty when
-    none). ``corpus``: a store with ``ids_from`` and ``all_passages`` (a ChromaCorpus)."""
+    none). ``corpus``: a store with ``ids_from`` and ``all_passages`` (a ChromaCorpus). A blank
+    path is an :class:`InputError` (it would name the working folder)."""
+    paths = list(paths)
+    for path in paths:
+        if not path.strip():
+            raise InputError("--remove: a blank path names the current folder (an unset variable?); give the path")
     found: dict[str, set[str]] = {}
-    stored = None
+    stored: list[tuple[str, str]] | None = None  # (id, path) of every stored file passage, read once
+
+    def stored_paths() -> list[tuple[str, str]]:
+        nonlocal stored
+        if stored is None:
+            stored = [(p["id"], str((p.get("meta") or {}).get("path") or "")) for p in corpus.all_passages()]
+            stored = [(i, sp) for i, sp in stored if sp and not is_url(sp)]
+        return stored
+
     for path in paths:
         if is_url(path):
-            found[path] = set(corpus.ids_from(page_address(path)))
+            found[path] = set().union(*(corpus.ids_from(a) for a in page_spellings(path)))
             continue
-        full = printable_path(os.path.abspath(path))
+        full = path_text(path)
         ids = set(corpus.ids_from(full))
         if not ids and not os.path.isfile(path):  # a folder, or a folder (or file) that is gone: by prefix
-            root = os.path.join(full, "")
-            if stored is None:
-                stored = corpus.all_passages()
-            ids = {p["id"] for p in stored if str((p.get("meta") or {}).get("path") or "").startswith(root)}
+            ids = {i for i, sp in stored_paths() if _under(sp, full)}
+        if not ids:  # a link on one side: where both lead
+            real = os.path.realpath(full)
+            ids = {i for i, sp in stored_paths() if _under(os.path.realpath(sp), real)}
         found[path] = ids
     return found
 
 
-def remove_sources(corpus, paths: Iterable[str]) -> dict[str, int]:
-    """Delete the passages ingest read from ``paths``; returns how many went, by path (a passage
-    two paths name, a file and its folder, is counted under the first)."""
+def remove_sources(corpus, paths: Iterable[str]) -> dict[str, set[str]]:
+    """Delete the passages ingest read from ``paths``; returns the ids each path matched (a
+    passage two paths name, a file and its folder, is under both)."""
     found = source_ids(corpus, paths)
-    taken: set[str] = set()
-    counts: dict[str, int] = {}
-    for path, ids in found.items():
-        counts[path] = len(ids - taken)
-        taken |= ids
-    corpus.remove(sorted(taken))
-    return counts
+    corpus.remove(sorted(set().union(*found.values())))
+    return found

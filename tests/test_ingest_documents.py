@@ -642,3 +642,48 @@ def test_remove_takes_out_what_a_file_folder_or_page_put_in(tmp_path, capsys, mi
     assert main(["ingest", "--remove", str(notes), "--store", str(tmp_path / "no-store")]) == 2
     assert "no store at" in capsys.readouterr().err
     assert not (tmp_path / "no-store").exists()
+
+
+def test_remove_by_overlapping_paths_links_and_names_that_are_not_utf8(tmp_path, capsys, minilm, monkeypatch):
+    """A folder and a file in it named together: both matched, exit 0 (the second was "nothing
+    came from" until 2026-11-30, night); a path through a link ingest did not take; two names
+    that differ only in bytes that are not UTF-8 stay two files (both were stored as ``caf\\ufffd``,
+    so removing one removed the other); a blank path is refused (it named the working folder)."""
+    import os
+
+    docs = tmp_path / "docs"
+    (docs / "notes").mkdir(parents=True)
+    (docs / "notes" / "a.md").write_text(f"# Okapi\n\n{OKAPI_1}\n")
+    (docs / "notes2.md").write_text(f"# Okapi food\n\n{OKAPI_2}\n")
+    for name, text in ((b"caf\xe9.txt", QUOKKA), (b"caf\xe8.txt", "Kiwis are flightless birds of New Zealand.")):
+        with open(os.path.join(os.fsencode(docs), name), "wb") as fh:
+            fh.write(text.encode())
+    (tmp_path / "link").symlink_to(docs, target_is_directory=True)
+    store = tmp_path / "store"
+    assert main(["ingest", str(docs), "--store", str(store), "--quiet"]) == 0
+    capsys.readouterr()
+
+    def remove(*paths):
+        code = main(["ingest", "--remove", *paths, "--store", str(store), "--json"])
+        out, err = capsys.readouterr()
+        return code, (json.loads(out) if out else None), err
+
+    monkeypatch.chdir(tmp_path)
+    assert remove("") == (2, None, "ragraphs: error: --remove: a blank path names the current folder (an unset "
+                                   "variable?); give the path\n")
+    assert remove("docs/notes", "docs/notes/a.md") == (0, {"removed": 1, "by_path": {"docs/notes": 1, "docs/notes/a.md": 1},
+                                                          "store_total": 3}, "")
+    assert remove(os.fsdecode(b"link/caf\xe9.txt")) == (0, {"removed": 1, "by_path": {os.fsdecode(b"link/caf\xe9.txt"): 1},
+                                                           "store_total": 2}, "")
+    left = {os.path.basename(p["meta"]["path"]) for p in ChromaCorpus(str(store), embeddings=minilm, create=False).all_passages()}
+    assert left == {"notes2.md", "caf\\xe8.txt"}  # the sibling file, and the other name that is not UTF-8
+
+
+def test_a_site_root_is_one_page_with_or_without_its_slash():
+    from ragraphs.sources import is_url, page_spellings
+
+    assert page_spellings("HTTP://Example.org#top") == ["http://example.org", "http://example.org/"]
+    assert page_spellings("http://example.org/") == ["http://example.org/", "http://example.org"]
+    assert page_spellings("http://example.org/?q=1") == ["http://example.org/?q=1"]
+    assert page_spellings("http://example.org/wiki/Okapi#x") == ["http://example.org/wiki/Okapi"]
+    assert is_url("HTTPS://example.org") and not is_url("https.txt")

@@ -66,8 +66,11 @@ def cmd_ask(args: argparse.Namespace) -> int:
     if args.method not in method_names():
         raise ConfigError(f"unknown method {args.method!r}; choose from {', '.join(method_names())}")
     options = {"llm": args.llm, "k": args.k, "retrieval": args.retrieval}  # None: not given
-    sets = settings_for(args.method, parse_settings(args.set))
-    refuse_clashes(options, sets)
+    typed = parse_settings(args.set)
+    sets = settings_for(args.method, typed)
+    retrieval_only = getattr(args, "retrieval_only", False) or None  # a switch: only given or not
+    refuse_clashes({**options, "skip_generation": retrieval_only}, typed, args.method,
+                   flags={"skip_generation": "--retrieval-only"})
     ctx_values = {**{k: v for k, v in options.items() if v is not None}, **sets}
     if getattr(args, "retrieval_only", False):
         if args.method == "none":

@@ -56,8 +56,9 @@ def cmd_chat(args: argparse.Namespace) -> int:
         raise ConfigError("--checkpointer keeps a chat under a --thread ID; give one, or leave --checkpointer out")
     # the options given, then --set (until 2026-11-30 an option not given replaced --set follow_up=...)
     options = {"follow_up": args.follow_up, "history_turns": args.history_turns}
-    sets = settings_for(args.method, parse_settings(args.set))
-    refuse_clashes({"llm": args.llm, "k": args.k, "retrieval": args.retrieval, **options}, sets)
+    typed = parse_settings(args.set)
+    sets = settings_for(args.method, typed)
+    refuse_clashes({"llm": args.llm, "k": args.k, "retrieval": args.retrieval, **options}, typed, args.method)
     values = {"llm": args.llm, "k": args.k, "retrieval": args.retrieval,
               **{k: v for k, v in options.items() if v is not None}, **sets}
     ctx = chat_context(args.method, values)

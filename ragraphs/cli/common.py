@@ -50,21 +50,26 @@ def add_run_args(p: argparse.ArgumentParser) -> None:
                    help="any run setting of the method's context (METHOD.KEY: only when METHOD runs)")
 
 
-def refuse_clashes(options: dict[str, Any], sets: dict[str, Any]) -> None:
+def refuse_clashes(options: dict[str, Any], sets: dict[str, Any], method: str, flags: dict[str, str] | None = None) -> None:
     """A :class:`ConfigError` where a dedicated option (``--k 5``, ``--llm X``) and ``--set`` (``k=1``,
-    ``llm=Y``) give one setting two values; until 2026-11-30 the option was dropped without a word.
-    ``options``: the options' values by setting name, None where not given; ``sets``: ``--set``'s."""
+    ``llm=Y``, or ``METHOD.k=1`` for this ``method``) give one setting two values; until 2026-11-30
+    the option was dropped without a word. ``options``: the options' values by setting name, None
+    where not given; ``sets``: ``--set``'s as typed (the message quotes the key as typed);
+    ``flags``: an option that is a switch, by setting name (``skip_generation``: ``--retrieval-only``)."""
     def shown(v: Any) -> str:
         return v if isinstance(v, str) else json.dumps(v)
 
     def same(a: Any, b: Any) -> bool:  # 5 and 5.0 are one value, 1 and true are not
         return bool(a == b) and isinstance(a, bool) == isinstance(b, bool)
 
-    for key, given in options.items():
-        if given is not None and key in sets and not same(sets[key], given):
-            flag = "--" + key.replace("_", "-")
-            raise ConfigError(f"{flag} {shown(given)} and --set {key}={shown(sets[key])} give {key} two values; "
-                              "give one of them")
+    for key, value in sets.items():
+        scope, dot, name = key.rpartition(".")
+        if dot and scope != method:
+            continue
+        given = options.get(name)
+        if given is not None and not same(value, given):
+            flag = (flags or {}).get(name) or f"--{name.replace('_', '-')} {shown(given)}"
+            raise ConfigError(f"{flag} and --set {key}={shown(value)} give {name} two values; give one of them")
 
 
 def make_components(args: argparse.Namespace, **kw: Any):

@@ -16,7 +16,7 @@ def _check_store_place(store: str, paths: list[str]) -> None:
     """The store's folder is none of the documents' folders (a subfolder is: the walk skips a
     store), nor a folder of other files: Chroma writes its files there, and a documents folder holding a store is skipped by
     every later ingest (`ask`'s advice for a missing store led there until 2026-11-30)."""
-    from ..ingest import is_url
+    from ..sources import is_url
     from ..tools.vectorstore import holds_other_files
 
     where = os.path.realpath(store)
@@ -42,7 +42,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     store_from_env(args)  # RAGRAPHS_STORE_URL / RAGRAPHS_COLLECTION, as the server's graphs read them
     if args.chunk_words < 1:
         raise InputError(f"--chunk-words must be at least 1, got {args.chunk_words}")
-    from ..ingest import is_url
+    from ..sources import is_url
 
     if args.remove:
         return _remove(args)
@@ -101,7 +101,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
 def _remove(args: argparse.Namespace) -> int:
     """``ingest --remove``: the passages of these files, folders or pages out of an existing store."""
-    from ..ingest import is_url
+    from ..sources import is_url
     from ..ingest_remove import remove_sources
     from ..settings import default_store_path
     from ..tools.vectorstore import ChromaCorpus
@@ -109,18 +109,21 @@ def _remove(args: argparse.Namespace) -> int:
     clash = [f for f, on in (("--sync", args.sync), ("--keep-old", args.keep_old), ("--exact", args.exact)) if on]
     if clash:
         raise ConfigError(f"--remove reads no files, so {', '.join(clash)} would change nothing; drop it")
+    if any(not p.strip() for p in args.paths):  # abspath("") is the working folder: all of it would go
+        raise InputError("--remove: a blank path names the current folder (an unset variable?); give the path")
     if args.store and not args.store_url:
         check_folder_place(args.store, "--store")
     corpus = ChromaCorpus(None if args.store_url else (args.store or default_store_path()), url=args.store_url,
                           collection=args.collection, create=False)
-    counts = remove_sources(corpus, args.paths)
-    missed = [p for p, n in counts.items() if not n]
+    found = remove_sources(corpus, args.paths)
+    missed = [p for p, ids in found.items() if not ids]
     for p in missed:
         why = (" (a page that redirected is stored under the address it led to)" if is_url(p) else
                " (a benchmark file's paragraphs carry no path: remove its collection instead)"
                if p.lower().endswith((".jsonl", ".json")) else "")
         print(f"warning: nothing in the store came from {p}{why}", file=sys.stderr)
-    total = sum(counts.values())
+    total = len(set().union(*found.values()))
+    counts = {p: len(ids) for p, ids in found.items()}
     if args.json:
         print(json.dumps({"removed": total, "by_path": counts, "store_total": corpus.count()}))
     else:

@@ -123,20 +123,20 @@ def _file_format(path: str) -> str | None:
 
 
 def _refuse_clashes(args: argparse.Namespace, methods: list[str], ks: list, strategies: list, settings: dict[str, Any]) -> None:
-    """``--k 4 --set k=6`` (or ``--llm``, ``--retrieval``, ``--strategy`` against ``--set``, also
-    scoped as ``dr-rag.k=6``): refused as ``ask`` refuses it. Until 2026-11-30 (night) ``--set``
-    won and the run's folder was named after the option it ignored. A list (``--k 2,4``) clashes
-    with any ``--set`` of the same setting."""
+    """``--k 4 --set k=6`` (or ``--llm``, ``--retrieval``, ``--strategy``, ``--retrieval-only``
+    against ``--set``, also scoped as ``dr-rag.k=6``): refused as ``ask`` refuses it. Until
+    2026-11-30 (night) ``--set`` won and the run's folder was named after the option it ignored. A
+    list (``--k 2,4``) clashes with any ``--set`` of the same setting."""
     from ..cli.common import refuse_clashes
-    from ..settings import settings_for
 
     options = {
         "llm": args.llm, "retrieval": args.retrieval,
         "k": ks[0] if len(ks) == 1 else args.k,
         "strategy": strategies[0] if len(strategies) == 1 else args.strategy,
+        "skip_generation": True if args.retrieval_only else None,
     }
     for m in methods:
-        refuse_clashes(options, settings_for(m, settings, methods))
+        refuse_clashes(options, settings, m, flags={"skip_generation": "--retrieval-only"})
 
 
 def cmd_eval(args: argparse.Namespace) -> int:

@@ -522,7 +522,9 @@ def test_an_option_and_set_giving_one_setting_two_values_are_refused(tmp_path, c
         (["ask", "Who?", "--llm", "fake:x", "--set", "llm=gemma"],
          "--llm fake:x and --set llm=gemma give llm two values; give one of them"),
         (["ask", "Who?", "--method", "crag", "--retrieval", "bm25", "--set", "crag.retrieval=dense"],
-         "--retrieval bm25 and --set retrieval=dense give retrieval two values; give one of them"),
+         "--retrieval bm25 and --set crag.retrieval=dense give retrieval two values; give one of them"),
+        (["ask", "Who?", "--retrieval-only", "--set", "skip_generation=false"],
+         "--retrieval-only and --set skip_generation=false give skip_generation two values; give one of them"),
         (["chat", "--k", "5", "--set", "k=1"], "--k 5 and --set k=1 give k two values; give one of them"),
         (["chat", "--history-turns", "2", "--set", "history_turns=3"],
          "--history-turns 2 and --set history_turns=3 give history_turns two values; give one of them"),
@@ -538,7 +540,8 @@ def test_an_option_and_set_giving_one_setting_two_values_are_refused(tmp_path, c
 def test_eval_refuses_an_option_and_set_giving_one_setting_two_values(tmp_path, capsys):
     """``eval --k 4 --set k=6`` ran with k = 6 in a folder named for k = 4 until 2026-11-30 (night):
     now one line, exit 2, before the data file is read. A list (``--k 2,4``) clashes with any
-    ``--set k``; a scoped ``dr-rag.strategy`` with ``--strategy``; the same value twice is taken."""
+    ``--set k``; a scoped ``dr-rag.strategy`` with ``--strategy`` (quoted as typed); ``--set
+    skip_generation=false`` with ``--retrieval-only`` (generation ran); the same value twice is taken."""
     from conftest import main_captured
 
     missing = tmp_path / "missing.jsonl"  # never read: the clash is refused first
@@ -546,9 +549,11 @@ def test_eval_refuses_an_option_and_set_giving_one_setting_two_values(tmp_path, 
         (["--k", "4", "--set", "k=6"], "--k 4 and --set k=6 give k two values"),
         (["--k", "2,4", "--set", "k=2"], "--k 2,4 and --set k=2 give k two values"),
         (["--method", "dr-rag", "--strategy", "cfs", "--set", "dr-rag.strategy=cis"],
-         "--strategy cfs and --set strategy=cis give strategy two values"),
+         "--strategy cfs and --set dr-rag.strategy=cis give strategy two values"),
         (["--compare", "vanilla,crag", "--retrieval", "bm25", "--set", "crag.retrieval=dense"],
-         "--retrieval bm25 and --set retrieval=dense give retrieval two values"),
+         "--retrieval bm25 and --set crag.retrieval=dense give retrieval two values"),
+        (["--retrieval-only", "--set", "skip_generation=false"],
+         "--retrieval-only and --set skip_generation=false give skip_generation two values"),
         (["--llm", "fake:x", "--set", "llm=gemma"], "--llm fake:x and --set llm=gemma give llm two values"),
     ]
     for extra, said in cases:

@@ -1,0 +1,60 @@
+"""Where a passage came from, as the store keeps it: a file's path as text and a page's
+address. Ingest writes these into each passage's ``meta["path"]``; replacing a changed file,
+``--sync`` and ``ingest --remove`` match on them."""
+
+from __future__ import annotations
+
+import os
+
+
+def printable_path(path: str) -> str:
+    """A file path or name as text to show: a name that is not UTF-8 (a Latin-1 file name, one
+    from a Windows zip) reads with U+FFFD in place of its bytes; its surrogate escapes failed the
+    embedder and lost the whole ingest until 2026-11-30."""
+    try:
+        path.encode("utf-8")
+        return path
+    except UnicodeEncodeError:
+        return os.fsencode(path).decode("utf-8", "replace")
+
+
+def path_text(path: str) -> str:
+    """A file's absolute path as the text its passages keep: bytes that are not UTF-8 written as
+    ``\\xNN``, so two such names stay two paths. With U+FFFD (until 2026-11-30, night)
+    ``caf\\xe9.txt`` and ``caf\\xe8.txt`` were one path, and replacing or removing one removed the
+    other's passages; a store made before keeps the old spelling until ``ingest --sync``."""
+    path = os.path.abspath(path)
+    try:
+        path.encode("utf-8")
+        return path
+    except UnicodeEncodeError:
+        return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
+def is_url(path: str) -> bool:
+    """An http(s) address (the scheme in any case: ``HTTP://Host/page`` is one)."""
+    return path[:8].lower().startswith(("http://", "https://"))
+
+
+def page_address(url: str) -> str:
+    """The address a page's passages keep: without its ``#fragment`` (never sent to the server),
+    scheme and host in lower case, so ``page#a`` and ``HTTP://Host/page`` are the page ingested
+    before, not another copy of it (until 2026-11-30)."""
+    from urllib.parse import urldefrag, urlsplit, urlunsplit
+
+    parts = urlsplit(urldefrag(url)[0])
+    netloc = parts.netloc if "@" in parts.netloc else parts.netloc.lower()  # a user name keeps its case
+    return urlunsplit((parts.scheme.lower(), netloc, parts.path, parts.query, ""))
+
+
+def page_spellings(url: str) -> list[str]:
+    """The addresses one page may be stored under: ``page_address``, and for a site's root both
+    ``http://host`` and ``http://host/`` (one page; ingest keeps the spelling it was given)."""
+    from urllib.parse import urlsplit
+
+    first = page_address(url)
+    parts = urlsplit(first)
+    if parts.path in ("", "/") and not parts.query:
+        root = f"{parts.scheme}://{parts.netloc}"
+        return [first, root if first != root else root + "/"]
+    return [first]
