@@ -235,11 +235,34 @@ class Components:
                 self.judges[name] = judge_for(name, self.judges.get(name), embeddings=self.embeddings)
             return self.judges[name]
 
+    def reranker(self, spec: str):
+        """The judge a ``rerank`` setting names (None for ``none``; ``evaluator``: this graph's
+        evaluator), loaded once per Components. A folder or model that cannot be loaded is a
+        :class:`ConfigError` that names the setting."""
+        from .setting_values import rerank_name
+
+        spec = rerank_name(spec)
+        if spec == "none":
+            return None
+        if spec == "evaluator":
+            return self.judge("evaluator")
+        key = f"evaluator@{spec}"
+        with self._lock:
+            if key not in self.judges:
+                from .errors import ConfigError
+                from .tools.judges import load_judge
+
+                try:
+                    self.judges[key] = load_judge("evaluator", spec)
+                except ConfigError as e:  # "judge model not found: X" named no setting until 2026-11-30 (night)
+                    raise ConfigError(f"run setting 'rerank': {e}") from e
+            return self.judges[key]
+
     def warm_up(self, ctx: Any = None) -> float:
         """Load what a run of ``ctx``'s settings will surely use, before its clock starts: the
         retriever's query embedder, its BM25 index (``bm25`` or ``hybrid`` retrieval) and title
         index (``link_question``, DR-RAG's ``link_expand``), the evaluator's cross-encoder (a
-        method's settings, or ``rerank=evaluator``) and, unless the run skips generation, the
+        method's settings), the ``rerank`` setting's re-ranker and, unless the run skips generation, the
         LLM. Returns the seconds it took. Only a retriever already built or given is touched (no
         store is opened here). The indexes and the judges were built inside the first node until
         2026-11-30. A failure is left to show up, recorded, in the run itself."""
@@ -255,9 +278,10 @@ class Components:
                 links = getattr(ctx, "link_question", False) or int(getattr(ctx, "link_expand", 0) or 0) > 0
                 if links and callable(getattr(retriever, "title_index", None)):
                     retriever.title_index()
-            if ctx is not None and (type(ctx).__name__ not in ("RAGContext", "ChatContext")
-                                    or str(getattr(ctx, "rerank", "none")) == "evaluator"):
+            if ctx is not None and type(ctx).__name__ not in ("RAGContext", "ChatContext"):
                 self.judge("evaluator")  # the shipped roles share one model: the pair and NLI views are free
+            if ctx is not None:  # a re-ranker folder or name too (loaded in the first question until 2026-11-30, night)
+                self.reranker(str(getattr(ctx, "rerank", "none")))
             if ctx is not None and not getattr(ctx, "skip_generation", False):
                 llm = self.llm(getattr(ctx, "llm", None), max_tokens=int(getattr(ctx, "max_new_tokens", 64)))
                 if hasattr(llm, "_load"):

@@ -147,6 +147,44 @@ def check_values(ctx: Any) -> None:
             raise ConfigError(f"run setting {f.name!r}: {problem}")
 
 
+RERANK_NONE = ("", "none", "off", "false", "no")
+
+
+def rerank_name(value: Any) -> str:
+    """A ``rerank`` value as the nodes read it: ``none`` (also blank, off, false, no), ``evaluator``
+    (in any case: ``Evaluator`` was taken for a model name until 2026-11-30, night), else the
+    CrossEncoder folder or cached model name as given, stripped."""
+    spec = str(value if value is not None else "").strip()
+    if spec.lower() in RERANK_NONE:
+        return "none"
+    return "evaluator" if spec.lower() == "evaluator" else spec
+
+
+def rerank_error(value: Any) -> str | None:
+    """What is wrong with a ``rerank`` value, found without loading a model: a bare word (no
+    ``/``) that is neither none, evaluator, a folder here nor a model cached here (a typo such as
+    ``evalutor`` failed only when the first question retrieved, until 2026-11-30, night). A value
+    with a ``/`` (a folder, ``org/name``) is left to the loader, which names it: it may be a path
+    on the LangGraph server that runs the graph, not here."""
+    spec = rerank_name(value)
+    if spec in ("none", "evaluator") or "/" in spec or os.sep in spec or os.path.isdir(os.path.expanduser(spec)):
+        return None
+    from .tools.judges.core import is_cached_model
+
+    if is_cached_model(spec):
+        return None
+    near = difflib.get_close_matches(spec.lower(), ["none", "evaluator"], n=1)
+    hint = f"; did you mean {near[0]!r}?" if near else ""
+    return (f"{spec!r} is not none, evaluator, a folder here or a model in the local Hugging Face cache "
+            f"(a CrossEncoder folder or a cached model name, org/name){hint}")
+
+
+def rerank_field(what: str, default: str = "none") -> Any:
+    """A ``rerank`` setting: none | evaluator | a CrossEncoder folder or cached name, checked by
+    :func:`rerank_error`."""
+    return field(default=default, metadata={"description": what, "check": rerank_error})
+
+
 def web_field(what: str) -> Any:
     """A ``web`` setting (CRAG's, ERM4's): a web search spec, checked by :func:`web_spec_error`."""
     return field(default="", metadata={"description": f"{what} when the graph has none: offline:PATH | searxng:URL | "

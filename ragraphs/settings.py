@@ -15,7 +15,7 @@ from typing import Any, Literal, TypeVar
 
 from .errors import ConfigError
 from .setting_values import (  # noqa: F401  re-exported: ragraphs.settings is where callers find them
-    NamesChecked, web_field, check_setting_names as check_setting_names, check_shared_settings as check_shared_settings,
+    NamesChecked, rerank_field, web_field, check_setting_names as check_setting_names, check_shared_settings as check_shared_settings,
     check_values as check_values, context_from as context_from, context_in as context_in,
     describe_settings as describe_settings, parse_settings as parse_settings, settings_for as settings_for,
     web_spec_error as web_spec_error,
@@ -52,11 +52,8 @@ class RAGContext(metaclass=NamesChecked):
                   "'John Crockett (1753 – after 1802)' -> 'John Crockett' (false: keep the answer as written)"},
     )
     skip_generation: bool = field(default=False, metadata={"description": "stop before the final answer (retrieval-only evaluation)"})
-    rerank: str = field(
-        default="none",
-        metadata={"description": "re-ranker of the retrieved candidates: none | evaluator (the graph's evaluator judge: the shipped "
-                  "cross-encoder unless Components' judges or RAGRAPHS_RERANKER name another) | a CrossEncoder path or name"},
-    )
+    rerank: str = rerank_field("re-ranker of the retrieved candidates: none | evaluator (the graph's evaluator judge: the shipped "
+                               "cross-encoder unless Components' judges or RAGRAPHS_RERANKER name another) | a CrossEncoder path or name")
     rerank_depth: int = field(default=20, metadata={"description": "candidates retrieved for the re-ranker to choose the k passages from"})
     link_question: bool = field(
         default=False,
@@ -173,11 +170,8 @@ class DRRAGContext(RAGContext):
         metadata={"description": "hybrid fusion: reciprocal rank, score = sum 1/(fusion_k + rank) over the dense and BM25 "
                                  "lists; none = the retriever's own hybrid mode", "minimum": 1},
     )
-    rerank: str = field(
-        default="none",
-        metadata={"description": "re-ranker of both stages' candidates: none | evaluator (the graph's evaluator judge: the shipped "
-                  "cross-encoder unless Components' judges or RAGRAPHS_RERANKER name another) | a CrossEncoder directory or name"},
-    )
+    rerank: str = rerank_field("re-ranker of both stages' candidates: none | evaluator (the graph's evaluator judge: the shipped "
+                               "cross-encoder unless Components' judges or RAGRAPHS_RERANKER name another) | a CrossEncoder directory or name")
     rerank_depth: int = field(
         default=30, metadata={"description": "candidate depth: first-stage candidates retrieved for the re-ranker"}
     )
@@ -335,6 +329,9 @@ class ERM4Context(RAGContext):
         "corpus, the Chroma store and collection read, so one corpus's memory never answers for another; 'default' (shared, warned) for yours)"})
     reservoir_max_entries: int = field(default=10000, metadata={
         "description": "reservoir bound: least recently used entries beyond it are evicted by this run's writes (0: none)"})
+    rerank: str = rerank_field("re-ranker of each outside query's corpus candidates, scored against that query, k kept for the "
+                               "Knowledge Filter (web results are not re-ranked): none | evaluator | a CrossEncoder path or name")
+    rerank_depth: int = field(default=20, metadata={"description": "corpus candidates per outside query the re-ranker reads (below k: k)"})
 
 
 @dataclass(kw_only=True)
@@ -436,6 +433,10 @@ class MIGRESContext(RAGContext):
     leaf_max_tokens: int = field(default=80, metadata={"description": "tokens the Leaf Module may write", "minimum": 1})
     query_max_tokens: int = field(default=64, metadata={"description": "tokens the Query Generator may write", "minimum": 1})
     knowledge_max_tokens: int = field(default=64, metadata={"description": "tokens knowledge prompting may write", "minimum": 1})
+    rerank: str = rerank_field("re-ranker of each query's candidates, scored against that query, k kept: the question's own are "
+                               "the reader's first passages (reader_question_passages), unfiltered; the Knowledge Filter scores "
+                               "the rest again with its evaluator: none | evaluator | a CrossEncoder path or name")
+    rerank_depth: int = field(default=20, metadata={"description": "candidates per query the re-ranker reads (below k: k)"})
 
 
 ContextT = TypeVar("ContextT")

@@ -50,7 +50,7 @@ from .erm4_prompts import (
     rewrite_prompt,
     nli_prompt,
 )
-from .rerank import reranked_search
+from .rerank import reranked_by, reranked_search
 from .web import no_web, web_backend
 
 # prompts: nodes/erm4_prompts.py; output reading: nodes/erm4_parsing.py
@@ -270,7 +270,8 @@ def make_external_retrieve(c: Components) -> Node[ERM4State, ERM4Context]:
             got = interleaved(got, web_got) if got and web_got else got + web_got
             knowledge += tag_knowledge(got, qi, q, "external")
             per_query.append({"query": q, "n": len(got)})
-        trace: dict[str, Any] = {"source": source, "k": k, "queries": per_query, "retrieved": brief_knowledge(knowledge)}
+        trace: dict[str, Any] = {"source": source, "k": k, **(reranked_by(ctx, k) if source != "web" else {}),
+                                 "queries": per_query, "retrieved": brief_knowledge(knowledge)}
         if missed:
             trace["recheck"] = [r["query"] for r in missed]
         update: dict[str, Any] = {"external_knowledge": earlier + knowledge, "web_calls": web_calls}

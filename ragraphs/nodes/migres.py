@@ -28,7 +28,7 @@ from ..tools.llm import complete, llm_usage
 from ..tools.structured import LeafExtraction, MainVerdict, QueryList, decide
 from ..tools.text import join_sentences, split_sentences
 from ..tools.vectorstore import usable_mode
-from .rerank import passage_text, reranked_search, rerank_spec
+from .rerank import passage_text, reranked_by, reranked_search, rerank_spec
 from .migres_parsing import (
     refuses,
     verdict,
@@ -94,7 +94,7 @@ def make_retrieve(c: Components) -> Node[MIGRESState, MIGRESContext]:
             "queries": queries,
             "candidates": candidates,
             **({"question_passages": first} if first is not None else {}),
-            "_trace": {"queries": queries, "k": k, "mode": mode, "retrieved": len(candidates),
+            "_trace": {"queries": queries, "k": k, "mode": mode, "retrieved": len(candidates), **reranked_by(ctx, k),
                        **({"named_by_question": named} if named is not None else {})},
         }
 

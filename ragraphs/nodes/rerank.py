@@ -21,31 +21,22 @@ from typing import Any, Callable, Sequence
 from langgraph.runtime import Runtime
 
 from ..components import Components
+from ..setting_values import RERANK_NONE, rerank_name
 from ..settings import RAGContext, context_of
 from ..state.types import Node, Passage, reset
 from .links import linked_search, named_count, question_links, title_index_of
 
-NONE = ("", "none", "off", "false", "no")
+NONE = RERANK_NONE
 
 
 def rerank_spec(ctx: Any) -> str:
-    spec = (ctx or RAGContext()).rerank  # a graph invoked without context: the defaults
-    return "none" if spec is None or str(spec).strip().lower() in NONE else str(spec).strip()
+    """The run's ``rerank`` setting as the nodes read it (:func:`~ragraphs.setting_values.rerank_name`)."""
+    return rerank_name((ctx or RAGContext()).rerank)  # a graph invoked without context: the defaults
 
 
 def reranker_of(c: Components, spec: str) -> Any | None:
     """The judge a ``rerank`` setting names (None for ``none``), loaded once per Components."""
-    if spec.lower() in NONE:
-        return None
-    if spec == "evaluator":
-        return c.judge("evaluator")
-    key = f"evaluator@{spec}"
-    with c._lock:
-        if key not in c.judges:
-            from ..tools.judges import load_judge
-
-            c.judges[key] = load_judge("evaluator", spec)
-        return c.judges[key]
+    return c.reranker(spec)
 
 
 def retrieval_depth(ctx: Any, k: int) -> int:
@@ -53,6 +44,13 @@ def retrieval_depth(ctx: Any, k: int) -> int:
     if rerank_spec(ctx) == "none":
         return k
     return max(k, int(ctx.rerank_depth or k))
+
+
+def reranked_by(ctx: Any, k: int) -> dict[str, Any]:
+    """What a trace says of a per-query re-rank (ERM4's, MIGRES's): the re-ranker and the
+    candidates it read per query; nothing without one."""
+    spec = rerank_spec(ctx)
+    return {} if spec == "none" else {"reranker": spec, "depth": retrieval_depth(ctx, k)}
 
 
 def reranked_search(c: Components, query: str, k: int, mode: str, ctx: Any) -> tuple[list[Passage], int]:
@@ -158,4 +156,4 @@ def make_rerank(
 
 
 __all__ = ["brief", "judge_scores", "make_rerank", "passage_text", "rerank_passages", "rerank_spec", "reranked_search",
-           "reranker_of", "retrieval_depth"]
+           "reranked_by", "reranker_of", "retrieval_depth"]

@@ -171,8 +171,13 @@ def test_erm4_and_migres_retrieval_take_the_rerank_setting():
     assert on["candidates"][2]["meta"]["query"] == "founder"
     off = migres(q, SimpleNamespace(context=MIGRESContext(k=2)))
     assert [p["id"] for p in off["candidates"]] == ["0", "1", "0", "1"]
-    with pytest.raises(ConfigError):
+    with pytest.raises(ConfigError, match=r"^run setting 'rerank': judge model not found: /no/such/cross-encoder"):
         migres(q, SimpleNamespace(context=MIGRESContext(k=2, rerank="/no/such/cross-encoder")))
+    # the traces say which re-ranker read how many candidates a query (nothing of it without one)
+    assert (on["_trace"]["reranker"], on["_trace"]["depth"]) == ("evaluator", 5) and "reranker" not in off["_trace"]
+    out = erm4(state, SimpleNamespace(context=ERM4Context(k=2, rerank="Evaluator", rerank_depth=6)))
+    assert (out["_trace"]["reranker"], out["_trace"]["depth"]) == ("evaluator", 6)
+    assert [p["id"] for p in out["external_knowledge"]] == ["5", "4"]  # "Evaluator" was a model name until 2026-11-30
     # with link_question too, the page a query names stays first after the re-ranker, as in vanilla
     named = migres({"question": "Who wrote it?", "queries": ["Page 1 founder"]},
                    SimpleNamespace(context=MIGRESContext(k=2, rerank="evaluator", rerank_depth=6, link_question=True)))
@@ -236,3 +241,34 @@ def test_rerank_leaves_the_order_alone_without_a_title_index():
     plain = build_vanilla_graph(c).invoke(q, context=RAGContext(k=1, rerank="evaluator"))
     linked = build_vanilla_graph(c).invoke(q, context=RAGContext(k=1, rerank="evaluator", link_question=True))
     assert [p["title"] for p in plain["passages"]] == [p["title"] for p in linked["passages"]] == ["Paris"]
+
+
+def test_a_rerank_value_that_names_nothing_is_refused_when_the_settings_are_read(tmp_path, monkeypatch):
+    """``rerank=evalutor`` was taken and failed when the first question retrieved (after ERM4's
+    Rewriter+ call; never, for a question ERM4 answered from memory): now the settings refuse it,
+    naming the setting and the nearest choice. Any case of none/evaluator is taken; a folder here
+    is taken; a value with a ``/`` is left to the loader (it may be a path on the server)."""
+    from ragraphs.settings import DRRAGContext, MIGRESContext
+
+    for cls in (RAGContext, DRRAGContext, ERM4Context, MIGRESContext):
+        with pytest.raises(ConfigError, match=r"^run setting 'rerank': 'evalutor' is not none, evaluator, a folder here "
+                                              r"or a model in the local Hugging Face cache .*; did you mean 'evaluator'\?$"):
+            cls(rerank="evalutor")
+    for ok in ("NONE", " Evaluator ", "off", "", "org/some-reranker", "/srv/models/bge", str(tmp_path)):
+        RAGContext(rerank=ok)
+    assert rerank_spec(RAGContext(rerank=" EVALUATOR ")) == "evaluator" and rerank_spec(RAGContext(rerank="Off")) == "none"
+    (tmp_path / "reranker").mkdir()
+    monkeypatch.chdir(tmp_path)
+    RAGContext(rerank="reranker")  # a folder of the working directory, named bare
+
+
+def test_warm_up_loads_a_reranker_named_by_its_folder():
+    """``warm_up`` loaded the evaluator for ``rerank=evaluator`` only: a re-ranker named by its
+    folder was loaded inside the first question's retrieval (its time counted there)."""
+    from ragraphs.tools.judges import weights_dir
+
+    c = Components(retriever=Ranked(), judges={"evaluator": ByNumber()})
+    folder = str(weights_dir())
+    c.warm_up(RAGContext(rerank=folder, skip_generation=True))
+    assert f"evaluator@{folder}" in c.judges
+    assert reranker_of(c, folder) is c.judges[f"evaluator@{folder}"]

@@ -184,6 +184,12 @@ def _cached_folder(name: str) -> Path:
     return Path(found).parent if isinstance(found, str) else Path(os.devnull) / "none"
 
 
+def is_cached_model(name: str) -> bool:
+    """Whether the local Hugging Face cache holds a model of this name (its config), read without
+    reaching the hub."""
+    return (_cached_folder(name) / "config.json").is_file()
+
+
 def _refuse_bi_encoder(folder: Path) -> None:
     """A sentence-embedding model given as a judge loads with a new, random scoring layer:
     its scores would be noise. Refused when its config names no sequence-classification
