@@ -360,7 +360,10 @@ def test_more_mistakes_each_one_line(tmp_path, capsys):
         (("ask", "Who?", *store, "--k", "-2"), "run setting 'k' must be a whole number >= 1, got -2"),
         (("ask", "Who?", *store, "--k", "0"), "run setting 'k' must be a whole number >= 1, got 0"),
         (("ask", "Who?", *store, "--llm", "fake:x", "--set", "rerank=no-such-model"),
-         "judge model 'no-such-model': no such folder, and no model of that name in the local Hugging Face cache"),
+         "run setting 'rerank': 'no-such-model' is not none, evaluator, a folder here or a model in the local Hugging Face cache"),
+        (("ask", "Who?", *store, "--llm", "fake:x", "--set", "rerank=org/no-such-model"),  # a name: left to the loader
+         "run setting 'rerank': judge model 'org/no-such-model': no such folder, and no model of that name in the local "
+         "Hugging Face cache"),
         (("ask", "Who?", *store, "--llm", "fake:x", "--checkpointer", tmp_path / "c.sqlite"),
          "--checkpointer keeps a run under a --thread ID"),
         (("eval", "--data", tmp_path, "--method", "none"), f"--data {tmp_path} is a folder"),
