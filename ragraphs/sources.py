@@ -7,15 +7,20 @@ from __future__ import annotations
 import os
 
 
-def printable_path(path: str) -> str:
-    """A file path or name as text to show: a name that is not UTF-8 (a Latin-1 file name, one
-    from a Windows zip) reads with U+FFFD in place of its bytes; its surrogate escapes failed the
-    embedder and lost the whole ingest until 2026-11-30."""
+def _as_text(path: str, errors: str) -> str:
+    """``path`` as it is when it is UTF-8, else its bytes decoded with ``errors``."""
     try:
         path.encode("utf-8")
         return path
     except UnicodeEncodeError:
-        return os.fsencode(path).decode("utf-8", "replace")
+        return os.fsencode(path).decode("utf-8", errors)
+
+
+def printable_path(path: str) -> str:
+    """A file path or name as text to show: a name that is not UTF-8 (a Latin-1 file name, one
+    from a Windows zip) reads with U+FFFD in place of its bytes; its surrogate escapes failed the
+    embedder and lost the whole ingest until 2026-11-30."""
+    return _as_text(path, "replace")
 
 
 def path_text(path: str) -> str:
@@ -23,12 +28,7 @@ def path_text(path: str) -> str:
     ``\\xNN``, so two such names stay two paths. With U+FFFD (until 2026-11-30, night)
     ``caf\\xe9.txt`` and ``caf\\xe8.txt`` were one path, and replacing or removing one removed the
     other's passages; a store made before keeps the old spelling until ``ingest --sync``."""
-    path = os.path.abspath(path)
-    try:
-        path.encode("utf-8")
-        return path
-    except UnicodeEncodeError:
-        return os.fsencode(path).decode("utf-8", "backslashreplace")
+    return _as_text(os.path.abspath(path), "backslashreplace")
 
 
 def is_url(path: str) -> bool:

@@ -320,13 +320,19 @@ def test_a_changed_file_ingested_again_replaces_its_earlier_passages(tmp_path, c
     assert {p["title"] for p in corpus.all_passages()} == {"Okapi", "Quokka"}
 
 
-def test_sync_removes_the_passages_of_files_gone_from_the_folder(tmp_path, capsys, minilm):
+def notes_and_other(tmp_path: Path) -> tuple[Path, Path]:
+    """A folder ``notes`` (the okapi, and the quokka in ``notes/old``) and a file ``other.md`` beside it."""
     notes = tmp_path / "notes"
     (notes / "old").mkdir(parents=True)
     (notes / "okapi.md").write_text(f"# Okapi\n\n{OKAPI_1}\n")
     (notes / "old" / "quokka.md").write_text(f"# Quokka\n\n{QUOKKA}\n")
     other = tmp_path / "other.md"
     other.write_text(f"# Okapi food\n\n{OKAPI_2}\n")
+    return notes, other
+
+
+def test_sync_removes_the_passages_of_files_gone_from_the_folder(tmp_path, capsys, minilm):
+    notes, other = notes_and_other(tmp_path)
     store = tmp_path / "store"
 
     def run(*extra):
@@ -615,12 +621,7 @@ def test_remove_takes_out_what_a_file_folder_or_page_put_in(tmp_path, capsys, mi
     """``ingest --remove``: a file's passages (the file already deleted), a folder's (every file
     under it), nothing read or embedded; a path that matched nothing is a warning and exit 1;
     --sync beside it is refused."""
-    notes = tmp_path / "notes"
-    (notes / "old").mkdir(parents=True)
-    (notes / "okapi.md").write_text(f"# Okapi\n\n{OKAPI_1}\n")
-    (notes / "old" / "quokka.md").write_text(f"# Quokka\n\n{QUOKKA}\n")
-    other = tmp_path / "other.md"
-    other.write_text(f"# Okapi food\n\n{OKAPI_2}\n")
+    notes, other = notes_and_other(tmp_path)
     store = tmp_path / "store"
     assert main(["ingest", str(notes), str(other), "--store", str(store), "--quiet"]) == 0
     capsys.readouterr()
