@@ -22,14 +22,19 @@ def _under(path: str, root: str) -> bool:
     return path == root or path.startswith(os.path.join(root, ""))
 
 
+def refuse_blank(paths: Iterable[str]) -> None:
+    """An :class:`InputError` for a blank path: ``abspath("")`` is the working folder, and all it
+    holds would go (an unset variable in a script)."""
+    if any(not p.strip() for p in paths):
+        raise InputError("--remove: a blank path names the current folder (an unset variable?); give the path")
+
+
 def source_ids(corpus, paths: Iterable[str]) -> dict[str, set[str]]:
     """For each of ``paths``, the ids of the stored passages ingest read from it (empty when
     none). ``corpus``: a store with ``ids_from`` and ``all_passages`` (a ChromaCorpus). A blank
-    path is an :class:`InputError` (it would name the working folder)."""
+    path is an :class:`InputError` (:func:`refuse_blank`)."""
     paths = list(paths)
-    for path in paths:
-        if not path.strip():
-            raise InputError("--remove: a blank path names the current folder (an unset variable?); give the path")
+    refuse_blank(paths)
     found: dict[str, set[str]] = {}
     stored: list[tuple[str, str]] | None = None  # (id, path) of every stored file passage, read once
 

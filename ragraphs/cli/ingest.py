@@ -102,15 +102,14 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 def _remove(args: argparse.Namespace) -> int:
     """``ingest --remove``: the passages of these files, folders or pages out of an existing store."""
     from ..sources import is_url
-    from ..ingest_remove import remove_sources
+    from ..ingest_remove import refuse_blank, remove_sources
     from ..settings import default_store_path
     from ..tools.vectorstore import ChromaCorpus
 
     clash = [f for f, on in (("--sync", args.sync), ("--keep-old", args.keep_old), ("--exact", args.exact)) if on]
     if clash:
         raise ConfigError(f"--remove reads no files, so {', '.join(clash)} would change nothing; drop it")
-    if any(not p.strip() for p in args.paths):  # abspath("") is the working folder: all of it would go
-        raise InputError("--remove: a blank path names the current folder (an unset variable?); give the path")
+    refuse_blank(args.paths)  # before the store opens
     if args.store and not args.store_url:
         check_folder_place(args.store, "--store")
     corpus = ChromaCorpus(None if args.store_url else (args.store or default_store_path()), url=args.store_url,

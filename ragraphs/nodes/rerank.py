@@ -21,12 +21,10 @@ from typing import Any, Callable, Sequence
 from langgraph.runtime import Runtime
 
 from ..components import Components
-from ..setting_values import RERANK_NONE, rerank_name
+from ..setting_values import rerank_name
 from ..settings import RAGContext, context_of
 from ..state.types import Node, Passage, reset
 from .links import linked_search, named_count, question_links, title_index_of
-
-NONE = RERANK_NONE
 
 
 def rerank_spec(ctx: Any) -> str:
