@@ -116,6 +116,19 @@ def kept_text(text: str, passage_score: float, sentences: list[str], scores: lis
     return join_sentences(kept), f"{len(kept)}/{len(sentences)} sentences"
 
 
+def read_again(old: Passage | None, new: Passage) -> Passage:
+    """A passage as the loop has read it so far: ``new`` the first time; read again (a later
+    query kept other sentences of it), its sentences joined to those read before and the
+    latest query's meta, so the reader sees all of it and counts it a follow-up's (until
+    2026-12-01 the first reading stood: the follow-up's sentences never reached the reader)."""
+    if old is None:
+        return new
+    had = split_sentences(old.get("text") or "")
+    seen = {" ".join(s.split()) for s in had}
+    more = [s for s in split_sentences(new.get("text") or "") if " ".join(s.split()) not in seen]
+    return {**old, **new, "text": join_sentences([*had, *more]), "meta": {**(old.get("meta") or {}), **(new.get("meta") or {})}}
+
+
 def make_filter_knowledge(c: Components) -> Node[MIGRESState, MIGRESContext]:
     """Knowledge Filter: passage-level re-rank with a threshold, then sentence-level filtering.
 
@@ -158,12 +171,14 @@ def make_filter_knowledge(c: Components) -> Node[MIGRESState, MIGRESContext]:
             per[j].append(float(s))
         best: dict[str, Passage] = {}
         details = []
+        already_read = 0
         for j, (p, ps) in enumerate(survivors):
             text, kept_how = kept_text(p["text"], ps, split[j], per[j], s_thr)
             if not text.strip():
                 continue
             q: Passage = {**p, "text": text, "score": ps, "meta": {**p["meta"], "passage_score": ps, "kept": kept_how}}
             if content_key(q) in fed:
+                already_read += 1
                 continue
             if p["id"] not in best or ps > float(best[p["id"]]["score"] or 0):
                 best[p["id"]] = q
@@ -177,6 +192,7 @@ def make_filter_knowledge(c: Components) -> Node[MIGRESState, MIGRESContext]:
                 "thresholds": [round(p_thr, 4), round(s_thr, 4)],
                 "above_passage_threshold": len(survivors),
                 "skipped_hard_negatives": skipped_hard,
+                "skipped_already_read": already_read,
                 "kept": details,
                 "route": "passages" if ranked else "empty",
             },
@@ -212,8 +228,12 @@ def make_leaf_extract(c: Components) -> Node[MIGRESState, MIGRESContext]:
     """Leaf Module: extract useful statements citing their passages, then drop every
     statement its cited passages do not entail (``c.judge("nli")`` >= ``nli_threshold``).
 
-    A statement with no valid citation is checked against each passage read and
-    attributed to the one that entails it most. Statements already known are skipped.
+    A statement is checked against each passage it cites alone and against all of them
+    together (the judge reads 256 tokens), and kept with the reading that entails it most; one
+    with no valid citation is checked against each passage read and attributed to the one
+    that entails it most. A statement written twice is one, citing what both copies cite.
+    Statements already known are skipped. The passages read join ``read_passages`` (a
+    passage read again with other sentences: the sentences joined, the latest query).
     """
 
     def leaf(state: MIGRESState, runtime: Runtime[MIGRESContext]) -> dict:
@@ -229,20 +249,28 @@ def make_leaf_extract(c: Components) -> Node[MIGRESState, MIGRESContext]:
         extracted = out.value.useful_information if out.value is not None else []
         items: list[dict[str, Any]] = [{"info": one_line(st.info, 500), "support": list(st.support_passages)} for st in extracted]
         known = {_norm(u["info"]) for u in state.get("useful_info") or []}
-        pairs, plan = [], []  # plan: (item index, cited passage indexes)
+        # one statement written twice (a small model repeats one with another citation) is one
+        # statement citing both: until 2026-12-01 only its first copy was checked, and a
+        # passage only the second cited became a hard negative
+        first: dict[str, int] = {}
+        cites: dict[int, set[int]] = {}
         for i, it in enumerate(items):
-            if _norm(it["info"]) in known:
+            key = _norm(it["info"])
+            if key in known:
                 continue
-            known.add(_norm(it["info"]))
-            cited = sorted({n for n in it["support"] if 0 <= n < len(fed)})
-            if cited:
-                plan.append((i, [cited]))
-                # each cited passage as the NLI judge was trained to read it, "Title\ntext": the kept
-                # sentences often say "He" where only the title names whom (0.11 without it, 0.89 with)
-                pairs.append(("\n\n".join(passage_text(fed[n]) for n in cited), it["info"]))
-            else:  # no valid citation: try each passage read
-                plan.append((i, [[n] for n in range(len(fed))]))
-                pairs.extend((passage_text(fed[n]), it["info"]) for n in range(len(fed)))
+            i0 = first.setdefault(key, i)
+            cites.setdefault(i0, set()).update(n for n in it["support"] if 0 <= n < len(fed))
+        pairs, plan = [], []  # plan: (item index, the options: each a list of passage indexes)
+        for i, cited_set in cites.items():
+            cited = sorted(cited_set)
+            # each cited passage alone, and all of them together: the judge reads 256 tokens, so a
+            # long first passage cut off the one that entails (until 2026-12-01 only the joined
+            # premise was scored); no valid citation: each passage read
+            options = [[n] for n in cited] + ([cited] if len(cited) > 1 else []) if cited else [[n] for n in range(len(fed))]
+            plan.append((i, options))
+            # a passage as the NLI judge was trained to read it, "Title\ntext": the kept sentences
+            # often say "He" where only the title names whom (0.11 without it, 0.89 with)
+            pairs.extend(("\n\n".join(passage_text(fed[n]) for n in o), items[i]["info"]) for o in options)
         nli = c.judge("nli")
         scores = list(nli.score_batch(pairs)) if pairs else []
         thr = threshold(ctx.nli_threshold, nli, 0.5)
@@ -257,9 +285,11 @@ def make_leaf_extract(c: Components) -> Node[MIGRESState, MIGRESContext]:
             (kept if opt_scores[b] >= thr else dropped).append(entry)
         corpus_fed = [p for p in fed if p.get("source") != "llm"]
         generated = [p for p in fed if p.get("source") == "llm"]
+        before = {p["id"]: p for p in state.get("read_passages") or []}
         return {
             "useful_info": kept,
             "passages": corpus_fed,
+            "read_passages": [read_again(before.get(p["id"]), p) for p in corpus_fed],
             "generated_knowledge": generated,
             "passages_fed": len(corpus_fed),
             **out.usage(),

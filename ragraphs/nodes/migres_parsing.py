@@ -17,9 +17,12 @@ from ..tools.text import normalize_answer
 # ---------------------------------------------------------------------------- parsing
 
 _UNANSWERABLE = re.compile(
-    r"\b(unanswerable|not answerable|cannot be answered|can ?not answer|insufficient|unknown|no answer"
+    r"\b(unanswerable|not answerable|cannot be answered|can ?not answer"
+    r"|insufficient(?: (?:information|evidence|data|context))?|unknown|no answer"
     r"|(?:do not|don['’]?t|does not|doesn['’]?t) know|not (?:enough|sufficient) information"
-    r"|no (?:relevant )?information|not (?:mentioned|stated|specified) in|can ?not (?:be )?determined?)\b",
+    r"|no (?:relevant )?information"
+    r"|not (?:mentioned|stated|specified) in(?: the (?:given |provided )?(?:passages?|text|context|documents?))?"
+    r"|can ?not (?:be )?determined?)\b",
     re.I,
 )
 _NAME_WORD = re.compile(r"[A-Z][\w'’.-]*")
@@ -29,13 +32,17 @@ def refuses(text: str) -> bool:
     """Whether ``text`` says the question cannot be answered ("unknown", "insufficient
     information", "I don't know", "not mentioned in the passages", ...; "I don't know" read
     as an answer until 2026-11-30), not a name that holds such a word: "Unknown Pleasures", "The Unknown
-    Soldier" and "No Answer" (a band) are answers (they read as refusals until 2026-11-30)."""
+    Soldier", "No Answer (band)" are answers (they read as refusals until 2026-11-30). A phrase
+    in title case is part of a name only when a capitalised word (not "I") or a parenthesis
+    stands beside it: "Not Enough Information" or "Cannot Be Determined" alone is a refusal
+    (until 2026-12-01 any title-case phrase of two words or more read as a name, and ended
+    MIGRES's loop as its answer)."""
     for m in _UNANSWERABLE.finditer(text or ""):
         words = m.group(0).split()
         if all(_NAME_WORD.fullmatch(w) for w in words):  # title case: part of a name?
             before = (text[: m.start()].split() or [""])[-1]
             after = (text[m.end():].split() or [""])[0]
-            if len(words) > 1 or _NAME_WORD.match(before) or _NAME_WORD.match(after):
+            if any(w != "I" and (_NAME_WORD.match(w) or w.startswith("(")) for w in (before, after)):
                 continue
         return True
     return False
@@ -67,7 +74,9 @@ def verdict(raw_answer: str, missing: str, cut_asides: bool = True) -> dict:
     """``{"answered", "answer", "missing"}`` from the Main Module's answer and missing information:
     an empty answer, or one that says "unanswerable" (or the like), is no answer."""
     answer = clean_answer(raw_answer, cut_asides=cut_asides)
-    answered = bool(answer) and not refuses(answer) and normalize_answer(answer) not in ("", "none", "n a", "null")
+    # a refusal as the answer reads and as written: "No Answer (band)" loses its aside to the cleaning
+    answered = bool(answer) and not (refuses(answer) and refuses(raw_answer)) \
+        and normalize_answer(answer) not in ("", "none", "n a", "null")
     return {"answered": answered, "answer": answer if answered else "", "missing": one_line(missing or "", 500)}
 
 
