@@ -57,6 +57,24 @@ def _accepts(tp: Any, v: Any) -> tuple[bool, str]:
     return True, str(tp)
 
 
+def schema_bounds(*classes: type) -> None:
+    """Give each field's bounds, as :func:`check_values` reads them (``minimum``, ``range``; a
+    whole number at least 0), to pydantic too (``ge``, ``le``), so the JSON schema a LangGraph
+    Studio form is drawn from (``graph.get_context_jsonschema()``) shows them: until 2026-12-01
+    the form took ``k=0`` and the run refused it. The values are still checked by
+    :func:`check_values` alone (LangGraph builds the context class from a dict)."""
+    for cls in classes:
+        hints = _hints(cls)
+        for f in fields(cls):
+            extra: dict[str, Any] = {"ge": 0} if hints.get(f.name) is int else {}
+            if f.metadata.get("minimum") is not None:
+                extra["ge"] = f.metadata["minimum"]
+            if f.metadata.get("range") is not None:
+                extra.update(ge=f.metadata["range"][0], le=f.metadata["range"][1])
+            if extra:
+                f.metadata = types.MappingProxyType({**f.metadata, **extra})
+
+
 def describe_settings(cls: type) -> list[dict[str, Any]]:
     """Each setting of the context class ``cls``: name, default, kind (as :func:`check_values`
     reads it) and description."""
@@ -141,7 +159,10 @@ def check_values(ctx: Any) -> None:
         if span is not None and ok and isinstance(v, numbers.Real) and not span[0] <= v <= span[1]:
             ok, want = False, f"{want.replace(' >= 0', '')} from {span[0]:g} to {span[1]:g}"
         if not ok:
-            raise ConfigError(f"run setting {f.name!r} must be {want}, got {shown_value(v)}")
+            # --set reads a value as JSON: reservoir_collection=2024 is a number (the shell drops "")
+            hint = (f" (--set reads values as JSON: write --set {f.name}='\"{shown_value(v)}\"' for the text)"
+                    if want == "a string" and isinstance(v, (numbers.Real, bool)) else "")
+            raise ConfigError(f"run setting {f.name!r} must be {want}, got {shown_value(v)}{hint}")
         problem = f.metadata.get("check", lambda _: None)(v)
         if problem:
             raise ConfigError(f"run setting {f.name!r}: {problem}")
@@ -210,6 +231,11 @@ def web_spec_error(spec: Any) -> str | None:
             return f"bad SearXNG URL {arg.strip()!r}: use searxng:http(s)://host[:port][/path]"
         return None
     if kind == "offline" and any(p.strip() for p in arg.split(",")):
+        # a missing file failed only at the first search, which CRAG and ERM4 answer past without
+        # the web (so a run of `~/pages.jsonl`, never expanded until 2026-12-01, had no web at all)
+        for p in (os.path.expanduser(p.strip()) for p in arg.split(",") if p.strip()):
+            if not os.path.isfile(p):
+                return f"offline web corpus {'is a folder, not a JSONL file' if os.path.isdir(p) else 'not found'}: {p}"
         return None
     if kind in ("offline", "searxng"):
         return f"{kind} web search needs {'a path: offline:/path/pages.jsonl' if kind == 'offline' else 'a URL: searxng:http://127.0.0.1:8888'}"

@@ -18,7 +18,7 @@ from .setting_values import (  # noqa: F401  re-exported: ragraphs.settings is w
     NamesChecked, rerank_field, web_field, check_setting_names as check_setting_names, check_shared_settings as check_shared_settings,
     check_values as check_values, context_from as context_from, context_in as context_in,
     describe_settings as describe_settings, parse_settings as parse_settings, settings_for as settings_for,
-    web_spec_error as web_spec_error,
+    web_spec_error as web_spec_error, schema_bounds,
 )
 
 
@@ -278,9 +278,8 @@ class ERM4Context(RAGContext):
     trigger: Literal["title", "evaluator"] = field(
         default="title", metadata={"description": "Retrieval Trigger match: title cosine (paper) | evaluator judge on title+content"}
     )
-    trigger_candidates: int = field(
-        default=10, metadata={"description": "evaluator trigger: entries pre-selected by title cosine per query", "minimum": 1}
-    )
+    trigger_candidates: int = field(default=10, metadata={
+        "description": "evaluator trigger: entries pre-selected by title cosine per query (at least theta: popularity is counted among them)", "minimum": 1})
     theta: int = field(
         default=1, metadata={"description": "Retrieval Trigger: popularity threshold, inside when >= theta (paper: 3)", "minimum": 1}
     )
@@ -439,6 +438,7 @@ class MIGRESContext(RAGContext):
     rerank_depth: int = field(default=20, metadata={"description": "candidates per query the re-ranker reads (below k: k)"})
 
 
+schema_bounds(RAGContext, ChatContext, CRAGContext, DRRAGContext, ERM4Context, MIGRESContext)  # for Studio's forms
 ContextT = TypeVar("ContextT")
 
 

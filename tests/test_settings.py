@@ -116,9 +116,29 @@ def test_limits_and_the_web_spec_are_checked_when_the_context_is_built(cls, valu
         cls(**values)
 
 
-def test_web_specs_of_every_documented_form_are_accepted():
-    for spec in ("", "none", "off", "ddg", "DuckDuckGo", "offline:/a.jsonl,/b.jsonl", "searxng:http://127.0.0.1:8888"):
+def test_web_specs_of_every_documented_form_are_accepted(tmp_path, monkeypatch):
+    for name in ("a.jsonl", "b.jsonl"):
+        (tmp_path / name).write_text('{"title": "A", "text": "a"}\n', encoding="utf-8")
+    offline = f"offline:{tmp_path / 'a.jsonl'},{tmp_path / 'b.jsonl'}"
+    for spec in ("", "none", "off", "ddg", "DuckDuckGo", offline, "searxng:http://127.0.0.1:8888"):
         assert CRAGContext(web=spec).web == spec
+
+
+def test_an_offline_web_file_is_found_from_home_and_a_missing_one_refused_when_read(tmp_path, monkeypatch):
+    """``offline:~/pages.jsonl`` reads the file under the home folder; a file that is not there is
+    refused with the settings (until 2026-12-01 neither: the first search failed, and CRAG and ERM4
+    answered on without the web)."""
+    from ragraphs.tools.websearch import make_web_search
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / "pages.jsonl").write_text('{"title": "Vienna", "text": "Vienna is the capital of Austria."}\n',
+                                          encoding="utf-8")
+    assert CRAGContext(web="offline:~/pages.jsonl").web == "offline:~/pages.jsonl"
+    assert make_web_search("offline:~/pages.jsonl").search("capital of Austria", 1)[0]["title"] == "Vienna"
+    with pytest.raises(ConfigError, match="offline web corpus not found: .*gone.jsonl"):
+        CRAGContext(web="offline:~/pages.jsonl,~/gone.jsonl")
+    with pytest.raises(ConfigError, match="is a folder"):
+        CRAGContext(web=f"offline:{tmp_path}")
 
 
 def test_the_web_spec_from_the_environment_is_checked_too(monkeypatch):
@@ -281,6 +301,9 @@ def test_a_bad_value_is_shown_as_the_json_it_was_sent_as(capsys):
     for typed, said in (("upper=1e400", "got Infinity"), ("cut_asides=null", "got null"), ("upper=true", "got true")):
         code, out, err = main_captured(capsys, "ask", "Who?", "--method", "crag", "--set", typed)
         assert code == 2 and err.strip().endswith(said), err
+    # text that reads as a JSON number: the message says how to give it as text
+    code, out, err = main_captured(capsys, "ask", "Who?", "--method", "erm4", "--set", "reservoir_collection=2024")
+    assert code == 2 and err.strip().endswith("""got 2024 (--set reads values as JSON: write --set reservoir_collection='"2024"' for the text)"""), err
 
 
 def test_a_server_can_lock_the_settings_that_reach_its_files_and_network(monkeypatch):
@@ -342,3 +365,23 @@ def test_web_settings_out_of_range_and_bad_searxng_addresses_are_refused():
     with pytest.raises(ConfigError, match="bad SearXNG URL"):
         ERM4Context(web="searxng:localhost")
     assert CRAGContext(web="searxng:http://127.0.0.1:8888", web_timeout=0.5, fetch_timeout=30).web_timeout == 0.5
+
+
+def test_studios_form_shows_each_settings_bounds():
+    """The JSON schema a Studio form is drawn from carries the bounds the settings are checked
+    against (it had none until 2026-12-01: the form took k=0 and the run refused it)."""
+    from ragraphs.graphs.crag import graph as crag
+    from ragraphs.graphs.migres import graph as migres
+    from ragraphs.setting_values import describe_settings
+    from ragraphs.settings import CRAGContext
+
+    props = crag.get_context_jsonschema()["properties"]
+    assert props["k"]["minimum"] == 1 and (props["web_timeout"]["minimum"], props["web_timeout"]["maximum"]) == (0.01, 3600)
+    assert "minimum" not in props["upper"]  # a number without bounds stays without
+    props = migres.get_context_jsonschema()["properties"]
+    assert (props["max_queries"]["minimum"], props["max_queries"]["maximum"]) == (1, 3) and props["rerank_depth"]["minimum"] == 0
+    # every bound the checks read is in the schema, as they read it
+    props = crag.get_context_jsonschema()["properties"]
+    for row in describe_settings(CRAGContext):
+        if ">=" in row["kind"] or " from " in row["kind"]:
+            assert "minimum" in props[row["name"]], row["name"]

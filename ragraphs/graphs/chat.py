@@ -74,10 +74,11 @@ def read_checked_question(state: Any, runtime: Runtime[ChatContext]) -> dict:
     """:func:`read_question` once the run's ``method`` is checked against :data:`METHODS`: a name
     it lacks is a ``ConfigError`` listing the registered methods, before any LLM call. The check
     is here, not in :class:`ChatContext` (below the graphs), so a method added to ``METHODS``
-    answers too (a fixed list of the six refused it until 2026-11-30)."""
-    from . import get_context_class
-
-    get_context_class(context_of(runtime, ChatContext).method)
+    answers too (a fixed list of the six refused it until 2026-11-30). The method's settings
+    (``settings`` by name, values, locked names) are checked here too, before the follow-up
+    rewrite reads ``settings["llm"]``: until 2026-12-01 it called the model they named, a
+    locked ``llm`` included, before the answer node refused them."""
+    method_context(context_of(runtime, ChatContext))
     return read_question(state, runtime)
 
 

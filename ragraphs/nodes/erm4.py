@@ -152,8 +152,8 @@ def make_memory_check(c: Components) -> Node[ERM4State, ERM4Context]:
     """Retrieval Trigger: Pop(q) = #reservoir entries matching q at tau; inside when Pop >= theta.
 
     ``trigger="title"``: cosine of query and title (the paper); ``trigger="evaluator"``: the
-    evaluator judge on (query, "Title\\ncontent") for the ``trigger_candidates`` most similar
-    titles (see :mod:`ragraphs.tools.trigger`). Inside queries take their knowledge from the
+    evaluator judge on (query, "Title\\ncontent") for the ``trigger_candidates`` (at least
+    ``theta``) most similar titles (see :mod:`ragraphs.tools.trigger`). Inside queries take their knowledge from the
     reservoir (up to ``memory_k`` matching entries, best first; those the filter keeps are marked
     as used for the eviction order); outside queries go to external retrieval.
     """
@@ -172,7 +172,9 @@ def make_memory_check(c: Components) -> Node[ERM4State, ERM4Context]:
         res = get_reservoir(c, ctx, runtime.store)
         found = trigger_lookup(res, queries, tau, int(ctx.memory_k), how=how,
                                judge=c.judge("evaluator") if how == "evaluator" else None,
-                               candidates=int(ctx.trigger_candidates))
+                               # popularity counts among the candidates: fewer than theta sent every
+                               # query outside (trigger_candidates=2, theta=3) until 2026-12-01
+                               candidates=max(int(ctx.trigger_candidates), theta))
         inside, outside, knowledge = [], [], []
         for qi, (q, (pop, entries)) in enumerate(zip(queries, found)):
             route = {"query": q, "popularity": int(pop)}

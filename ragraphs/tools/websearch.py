@@ -423,7 +423,7 @@ def make_web_search(spec: str | None, **kw: Any) -> Any:
     kind, _, arg = spec.partition(":")
     kind = kind.lower()
     if kind == "offline":
-        paths = [p.strip() for p in arg.split(",") if p.strip()]
+        paths = [os.path.expanduser(p.strip()) for p in arg.split(",") if p.strip()]
         for p in paths:
             if not os.path.isfile(p):
                 raise ConfigError(f"offline web corpus {'is a folder, not a JSONL file' if os.path.isdir(p) else 'not found'}: {p}")

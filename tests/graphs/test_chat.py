@@ -286,6 +286,30 @@ def test_the_rewrite_asks_the_model_the_settings_name_and_the_answer_carries_its
     assert set(sources[0]) == {"id", "title", "source", "score"}
 
 
+def test_the_methods_settings_are_checked_before_the_rewrite_calls_a_model(corpus, monkeypatch):
+    """A locked ``llm`` or a bad value in ``settings`` stops the turn at its first node: the
+    follow-up rewrite called the model ``settings["llm"]`` named (a server's lock passed by) and
+    read ``max_new_tokens`` with int() (a ValueError) until 2026-12-01."""
+    import ragraphs.components as components_module
+
+    made: list = []
+    real = components_module.make_llm
+    monkeypatch.setattr(components_module, "make_llm", lambda spec, **kw: made.append(spec) or real(spec, **kw))
+    c = Components(retriever=corpus, embeddings=corpus.embeddings)
+    msgs = [("user", "Which river flows through Vienna?"), ("ai", "the Danube"), ("user", "Which sea does it flow into?")]
+    spec = 'fake:{"question": "Which sea does the Danube flow into?"}'
+    monkeypatch.setenv("RAGRAPHS_LOCKED_SETTINGS", "llm")
+    with pytest.raises(ConfigError, match="'llm' is locked here"):
+        _final(build_chat_graph(c), {"messages": msgs}, context={"follow_up": "rewrite", "settings": {"llm": spec}})
+    assert made == []
+    monkeypatch.delenv("RAGRAPHS_LOCKED_SETTINGS")
+    for bad in ("abc", 1e400):
+        with pytest.raises(ConfigError, match="'max_new_tokens' must be a whole number"):
+            _final(build_chat_graph(c), {"messages": msgs},
+                   context={"follow_up": "rewrite", "settings": {"llm": spec, "max_new_tokens": bad}})
+    assert made == []
+
+
 def test_the_answers_sources_carry_their_address_file_and_page(minilm):
     """A loader's ``source`` (a page's address, a file) and ``page`` reach the AI message's
     passages, as the method tool's message shows them (only id, title, source and score until

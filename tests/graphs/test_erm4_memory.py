@@ -194,6 +194,23 @@ def test_evaluator_trigger_reads_content_of_the_closest_titles(tmp_path):
         trigger_lookup(r, ["x"], 0.5, 10, how="bogus")
 
 
+def test_the_evaluator_trigger_reads_at_least_theta_candidates(tmp_path):
+    """Popularity is counted among the pre-selected entries: with fewer of them than theta
+    (trigger_candidates=2, the paper's theta=3) every query went outside until 2026-12-01."""
+    from ragraphs.tools.vectorstore import InMemoryCorpus
+
+    emb = HashEmbeddings()
+    r = Reservoir(tmp_path / "r.sqlite3", embeddings=emb)
+    r.add([_p("Vienna", "Vienna lies on the danube."), _p("Budapest", "Budapest lies on the danube."),
+           _p("Danube", "The danube is a river.")])
+    corpus = InMemoryCorpus([_p("Seine", "The Seine flows through Paris.")], embeddings=emb)
+    c = Components(llm=FakeAnswerChat(responses=["Which city lies on the danube**which city on the danube", "Vienna"]),
+                   retriever=corpus, embeddings=emb, judges={"evaluator": KeywordEvaluator()}, extra={"reservoir": r})
+    ctx = ERM4Context(trigger="evaluator", tau=0.5, theta=3, trigger_candidates=2, filter="none", k=1)
+    out = build_erm4_graph(c).invoke({"question": "Which city lies on the danube?"}, context=ctx)
+    assert [q["popularity"] for q in out["inside"]] == [3] and not out["outside"]
+
+
 def test_graph_settings_pick_trigger_and_filter_role(tmp_path, minilm):
     from ragraphs.tools.vectorstore import InMemoryCorpus
 
