@@ -24,15 +24,17 @@ from __future__ import annotations
 from dataclasses import fields
 from typing import Annotated, Any
 
+from langchain_core.runnables import RunnableLambda
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.runtime import Runtime
+from langgraph.runtime import Runtime, get_runtime
 from langgraph.store.base import BaseStore
 from langgraph.types import Checkpointer
 from typing_extensions import NotRequired
 
 from ..components import Components
-from ..nodes.chat import AS_ASKED, REWRITE, make_chat_answer, make_rewrite_follow_up, read_question, route_follow_up
+from ..nodes.chat import (AS_ASKED, REWRITE, make_chat_answer, make_chat_answer_async, make_rewrite_follow_up, read_question,
+                          route_follow_up)
 from ..settings import ChatContext, RAGContext, check_setting_names, context_from, context_of
 from ..state.types import Passage, add_trace
 from ._common import Routes, components_of, nested_run, routed, timed
@@ -92,17 +94,34 @@ def build_chat_graph(
     c = components_of(components, "build_chat_graph")
     built: dict[str, Any] = {}
 
-    def run_method(method: str, question: str, ctx: ChatContext) -> dict:
+    def graph_of(method: str) -> Any:
         if method not in built:
             built[method] = build_graph(method, c)
-        # checkpoints only when the method stops early (see nested_run): a finished answer leaves
-        # none in the chat's thread (78% of a DR-RAG thread until 2026-11-30)
-        return built[method].invoke({"question": question}, context=method_context(ctx), **nested_run())
+        return built[method]
+
+    # checkpoints only when the method stops early (see nested_run): a finished answer leaves
+    # none in the chat's thread (78% of a DR-RAG thread until 2026-11-30)
+    def run_method(method: str, question: str, ctx: ChatContext) -> dict:
+        return graph_of(method).invoke({"question": question}, context=method_context(ctx), **nested_run())
+
+    async def arun_method(method: str, question: str, ctx: ChatContext) -> dict:
+        return await graph_of(method).ainvoke({"question": question}, context=method_context(ctx), **nested_run())
+
+    # the method runs with invoke under invoke and with ainvoke under ainvoke: a LangGraph server's
+    # custom checkpointer (its adapter has async methods only) failed every turn with
+    # NotImplementedError until 2026-12-01, the method's invoke asking it for get_tuple
+    sync_answer = timed("answer", make_chat_answer(run_method))
+    async_answer = timed("answer", make_chat_answer_async(arun_method))
+
+    async def answer_async(state: Any) -> Any:
+        return await async_answer(state, get_runtime())
+
+    answer = RunnableLambda(lambda state: sync_answer(state, get_runtime()), afunc=answer_async, name="answer")
 
     g = StateGraph(ChatState, context_schema=ChatContext, input_schema=MessagesState, output_schema=ChatOutput)
     g.add_node("question", timed("question", read_checked_question))
     g.add_node("rewrite", timed("rewrite", make_rewrite_follow_up(c)))
-    g.add_node("answer", timed("answer", make_chat_answer(run_method)))
+    g.add_node("answer", answer)
     g.add_edge(START, "question")
     follow_up: Routes = {AS_ASKED: "answer", REWRITE: "rewrite"}
     g.add_conditional_edges("question", routed("question", route_follow_up, follow_up), follow_up)

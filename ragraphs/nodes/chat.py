@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import Any, Awaitable, Callable, Sequence
 
 from langchain_core.messages import AIMessage, BaseMessage
 from langgraph.runtime import Runtime
@@ -150,27 +150,43 @@ def make_rewrite_follow_up(c: Components) -> Node[Any, ChatContext]:
     return rewrite
 
 
+def _answered(state: dict, ctx: ChatContext, question: str, out: dict) -> dict:
+    """The chat's update from the method's run ``out``: the AI message with its sources."""
+    # the LLM calls of the turn: the method's and the follow-up rewrite's
+    calls = int(out.get("llm_calls", 0)) + int(state.get("rewrite_calls") or 0)
+    passages = list(out.get("passages") or [])
+    reply = AIMessage(content=out.get("answer") or "", name=ctx.method,
+                      response_metadata={"llm_calls": calls, "web_calls": out.get("web_calls", 0),
+                                         "question": question,
+                                         # the answer's sources, on the message a chat view shows,
+                                         # with their address, file and page where they have them
+                                         "passages": [{**{k: p.get(k) for k in ("id", "title", "source", "score")},
+                                                       **passage_where(p)} for p in passages]})
+    return {
+        "messages": [reply],
+        "passages": passages,
+        # the method's own trace rides along, so a turn can be read node by node
+        "_trace": {"method": ctx.method, "question": question[:500], "answer": reply.content,
+                   "passages": [p.get("title") for p in out.get("passages") or []], "run": out.get("trace") or []},
+    }
+
+
 def make_chat_answer(run_method: RunMethod) -> Node[Any, ChatContext]:
     def answer(state: dict, runtime: Runtime[ChatContext]) -> dict:
         ctx = context_of(runtime, ChatContext)
         question = state.get("question") or last_user_text(state.get("messages") or [])
-        out = run_method(ctx.method, question, ctx)
-        # the LLM calls of the turn: the method's and the follow-up rewrite's
-        calls = int(out.get("llm_calls", 0)) + int(state.get("rewrite_calls") or 0)
-        passages = list(out.get("passages") or [])
-        reply = AIMessage(content=out.get("answer") or "", name=ctx.method,
-                          response_metadata={"llm_calls": calls, "web_calls": out.get("web_calls", 0),
-                                             "question": question,
-                                             # the answer's sources, on the message a chat view shows,
-                                             # with their address, file and page where they have them
-                                             "passages": [{**{k: p.get(k) for k in ("id", "title", "source", "score")},
-                                                           **passage_where(p)} for p in passages]})
-        return {
-            "messages": [reply],
-            "passages": passages,
-            # the method's own trace rides along, so a turn can be read node by node
-            "_trace": {"method": ctx.method, "question": question[:500], "answer": reply.content,
-                       "passages": [p.get("title") for p in out.get("passages") or []], "run": out.get("trace") or []},
-        }
+        return _answered(state, ctx, question, run_method(ctx.method, question, ctx))
+
+    return answer
+
+
+def make_chat_answer_async(run_method: Callable[[str, str, ChatContext], Awaitable[dict]]) -> Callable[..., Awaitable[dict]]:
+    """:func:`make_chat_answer` for ``ainvoke`` / ``astream``: the method runs with ``ainvoke``,
+    so a checkpointer with only async methods (a LangGraph server's custom checkpointer) serves
+    it too."""
+    async def answer(state: dict, runtime: Runtime[ChatContext]) -> dict:
+        ctx = context_of(runtime, ChatContext)
+        question = state.get("question") or last_user_text(state.get("messages") or [])
+        return _answered(state, ctx, question, await run_method(ctx.method, question, ctx))
 
     return answer

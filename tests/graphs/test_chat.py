@@ -310,6 +310,57 @@ def test_the_methods_settings_are_checked_before_the_rewrite_calls_a_model(corpu
     assert made == []
 
 
+class AsyncOnlySaver(InMemorySaver):
+    """A checkpointer with async methods only, as a LangGraph server wraps a custom one
+    (langgraph-api's adapter): each sync method raises, as BaseCheckpointSaver's do."""
+
+    def get_tuple(self, config):
+        raise NotImplementedError
+
+    def put(self, *args, **kwargs):
+        raise NotImplementedError
+
+    def put_writes(self, *args, **kwargs):
+        raise NotImplementedError
+
+    def list(self, *args, **kwargs):
+        raise NotImplementedError
+
+    async def aget_tuple(self, config):
+        return InMemorySaver.get_tuple(self, config)
+
+    async def aput(self, *args, **kwargs):
+        return InMemorySaver.put(self, *args, **kwargs)
+
+    async def aput_writes(self, *args, **kwargs):
+        return InMemorySaver.put_writes(self, *args, **kwargs)
+
+    async def alist(self, *args, **kwargs):
+        for item in InMemorySaver.list(self, *args, **kwargs):
+            yield item
+
+
+def test_a_chat_under_an_async_only_checkpointer_answers_with_ainvoke(corpus):
+    """The method inside the chat's answer node runs with ainvoke under ainvoke: its nested
+    invoke asked a server's async-only checkpointer for get_tuple, and every turn failed with
+    NotImplementedError until 2026-12-01 (`langgraph dev` with the PostgreSQL hook)."""
+    import asyncio
+
+    g = _chat(corpus, ["Vienna", "the Danube"], checkpointer=AsyncOnlySaver())
+    cfg = {"configurable": {"thread_id": "t1"}}
+
+    async def turns():
+        first = await g.ainvoke({"messages": [("user", "Which city lies on the Danube?")]}, cfg, context={"k": 2})
+        second = await g.ainvoke({"messages": [("user", "Which river flows through Vienna?")]}, cfg, context={"k": 2})
+        return first, second
+
+    first, second = asyncio.run(turns())
+    assert first["messages"][-1].content == "Vienna" and second["messages"][-1].content == "the Danube"
+    assert [m.type for m in second["messages"]] == ["human", "ai", "human", "ai"]
+    with pytest.raises(NotImplementedError):  # the same saver under invoke: the sync path, as before
+        g.invoke({"messages": [("user", "Which river?")]}, {"configurable": {"thread_id": "t2"}})
+
+
 def test_the_answers_sources_carry_their_address_file_and_page(minilm):
     """A loader's ``source`` (a page's address, a file) and ``page`` reach the AI message's
     passages, as the method tool's message shows them (only id, title, source and score until
