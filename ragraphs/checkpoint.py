@@ -15,10 +15,12 @@ A *spec* names where a thread's checkpoints live:
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import os
 import re
 import sqlite3
+import time
 from contextlib import asynccontextmanager
 from pathlib import Path, PurePath
 from typing import Any, AsyncIterator, TypeGuard
@@ -62,6 +64,15 @@ def strict_serde() -> Any:
             have = "unknown"
         raise ConfigError(f"ragraphs' checkpoints need langgraph-checkpoint>=4.0.1 (installed: {have}): "
                           "pip install -U 'langgraph-checkpoint>=4.0.1'") from e
+
+
+# the PostgreSQL advisory lock that ragraphs' processes take around the checkpoint tables'
+# setup: several opening a new database at once (a server's workers, the first `ask --thread`s)
+# raced to create them, and all but one failed with UniqueViolation until 2026-12-01. Tried, not
+# waited for: a session waiting in pg_advisory_lock holds a transaction open, which the setup's
+# CREATE INDEX CONCURRENTLY waits for (a deadlock PostgreSQL does not detect)
+SETUP_LOCK = 0x7261677270  # "ragrp"
+TRY_LOCK = "SELECT pg_try_advisory_lock(%s) AS locked"
 
 
 def default_checkpointer_path() -> str:
@@ -175,7 +186,12 @@ def open_checkpointer(spec: str | None = None, *, must_exist: bool = False):
         _OPEN.append(conn)
         saver = PostgresSaver(conn, serde=strict_serde())
         try:
-            saver.setup()
+            while not conn.execute(TRY_LOCK, (SETUP_LOCK,)).fetchone()["locked"]:  # see SETUP_LOCK
+                time.sleep(0.2)
+            try:
+                saver.setup()
+            finally:
+                conn.execute("SELECT pg_advisory_unlock(%s)", (SETUP_LOCK,))
         except Exception as e:
             raise _postgres_error(spec, e) from e
         return saver
@@ -239,6 +255,7 @@ async def open_async_checkpointer(spec: str | None = None) -> AsyncIterator:
     """
     if is_postgres_url(spec):
         try:
+            import psycopg
             from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
             from psycopg.rows import dict_row
             from psycopg_pool import AsyncConnectionPool
@@ -259,7 +276,13 @@ async def open_async_checkpointer(spec: str | None = None) -> AsyncIterator:
             raise _postgres_error(spec, e) from e
         try:
             saver = AsyncPostgresSaver(pool, serde=strict_serde())
-            await saver.setup()
+            try:  # under the lock, on a connection of its own (a pool of one would wait for itself)
+                async with await psycopg.AsyncConnection.connect(spec, autocommit=True, connect_timeout=10) as lock:
+                    while not (await (await lock.execute(TRY_LOCK, (SETUP_LOCK,))).fetchone() or (False,))[0]:
+                        await asyncio.sleep(0.2)
+                    await saver.setup()
+            except Exception as e:  # a raw psycopg error until 2026-12-01, as the sync path's is not
+                raise _postgres_error(spec, e) from e
             yield saver
         finally:
             await pool.close()
