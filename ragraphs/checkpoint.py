@@ -109,9 +109,25 @@ def _passwords(spec: str) -> list[str]:
     return sorted({s for f in found for s in (f, unquote(f)) if s}, key=len, reverse=True)
 
 
+_CONNINFO = re.compile(r"\s*(host|hostaddr|dbname|user|port|password|service|sslmode)\s*=", re.I)
+
+
 def sqlite_path(spec: str | None) -> str:
+    """The SQLite file ``spec`` names (a path, ``sqlite:///path``; empty: the default file). A
+    PostgreSQL address in another form is a :class:`ConfigError`: ``postgresql+psycopg://...``
+    (LangChain's form), another ``scheme://`` or a libpq ``host=... dbname=...`` string was a
+    SQLite file of that name, password and all, in the working folder until 2026-12-01."""
     if not spec:
         return default_checkpointer_path()
+    scheme = spec.split("://", 1)[0] if "://" in spec else ""
+    if scheme and scheme.lower() != "sqlite":
+        hint = (f"drop '{scheme[scheme.index('+'):]}': postgresql://USER:PASSWORD@HOST:PORT/DB"
+                if scheme.lower().startswith("postgres") and "+" in scheme else
+                "give postgresql://USER:PASSWORD@HOST:PORT/DB (PostgreSQL) or a file path (SQLite)")
+        raise ConfigError(f"checkpointer {scheme}://... is no address ragraphs opens; {hint}")
+    if _CONNINFO.match(spec):
+        raise ConfigError("checkpointer: a libpq 'host=... dbname=...' string is not read; "
+                          "give postgresql://USER:PASSWORD@HOST:PORT/DB (PostgreSQL) or a file path (SQLite)")
     if spec.startswith("sqlite:///"):
         spec = spec[len("sqlite:///") :]  # sqlite:///rel.db, sqlite:////abs/path.db
     return str(Path(spec).expanduser())

@@ -216,6 +216,27 @@ def test_bad_postgres_url_is_one_clear_error(capsys):
     assert "pw@" not in err and "Traceback" not in err
 
 
+def test_a_postgres_address_in_another_form_is_refused_not_made_a_file(capsys, tmp_path, monkeypatch):
+    """LangChain's postgresql+psycopg://, another scheme and a libpq string were opened as a SQLite
+    file of that name (password and all) in the working folder until 2026-12-01."""
+    monkeypatch.chdir(tmp_path)
+    for spec, said in (("postgresql+psycopg://postgres:secret@127.0.0.1:1/db", "drop '+psycopg'"),
+                       ("mysql://root:secret@127.0.0.1/db", "mysql://... is no address"),
+                       ("host=127.0.0.1 port=1 user=postgres password=secret", "libpq 'host=... dbname=...' string")):
+        for argv in (["ask", "Who?", "--method", "none", "--llm", "fake:x", "--thread", "t"], ["history", "t"]):
+            code, out, err = main_captured(capsys, *argv, "--checkpointer", spec)
+            assert code == 2 and said in err and "secret" not in err, err
+    assert list(tmp_path.iterdir()) == []
+    from ragraphs.checkpoint import open_async_checkpointer
+
+    async def enter():
+        async with open_async_checkpointer("postgresql+psycopg://u:secret@h/db"):
+            pass
+
+    with pytest.raises(Exception, match="drop '\\+psycopg'"):
+        asyncio.run(enter())
+
+
 def test_a_password_in_the_query_or_repeated_by_libpq_is_never_printed(capsys):
     """``?password=`` is masked like ``user:password@``, and libpq's own message, which
     repeats a malformed URL whole, names it without the password (both were printed until
