@@ -66,11 +66,19 @@ async def _assistant_id(client, url: str, graph_id: str) -> str:
     return (own or found)[0]["assistant_id"]
 
 
-async def _run_remote(url: str, spec: RunSpec, context: dict, rec: Recorder, concurrency: int, timeout: float) -> None:
+async def _served_assistant(url: str, graph_id: str, timeout: float) -> str:
+    """The server's assistant of ``graph_id``; a :class:`ConfigError` when the server cannot be
+    reached or serves no such graph."""
+    from langgraph_sdk import get_client
+
+    return await _assistant_id(get_client(url=url, timeout=timeout), url, graph_id)
+
+
+async def _run_remote(url: str, assistant: str, spec: RunSpec, context: dict, rec: Recorder, concurrency: int,
+                      timeout: float) -> None:
     from langgraph_sdk import get_client
 
     client = get_client(url=url, timeout=timeout)
-    assistant = await _assistant_id(client, url, spec.graph_method)
     gate = asyncio.Semaphore(concurrency)
 
     async def one(ex) -> None:
@@ -117,13 +125,16 @@ def run_spec_remote(
     ctx = build_context(spec)  # a setting the method lacks is refused before any question is sent
     origin = provenance(ctx, local=False)  # this side's versions and settings: the model and judges are the server's
     context = spec.context_values()
+    # the server asked first: a mistyped address wrote its folder's config.json, which then refused
+    # the corrected run as "another corpus", until 2026-12-01
+    assistant = asyncio.run(_served_assistant(url.rstrip("/"), spec.graph_method, timeout))
     # the server's store is the corpus: a local run's --out is not resumed from here, nor the reverse
     results_path, done = open_results(spec, out_dir, resume=resume, dataset=dataset, data=data,
                                       corpus={"server": without_userinfo(url.rstrip("/"))}, provenance=origin)
     t0 = time.perf_counter()
     with Recorder(spec, examples, done, results_path, progress=progress, on_record=on_record) as rec:
         if rec.todo:
-            asyncio.run(_run_remote(url.rstrip("/"), spec, context, rec, concurrency, timeout))
+            asyncio.run(_run_remote(url.rstrip("/"), assistant, spec, context, rec, concurrency, timeout))
     run_s = time.perf_counter() - t0
     extra = {"server": without_userinfo(url), "concurrency": concurrency, "run_s": round(run_s, 3), "corpus_passages": None,
              "provenance": origin}

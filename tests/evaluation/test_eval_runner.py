@@ -405,15 +405,22 @@ def test_a_server_url_with_credentials_is_recorded_without_them(tmp_path, capsys
     url = f"http://ops:s3cretpw@127.0.0.1:{port}"
     base = ["eval", "--method", "none", "--data", str(data_dir / "hotpotqa.sample.jsonl"), "--limit", "2",
             "--quiet", "--server", url]
-    rc = main(base + ["--out", str(tmp_path / "refused")])  # nothing listens there
+    rc = main(base + ["--out", str(tmp_path / "run")])  # nothing listens there
     err = capsys.readouterr().err
     assert rc == 2 and f"cannot reach the LangGraph server at http://127.0.0.1:{port}" in err and "s3cretpw" not in err
+    # nothing written: the corrected run in the same folder is not refused as "another corpus"
+    # (the unreachable server's config.json refused it until 2026-12-01)
+    assert not [p for p in tmp_path.rglob("*") if p.is_file()]
 
-    async def answered(url, spec, context, rec, concurrency, timeout):  # the server's part, not its network
+    async def served(url, graph_id, timeout):
+        return "assistant-1"
+
+    async def answered(url, assistant, spec, context, rec, concurrency, timeout):  # the server's part, not its network
         for ex in rec.todo:
             state = {"question": ex.question, "answer": "yes", "passages": [], "llm_calls": 1, "trace": []}
             rec.add(score_example(ex, state, 0.0, retrieval_only=spec.retrieval_only))
 
+    monkeypatch.setattr(remote, "_served_assistant", served)
     monkeypatch.setattr(remote, "_run_remote", answered)
     rc = main(base + ["--out", str(tmp_path / "run"), "--json"])
     out, err = capsys.readouterr()
