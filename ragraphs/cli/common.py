@@ -137,14 +137,23 @@ def stream_run(graph, inputs: Any, config: dict | None, context: Any, *, trace: 
     other than the node traces (routes, ...) is printed to stderr as it comes."""
     res = RunResult()
     t0 = time.perf_counter()
+    # a node's events (its route, written by the edge after it) come before its update: each is
+    # held and printed under the block of the node it names (or, naming none, the next node's);
+    # printed as they came, a route showed under the node before (until 2026-12-01)
+    held: list[Any] = []
+
+    def show(events: list[Any]) -> None:
+        for e in events:
+            print(f"    event: {json.dumps(e, default=str)[:1000]}", file=sys.stderr)
+
     for mode, chunk in graph.stream(inputs, config or None, context=context, stream_mode=["updates", "values", "custom"]):
         if mode == "values":
             res.final = chunk
         elif mode == "custom":
             res.events.append(chunk)
             # node_trace events repeat the updates' trace entries; show the others
-            if trace and isinstance(chunk, dict) and chunk.get("event") != "node_trace":
-                print(f"    event: {json.dumps(chunk, default=str)[:1000]}", file=sys.stderr)
+            if trace and (not isinstance(chunk, dict) or chunk.get("event") != "node_trace"):
+                held.append(chunk)
         else:
             for node, update in (chunk or {}).items():
                 if not isinstance(update, dict):
@@ -152,5 +161,9 @@ def stream_run(graph, inputs: Any, config: dict | None, context: Any, *, trace: 
                 res.ran.extend(written(update.get("trace")) or [])
                 if trace:
                     print_trace(node, update, time.perf_counter() - t0)
+                    mine = [not isinstance(e, dict) or e.get("node") in (None, node) for e in held]
+                    show([e for e, m in zip(held, mine) if m])
+                    held = [e for e, m in zip(held, mine) if not m]
+    show(held)
     res.wall_s = time.perf_counter() - t0
     return res

@@ -110,6 +110,12 @@ def test_a_second_question_on_a_thread_is_its_own_run_and_history_shows_both(tmp
         code, out, err = main_captured(capsys, "ask", "And Peru?", "--method", "crag", "--llm", "fake:Lima", "--k", "1",
                                        *store, *thread, "--trace", "--set", "web=none")
         assert code == 0 and "--- [" in err and "a new question on this thread" not in err
+        # each route event in the block of the node it names (under the node before until 2026-12-01)
+        blocks = err.split("--- [")[1:]
+        routes = [(b.split("] ", 1)[1].split(" (", 1)[0], json.loads(line.split("event: ", 1)[1]))
+                  for b in blocks for line in b.splitlines() if line.strip().startswith("event: ")]
+        assert routes and all(e["node"] == node for node, e in routes), routes
+        assert "evaluate" in [node for node, _ in routes]
     # a thread is one method's: another method on it is refused, the thread left as it was
     code, out, err = main_captured(capsys, "ask", "Who?", "--method", "none", "--llm", "fake:x", *store, "--thread", "two")
     assert code == 2 and not out
