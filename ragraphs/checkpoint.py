@@ -75,6 +75,13 @@ SETUP_LOCK = 0x7261677270  # "ragrp"
 TRY_LOCK = "SELECT pg_try_advisory_lock(%s) AS locked"
 
 
+def cli_spec(given: str | None) -> str | None:
+    """The checkpointer the command line opens: ``--checkpointer`` as given, else
+    ``$RAGRAPHS_CHECKPOINTER`` (a server's, as ``RAGRAPHS_STORE_URL`` gives ``--store-url``; read
+    by the server hook only until 2026-12-01), else None (the default SQLite file)."""
+    return given or os.environ.get(ENV_VAR, "").strip() or None
+
+
 def default_checkpointer_path() -> str:
     return str(data_dir() / DEFAULT_FILE)
 

@@ -33,8 +33,11 @@ def data_dir() -> Path:
 
 @pytest.fixture(autouse=True)
 def _isolated_home(tmp_path, monkeypatch):
-    """Every test gets its own RAGRAPHS_HOME so no test touches ~/.ragraphs."""
+    """Every test gets its own RAGRAPHS_HOME so no test touches ~/.ragraphs, and no server's
+    checkpointer, store or web search set in the shell reaches a test."""
     monkeypatch.setenv("RAGRAPHS_HOME", str(tmp_path / "home"))
+    for name in ("RAGRAPHS_CHECKPOINTER", "RAGRAPHS_STORE_URL", "RAGRAPHS_COLLECTION"):
+        monkeypatch.delenv(name, raising=False)
 
 
 @dataclass

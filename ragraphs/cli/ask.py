@@ -91,10 +91,10 @@ def cmd_ask(args: argparse.Namespace) -> int:
     config = None
     checkpointer = None
     if getattr(args, "thread", None):
-        from ..checkpoint import open_checkpointer
+        from ..checkpoint import cli_spec, open_checkpointer
         from .threads import check_thread_method, store_of, thread_config
 
-        checkpointer = open_checkpointer(args.checkpointer)
+        checkpointer = open_checkpointer(cli_spec(args.checkpointer))
         check_thread_method(checkpointer, args.thread, args.method)
         # the method, settings and store go into the checkpoints' metadata (for history/replay)
         config = thread_config(args.thread, args.method, ctx_values, store_of(args))
@@ -236,7 +236,8 @@ def register(sub) -> None:
                    help="print the passages the method would hand its LLM, whole, without asking it for the answer "
                         "(the calls on the way to them are made: CRAG's rewrite, ERM4's Rewriter+, MIGRES's loop)")
     p.add_argument("--thread", metavar="ID", help="persist the run's checkpoints under this thread id")
-    p.add_argument("--checkpointer", metavar="PATH|URL", default=None, help="SQLite file or PostgreSQL URL for --thread")
+    p.add_argument("--checkpointer", metavar="PATH|URL", default=None, help="SQLite file or PostgreSQL URL for --thread (default $RAGRAPHS_CHECKPOINTER, else "
+                   "$RAGRAPHS_HOME/checkpoints.sqlite)")
     p.set_defaults(func=cmd_ask)
 
     p = sub.add_parser("demo", help="ingest the bundled sample corpus and answer a question")

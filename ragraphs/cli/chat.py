@@ -69,10 +69,10 @@ def cmd_chat(args: argparse.Namespace) -> int:
     if retr is not None and hasattr(retr, "count") and retr.count() == 0:
         print("warning: the store is empty; run `ragraphs ingest PATH` first", file=sys.stderr)
     if args.thread:
-        from ..checkpoint import open_checkpointer
+        from ..checkpoint import cli_spec, open_checkpointer
         from .threads import CHAT, check_thread_method, store_of, thread_config
 
-        saver, thread = open_checkpointer(args.checkpointer), args.thread
+        saver, thread = open_checkpointer(cli_spec(args.checkpointer)), args.thread
         check_thread_method(saver, thread, CHAT)
         # the checkpoints' metadata names the chat and its settings, for `ragraphs history`
         config = cast(RunnableConfig, thread_config(thread, CHAT, {"method": args.method, **values}, store_of(args)))
@@ -163,7 +163,8 @@ def register(sub) -> None:
     add_store_args(p)
     add_run_args(p)
     p.add_argument("--thread", metavar="ID", help="keep the conversation in the checkpointer under this id, to go on later")
-    p.add_argument("--checkpointer", metavar="PATH|URL", default=None, help="SQLite file or PostgreSQL URL for --thread")
+    p.add_argument("--checkpointer", metavar="PATH|URL", default=None, help="SQLite file or PostgreSQL URL for --thread (default $RAGRAPHS_CHECKPOINTER, else "
+                   "$RAGRAPHS_HOME/checkpoints.sqlite)")
     p.add_argument("--follow-up", choices=["alone", "rewrite"], default=None,
                    help="alone (default): each message answered as written; rewrite: the LLM first rewrites a later "
                         "message into a question that stands alone")

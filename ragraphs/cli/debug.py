@@ -22,7 +22,7 @@ import sqlite3
 import sys
 from typing import Any
 
-from ..checkpoint import describe, open_checkpointer
+from ..checkpoint import cli_spec, describe, open_checkpointer
 from ..errors import ConfigError, InputError
 from .common import make_components, stream_run
 from .threads import (CHAT, META_METHOD, META_STORE, _loads, _records_settings, check_thread_method, infer_method,
@@ -44,8 +44,9 @@ def _checkpoints_only():
     return CheckpointsOnly()
 
 
-def _graph_for(thread_id: str, saver, method: str | None, components=None):
-    """Build the thread's graph over ``saver``; returns (graph, method, metadata). Without
+def _graph_for(thread_id: str, saver, method: str | None, components=None, where: str = ""):
+    """Build the thread's graph over ``saver`` (``where``: the checkpointer as a user reads it,
+    for the error of a thread it lacks); returns (graph, method, metadata). Without
     ``components`` the graph only reads the thread's checkpoints (no store, no model)."""
     from ..graphs import build_graph, method_names
 
@@ -56,7 +57,7 @@ def _graph_for(thread_id: str, saver, method: str | None, components=None):
     except (ValueError, TypeError, sqlite3.DatabaseError) as e:  # damaged, or a foreign table of that name
         raise ConfigError(f"cannot read the checkpoints of thread {thread_id!r}: {type(e).__name__}: {e}") from e
     if tup is None:
-        raise InputError(f"no checkpoints for thread {thread_id!r}")
+        raise InputError(f"no checkpoints for thread {thread_id!r}" + (f" in {where}" if where else ""))
     meta = dict(tup.metadata or {})
     # runs made by ragraphs carry their method; runs made on a LangGraph server carry the
     # graph id (the same names, see langgraph.json)
@@ -230,8 +231,9 @@ def thread_contexts(saver, thread_id: str, method: str) -> list[dict[str, Any]]:
 
 
 def cmd_history(args: argparse.Namespace) -> int:
+    args.checkpointer = cli_spec(args.checkpointer)
     saver = open_checkpointer(args.checkpointer, must_exist=True)
-    graph, method, meta = _graph_for(args.thread_id, saver, args.method)
+    graph, method, meta = _graph_for(args.thread_id, saver, args.method, where=describe(args.checkpointer))
     rows = load_history(graph, args.thread_id)
     contexts = thread_contexts(saver, args.thread_id, method)
     if args.json:
@@ -291,9 +293,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from ..graphs import get_context_class
     from ..settings import check_setting_names, context_from, parse_settings
 
+    args.checkpointer = cli_spec(args.checkpointer)
     saver = open_checkpointer(args.checkpointer, must_exist=True)
     # a first pass without components only reads the thread's metadata
-    first, method, meta = _graph_for(args.thread_id, saver, args.method)
+    first, method, meta = _graph_for(args.thread_id, saver, args.method, where=describe(args.checkpointer))
     if method == CHAT:
         raise InputError(f"thread {args.thread_id!r} is a chat; go on with it with `ragraphs chat --thread "
                          f"{args.thread_id}` (`ragraphs history` shows its turns)")
@@ -312,6 +315,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
         from ..components import server_store
 
         store = server_store()
+        if not (args.store or args.store_url or store.get("store_url")):  # its "no store at ..." advice said to ingest
+            print(f"warning: thread {args.thread_id!r} names no store (a LangGraph server's run) and RAGRAPHS_STORE_URL "
+                  "is not set: the local default store is searched; give --store-url (or set RAGRAPHS_STORE_URL) "
+                  "as the server had it", file=sys.stderr)
     ns = argparse.Namespace(
         store=args.store or store.get("store"),
         store_url=args.store_url or store.get("store_url"),
@@ -397,7 +404,7 @@ def register(sub) -> None:
 
     p = sub.add_parser("history", help="list a thread's checkpoints node by node (runs made with ask --thread)")
     p.add_argument("thread_id", metavar="ID", help="the thread id given to `ragraphs ask --thread`")
-    p.add_argument("--checkpointer", metavar="PATH|URL", default=None, help=f"SQLite file or PostgreSQL URL (default {default})")
+    p.add_argument("--checkpointer", metavar="PATH|URL", default=None, help=f"SQLite file or PostgreSQL URL (default $RAGRAPHS_CHECKPOINTER, else {default})")
     p.add_argument("--method", default=None, help="the thread's method, if it was not recorded")
     p.add_argument("--full", action="store_true", help="do not shorten the details")
     p.add_argument("--json", action="store_true", help="machine-readable history")
@@ -409,7 +416,7 @@ def register(sub) -> None:
         "--from", dest="from_step", metavar="STEP",
         help="step number or checkpoint id from `ragraphs history` (default: continue from the latest checkpoint)",
     )
-    p.add_argument("--checkpointer", metavar="PATH|URL", default=None, help=f"SQLite file or PostgreSQL URL (default {default})")
+    p.add_argument("--checkpointer", metavar="PATH|URL", default=None, help=f"SQLite file or PostgreSQL URL (default $RAGRAPHS_CHECKPOINTER, else {default})")
     p.add_argument("--method", default=None, help="the thread's method, if it was not recorded")
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="change a run setting for the replay")
     p.add_argument("--store", metavar="DIR", default=None, help="Chroma directory (default: the one the thread used)")

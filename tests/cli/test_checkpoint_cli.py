@@ -146,6 +146,25 @@ def test_a_failed_run_continues_from_its_last_checkpoint(tmp_path, capsys, monke
     assert [e["event"] for e in rep["events"]] == ["node_trace"]
 
 
+def test_the_command_line_reads_the_servers_checkpointer_variable(tmp_path, capsys, monkeypatch):
+    """``$RAGRAPHS_CHECKPOINTER`` (a server's) is the default of ``--checkpointer`` for ask, history
+    and replay, as ``RAGRAPHS_STORE_URL`` is of ``--store-url``; until 2026-12-01 history looked in
+    the default file and said only "no checkpoints for thread", not where it had looked."""
+    db = tmp_path / "server.sqlite"
+    monkeypatch.setenv("RAGRAPHS_CHECKPOINTER", str(db))
+    code, out, err = main_captured(capsys, "ask", "Q?", "--method", "none", "--llm", "fake:A", "--thread", "srv")
+    assert code == 0 and db.exists() and not (tmp_path / "home" / "checkpoints.sqlite").exists()
+    code, out, err = main_captured(capsys, "history", "srv")
+    assert code == 0 and out.splitlines()[0].endswith(f"checkpoints in {db}")
+    code, out, err = main_captured(capsys, "replay", "srv", "--from", "0", "--set", "llm=fake:B", "--json")
+    assert code == 0 and json.loads(out)["answer"] == "B"
+    code, out, err = main_captured(capsys, "history", "other")
+    assert err.strip() == f"ragraphs: error: no checkpoints for thread 'other' in {db}"
+    monkeypatch.setenv("RAGRAPHS_CHECKPOINTER", "  ")  # blank: the default file, as before
+    code, out, err = main_captured(capsys, "history", "srv")
+    assert code != 0 and str(tmp_path / "home" / "checkpoints.sqlite") in err
+
+
 def test_clear_errors(tmp_path, capsys):
     db = tmp_path / "home" / "checkpoints.sqlite"
     code, out, err = main_captured(capsys, "history", "nothing-here")  # no file yet: none is made
@@ -154,7 +173,7 @@ def test_clear_errors(tmp_path, capsys):
     assert not db.exists()
     main_captured(capsys, "ask", "Q?", "--method", "none", "--llm", "fake:A", "--thread", "t")
     code, out, err = main_captured(capsys, "history", "nothing-here")
-    assert code != 0 and err.strip() == "ragraphs: error: no checkpoints for thread 'nothing-here'"
+    assert code != 0 and err.strip() == f"ragraphs: error: no checkpoints for thread 'nothing-here' in {db}"
     code, out, err = main_captured(capsys, "replay", "t", "--from", "7")
     assert code != 0 and err.strip() == "ragraphs: error: no checkpoint at step 7; steps: -1, 0, 1, 2"
     code, out, err = main_captured(capsys, "replay", "t", "--from", "zz-not-an-id")
@@ -249,8 +268,12 @@ def test_history_and_replay_neither_make_nor_read_an_empty_store(tmp_path, capsy
     with mock.patch.dict(os.environ, {"RAGRAPHS_STORE_URL": f"http://127.0.0.1:{free_port()}"}):
         code, out, err = main_captured(capsys, "replay", "srv1", "--from", "0", "--checkpointer", db, "--set", "llm=fake:x")
     assert code == 4 and "cannot reach Chroma server at http://127.0.0.1:" in err, err
+    assert "names no store" not in err
     code, out, err = main_captured(capsys, "replay", "srv2", "--from", "0", "--checkpointer", db, "--set", "llm=fake:x")
     assert code == 2 and "no store at" in err and not (home / "chroma").exists()
+    # without RAGRAPHS_STORE_URL, one line says where the server's store would be given (until
+    # 2026-12-01 only "no store at ...; ragraphs ingest YOUR_DOCS", the wrong advice for a server's thread)
+    assert "thread 'srv2' names no store (a LangGraph server's run)" in err and "--store-url" in err
 
 
 def test_a_threads_store_is_kept_as_an_absolute_path(tmp_path, monkeypatch):
