@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 import os
 import re
 import sqlite3
@@ -73,6 +74,9 @@ def strict_serde() -> Any:
 # CREATE INDEX CONCURRENTLY waits for (a deadlock PostgreSQL does not detect)
 SETUP_LOCK = 0x7261677270  # "ragrp"
 TRY_LOCK = "SELECT pg_try_advisory_lock(%s) AS locked"
+SETUP_WAIT_S = 120.0
+SETUP_WAITED = (f"another process held the checkpoint tables' setup lock for {SETUP_WAIT_S:g} s (a setup stuck behind "
+                "an open transaction, or a transaction-mode pooler such as pgbouncer: give the database's own port)")
 
 
 def cli_spec(given: str | None) -> str | None:
@@ -209,12 +213,16 @@ def open_checkpointer(spec: str | None = None, *, must_exist: bool = False):
         _OPEN.append(conn)
         saver = PostgresSaver(conn, serde=strict_serde())
         try:
-            while not conn.execute(TRY_LOCK, (SETUP_LOCK,)).fetchone()["locked"]:  # see SETUP_LOCK
+            deadline = time.monotonic() + SETUP_WAIT_S
+            while not (conn.execute(TRY_LOCK, (SETUP_LOCK,)).fetchone() or {}).get("locked"):  # see SETUP_LOCK
+                if time.monotonic() > deadline:
+                    raise TimeoutError(SETUP_WAITED)
                 time.sleep(0.2)
             try:
                 saver.setup()
             finally:
-                conn.execute("SELECT pg_advisory_unlock(%s)", (SETUP_LOCK,))
+                with contextlib.suppress(Exception):  # a broken connection: setup's own error tells it
+                    conn.execute("SELECT pg_advisory_unlock(%s)", (SETUP_LOCK,))
         except Exception as e:
             raise _postgres_error(spec, e) from e
         return saver
@@ -300,8 +308,12 @@ async def open_async_checkpointer(spec: str | None = None) -> AsyncIterator:
         try:
             saver = AsyncPostgresSaver(pool, serde=strict_serde())
             try:  # under the lock, on a connection of its own (a pool of one would wait for itself)
-                async with await psycopg.AsyncConnection.connect(spec, autocommit=True, connect_timeout=10) as lock:
+                async with await psycopg.AsyncConnection.connect(spec, autocommit=True, prepare_threshold=0,
+                                                                  connect_timeout=10) as lock:
+                    deadline = time.monotonic() + SETUP_WAIT_S
                     while not (await (await lock.execute(TRY_LOCK, (SETUP_LOCK,))).fetchone() or (False,))[0]:
+                        if time.monotonic() > deadline:
+                            raise TimeoutError(SETUP_WAITED)
                         await asyncio.sleep(0.2)
                     await saver.setup()
             except Exception as e:  # a raw psycopg error until 2026-12-01, as the sync path's is not

@@ -231,15 +231,25 @@ def web_spec_error(spec: Any) -> str | None:
             return f"bad SearXNG URL {arg.strip()!r}: use searxng:http(s)://host[:port][/path]"
         return None
     if kind == "offline" and any(p.strip() for p in arg.split(",")):
-        # a missing file failed only at the first search, which CRAG and ERM4 answer past without
-        # the web (so a run of `~/pages.jsonl`, never expanded until 2026-12-01, had no web at all)
-        for p in (os.path.expanduser(p.strip()) for p in arg.split(",") if p.strip()):
-            if not os.path.isfile(p):
-                return f"offline web corpus {'is a folder, not a JSONL file' if os.path.isdir(p) else 'not found'}: {p}"
-        return None
+        return None  # the files are the machine's that runs the graph (a server's): offline_web_error
     if kind in ("offline", "searxng"):
         return f"{kind} web search needs {'a path: offline:/path/pages.jsonl' if kind == 'offline' else 'a URL: searxng:http://127.0.0.1:8888'}"
     return f"unknown web search {spec!r}: use offline:PATH, searxng:URL, ddg or none"
+
+
+def offline_web_error(spec: Any) -> str | None:
+    """What is wrong with the files of an ``offline:`` web spec (``~`` read as the home folder;
+    empty: ``$RAGRAPHS_WEB``) on this machine: the command line checks it before a local run. A
+    missing file failed only at the first search, which CRAG and ERM4 answer past without the
+    web, so a run of ``offline:~/pages.jsonl`` (``~`` not expanded until 2026-12-01) had none."""
+    spec = str(spec or "").strip() or os.environ.get("RAGRAPHS_WEB", "").strip()
+    kind, _, arg = spec.partition(":")
+    if kind.strip().lower() != "offline":
+        return None
+    for p in (os.path.expanduser(p.strip()) for p in arg.split(",") if p.strip()):
+        if not os.path.isfile(p):
+            return f"offline web corpus {'is a folder, not a JSONL file' if os.path.isdir(p) else 'not found'}: {p}"
+    return None
 
 
 def check_setting_names(cls: type, values: dict[str, Any], method: str | None = None) -> None:

@@ -124,10 +124,11 @@ def test_web_specs_of_every_documented_form_are_accepted(tmp_path, monkeypatch):
         assert CRAGContext(web=spec).web == spec
 
 
-def test_an_offline_web_file_is_found_from_home_and_a_missing_one_refused_when_read(tmp_path, monkeypatch):
+def test_an_offline_web_file_is_found_from_home_and_a_missing_one_refused_before_a_local_run(tmp_path, monkeypatch, capsys):
     """``offline:~/pages.jsonl`` reads the file under the home folder; a file that is not there is
-    refused with the settings (until 2026-12-01 neither: the first search failed, and CRAG and ERM4
-    answered on without the web)."""
+    refused by ask, chat and eval before a local run, and left to the server for ``eval --server``
+    (until 2026-12-01 neither: the first search failed, and CRAG and ERM4 answered on without the web)."""
+    from conftest import DATA, free_port, main_captured
     from ragraphs.tools.websearch import make_web_search
 
     monkeypatch.setenv("HOME", str(tmp_path))
@@ -135,10 +136,19 @@ def test_an_offline_web_file_is_found_from_home_and_a_missing_one_refused_when_r
                                           encoding="utf-8")
     assert CRAGContext(web="offline:~/pages.jsonl").web == "offline:~/pages.jsonl"
     assert make_web_search("offline:~/pages.jsonl").search("capital of Austria", 1)[0]["title"] == "Vienna"
-    with pytest.raises(ConfigError, match="offline web corpus not found: .*gone.jsonl"):
-        CRAGContext(web="offline:~/pages.jsonl,~/gone.jsonl")
-    with pytest.raises(ConfigError, match="is a folder"):
-        CRAGContext(web=f"offline:{tmp_path}")
+    gone = "web=offline:~/pages.jsonl,~/gone.jsonl"
+    assert CRAGContext(web=gone[4:]).web == gone[4:]  # the form is the settings' to check; the files a run's
+    for argv in (["ask", "Who?", "--method", "crag", "--set", gone],
+                 ["chat", "--method", "crag", "--set", gone],
+                 ["eval", "--method", "crag", "--data", str(DATA / "hotpotqa.sample.jsonl"), "--limit", "1", "--set", gone]):
+        code, out, err = main_captured(capsys, *argv)
+        assert code == 2 and err.strip().endswith(f"run setting 'web': offline web corpus not found: {tmp_path / 'gone.jsonl'}"), err
+    code, out, err = main_captured(capsys, "ask", "Who?", "--method", "crag", "--set", f"web=offline:{tmp_path}")
+    assert code == 2 and "is a folder" in err
+    # with --server the files are the server's: the run goes on to ask it (nothing listens here)
+    code, out, err = main_captured(capsys, "eval", "--method", "crag", "--data", str(DATA / "hotpotqa.sample.jsonl"),
+                                   "--limit", "1", "--set", gone, "--server", f"http://127.0.0.1:{free_port()}")
+    assert code == 2 and "cannot reach the LangGraph server" in err, err
 
 
 def test_the_web_spec_from_the_environment_is_checked_too(monkeypatch):

@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 from ..errors import ConfigError, InputError
-from .common import add_run_args, add_store_args, make_components, refuse_clashes, store_from_env, stream_run
+from .common import add_run_args, add_store_args, make_components, refuse_clashes, refuse_missing_web, store_from_env, stream_run
 
 
 def validate_question(q: str | None) -> str:
@@ -80,6 +80,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     if unread:  # taken without a word until 2026-11-30
         print(f"warning: method 'none' retrieves nothing, so {', '.join(unread)} change nothing", file=sys.stderr)
     ctx = method_context(args.method, ctx_values)  # a bad name or value fails here, before the store opens
+    refuse_missing_web(getattr(ctx, "web", None))
     if getattr(args, "checkpointer", None) and not getattr(args, "thread", None):
         raise ConfigError("--checkpointer keeps a run under a --thread ID; give one, or leave --checkpointer out")
     store_from_env(args)  # RAGRAPHS_STORE_URL / RAGRAPHS_COLLECTION, as the server's graphs read them

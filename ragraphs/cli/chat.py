@@ -20,7 +20,7 @@ from typing import Any, cast
 from langchain_core.runnables import RunnableConfig
 
 from ..errors import ConfigError, InputError, RagraphsError, redact
-from .common import add_run_args, add_store_args, make_components, refuse_clashes, store_from_env
+from .common import add_run_args, add_store_args, make_components, refuse_clashes, refuse_missing_web, store_from_env
 
 ENDS = {"exit", "quit", ":q", "/exit", "/quit", "/q"}
 HELP = ("Each line is a question for the method; the conversation is kept (with --thread, in the checkpointer). "
@@ -63,6 +63,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
               **{k: v for k, v in options.items() if v is not None}, **sets}
     ctx = chat_context(args.method, values)
     settings = method_context(ctx)  # names and values checked here, before any model loads
+    refuse_missing_web(getattr(settings, "web", None))
     store_from_env(args)  # RAGRAPHS_STORE_URL / RAGRAPHS_COLLECTION, as the server's graphs read them
     components = make_components(args, create_collection=False)  # a mistyped --store or --collection is an error, not a new store
     retr = components.retriever if args.method != "none" else None

@@ -72,6 +72,16 @@ def refuse_clashes(options: dict[str, Any], sets: dict[str, Any], method: str, f
             raise ConfigError(f"{flag} and --set {key}={shown(value)} give {name} two values; give one of them")
 
 
+def refuse_missing_web(spec: Any) -> None:
+    """A :class:`ConfigError` before a local run whose ``offline:`` web files are not here (see
+    :func:`ragraphs.setting_values.offline_web_error`); a run on a server checks them there."""
+    from ..setting_values import offline_web_error
+
+    problem = offline_web_error(spec) if spec is not None else None
+    if problem:
+        raise ConfigError(f"run setting 'web': {problem}")
+
+
 def make_components(args: argparse.Namespace, **kw: Any):
     from ..components import Components
     from ..errors import check_folder_place
@@ -146,24 +156,26 @@ def stream_run(graph, inputs: Any, config: dict | None, context: Any, *, trace: 
         for e in events:
             print(f"    event: {json.dumps(e, default=str)[:1000]}", file=sys.stderr)
 
-    for mode, chunk in graph.stream(inputs, config or None, context=context, stream_mode=["updates", "values", "custom"]):
-        if mode == "values":
-            res.final = chunk
-        elif mode == "custom":
-            res.events.append(chunk)
-            # node_trace events repeat the updates' trace entries; show the others
-            if trace and (not isinstance(chunk, dict) or chunk.get("event") != "node_trace"):
-                held.append(chunk)
-        else:
-            for node, update in (chunk or {}).items():
-                if not isinstance(update, dict):
-                    continue
-                res.ran.extend(written(update.get("trace")) or [])
-                if trace:
-                    print_trace(node, update, time.perf_counter() - t0)
-                    mine = [not isinstance(e, dict) or e.get("node") in (None, node) for e in held]
-                    show([e for e, m in zip(held, mine) if m])
-                    held = [e for e, m in zip(held, mine) if not m]
-    show(held)
+    try:
+        for mode, chunk in graph.stream(inputs, config or None, context=context, stream_mode=["updates", "values", "custom"]):
+            if mode == "values":
+                res.final = chunk
+            elif mode == "custom":
+                res.events.append(chunk)
+                # node_trace events repeat the updates' trace entries; show the others
+                if trace and (not isinstance(chunk, dict) or chunk.get("event") != "node_trace"):
+                    held.append(chunk)
+            else:
+                for node, update in (chunk or {}).items():
+                    if not isinstance(update, dict):
+                        continue
+                    res.ran.extend(written(update.get("trace")) or [])
+                    if trace:
+                        print_trace(node, update, time.perf_counter() - t0)
+                        mine = [not isinstance(e, dict) or e.get("node") in (None, node) for e in held]
+                        show([e for e, m in zip(held, mine) if m])
+                        held = [e for e, m in zip(held, mine) if not m]
+    finally:  # a node that raised: the events it sent explain it
+        show(held)
     res.wall_s = time.perf_counter() - t0
     return res

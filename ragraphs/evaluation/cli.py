@@ -192,16 +192,19 @@ def cmd_eval(args: argparse.Namespace) -> int:
         if args.server:
             raise InputError("--withhold-gold is for local runs (the pooled file corpus or --corpus); drop --server")
     # settings are checked against every method's context before any model is loaded
+    from ..cli.common import refuse_missing_web
     from ..graphs import get_context_class
     from ..settings import check_shared_settings
     from .runner import build_context
 
     if len(methods) > 1:
         check_shared_settings(settings, {m: get_context_class("vanilla" if m == ORACLE else m) for m in methods})
-    for spec in specs:
-        build_context(spec)
-    if args.server:
+    contexts = [build_context(spec) for spec in specs]
+    if args.server:  # an offline web file is the server's
         return _eval_on_server(args, specs, examples, dataset)
+    if not args.web:  # --web's files are the run's web search
+        for ctx in contexts:
+            refuse_missing_web(getattr(ctx, "web", None))
 
     web = None
     if args.web:

@@ -15,12 +15,13 @@ question is the client's: queueing on the server and the network are in it.
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from typing import Any, Callable
 
 from ..errors import ConfigError, without_userinfo
 from .provenance import provenance
-from .records import Recorder, open_results
+from .records import Recorder, open_results, read_results
 from .runner import ORACLE, RunSpec, build_context, error_record, finish_run, score_example
 
 
@@ -125,9 +126,12 @@ def run_spec_remote(
     ctx = build_context(spec)  # a setting the method lacks is refused before any question is sent
     origin = provenance(ctx, local=False)  # this side's versions and settings: the model and judges are the server's
     context = spec.context_values()
-    # the server asked first: a mistyped address wrote its folder's config.json, which then refused
-    # the corrected run as "another corpus", until 2026-12-01
-    assistant = asyncio.run(_served_assistant(url.rstrip("/"), spec.graph_method, timeout))
+    # the server asked first when a question is left to run: a mistyped address wrote its folder's
+    # config.json, which then refused the corrected run as "another corpus", until 2026-12-01 (a
+    # finished folder's report needs no server)
+    finished = read_results(os.path.join(out_dir, "results.jsonl")) if out_dir and resume else {}
+    left = any(ex.id not in finished or finished[ex.id].get("error") for ex in examples)
+    assistant = asyncio.run(_served_assistant(url.rstrip("/"), spec.graph_method, timeout)) if left else ""
     # the server's store is the corpus: a local run's --out is not resumed from here, nor the reverse
     results_path, done = open_results(spec, out_dir, resume=resume, dataset=dataset, data=data,
                                       corpus={"server": without_userinfo(url.rstrip("/"))}, provenance=origin)

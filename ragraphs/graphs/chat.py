@@ -84,6 +84,21 @@ def read_checked_question(state: Any, runtime: Runtime[ChatContext]) -> dict:
     return read_question(state, runtime)
 
 
+def both_ways(name: str, node: Any, anode: Any) -> Any:
+    """One graph node that runs ``node`` under ``invoke`` and ``anode`` under ``ainvoke``, each
+    ``(state, runtime)``: LangGraph's own node runnable (as ``add_node`` makes of a function, no
+    run of its own in a trace); where a LangGraph version lacks it, a ``RunnableLambda`` (a
+    nested run of the same name in a trace)."""
+    try:
+        from langgraph._internal._runnable import RunnableCallable
+    except ImportError:  # pragma: no cover - another LangGraph layout
+        async def arun(state: Any) -> Any:
+            return await anode(state, get_runtime())
+
+        return RunnableLambda(lambda state: node(state, get_runtime()), afunc=arun, name=name)
+    return RunnableCallable(node, anode, name=name, trace=False)
+
+
 def build_chat_graph(
     components: Components | None = None, *, checkpointer: Checkpointer = None, store: BaseStore | None = None
 ) -> CompiledStateGraph[ChatState, ChatContext, MessagesState, ChatOutput]:
@@ -110,13 +125,8 @@ def build_chat_graph(
     # the method runs with invoke under invoke and with ainvoke under ainvoke: a LangGraph server's
     # custom checkpointer (its adapter has async methods only) failed every turn with
     # NotImplementedError until 2026-12-01, the method's invoke asking it for get_tuple
-    sync_answer = timed("answer", make_chat_answer(run_method))
-    async_answer = timed("answer", make_chat_answer_async(arun_method))
-
-    async def answer_async(state: Any) -> Any:
-        return await async_answer(state, get_runtime())
-
-    answer = RunnableLambda(lambda state: sync_answer(state, get_runtime()), afunc=answer_async, name="answer")
+    answer = both_ways("answer", timed("answer", make_chat_answer(run_method)),
+                       timed("answer", make_chat_answer_async(arun_method)))
 
     g = StateGraph(ChatState, context_schema=ChatContext, input_schema=MessagesState, output_schema=ChatOutput)
     g.add_node("question", timed("question", read_checked_question))

@@ -22,7 +22,7 @@ from ..components import Components
 from ..prompts import one_line
 from ..settings import MIGRESContext, context_of
 from ..state.migres import MIGRESState
-from ..state.types import Node, Passage, make_passage, question_of
+from ..state.types import Node, Passage, make_passage, question_of, reset
 from ..tools.judges import own_threshold
 from ..tools.llm import complete, llm_usage
 from ..tools.structured import LeafExtraction, MainVerdict, QueryList, decide
@@ -232,8 +232,8 @@ def make_leaf_extract(c: Components) -> Node[MIGRESState, MIGRESContext]:
     together (the judge reads 256 tokens), and kept with the reading that entails it most; one
     with no valid citation is checked against each passage read and attributed to the one
     that entails it most. A statement written twice is one, citing what both copies cite.
-    Statements already known are skipped. The passages read join ``read_passages`` (a
-    passage read again with other sentences: the sentences joined, the latest query).
+    Statements already known are skipped. The passages read join ``passages`` (a passage
+    read again with other sentences: the sentences joined, the latest query's).
     """
 
     def leaf(state: MIGRESState, runtime: Runtime[MIGRESContext]) -> dict:
@@ -260,7 +260,8 @@ def make_leaf_extract(c: Components) -> Node[MIGRESState, MIGRESContext]:
                 continue
             i0 = first.setdefault(key, i)
             cites.setdefault(i0, set()).update(n for n in it["support"] if 0 <= n < len(fed))
-        pairs, plan = [], []  # plan: (item index, the options: each a list of passage indexes)
+        pairs: list[tuple[str, str]] = []
+        plan: list[tuple[int, list[list[int]]]] = []  # (item index, the options: each a list of passage indexes)
         for i, cited_set in cites.items():
             cited = sorted(cited_set)
             # each cited passage alone, and all of them together: the judge reads 256 tokens, so a
@@ -285,11 +286,14 @@ def make_leaf_extract(c: Components) -> Node[MIGRESState, MIGRESContext]:
             (kept if opt_scores[b] >= thr else dropped).append(entry)
         corpus_fed = [p for p in fed if p.get("source") != "llm"]
         generated = [p for p in fed if p.get("source") == "llm"]
-        before = {p["id"]: p for p in state.get("read_passages") or []}
+        # a passage read again (a follow-up kept other sentences of it) replaces its first reading
+        # with both: the reader reads `passages`, as retrieval-only runs and eval records show them
+        readings = {p["id"]: p for p in corpus_fed}
+        before = list(state.get("passages") or [])
+        read = [read_again(p, readings.pop(p["id"])) if p["id"] in readings else p for p in before]
         return {
             "useful_info": kept,
-            "passages": corpus_fed,
-            "read_passages": [read_again(before.get(p["id"]), p) for p in corpus_fed],
+            "passages": reset([*read, *readings.values()]),
             "generated_knowledge": generated,
             "passages_fed": len(corpus_fed),
             **out.usage(),

@@ -42,10 +42,25 @@ def refuses(text: str) -> bool:
         if all(_NAME_WORD.fullmatch(w) for w in words):  # title case: part of a name?
             before = (text[: m.start()].split() or [""])[-1]
             after = (text[m.end():].split() or [""])[0]
-            if any(w != "I" and (_NAME_WORD.match(w) or w.startswith("(")) for w in (before, after)):
+            if any(w != "I" and _NAME_WORD.fullmatch(w) for w in (before, after)) or _names_what(text[m.end():]):
                 continue
         return True
     return False
+
+
+_ASIDE = re.compile(r"\s*\(([^()]{1,40})\)")
+_NOT_A_KIND = {"passage", "passages", "information", "context", "text", "given", "based", "provided", "see", "document",
+               "documents", "question", "answer", "mentioned", "stated", "enough", "found", "not", "no", "none"}
+
+
+def _names_what(rest: str) -> bool:
+    """Whether ``rest`` opens with an aside that says what a name is ("(band)", "(Ozzy Osbourne
+    song)"), not one about the passages ("(not in the information given)", "(see Passage 1)")."""
+    m = _ASIDE.match(rest)
+    if m is None:
+        return False
+    aside = m.group(1)
+    return not (set(re.findall(r"[a-z]+", aside.lower())) & _NOT_A_KIND) and len(aside.split()) <= 5
 
 
 def parse_main(text: str) -> dict:

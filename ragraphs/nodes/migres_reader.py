@@ -42,7 +42,7 @@ def reader_evidence(state: MIGRESState, ctx: MIGRESContext) -> tuple[list[Passag
     when there is no passage at all. ``"passages"``: the same with every kept passage.
     ``"gathered"``: the Leaf Module's statements, the kept passages and the first LLM knowledge.
     """
-    read = list(state.get("read_passages") or state.get("passages") or [])  # every sentence read (a thread of before 2026-12-01: passages)
+    read = list(state.get("passages") or [])
     cap = int(ctx.max_passages)
     knowledge = list(state.get("generated_knowledge") or [])[:1]
     if ctx.reader_evidence == "gathered":
@@ -55,7 +55,7 @@ def reader_evidence(state: MIGRESState, ctx: MIGRESContext) -> tuple[list[Passag
     if ctx.reader_evidence == "followups":
         extra = [p for p in extra if (p.get("meta") or {}).get("query") not in (None, state.get("question"))]
     evidence = (top + extra)[:cap]
-    seen = {p["id"] for p in state.get("passages") or []}
+    seen = {p["id"] for p in read}
     return evidence or knowledge, [p for p in evidence if p["id"] not in seen]
 
 

@@ -429,6 +429,13 @@ def test_a_server_url_with_credentials_is_recorded_without_them(tmp_path, capsys
     files = [p for p in tmp_path.rglob("*") if p.is_file()]
     assert any(p.name == "config.json" for p in files) and any(p.name == "summary.json" for p in files)
     assert not [str(p) for p in files if "s3cretpw" in p.read_text(errors="replace")]
+    # a finished folder's report again: the server is not asked (it may be down by then)
+
+    async def down(url, graph_id, timeout):
+        raise AssertionError("a finished run asked the server")
+
+    monkeypatch.setattr(remote, "_served_assistant", down)
+    assert main(base + ["--out", str(tmp_path / "run"), "--json"]) == 0
 
 
 def test_the_model_a_run_records_is_the_one_its_context_holds(tmp_path, data_dir, capsys, monkeypatch):

@@ -357,6 +357,14 @@ def test_a_chat_under_an_async_only_checkpointer_answers_with_ainvoke(corpus):
     first, second = asyncio.run(turns())
     assert first["messages"][-1].content == "Vienna" and second["messages"][-1].content == "the Danube"
     assert [m.type for m in second["messages"]] == ["human", "ai", "human", "ai"]
+    # one node run in a trace (a RunnableLambda in its place showed answer inside answer)
+    async def answer_events():
+        return [e["event"] async for e in g.astream_events({"messages": [("user", "Which city?")]},
+                                                           {"configurable": {"thread_id": "t3"}}, version="v2")
+                if e["name"] == "answer"]
+
+    g = _chat(corpus, ["Vienna"], checkpointer=AsyncOnlySaver())
+    assert [e for e in asyncio.run(answer_events()) if e != "on_chain_stream"] == ["on_chain_start", "on_chain_end"]
     with pytest.raises(NotImplementedError):  # the same saver under invoke: the sync path, as before
         g.invoke({"messages": [("user", "Which river?")]}, {"configurable": {"thread_id": "t2"}})
 
