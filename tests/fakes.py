@@ -215,3 +215,15 @@ def river_components(corpus: list) -> Any:
     judges = {"evaluator": OverlapJudge("evaluator"), "nli": OverlapJudge("nli"), "pair": ConstJudge(0.9)}
     return Components(llm=ScriptedChat(script=_river_reply), retriever=LexicalRetriever(corpus), judges=judges)
 
+
+def migres_prompt_kind(prompt: str) -> str:
+    """Which MIGRES module a prompt is for, read from its last block: "queries" (Query
+    Generator), "main" (Main Module), "leaf" (Leaf Module) or "other" (the reader, knowledge)."""
+    tail = prompt.rsplit("\n\n", 1)[-1]
+    if tail.startswith("Original Question:"):
+        return "queries"
+    if tail.startswith("Information:"):
+        return "main"
+    if "Passage 0:" in tail:
+        return "leaf"
+    return "other"

@@ -8,7 +8,7 @@ import re
 
 import numpy as np
 
-from fakes import LexicalRetriever, OverlapJudge, ScriptedChat
+from fakes import LexicalRetriever, OverlapJudge, ScriptedChat, migres_prompt_kind
 from ragraphs.components import Components
 from ragraphs.graphs.migres import MIGRESContext, build_migres_graph
 from ragraphs.state.types import make_passage
@@ -21,15 +21,7 @@ def _tail(prompt: str) -> str:
     return prompt.rsplit("\n\n", 1)[-1]
 
 
-def _kind(prompt: str) -> str:
-    t = _tail(prompt)
-    if t.startswith("Original Question:"):
-        return "queries"
-    if t.startswith("Information:"):
-        return "main"
-    if "Passage 0:" in t:
-        return "leaf"
-    return "reader"
+_kind = migres_prompt_kind
 
 
 def _passage_index(prompt: str, title: str) -> int:

@@ -20,18 +20,10 @@ from ragraphs.evaluation.runner import RunSpec, run_spec
 from ragraphs.tools import structured as S
 from ragraphs.tools.llm import FakeAnswerChat, LlamaCppCompletionChat
 
-from fakes import ConstJudge, LexicalRetriever, ScriptedChat
+from fakes import ConstJudge, LexicalRetriever, ScriptedChat, migres_prompt_kind
 
 
-def _kind(prompt: str) -> str:
-    tail = prompt.rsplit("\n\n", 1)[-1]
-    if tail.startswith("Original Question:"):
-        return "queries"
-    if tail.startswith("Information:"):
-        return "main"
-    if "Passage 0:" in tail:
-        return "leaf"
-    return "other"
+_kind = migres_prompt_kind
 
 
 def never_commits(prompt: str) -> str:
