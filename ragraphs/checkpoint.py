@@ -210,7 +210,6 @@ def open_checkpointer(spec: str | None = None, *, must_exist: bool = False):
             conn = psycopg.connect(spec, autocommit=True, prepare_threshold=0, row_factory=dict_row, connect_timeout=10)
         except Exception as e:
             raise _postgres_error(spec, e) from e
-        _OPEN.append(conn)
         saver = PostgresSaver(conn, serde=strict_serde())
         try:
             deadline = time.monotonic() + SETUP_WAIT_S
@@ -224,7 +223,10 @@ def open_checkpointer(spec: str | None = None, *, must_exist: bool = False):
                 with contextlib.suppress(Exception):  # a broken connection: setup's own error tells it
                     conn.execute("SELECT pg_advisory_unlock(%s)", (SETUP_LOCK,))
         except Exception as e:
+            with contextlib.suppress(Exception):  # a process that tries again keeps no connection per try
+                conn.close()
             raise _postgres_error(spec, e) from e
+        _OPEN.append(conn)
         return saver
 
     from langgraph.checkpoint.sqlite import SqliteSaver

@@ -145,6 +145,13 @@ def test_an_offline_web_file_is_found_from_home_and_a_missing_one_refused_before
         assert code == 2 and err.strip().endswith(f"run setting 'web': offline web corpus not found: {tmp_path / 'gone.jsonl'}"), err
     code, out, err = main_captured(capsys, "ask", "Who?", "--method", "crag", "--set", f"web=offline:{tmp_path}")
     assert code == 2 and "is a folder" in err
+    # from the environment: said so; a run that searches no web (ERM4's external=corpus) is not refused
+    monkeypatch.setenv("RAGRAPHS_WEB", "offline:~/gone.jsonl")
+    code, out, err = main_captured(capsys, "ask", "Who?", "--method", "crag")
+    assert code == 2 and err.strip().endswith("gone.jsonl (from RAGRAPHS_WEB)"), err
+    code, out, err = main_captured(capsys, "ask", "Who?", "--method", "erm4", "--retrieval-only", "--llm", 'fake:{"question": "Who?", "queries": ["who"]}')
+    assert "offline web corpus" not in err, err
+    monkeypatch.delenv("RAGRAPHS_WEB")
     # with --server the files are the server's: the run goes on to ask it (nothing listens here)
     code, out, err = main_captured(capsys, "eval", "--method", "crag", "--data", str(DATA / "hotpotqa.sample.jsonl"),
                                    "--limit", "1", "--set", gone, "--server", f"http://127.0.0.1:{free_port()}")

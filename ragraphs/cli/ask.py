@@ -80,7 +80,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     if unread:  # taken without a word until 2026-11-30
         print(f"warning: method 'none' retrieves nothing, so {', '.join(unread)} change nothing", file=sys.stderr)
     ctx = method_context(args.method, ctx_values)  # a bad name or value fails here, before the store opens
-    refuse_missing_web(getattr(ctx, "web", None))
+    refuse_missing_web(ctx)
     if getattr(args, "checkpointer", None) and not getattr(args, "thread", None):
         raise ConfigError("--checkpointer keeps a run under a --thread ID; give one, or leave --checkpointer out")
     store_from_env(args)  # RAGRAPHS_STORE_URL / RAGRAPHS_COLLECTION, as the server's graphs read them

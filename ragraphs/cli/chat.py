@@ -63,7 +63,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
               **{k: v for k, v in options.items() if v is not None}, **sets}
     ctx = chat_context(args.method, values)
     settings = method_context(ctx)  # names and values checked here, before any model loads
-    refuse_missing_web(getattr(settings, "web", None))
+    refuse_missing_web(settings)
     store_from_env(args)  # RAGRAPHS_STORE_URL / RAGRAPHS_COLLECTION, as the server's graphs read them
     components = make_components(args, create_collection=False)  # a mistyped --store or --collection is an error, not a new store
     retr = components.retriever if args.method != "none" else None

@@ -72,14 +72,20 @@ def refuse_clashes(options: dict[str, Any], sets: dict[str, Any], method: str, f
             raise ConfigError(f"{flag} and --set {key}={shown(value)} give {name} two values; give one of them")
 
 
-def refuse_missing_web(spec: Any) -> None:
-    """A :class:`ConfigError` before a local run whose ``offline:`` web files are not here (see
-    :func:`ragraphs.setting_values.offline_web_error`); a run on a server checks them there."""
+def refuse_missing_web(ctx: Any) -> None:
+    """A :class:`ConfigError` before a local run of ``ctx`` whose ``offline:`` web files are not
+    here (see :func:`ragraphs.setting_values.offline_web_error`); a run that searches no web
+    (ERM4's ``external="corpus"``, a method without a ``web`` setting) is not refused. Elsewhere
+    (Python, a server) a missing file is met at the first search: CRAG answers without the web,
+    its trace saying why; ERM4 with ``external`` web fails the question."""
     from ..setting_values import offline_web_error
 
-    problem = offline_web_error(spec) if spec is not None else None
+    spec = getattr(ctx, "web", None)
+    if spec is None or getattr(ctx, "external", "web") == "corpus":
+        return
+    problem = offline_web_error(spec)
     if problem:
-        raise ConfigError(f"run setting 'web': {problem}")
+        raise ConfigError(f"run setting 'web': {problem}" + ("" if str(spec).strip() else " (from RAGRAPHS_WEB)"))
 
 
 def make_components(args: argparse.Namespace, **kw: Any):

@@ -204,7 +204,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         return _eval_on_server(args, specs, examples, dataset)
     if not args.web:  # --web's files are the run's web search
         for ctx in contexts:
-            refuse_missing_web(getattr(ctx, "web", None))
+            refuse_missing_web(ctx)
 
     web = None
     if args.web:

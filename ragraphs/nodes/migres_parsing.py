@@ -42,15 +42,23 @@ def refuses(text: str) -> bool:
         if all(_NAME_WORD.fullmatch(w) for w in words):  # title case: part of a name?
             before = (text[: m.start()].split() or [""])[-1]
             after = (text[m.end():].split() or [""])[0]
-            if any(w != "I" and _NAME_WORD.fullmatch(w) for w in (before, after)) or _names_what(text[m.end():]):
+            if any(_names(w) for w in (before, after)) or _names_what(text[m.end():]):
                 continue
         return True
     return False
 
 
+def _names(word: str) -> bool:
+    """Whether a word beside a title-case refusal makes it part of a name: a capitalised word
+    ("Pleasures," too), not "I" nor a label ("Answer:")."""
+    bare = word.rstrip(",;!?\"')”’")
+    return bare != "I" and not bare.endswith(":") and bool(_NAME_WORD.fullmatch(bare))
+
+
 _ASIDE = re.compile(r"\s*\(([^()]{1,40})\)")
 _NOT_A_KIND = {"passage", "passages", "information", "context", "text", "given", "based", "provided", "see", "document",
-               "documents", "question", "answer", "mentioned", "stated", "enough", "found", "not", "no", "none"}
+               "documents", "question", "answer", "mentioned", "stated", "enough", "found", "not", "no", "none",
+               "unclear", "missing", "uncertain", "ambiguous", "unsure", "unspecified", "undetermined", "known"}
 
 
 def _names_what(rest: str) -> bool:
@@ -59,8 +67,8 @@ def _names_what(rest: str) -> bool:
     m = _ASIDE.match(rest)
     if m is None:
         return False
-    aside = m.group(1)
-    return not (set(re.findall(r"[a-z]+", aside.lower())) & _NOT_A_KIND) and len(aside.split()) <= 5
+    words = set(re.findall(r"[a-z]+", m.group(1).lower()))  # "(2)": no word, no kind
+    return bool(words) and not words & _NOT_A_KIND and len(m.group(1).split()) <= 5
 
 
 def parse_main(text: str) -> dict:

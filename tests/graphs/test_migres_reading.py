@@ -162,10 +162,11 @@ def test_a_refusal_in_title_case_is_no_answer_and_the_loop_asks_on():
                     "Not Mentioned In The Passages", "No Relevant Information", "I Don't Know", "No Answer",
                     # an aside about the passages or a label before it makes no name (a review of the first fix)
                     "Unknown (not in the information given)", "Unknown (based on the passages)", "Answer: Unknown",
-                    "Not Enough Information (see Passage 1)"):
+                    "Not Enough Information (see Passage 1)", "Unknown (unclear)", "Unknown (2)"):
         assert refuses(refusal) and not verdict(refusal, "")["answered"], refusal
     for name in ("Unknown Pleasures", "The Unknown Soldier", "No Answer (band)", "I Don't Know (Ozzy Osbourne song)",
-                 "Paris (not mentioned in the passages)"):
+                 "Paris (not mentioned in the passages)", "Unknown Pleasures, by Joy Division", "Unknown (1982 film)",
+                 "The album is Unknown Pleasures, released 1979"):
         assert verdict(name, "")["answered"], name
 
     passages = [make_passage("Mark Bowden", BORN)]
