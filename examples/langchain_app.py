@@ -71,8 +71,13 @@ def build_app(method: str = "vanilla", *, llm=None, embeddings=None, vectorstore
     graph = build_graph(method, components, checkpointer=checkpointer)
     if method == "crag":
         settings.setdefault("web", "none")  # no web search unless the app asks for one
+    if method == "erm4":  # its memory of this corpus, apart from any other corpus's (the shared 'default')
+        settings.setdefault("reservoir_collection", "langchain-app-sample")
     context = get_context_class(method)(k=k, **settings)
-    rag = graph.bind(context=context)  # run settings for every call through the chain
+    # run settings for every call through the chain; in a chain's .stream the graph hands on its
+    # whole state ("values": a graph streams node updates by default, and the next step read
+    # {"generate": ...} for the state: KeyError 'answer' until 2026-12-01)
+    rag = graph.bind(context=context, stream_mode="values")
     chain: Runnable[Any, str] = RunnableLambda(lambda q: {"question": q}) | rag | RunnableLambda(lambda s: s["answer"].strip())
     return graph, rag, chain
 

@@ -32,6 +32,9 @@ def test_graph_as_a_chain_step_with_users_model_store_and_checkpointer(app_modul
 
     b = chain.batch([q1, q2], [cfg("b1"), cfg("b2")])
     assert all(isinstance(a, str) and a for a in b)
+    # the chain streams too: the graph hands on its state, not its node updates (KeyError 'answer'
+    # until 2026-12-01)
+    assert list(chain.stream(q1, cfg("c1"))) == [b[0]]
     # async: the same app over an async checkpointer on the same SQLite file
     from ragraphs.checkpoint import open_async_checkpointer
 
@@ -51,7 +54,7 @@ def test_graph_as_a_chain_step_with_users_model_store_and_checkpointer(app_modul
     # the same answer as the batch call (the model decodes greedily)
     assert updates[2]["generate"]["answer"].strip() == b[0]
     # the user's checkpointer kept every thread, the async one's too
-    for t in ("b1", "b2", "u2", "s1"):
+    for t in ("b1", "b2", "c1", "u2", "s1"):
         st = graph.get_state(cfg(t))
         assert st.values["answer"] and st.next == ()
     assert len(list(graph.get_state_history(cfg("b1")))) == 5  # input, __start__, start, retrieve, generate
