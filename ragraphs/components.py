@@ -255,7 +255,7 @@ class Components:
                 try:
                     self.judges[key] = load_judge("evaluator", spec)
                 except ConfigError as e:  # "judge model not found: X" named no setting until 2026-11-30 (night)
-                    raise ConfigError(f"run setting 'rerank': {e}") from e
+                    raise ConfigError(f"run setting 'rerank': {e} (or 'evaluator', or 'none')") from e
             return self.judges[key]
 
     def warm_up(self, ctx: Any = None) -> float:

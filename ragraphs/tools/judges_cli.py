@@ -21,6 +21,8 @@ def _check_files(files):
 
     for f in files:
         path = parse_data_spec(f)[0]
+        if os.path.isdir(path):  # "no such data file" for a folder that is there until 2026-12-01
+            raise InputError(f"--data {path} is a folder; give a data file (JSONL or JSON)")
         if not os.path.isfile(path):
             raise InputError(f"no such data file: {path}")
 
@@ -51,6 +53,21 @@ def _check_training_shape(args: argparse.Namespace) -> None:
             raise InputError(f"{opt}: {d} holds no judge: no config.json there")
         if not any(os.path.isfile(os.path.join(d, f)) for f in JUDGE_WEIGHTS):
             raise InputError(f"{opt}: {d} holds no judge weights: none of {', '.join(JUDGE_WEIGHTS)}")
+        # a folder without a tokenizer read every word as [UNK] and its teachers' labels were one value;
+        # a damaged ONNX file was a traceback after the items were built (both until 2026-12-01)
+        from .judges.core import TOKENIZER_FILES
+
+        if not any(os.path.isfile(os.path.join(d, t)) for t in TOKENIZER_FILES):
+            raise InputError(f"{opt}: {d} holds no tokenizer: none of {', '.join(TOKENIZER_FILES)}")
+        only_onnx = os.path.join(d, JUDGE_WEIGHTS[-1])
+        if not any(os.path.isfile(os.path.join(d, f)) for f in JUDGE_WEIGHTS[:-1]):
+            try:
+                import onnx
+
+                onnx.load(only_onnx, load_external_data=False)
+            except Exception as e:
+                raise InputError(f"{opt}: {only_onnx} cannot be read: {type(e).__name__}: "
+                                 f"{' '.join(str(e).split())[:160]}") from e
     if args.layers is not None and args.init is not None:
         try:
             with open(os.path.join(args.init, "config.json"), encoding="utf-8") as fh:
@@ -144,6 +161,8 @@ def cmd_judge_eval(args: argparse.Namespace) -> int:
                          batch=args.batch, timing=timing, baseline=base, pair_tokens=args.pair_tokens)
     for f in res.get("files_without_items", []):  # on stderr with --json too: stdout holds the JSON only
         print(f"warning: {f}: no labelled items for the {args.judge} judge; left out", file=sys.stderr)
+    if args.model == "trained":  # which judge was measured: the name is the same for every train-judge folder
+        res["weights"] = weights or "shipped"
     if args.json:
         print(json.dumps(res))
         return 0

@@ -504,6 +504,7 @@ def test_cli_eval_shipped_judge_against_cosine(data_dir, capsys):
     for key in ("accuracy", "auc", "ms_per_pair", "baseline"):
         assert key in res
     assert res["n"] > 20 and res["auc"] > res["baseline"]["auc"]
+    assert res["weights"] == "shipped"  # which judge was read (every train-judge folder has one name)
 
 
 def test_cli_errors_are_one_line(tmp_path, capsys):
@@ -579,6 +580,51 @@ def test_train_judge_refuses_before_the_work(tmp_path, data_dir, capsys):
     rc = main(["train-judge", "--data", data, "--out", str(out), "--init", str(J.weights_dir()), "--layers", "9"])
     err = capsys.readouterr().err
     assert rc == 2 and "--layers keeps the first N of the --init model's 6 layers, got 9" in err
+    # a teacher without a tokenizer (every word [UNK], one label for all) or with a damaged ONNX file
+    # (a traceback after the items were built), both until 2026-12-01
+    bad = tmp_path / "teacher"
+    shutil.copytree(J.weights_dir(), bad)
+    for f in ("tokenizer.json", "tokenizer_config.json", "vocab.txt"):
+        (bad / f).unlink(missing_ok=True)
+    rc = main(["train-judge", "--data", data, "--out", str(out), "--teachers", str(bad)])
+    err = capsys.readouterr().err
+    assert rc == 2 and f"--teachers: {bad} holds no tokenizer" in err, err
+    shutil.copy(J.weights_dir() / "tokenizer.json", bad / "tokenizer.json")
+    (bad / "onnx" / "model_qint8.onnx").write_bytes(b"not an onnx graph")
+    rc = main(["train-judge", "--data", data, "--out", str(out), "--teachers", str(bad)])
+    err = capsys.readouterr().err
+    assert rc == 2 and "model_qint8.onnx cannot be read" in err and len(err.strip().splitlines()) == 1, err
+    # a folder as --data: said so (it was "no such data file")
+    for verb in ("train-judge", "judge-eval"):
+        rc = main([verb, "--judge", "evaluator", "--data", str(tmp_path), *(["--out", str(out)] if verb == "train-judge" else [])])
+        err = capsys.readouterr().err
+        assert rc == 2 and "is a folder; give a data file" in err, err
+    assert not (out / "ragraphs_judge.json").exists()
+
+
+def test_train_judge_refuses_a_role_whose_validation_holds_one_class(tmp_path, data_dir, capsys):
+    """Too few questions: the held-out items of a role are all of one label, and its cut cannot be
+    fitted (saved as 0.5 with NaN metrics, exit 0, until 2026-12-01)."""
+    from ragraphs.cli import main
+
+    out = tmp_path / "j"
+    rc = main(["train-judge", "--judge", "evaluator", "--data", str(data_dir / "hotpotqa.sample.jsonl"), "--limit", "6",
+               "--mine-k", "0", "--val-fraction", "0.01", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert rc == 2 and "its cut cannot be fitted" in err and "--val-fraction" in err, err
+    assert not (out / "ragraphs_judge.json").exists()
+
+
+def test_a_cross_encoder_folder_without_a_tokenizer_is_refused(tmp_path):
+    """A plain CrossEncoder folder (the torch backend) without its tokenizer loaded a tokenizer of
+    a few tokens: every word [UNK] and one score for every pair, no error, until 2026-12-01."""
+    from ragraphs.tools.judges.train import torch_weights
+
+    plain = torch_weights(J.weights_dir(), tmp_path / "fp32")
+    for f in ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "special_tokens_map.json"):
+        (plain / f).unlink(missing_ok=True)
+    with pytest.raises(ConfigError, match=r"judge model file missing: .*tokenizer.json \(the folder holds no tokenizer"):
+        J.load_judge("evaluator", plain, backend="torch")
 
 
 def test_judge_eval_refuses_options_its_model_does_not_read(data_dir, capsys):

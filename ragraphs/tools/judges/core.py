@@ -108,6 +108,11 @@ def _unreadable_file(folder: Path) -> Path:
     return folder
 
 
+# the files one of which a model folder's tokenizer is read from (fast, WordPiece, SentencePiece, BPE)
+TOKENIZER_FILES = ("tokenizer.json", "vocab.txt", "spiece.model", "sentencepiece.bpe.model", "tokenizer.model",
+                   "vocab.json")
+
+
 def load_cross_encoder(path: str | os.PathLike, backend: str | None = None, max_length: int | None = None):
     """A cross-encoder from a directory (its ONNX int8 model when it holds one, run by
     onnxruntime; else sentence-transformers' ``CrossEncoder``) or a cached model name;
@@ -129,6 +134,11 @@ def load_cross_encoder(path: str | os.PathLike, backend: str | None = None, max_
         for f in needed:
             if not f.is_file():
                 raise ConfigError(f"judge model file missing: {f}")
+        if p.is_dir() and not any((p / t).is_file() for t in TOKENIZER_FILES):
+            # a folder without one loaded a tokenizer of a few tokens: every word [UNK], every pair one
+            # score, no error (judge-eval, rerank= and train-judge's teachers read it until 2026-12-01)
+            raise ConfigError(f"judge model file missing: {p / 'tokenizer.json'} (the folder holds no tokenizer: "
+                              f"{', '.join(TOKENIZER_FILES)})")
     threads = positive_int("RAGRAPHS_JUDGE_THREADS") or 0
     key = (str(p.resolve()) if local else str(path), backend, max_length, threads)
     # a ragraphs judge reads the length it was trained with; another CrossEncoder keeps its own
@@ -158,8 +168,8 @@ def load_cross_encoder(path: str | os.PathLike, backend: str | None = None, max_
             where = onnx_file if backend == "onnx" else (_unreadable_file(p) if local else p)
             if not local and isinstance(e, OSError):  # a name not in the local model cache (no hub is reached)
                 raise ConfigError(f"judge model {str(path)!r}: no such folder, and no model of that name in the local "
-                                  "Hugging Face cache (ragraphs loads models offline): give a CrossEncoder folder, "
-                                  "a cached model name, 'evaluator' or 'none'") from e
+                                  "Hugging Face cache (ragraphs loads models offline): give a CrossEncoder folder "
+                                  "or a cached model name") from e
             why = " ".join(str(e).split())[:200]  # one line
             raise ConfigError(f"judge model could not be loaded from {where}: {type(e).__name__}: {why}") from e
         _MODELS[key] = (model, meta)

@@ -224,6 +224,8 @@ def train_judges(files: Sequence[str], out_dir: str | os.PathLike, cfg: TrainCon
     cfg = cfg or TrainConfig()
     device = "cuda" if torch.cuda.is_available() else "cpu"  # a GPU only speeds training up
     for f in files:
+        if Path(parse_data_spec(f)[0]).is_dir():
+            raise InputError(f"--data {parse_data_spec(f)[0]} is a folder; give a data file (JSONL or JSON)")
         if not Path(parse_data_spec(f)[0]).is_file():  # a folder named data@v2 is a path, not a part
             raise InputError(f"no such data file: {f}")
     check_out_dir(Path(out_dir))  # before the training, not after it
@@ -249,6 +251,12 @@ def train_judges(files: Sequence[str], out_dir: str | os.PathLike, cfg: TrainCon
             va = _balance(va, random.Random(f"{cfg.seed}:val:{role}"))
         val[role] = va
         train_rows += [(*item_texts(role, it), float(it.label)) for it in tr]
+    one_class = [role for role, va in val.items() if len({it.label for it in va}) < 2]
+    if one_class:  # its cut was 0.5 unfitted and its metrics NaN, saved with exit 0, until 2026-12-01
+        role = one_class[0]
+        raise InputError(f"the {role} judge's held-out questions give {len(val[role])} validation items "
+                         f"({sum(bool(it.label) for it in val[role])} positive): its cut cannot be fitted; give more "
+                         f"questions (--limit) or a larger --val-fraction (now {cfg.val_fraction:g})")
     if len(train_rows) < 20:
         built, held = sum(map(len, by_role.values())), sum(map(len, val.values()))
         raise InputError(f"only {len(train_rows)} training items left after holding out {held} validation items "
