@@ -33,10 +33,11 @@ def refuses(text: str) -> bool:
     information", "I don't know", "not mentioned in the passages", ...; "I don't know" read
     as an answer until 2026-11-30), not a name that holds such a word: "Unknown Pleasures", "The Unknown
     Soldier", "No Answer (band)" are answers (they read as refusals until 2026-11-30). A phrase
-    in title case is part of a name only when a capitalised word (not "I") or a parenthesis
-    stands beside it: "Not Enough Information" or "Cannot Be Determined" alone is a refusal
-    (until 2026-12-01 any title-case phrase of two words or more read as a name, and ended
-    MIGRES's loop as its answer)."""
+    in title case is part of a name only when a capitalised word stands beside it (not "I",
+    nor a label such as "Answer:"; :func:`_names`) or an aside that says what it names follows
+    (:func:`_names_what`): "Not Enough Information", "Cannot Be Determined" or "Unknown (not in
+    the passages)" is a refusal (until 2026-12-01 any title-case phrase of two words or more
+    read as a name, and ended MIGRES's loop as its answer)."""
     for m in _UNANSWERABLE.finditer(text or ""):
         words = m.group(0).split()
         if all(_NAME_WORD.fullmatch(w) for w in words):  # title case: part of a name?

@@ -55,9 +55,9 @@ def _check_training_shape(args: argparse.Namespace) -> None:
             raise InputError(f"{opt}: {d} holds no judge weights: none of {', '.join(JUDGE_WEIGHTS)}")
         # a folder without a tokenizer read every word as [UNK] and its teachers' labels were one value;
         # a damaged ONNX file was a traceback after the items were built (both until 2026-12-01)
-        from .judges.core import TOKENIZER_FILES
+        from .judges.core import TOKENIZER_FILES, has_tokenizer
 
-        if not any(os.path.isfile(os.path.join(d, t)) for t in TOKENIZER_FILES):
+        if not has_tokenizer(d):
             raise InputError(f"{opt}: {d} holds no tokenizer: none of {', '.join(TOKENIZER_FILES)}")
         only_onnx = os.path.join(d, JUDGE_WEIGHTS[-1])
         if not any(os.path.isfile(os.path.join(d, f)) for f in JUDGE_WEIGHTS[:-1]):

@@ -412,22 +412,18 @@ def make_web_search(spec: str | None, **kw: Any) -> Any:
     does in the graphs (an empty spec returned ``None`` until 2026-11-30); returns ``None`` when
     no backend is set (``none`` / ``off``, or nothing in either place).
     """
-    from ..setting_values import web_spec_error
+    from ..setting_values import offline_web_error, web_spec_error
 
     spec = (spec or "").strip() or os.environ.get("RAGRAPHS_WEB", "").strip()
     if not spec or spec.lower() in ("none", "off"):
         return None
-    problem = web_spec_error(spec)
+    problem = web_spec_error(spec) or offline_web_error(spec)
     if problem:
         raise ConfigError(problem)
     kind, _, arg = spec.partition(":")
     kind = kind.lower()
     if kind == "offline":
-        paths = [os.path.expanduser(p.strip()) for p in arg.split(",") if p.strip()]
-        for p in paths:
-            if not os.path.isfile(p):
-                raise ConfigError(f"offline web corpus {'is a folder, not a JSONL file' if os.path.isdir(p) else 'not found'}: {p}")
-        return OfflineCorpusSearch(paths)
+        return OfflineCorpusSearch([os.path.expanduser(p.strip()) for p in arg.split(",") if p.strip()])
     if kind == "searxng":
         return SearxngSearch(arg, **{k: v for k, v in kw.items() if k in ("timeout", "max_bytes", "language")})
     return DuckDuckGoSearch(**{k: v for k, v in kw.items() if k in ("timeout", "region", "backend")})  # ddg

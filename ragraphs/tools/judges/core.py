@@ -113,6 +113,12 @@ TOKENIZER_FILES = ("tokenizer.json", "vocab.txt", "spiece.model", "sentencepiece
                    "vocab.json")
 
 
+def has_tokenizer(folder: str | os.PathLike) -> bool:
+    """Whether a model folder holds a tokenizer file (:data:`TOKENIZER_FILES`): without one,
+    transformers builds a tokenizer of a few tokens, every word ``[UNK]``, and says nothing."""
+    return any((Path(folder) / t).is_file() for t in TOKENIZER_FILES)
+
+
 def load_cross_encoder(path: str | os.PathLike, backend: str | None = None, max_length: int | None = None):
     """A cross-encoder from a directory (its ONNX int8 model when it holds one, run by
     onnxruntime; else sentence-transformers' ``CrossEncoder``) or a cached model name;
@@ -134,7 +140,7 @@ def load_cross_encoder(path: str | os.PathLike, backend: str | None = None, max_
         for f in needed:
             if not f.is_file():
                 raise ConfigError(f"judge model file missing: {f}")
-        if p.is_dir() and not any((p / t).is_file() for t in TOKENIZER_FILES):
+        if p.is_dir() and not has_tokenizer(p):
             # a folder without one loaded a tokenizer of a few tokens: every word [UNK], every pair one
             # score, no error (judge-eval, rerank= and train-judge's teachers read it until 2026-12-01)
             raise ConfigError(f"judge model file missing: {p / 'tokenizer.json'} (the folder holds no tokenizer: "
