@@ -23,7 +23,6 @@ from .state.types import Passage, make_passage, passage_id
 from .tools.documents import read_docx, read_pdf
 from .tools.text import CHUNK_WORDS, chunk_text
 
-TEXT_EXT = {".txt", ".text", ".rst", ""}
 MD_EXT = {".md", ".markdown"}
 HTML_EXT = {".html", ".htm", ".xhtml"}
 JSON_EXT = {".jsonl", ".json", ".ndjson"}

@@ -212,6 +212,21 @@ def web_field(what: str) -> Any:
                                                       "ddg | none (default $RAGRAPHS_WEB)", "check": web_spec_error})
 
 
+# the page-fetch settings CRAG and ERM4 share: one description, default and bound (a field
+# object belongs to one class, so each is made per use)
+def fetch_timeout_field() -> Any:
+    return field(default=5.0, metadata={"description": "socket timeout of a page fetch, in seconds; a page's "
+                                        "whole fetch may take twice this", "range": (0.01, 600)})
+
+
+def fetch_max_bytes_field() -> Any:
+    return field(default=2_000_000, metadata={"description": "size cap of one fetched page", "minimum": 1})
+
+
+def fetch_allow_private_field() -> Any:
+    return field(default=False, metadata={"description": "allow fetching pages on private or loopback addresses"})
+
+
 def web_spec_error(spec: Any) -> str | None:
     """What is wrong with a web search spec's form (the backend itself is opened when used):
     empty (``$RAGRAPHS_WEB``), ``none`` / ``off``, ``ddg``, ``offline:PATH[,PATH...]``,

@@ -15,7 +15,8 @@ from typing import Any, Literal, TypeVar
 
 from .errors import ConfigError
 from .setting_values import (  # noqa: F401  re-exported: ragraphs.settings is where callers find them
-    NamesChecked, rerank_field, web_field, check_setting_names as check_setting_names, check_shared_settings as check_shared_settings,
+    NamesChecked, fetch_allow_private_field, fetch_max_bytes_field, fetch_timeout_field, rerank_field, web_field,
+    check_setting_names as check_setting_names, check_shared_settings as check_shared_settings,
     check_values as check_values, context_from as context_from, context_in as context_in,
     describe_settings as describe_settings, parse_settings as parse_settings, settings_for as settings_for,
     web_spec_error as web_spec_error, schema_bounds,
@@ -135,10 +136,9 @@ class CRAGContext(RAGContext):
     web_k: int = field(default=5, metadata={"description": "web results used (Wikipedia pages first)", "minimum": 1})
     web_timeout: float = field(default=10.0, metadata={"description": "seconds one web search may take", "range": (0.01, 3600)})
     fetch_pages: bool = field(default=True, metadata={"description": "fetch result URLs and extract their text"})
-    fetch_timeout: float = field(default=5.0, metadata={"description": "socket timeout of a page fetch, in seconds; a page's "
-                                                        "whole fetch may take twice this", "range": (0.01, 600)})
-    fetch_max_bytes: int = field(default=2_000_000, metadata={"description": "size cap of one fetched page", "minimum": 1})
-    fetch_allow_private: bool = field(default=False, metadata={"description": "allow fetching pages on private or loopback addresses"})
+    fetch_timeout: float = fetch_timeout_field()
+    fetch_max_bytes: int = fetch_max_bytes_field()
+    fetch_allow_private: bool = fetch_allow_private_field()
     rewrite_max_tokens: int = field(default=24, metadata={"description": "tokens the query rewriter may write", "minimum": 1})
     web_fallback: Literal["internal", "none"] = field(
         default="internal",
@@ -310,9 +310,9 @@ class ERM4Context(RAGContext):
     web: str = web_field("web search for external=web|both")
     web_timeout: float = field(default=10.0, metadata={"description": "seconds one web search may take", "range": (0.01, 3600)})
     fetch_pages: bool = field(default=True, metadata={"description": "web: fetch result URLs and use the page text"})
-    fetch_timeout: float = field(default=5.0, metadata={"description": "socket timeout of a page fetch, in seconds; a page's "
-                                                        "whole fetch may take twice this", "range": (0.01, 600)})
-    fetch_allow_private: bool = field(default=False, metadata={"description": "allow fetching pages on private or loopback addresses"})
+    fetch_timeout: float = fetch_timeout_field()
+    fetch_max_bytes: int = fetch_max_bytes_field()
+    fetch_allow_private: bool = fetch_allow_private_field()
     use_memory: bool = field(default=True, metadata={"description": "use the Memory Knowledge Reservoir and trigger"})
     update_memory: bool = field(default=True, metadata={"description": "store kept knowledge in the reservoir"})
     memory_recheck: bool = field(default=True, metadata={"description": "an inside query whose memory the filter drops all of "

@@ -26,7 +26,7 @@ from ..tools.structured import Keywords, decide
 from ..tools.text import text_key
 from .refine import judge_text, refine_knowledge
 from .retrieve import make_retrieve
-from .web import no_web, web_backend
+from .web import no_web, page_fetcher, web_backend
 
 CORRECT, INCORRECT, AMBIGUOUS = "correct", "incorrect", "ambiguous"
 
@@ -92,7 +92,8 @@ def make_evaluate(c: Components) -> Node[CRAGState, CRAGContext]:
         scores = [round(s, 4) for s in raw]                # 0.19003 read as 0.19, Ambiguous under upper 0.19)
         return {
             "scores": scores,
-            "retrieved": [with_score(d, s) for d, s in zip(docs, scores)],
+            # unrounded on the documents: refinement reuses a whole document's score for its one strip
+            "retrieved": [with_score(d, s) for d, s in zip(docs, raw)],
             "action": action,
             "action_reason": reason,
             "_trace": {
@@ -151,13 +152,27 @@ def _refine_trace(r) -> dict:
     return out
 
 
+def evaluated(state: CRAGState) -> dict[str, float]:
+    """The evaluator's score of each retrieved document as it read it (``evaluate`` put it on the
+    document and chose the action): refinement does not score a one-strip document again."""
+    if not state.get("action"):  # not evaluated: the scores on the documents are the retriever's
+        return {}
+    out: dict[str, float] = {}
+    for d in state.get("retrieved") or []:
+        score = d.get("score")
+        if isinstance(score, (int, float)):
+            out[judge_text(d.get("title", ""), d.get("text") or "")] = float(score)
+    return out
+
+
 def make_refine(c: Components) -> Node[CRAGState, CRAGContext]:
     """Internal knowledge: the retrieved documents refined (decompose, filter, recompose)."""
 
     def refine(state: CRAGState, runtime: Runtime[CRAGContext]) -> dict:
         ctx = context_of(runtime, CRAGContext)
         settings = _refine_settings(ctx)
-        r = refine_knowledge(c.judge("evaluator"), state["question"], state.get("retrieved") or [], source="corpus", **settings)
+        docs = state.get("retrieved") or []
+        r = refine_knowledge(c.judge("evaluator"), state["question"], docs, source="corpus", known=evaluated(state), **settings)
         return {
             "internal_knowledge": r.knowledge,
             "passages": reset(r.passages),
@@ -228,19 +243,6 @@ def _page_share(paragraphs: list[str]) -> list[str]:
     return out
 
 
-def _fetcher(c: Components, ctx: CRAGContext):
-    f = c.extra.get("fetcher")
-    if f is not None:
-        return f
-    from ..tools.fetch import PageFetcher
-
-    return PageFetcher(
-        timeout=float(ctx.fetch_timeout),
-        max_bytes=int(ctx.fetch_max_bytes),
-        allow_private=bool(ctx.fetch_allow_private),
-    )
-
-
 def make_web_search_node(c: Components) -> Node[CRAGState, CRAGContext]:
     """Search the web for the rewritten queries, prefer Wikipedia, fetch and extract pages."""
 
@@ -283,7 +285,7 @@ def make_web_search_node(c: Components) -> Node[CRAGState, CRAGContext]:
         ranked = prefer_wikipedia(list(results.values()))[:k]
         fetched: list[dict] = []
         if ranked and bool(ctx.fetch_pages):
-            for i, u, page, error in fetched_pages(_fetcher(c, ctx), ranked):
+            for i, u, page, error in fetched_pages(page_fetcher(c, ctx), ranked):
                 if page is None:
                     fetched.append({"url": u, "ok": False, "error": error})
                     continue
@@ -353,7 +355,8 @@ def make_refine_web(c: Components) -> Node[CRAGState, CRAGContext]:
                 update["web_error"] = why
             fallback = str(ctx.web_fallback)
             if state.get("action") == INCORRECT and fallback == "internal":
-                ri = refine_knowledge(judge, state["question"], state.get("retrieved") or [], source="corpus", **settings)
+                docs = state.get("retrieved") or []
+                ri = refine_knowledge(judge, state["question"], docs, source="corpus", known=evaluated(state), **settings)
                 update["internal_knowledge"] = ri.knowledge
                 update["passages"] = reset(ri.passages)
                 trace["fallback"] = (f"{why}; answering from the retrieved documents' best strips instead" if ri.passages

@@ -52,11 +52,7 @@ from .rerank import brief, judge_scores, rerank_passages, rerank_spec, reranker_
 from .retrieve import search_many
 
 
-# Acceptance thresholds of the pair classifier for DR-RAG, by judge ``name``, calibrated on
-# the three dev files as a whole (bench/dr_rag_recall.py --threshold a,b,c sweeps it); used
-# when the run sets no ``pair_threshold``; other judges use their own ``threshold``, else 0.5.
-KNOWN_THRESHOLDS: dict[str, float] = {}
-DEFAULT_THRESHOLD = 0.5
+DEFAULT_THRESHOLD = 0.5  # the pair classifier's acceptance cut for a judge that names none
 
 
 # ---------------------------------------------------------------- helpers
@@ -90,14 +86,11 @@ def second_rerank_of(ctx: Any) -> str:
 
 
 def pair_threshold(ctx: Any, judge: Any) -> float:
-    """The acceptance threshold: the run's; else one measured for DR-RAG with this judge
-    (:data:`KNOWN_THRESHOLDS`); else the judge's own suggested ``threshold``; else 0.5."""
+    """The acceptance threshold: the run's ``pair_threshold``; else the judge's own ``threshold``
+    (the shipped pair judge's cross-fitted cut); else 0.5."""
     t = ctx.pair_threshold
     if t is not None:
         return float(t)
-    name = str(getattr(judge, "name", ""))
-    if name in KNOWN_THRESHOLDS:
-        return KNOWN_THRESHOLDS[name]
     return own_threshold(judge, DEFAULT_THRESHOLD)
 
 

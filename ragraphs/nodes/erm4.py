@@ -51,7 +51,7 @@ from .erm4_prompts import (
     nli_prompt,
 )
 from .rerank import reranked_by, reranked_search
-from .web import no_web, web_backend
+from .web import no_web, page_fetcher, web_backend
 
 # prompts: nodes/erm4_prompts.py; output reading: nodes/erm4_parsing.py
 
@@ -105,17 +105,6 @@ def get_reservoir(c: Components, ctx: ERM4Context, store: Any = None) -> Reservo
         embeddings=c.embeddings,
         max_entries=bound if bound > 0 else None,
     )
-
-
-def _fetcher(c: Components, ctx):
-    """The page fetcher for web results: ``c.extra["fetcher"]``, else one from the settings."""
-    f = c.extra.get("fetcher")
-    if f is not None:
-        return f
-    from ..tools.fetch import PageFetcher
-
-    return PageFetcher(timeout=float(ctx.fetch_timeout),
-                       allow_private=bool(ctx.fetch_allow_private))
 
 
 # ---------------------------------------------------------------- nodes
@@ -260,7 +249,7 @@ def make_external_retrieve(c: Components) -> Node[ERM4State, ERM4Context]:
                 else:
                     if web and ctx.fetch_pages:
                         new = [p for p in web[:k] if _address(p) not in pages and _address(p) not in seen]
-                        done, report = fetch_results(_fetcher(c, ctx), new)
+                        done, report = fetch_results(page_fetcher(c, ctx), new)
                         pages.update({_address(p): p for p in done if _address(p)})
                         web = [pages.get(_address(p), p) for p in web[:k]]
                         web = [_query_part(p, q, int(ctx.max_passage_chars)) for p in web]

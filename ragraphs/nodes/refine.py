@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Mapping
 
 from ..state.types import Passage, make_passage
 from ..tools.text import join_sentences, strips as split_strips
@@ -60,12 +60,17 @@ def refine_knowledge(
     sentences_per_strip: int = 3,
     source: str = "corpus",
     keep_doc_ids: bool = True,
+    known: Mapping[str, float] | None = None,
 ) -> Refined:
     """Decompose ``docs`` into strips, keep the ``top_k`` best above ``threshold`` (the best
     one when none is above it), recompose.
 
     Each output passage keeps its source document's id when ``keep_doc_ids`` (it *is* that
     document, refined), with ``meta`` holding the document id, the kept strips and scores.
+
+    ``known``: scores the judge already gave (the text as it reads it, :func:`judge_text` ->
+    score), e.g. CRAG's evaluation of each whole document: a document of one strip is not
+    scored again.
     """
     units: list[tuple[int, int, str]] = []
     for di, d in enumerate(docs):
@@ -73,8 +78,11 @@ def refine_knowledge(
             units.append((di, si, s))
     if not units:
         return Refined([], "", [], 0, 0, 0)
-    pairs = [(question, judge_text(docs[di].get("title", ""), s)) for di, si, s in units]
-    scores = [float(x) for x in judge.score_batch(pairs)]
+    texts = [judge_text(docs[di].get("title", ""), s) for di, si, s in units]
+    known = known or {}
+    todo = [t for t in dict.fromkeys(texts) if t not in known]
+    fresh = dict(zip(todo, (float(x) for x in judge.score_batch([(question, t) for t in todo])))) if todo else {}
+    scores = [float(known[t]) if t in known else fresh[t] for t in texts]
     above = [i for i, sc in enumerate(scores) if sc > threshold]
     n_below = len(units) - len(above)
     fallback = not above and top_k > 0

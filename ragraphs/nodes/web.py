@@ -51,3 +51,22 @@ def web_backend(c: Components, ctx: Any) -> tuple[Any, str]:
                 cache.pop(next(iter(cache)))
             cache[key] = make_web_search(spec, timeout=timeout)
         return cache[key], spec
+
+
+def page_fetcher(c: Components, ctx: Any) -> Any:
+    """The fetcher of web result pages (CRAG's, ERM4's): ``c.extra["fetcher"]``, else one built
+    from the run's ``fetch_timeout``, ``fetch_max_bytes`` and ``fetch_allow_private``, once per
+    components and settings (until 2026-12-01 one per search, and ERM4's ignored the size cap)."""
+    given = c.extra.get("fetcher")
+    if given is not None:
+        return given
+    from ..tools.fetch import PageFetcher
+
+    key = (float(ctx.fetch_timeout), int(ctx.fetch_max_bytes), bool(ctx.fetch_allow_private))
+    with _BACKEND_LOCK:
+        cache = c.extra.setdefault("fetchers", {})
+        if key not in cache:
+            while len(cache) >= MAX_BACKENDS:
+                cache.pop(next(iter(cache)))
+            cache[key] = PageFetcher(timeout=key[0], max_bytes=key[1], allow_private=key[2])
+        return cache[key]

@@ -271,14 +271,6 @@ def same_embedder(stored: str, current: str) -> bool:
     return stored == current or current.startswith(f"{stored}(")
 
 
-def cosine_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    a = np.asarray(a, dtype=np.float32)
-    b = np.asarray(b, dtype=np.float32)
-    an = a / (np.linalg.norm(a, axis=-1, keepdims=True) + 1e-9)
-    bn = b / (np.linalg.norm(b, axis=-1, keepdims=True) + 1e-9)
-    return an @ bn.T
-
-
 def embed_texts(embeddings: Embeddings, texts: Iterable[str]) -> np.ndarray:
     """Embed with any LangChain embeddings, using the fast path when available."""
     texts = list(texts)

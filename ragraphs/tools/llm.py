@@ -23,7 +23,7 @@ import re
 import threading
 import weakref
 from dataclasses import dataclass
-from typing import Any, Iterator, cast
+from typing import Any, cast
 
 from langchain_core.language_models import BaseLanguageModel
 from langchain_core.language_models.chat_models import BaseChatModel
@@ -419,11 +419,3 @@ def _cut_by_length(e: BaseException) -> Completion | None:
     usage = getattr(completion, "usage", None)
     return Completion(text=without_thinking(text, cut=True), input_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
                       output_tokens=int(getattr(usage, "completion_tokens", 0) or 0), finish_reason="length")
-
-
-def iter_specs_help() -> Iterator[str]:
-    yield "gemma (default, embedded Gemma 3 270M GGUF)"
-    yield "llamacpp:/path/to/model.gguf"
-    yield "openai:<model> (OPENAI_BASE_URL, OPENAI_API_KEY)"
-    yield "openai-completion:<model> (the server's /v1/completions, for base models)"
-    yield "fake:<text>"

@@ -359,11 +359,11 @@ def constraint_mode(llm: BaseLanguageModel) -> str:
         return "grammar"
     if llm in _NO_SCHEMA or inner in _NO_SCHEMA:  # the model the server refused, however wrapped
         return "lenient"
-    try:
-        from langchain_openai import ChatOpenAI
+    try:  # ChatOpenAI and AzureChatOpenAI alike (Azure's was read leniently until 2026-12-01)
+        from langchain_openai.chat_models.base import BaseChatOpenAI
     except ImportError:  # pragma: no cover
         return "lenient"
-    return "json_schema" if isinstance(inner, ChatOpenAI) else "lenient"
+    return "json_schema" if isinstance(inner, BaseChatOpenAI) else "lenient"
 
 
 REPAIR_NOTE = "The response above is not one valid JSON object in the format of the examples. Corrected response:"

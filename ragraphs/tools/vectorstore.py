@@ -383,12 +383,6 @@ class ChromaCorpus:
     def search(self, query: str, k: int, mode: str = "dense") -> list[Passage]:
         return self.search_many([query], k, mode)[0]
 
-    def as_langchain(self):
-        """The same collection as a ``langchain_chroma.Chroma`` vector store."""
-        from langchain_chroma import Chroma
-
-        return Chroma(client=self._client, collection_name=self.collection_name, embedding_function=self.embeddings)
-
 
 def usable_mode(retriever: Any, mode: str) -> str:
     """The retrieval mode ``retriever`` serves for ``mode``: ``mode`` itself, or ``"dense"`` for

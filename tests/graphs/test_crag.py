@@ -169,6 +169,36 @@ def test_correct_route_refines_internal_knowledge_only(popqa):
     assert "Tampere" in llm.prompts[-1]  # the refined strip reached the generator
 
 
+class _RecordingJudge(OverlapJudge):
+    """The overlap judge, keeping every pair it was asked to score."""
+
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        self.pairs: list[tuple[str, str]] = []
+
+    def score_batch(self, pairs):
+        self.pairs.extend(pairs)
+        return super().score_batch(pairs)
+
+
+def test_refinement_does_not_score_a_document_the_evaluator_read_whole_again(popqa):
+    """A document of one strip is the pair the evaluator scored: refine reuses that score (until
+    2026-12-01 every such pair was scored twice per question), with the same strips kept."""
+    ex = popqa[1]
+    short = [make_passage(p["title"], p["text"].split(". ")[0] + ".") for p in ex.paragraphs]
+    long_doc = make_passage("Long", " ".join(f"Sentence {i} names Tampere and Finland." for i in range(7)))
+    docs = [_strip_meta(p) for p in short + [long_doc]]
+    assert [len(decompose(d)) for d in docs] == [1] * len(short) + [3]
+    judge = _RecordingJudge(stop=_STOP)
+    c = Components(llm=FakeAnswerChat(responses=["Tampere"]), retriever=ListRetriever(docs), judges={"evaluator": judge})
+    out = build_crag_graph(c).invoke({"question": ex.question}, context=CRAGContext(upper=-0.9, lower=-0.95, k=len(docs)))
+    assert out["action"] == "correct"
+    assert len(judge.pairs) == len(set(judge.pairs)) == len(docs) + 3  # each document once, the long one's 3 strips
+    again = refine_knowledge(OverlapJudge(stop=_STOP), ex.question, docs, top_k=5, threshold=-0.5)
+    assert [p["text"] for p in out["passages"]] == [p["text"] for p in again.passages]
+    assert _entry(out, "refine")["kept"] == again.kept
+
+
 def test_incorrect_route_discards_documents_and_searches_the_web(popqa, data_dir):
     ex = popqa[7]  # Alan Bjerga; the internal corpus holds only another person's pages
     web = OfflineCorpusSearch(str(data_dir / "popqa.web.sample.jsonl"))

@@ -69,6 +69,28 @@ def test_raw_logits_and_two_labels_are_read_as_probabilities(tmp_path):
     assert np.allclose(got2, 2.0 * p_relevant - 1.0, atol=1e-5)
 
 
+def test_a_two_label_model_exported_to_onnx_is_read_as_the_torch_judge_reads_it(tmp_path):
+    """Review of 2026-12-01: the ONNX predictor took the last logit through a sigmoid, the torch
+    judge a softmax at the relevant label; a user's two-label re-ranker exported to the ONNX layout
+    scored other values than the same model in torch. Now both read P(relevant) one way."""
+    from ragraphs.tools.judges.onnx import OnnxCrossEncoder, export_fp32, positive_label
+
+    folder = tmp_path / "two"
+    _reranker(folder, labels=2, activation=None)
+    (folder / "onnx").mkdir()
+    export_fp32(folder, folder / "onnx" / "model.onnx")
+    torch_p = J.core.probabilities(load_cross_encoder(str(folder), backend="torch")[0], PAIRS)
+    onnx = OnnxCrossEncoder(folder, file_name="onnx/model.onnx", threads=1)
+    onnx_p = J.core.probabilities(onnx, PAIRS)
+    assert onnx.id2label == {"0": "irrelevant", "1": "relevant"}
+    assert np.allclose(onnx_p, torch_p, atol=1e-4)
+    last = np.array([onnx._logits(onnx.session, f)[-1] for f in onnx.feeds(PAIRS)])
+    assert not np.allclose(1.0 / (1.0 + np.exp(-last)), torch_p, atol=1e-2)  # the old reading
+    # the label rule: the relevant / entailment label wherever it stands, else the last
+    assert positive_label({0: "entailment", 1: "neutral", 2: "contradiction"}, 3) == 0
+    assert positive_label({0: "relevant", 1: "not_relevant"}, 2) == 0 and positive_label({}, 2) == 1
+
+
 def test_a_sentence_embedding_folder_is_refused_by_name():
     """The packaged MiniLM bi-encoder given as the re-ranker loaded with a new random head and
     scored noise around the cut until 2026-11-30."""

@@ -149,6 +149,10 @@ def test_constraint_modes_and_grammars():
     from langchain_openai import ChatOpenAI, OpenAI
 
     assert S.constraint_mode(ChatOpenAI(model="m", api_key="x", base_url="http://127.0.0.1:9")) == "json_schema"
+    from langchain_openai import AzureChatOpenAI  # the same response_format (read leniently until 2026-12-01)
+
+    azure = AzureChatOpenAI(azure_deployment="d", api_version="2024-10-21", api_key="x", azure_endpoint="http://127.0.0.1:9")
+    assert S.constraint_mode(azure) == "json_schema"
     assert S.constraint_mode(OpenAI(model="m", api_key="x", base_url="http://127.0.0.1:9")) == "lenient"  # type: ignore[arg-type]
     from llama_cpp import LlamaGrammar
 

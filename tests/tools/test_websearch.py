@@ -538,6 +538,44 @@ def test_erm4_fetches_a_page_once_and_keeps_each_querys_cut_and_web_results_reac
     assert sum(p.get("source") == "web" for p in picked) == 2  # corpus 1st, web 1st of each query
 
 
+def test_erm4_fetches_within_its_size_cap_with_one_fetcher_per_settings(server):
+    """Review of 2026-12-01: ERM4's page fetches had no size setting (CRAG's fetch_max_bytes did not
+    reach them) and every search built a fetcher and its TLS context (30-55 ms each): now
+    ``fetch_max_bytes`` caps ERM4's pages too, and one fetcher serves a components' runs with the
+    same fetch settings, CRAG's and ERM4's alike."""
+    from types import SimpleNamespace
+
+    from ragraphs.components import Components
+    from ragraphs.nodes.erm4 import make_external_retrieve
+    from ragraphs.nodes.web import page_fetcher
+    from ragraphs.settings import CRAGContext, ERM4Context
+
+    base, routes = server
+    body = "<html><body><article>" + "".join(f"<p>Paragraph {i} says Evan Abraham was a unionist.</p>"
+                                             for i in range(200)) + "</article></body></html>"
+    routes["/big"] = lambda h, q: _send(h, body.encode())
+
+    class Web:
+        def search(self, query, k=5):
+            return [{"id": "w", "title": "Evan Abraham", "text": "snippet", "source": "web", "meta": {"url": base + "/big"}}]
+
+    c = Components(web_search=Web())
+    node = make_external_retrieve(c)
+    state = {"queries": ["Evan Abraham"], "outside": [{"query": "Evan Abraham"}]}
+    ctx = ERM4Context(external="web", use_memory=False, filter="none", k=1, fetch_allow_private=True,
+                      fetch_max_bytes=2000, max_passage_chars=100_000)
+    (capped,) = node(state, SimpleNamespace(context=ctx))["external_knowledge"]
+    (whole,) = node(state, SimpleNamespace(context=ERM4Context(external="web", use_memory=False, filter="none", k=1,
+                                                                fetch_allow_private=True, max_passage_chars=100_000)))["external_knowledge"]
+    assert capped["meta"].get("truncated") and len(capped["text"]) < 2000 < len(whole["text"])
+    assert "truncated" not in whole["meta"]
+    first = page_fetcher(c, ctx)
+    assert page_fetcher(c, ctx) is first and first.max_bytes == 2000
+    assert page_fetcher(c, CRAGContext(fetch_allow_private=True, fetch_max_bytes=2000)) is first  # the same settings
+    assert page_fetcher(c, CRAGContext()) is not first and page_fetcher(c, CRAGContext()).max_bytes == 2_000_000
+    assert page_fetcher(c, CRAGContext()).ssl_context is first.ssl_context  # one TLS context per process
+
+
 def test_web_faults_found_in_review(server, tmp_path):
     """Review of 2026-11-30: an offline snapshot's addresses are never fetched (ERM4 fetched them);
     a text page with CRLF line ends is split into its paragraphs; a compressed reply the fetcher

@@ -231,13 +231,12 @@ def probabilities(model: Any, pairs: list, batch_size: int = 32) -> np.ndarray:
         return np.asarray(out, dtype=np.float32).reshape(len(pairs), -1)[:, -1]
     import torch
 
+    from .onnx import positive_probability
+
     raw = model.predict(pairs, batch_size=batch_size, show_progress_bar=False, convert_to_numpy=True,
                         activation_fn=torch.nn.Identity())
     logits = np.asarray(raw, dtype=np.float64).reshape(len(pairs), -1)
-    if logits.shape[1] == 1:
-        return (1.0 / (1.0 + np.exp(-logits[:, 0]))).astype(np.float32)
-    z = np.exp(logits - logits.max(axis=1, keepdims=True))
-    return (z[:, _positive_label(model, logits.shape[1])] / z.sum(axis=1)).astype(np.float32)
+    return positive_probability(logits, getattr(getattr(model, "config", None), "id2label", None))
 
 
 def _is_sentence_transformers(model: Any) -> bool:
@@ -245,16 +244,6 @@ def _is_sentence_transformers(model: Any) -> bool:
     not imported for other models."""
     st = sys.modules.get("sentence_transformers")
     return st is not None and isinstance(model, getattr(st, "CrossEncoder", ()))
-
-
-def _positive_label(model: Any, n: int) -> int:
-    labels = getattr(getattr(model, "config", None), "id2label", None) or {}
-    names = {int(i): str(v).lower() for i, v in labels.items() if str(i).isdigit()}
-    for word in ("entail", "relevant"):
-        hits = [i for i, v in names.items() if word in v and not any(w in v for w in ("not", "non", "ir" + word)) and i < n]
-        if hits:
-            return hits[0]
-    return n - 1
 
 
 def _offsets(tok: Any, text: str) -> list:
@@ -311,9 +300,6 @@ class CrossEncoderJudge:
     @property
     def n_params(self) -> int:
         return int(self.meta.get("n_params", 0))
-
-    def clear_cache(self) -> None:  # nothing cached: kept for the evaluation harness
-        return None
 
     def _probs(self, pairs: list[tuple[str, str]]) -> np.ndarray:
         if not pairs:

@@ -10,6 +10,7 @@ returns ``CrossEncoder.predict``'s sigmoid scores.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import threading
@@ -38,6 +39,35 @@ def _tokenizer(d: Path, auto: Any) -> Any:
     if len(tok) < 1000:  # MiniLM's has 30,522
         raise ConfigError(f"judge tokenizer {files[0]} holds {len(tok)} tokens: damaged or not this model's")
     return tok
+
+
+def positive_label(id2label: Any, n: int) -> int:
+    """Which of a model's ``n`` labels is the positive one: the first whose name says entailment
+    or relevance (not "not ...", "non...", "irrelevant"), else the last."""
+    names = {int(i): str(v).lower() for i, v in (id2label or {}).items() if str(i).isdigit()}
+    for word in ("entail", "relevant"):
+        hits = [i for i, v in names.items() if word in v and not any(w in v for w in ("not", "non", "ir" + word)) and i < n]
+        if hits:
+            return hits[0]
+    return n - 1
+
+
+def positive_probability(logits: Any, id2label: Any) -> np.ndarray:
+    """P(positive) of each row of raw logits: one logit through a sigmoid, several through a
+    softmax read at :func:`positive_label` (the ONNX and the torch judges read them alike)."""
+    z = np.asarray(logits, dtype=np.float64)
+    z = z.reshape(len(z), -1) if z.size else z.reshape(0, 1)
+    if z.shape[1] == 1:
+        return (1.0 / (1.0 + np.exp(-z[:, 0]))).astype(np.float32)
+    e = np.exp(z - z.max(axis=1, keepdims=True))
+    return (e[:, positive_label(id2label, z.shape[1])] / e.sum(axis=1)).astype(np.float32)
+
+
+def _id2label(d: Path) -> dict:
+    try:
+        return dict(json.loads((d / "config.json").read_text(encoding="utf-8")).get("id2label") or {})
+    except (OSError, ValueError, AttributeError, TypeError):
+        return {}
 
 
 class OnnxCrossEncoder:
@@ -70,6 +100,7 @@ class OnnxCrossEncoder:
         self._pool: ThreadPoolExecutor | None = None
         self.inputs = {i.name for i in self.session.get_inputs()}
         self.max_length = max_length
+        self.id2label = _id2label(d)  # a model of several labels is read at its positive one
 
     def _executor(self) -> ThreadPoolExecutor:
         """The worker threads, made in this process (a forked child gets its own)."""
@@ -79,8 +110,8 @@ class OnnxCrossEncoder:
                 self._pool_pid = os.getpid()
             return self._pool
 
-    def _logit(self, session, feeds: dict) -> float:
-        return float(session.run(None, feeds)[0].reshape(-1)[-1])
+    def _logits(self, session, feeds: dict) -> np.ndarray:
+        return np.asarray(session.run(None, feeds)[0], dtype=np.float64).reshape(-1)
 
     def feeds(self, pairs: Sequence[tuple[str, str]]) -> list[dict]:
         """Each pair's model inputs (a batch of one, unpadded), from one tokenizer call for all
@@ -95,7 +126,9 @@ class OnnxCrossEncoder:
 
     def predict(self, pairs: Sequence[tuple[str, str]], batch_size: int = 1, show_progress_bar: bool = False,
                 convert_to_numpy: bool = True) -> np.ndarray:
-        """Sigmoid scores, one pair per run: dynamic int8 quantization picks one activation
+        """P(positive) of each pair (:func:`positive_probability`: the sigmoid of a one-logit
+        model's score; until 2026-12-01 a model of several labels was read at its last logit,
+        not as the torch judges read it), one pair per run: dynamic int8 quantization picks one activation
         scale per input tensor, so in a padded batch a pair's score would depend on the other
         pairs; alone, it does not (and unpadded runs cost no more on a CPU: measured in
         bench/judges_speed.py). ``batch_size`` is accepted for CrossEncoder's signature."""
@@ -103,11 +136,10 @@ class OnnxCrossEncoder:
         if not feeds:
             return np.zeros(0, dtype=np.float32)
         if self._solo is not None and len(feeds) > 1:
-            logits = list(self._executor().map(lambda f: self._logit(self._solo, f), feeds))
+            logits = list(self._executor().map(lambda f: self._logits(self._solo, f), feeds))
         else:
-            logits = [self._logit(self.session, f) for f in feeds]
-        out = np.asarray(logits, dtype=np.float64).reshape(-1)
-        return (1.0 / (1.0 + np.exp(-out))).astype(np.float32)
+            logits = [self._logits(self.session, f) for f in feeds]
+        return positive_probability(np.stack(logits), self.id2label)
 
 
 def _available_cores() -> int:
