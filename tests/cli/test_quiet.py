@@ -157,18 +157,22 @@ def test_model_loads_in_two_threads_give_back_the_warning_filters_and_log_levels
     logger = logging.getLogger("transformers")
     level, filters = logger.level, list(warnings.filters)
     inside: list[int] = []
+    overlaps: list[int] = []  # read in this thread: an assert in a worker thread fails no test
 
     def load(pause: float) -> None:
         with quiet_loading():
             inside.append(1)
-            assert len(inside) == 1  # the other block is not inside at the same time
+            overlaps.append(len(inside))
             time.sleep(pause)
             inside.pop()
 
-    threads = [threading.Thread(target=load, args=(p,)) for p in (0.3, 0.1)]
+    # the first block in leaves first unless they take turns: without the lock the second block
+    # would restore the first one's silenced state last (the order of the fault; review of 2026-12-01)
+    threads = [threading.Thread(target=load, args=(p,)) for p in (0.1, 0.3)]
     for t in threads:
         t.start()
         time.sleep(0.05)
     for t in threads:
         t.join()
+    assert overlaps == [1, 1]  # the other block was never inside at the same time
     assert logger.level == level and warnings.filters == filters

@@ -46,7 +46,8 @@ def test_a_nodes_time_is_the_time_spent_in_it(hotpot, corpus):
     summary, recs = run_spec(RunSpec("vanilla", k=3), hotpot[:2], comps, dataset="hotpotqa", progress=False)
     for r in recs:
         assert 0.2 <= r["node_s"]["generate"] <= r["wall_s"]
-        assert r["node_s"]["retrieve"] < 0.2 and r["overhead_s"] < 0.2
+        # relations, not a speed limit: the model's sleep counted anywhere else would make it the larger
+        assert r["node_s"]["retrieve"] < r["node_s"]["generate"] and r["overhead_s"] < r["node_s"]["generate"]
     assert summary["node_s_avg"]["generate"] >= 0.2
 
 

@@ -103,6 +103,23 @@ def test_refinement_keeps_top_strips_above_threshold_in_original_order(popqa):
     assert best.kept[0]["score"] == max(k["score"] for k in refine_knowledge(judge, ex.question, docs, top_k=99, threshold=-2).kept)
 
 
+def test_refinement_recomposes_strips_in_text_order_whatever_their_scores():
+    """The kept strips are put back in document order, then strip order, however the judge ranks
+    them (review of 2026-12-01: a recomposition in score order passed every test)."""
+    words = ["Alpha", "Beta", "Gamma", "Delta", "Epsilon", "Zeta"]
+
+    class LaterIsBetter:  # scores rise through the text: score order is the reverse of text order
+        def score_batch(self, pairs):
+            return np.asarray([max((i for i, w in enumerate(words) if w in b), default=0) / 10 for _, b in pairs])
+
+    docs = [make_passage("First", "Alpha is one. Beta is two."), make_passage("Second", " ".join(f"{w} is here." for w in words[2:]))]
+    r = refine_knowledge(LaterIsBetter(), "q", docs, top_k=5, threshold=-1.0, sentences_per_strip=1)
+    assert [p["title"] for p in r.passages] == ["First", "Second"]
+    assert r.passages[1]["meta"]["strips"] == ["Gamma is here.", "Delta is here.", "Epsilon is here.", "Zeta is here."]
+    assert r.knowledge.index("Beta") < r.knowledge.index("Gamma") < r.knowledge.index("Zeta")
+    assert [k["strip"] for k in r.kept if k["doc"] == "Second"] == [0, 1, 2, 3]
+
+
 def test_calibration_maximises_accuracy_minus_false_positive_rate():
     rng = np.random.default_rng(0)
     pos = rng.uniform(0.2, 1.0, 60)

@@ -276,6 +276,10 @@ def test_guard_is_capped_and_recursion_limit_is_set(corpus):
     nodes = [t["node"] for t in out["trace"]]
     assert out["iterations"] == 4 and nodes.count("knowledge_prompt") == 4
     assert out["final"] == "guard"
+    # a caller's own, larger recursion limit: the cap alone ends the loop (review of 2026-12-01:
+    # the graph's recursion limit stopped the run above before the cap was read)
+    wide = g.invoke({"question": KILLING_PABLO_Q}, {"recursion_limit": 500}, context=ctx)
+    assert wide["iterations"] == 4 and wide["final"] == "guard"
 
 
 @pytest.mark.parametrize("limit", [10, 25, 40])
