@@ -78,7 +78,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
         ctx_values["skip_generation"] = True
     unread = sorted(k for k in ctx_values if k in NONE_IGNORES) if args.method == "none" else []
     if unread:  # taken without a word until 2026-11-30
-        print(f"warning: method 'none' retrieves nothing, so {', '.join(unread)} change nothing", file=sys.stderr)
+        verb = "changes" if len(unread) == 1 else "change"
+        print(f"warning: method 'none' retrieves nothing, so {', '.join(unread)} {verb} nothing", file=sys.stderr)
     ctx = method_context(args.method, ctx_values)  # a bad name or value fails here, before the store opens
     refuse_missing_web(ctx)
     if getattr(args, "checkpointer", None) and not getattr(args, "thread", None):

@@ -117,13 +117,15 @@ def cmd_chat(args: argparse.Namespace) -> int:
         if line.strip().startswith("/"):  # a command, never a question for the LLM
             if line.strip().lower() in ("/help", "/?"):
                 print(HELP, flush=True)
-            else:
+            else:  # counted as a failed turn, as a refused question is (a piped batch exited 0 until 2026-12-01)
                 print(f"ragraphs: error: unknown command {line.split()[0]!r}; /help lists them", file=sys.stderr, flush=True)
+                failed = InputError.exit_code
             continue
         try:
             question = validate_question(line)
         except InputError as e:  # one bad line is reported; the conversation goes on
             print(f"ragraphs: error: {e}", file=sys.stderr, flush=True)
+            failed = e.exit_code
             continue
         try:
             out = graph.invoke(cast(Any, {"messages": [("user", question)]}), config, context=ctx)

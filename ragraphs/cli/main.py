@@ -16,7 +16,7 @@ import os
 import sys
 from typing import Any
 
-from ..errors import RagraphsError, redact
+from ..errors import InputError, RagraphsError, redact
 
 # modules with ``register(subparsers)``; missing optional ones are skipped
 COMMANDS = [
@@ -100,6 +100,21 @@ def utf8_pipes() -> None:
             continue
 
 
+# options that name a file, folder, store, thread, server, model or method: blank is no name
+NAMED_VALUES = ("out", "corpus", "store", "store_url", "collection", "thread", "server", "compare", "method", "llm",
+                "checkpointer", "weights", "init")
+
+
+def refuse_blank(args: argparse.Namespace) -> None:
+    """An option given a blank value (``--out "$OUT"`` with the variable unset): refused by name.
+    Until 2026-12-01 it read as "not given": eval ran and kept nothing, ``--thread ""`` kept no
+    checkpoint, ``--method ,`` ran vanilla."""
+    for dest in NAMED_VALUES:
+        value = getattr(args, dest, None)
+        if isinstance(value, str) and not value.replace(",", " ").strip():
+            raise InputError(f"--{dest.replace('_', '-')} is blank (an unset shell variable?); give a value or leave it out")
+
+
 def main(argv: list[str] | None = None) -> int:
     from .. import quiet
     from ..tools.env import flag
@@ -108,6 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         # inside: a bad variable read while the verbs load (RAGRAPHS_LOCKED_SETTINGS) is one line too
         args = build_parser().parse_args(argv)
+        refuse_blank(args)
         utf8_pipes()
         with quiet.output(verbose=bool(args.verbose) or quiet.is_verbose()):
             return int(args.func(args) or 0)

@@ -139,11 +139,27 @@ def _refuse_clashes(args: argparse.Namespace, methods: list[str], ks: list, stra
         refuse_clashes(options, settings, m, flags={"skip_generation": "--retrieval-only"})
 
 
+def _refuse_unused(args: argparse.Namespace) -> None:
+    """Options this run would not read, refused by name as ``ingest`` and ``judge-eval`` refuse
+    theirs (until 2026-12-01 each was ignored without a word)."""
+    if args.compare is not None and args.method is not None:
+        raise InputError("--method and --compare both name the methods; give one (--compare M1,M2 runs several)")
+    if args.concurrency is not None and not args.server:
+        raise InputError("--concurrency is the questions in flight on a --server; local runs answer one at a time")
+    if args.fresh and not args.out:
+        raise InputError("--fresh starts an --out folder over; without --out nothing is kept to start over")
+    if args.collection is not None and not args.corpus:
+        raise InputError("--collection names the collection of --corpus; the pooled file corpus has none")
+    if args.corpus and args.collection is None:
+        args.collection = "ragraphs"
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
     from ..components import Components
     from ..datasets import load_dataset, normalize_dataset_name, parse_data_spec, select_part
     from ..settings import parse_settings
 
+    _refuse_unused(args)
     methods = resolve_methods(args)
     ks = _ks(args.k)
     strategies: list[str | None] = list(_csv(args.strategy)) or [None]
@@ -259,7 +275,7 @@ def _eval_on_server(args: argparse.Namespace, specs: list[RunSpec], examples: li
     if args.corpus or args.web or getattr(args, "pool", None):
         raise InputError("--corpus, --pool and --web are for local runs; with --server the server's graphs use "
                          "the server's store and web search (RAGRAPHS_HOME / RAGRAPHS_STORE_URL, RAGRAPHS_WEB)")
-    if args.concurrency < 1:
+    if args.concurrency is not None and args.concurrency < 1:
         raise InputError("--concurrency must be at least 1")
     if any(s.method == ORACLE for s in specs):
         raise InputError("the oracle runs locally only (it reads the gold paragraphs of the data file); drop it with --server")
@@ -268,7 +284,7 @@ def _eval_on_server(args: argparse.Namespace, specs: list[RunSpec], examples: li
     for spec in specs:
         out_dir = run_dir(args.out, dataset, spec.label) if args.out else None
         summary, records = run_spec_remote(
-            spec, examples, args.server, concurrency=args.concurrency, dataset=dataset, data=args.data,
+            spec, examples, args.server, concurrency=args.concurrency or 4, dataset=dataset, data=args.data,
             out_dir=out_dir, resume=not args.fresh, progress=not args.quiet,
         )
         summaries.append(summary)
@@ -338,7 +354,7 @@ def register(subparsers) -> None:
         help="run methods on a benchmark file and report EM/F1/acc, recall, calls and time",
         description="Run one or more methods on the questions of a benchmark file and score them.",
     )
-    p.add_argument("--method", default="vanilla", help=f"method(s), comma-separated: {', '.join(list(METHODS) + [ORACLE])} (default vanilla)")
+    p.add_argument("--method", default=None, help=f"method(s), comma-separated: {', '.join(list(METHODS) + [ORACLE])} (default vanilla)")
     p.add_argument("--compare", nargs="?", const="all", default=None, metavar="M1,M2,...",
                    help="run several methods on the same questions and write one table (no value: every installed method and the oracle)")
     p.add_argument("--oracle", action="store_true", help="also run the oracle: the gold supporting paragraphs handed to the vanilla generator")
@@ -360,13 +376,13 @@ def register(subparsers) -> None:
                    help="withhold each question's gold paragraphs from the corpus while it runs: every retrieval "
                    "truly misses (what CRAG's Incorrect route is for); not with the oracle or --server")
     p.add_argument("--corpus", default=None, metavar="PATH", help="an existing Chroma store (from `ragraphs ingest`) instead of the pooled file corpus")
-    p.add_argument("--collection", default="ragraphs", help="collection of --corpus (default ragraphs)")
+    p.add_argument("--collection", default=None, help="collection of --corpus (default ragraphs)")
     p.add_argument("--web", action="append", metavar="PATH", help="offline web-search corpus JSONL for methods that search the web (CRAG, ERM4)")
     p.add_argument("--out", default=None, metavar="DIR", help="write per-question results (JSONL), summaries and a Markdown report with plots; re-running resumes")
     p.add_argument("--server", default=None, metavar="URL",
                    help="run every question on the LangGraph server at URL (e.g. `langgraph dev`'s http://127.0.0.1:2024): "
                         "the graph named like the method, the run settings as the run's context; the server's store is the corpus")
-    p.add_argument("--concurrency", type=int, default=4, metavar="N", help="with --server: questions in flight at once (default 4)")
+    p.add_argument("--concurrency", type=int, default=None, metavar="N", help="with --server: questions in flight at once (default 4)")
     p.add_argument("--fresh", action="store_true", help="with --out: start over instead of resuming")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object on the last line")
     p.add_argument("--quiet", action="store_true", help="no progress bar")

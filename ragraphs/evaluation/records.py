@@ -252,6 +252,13 @@ def open_results(spec: Any, out_dir: str | None, *, resume: bool, dataset: str =
                 old = json.load(fh)
         except (OSError, ValueError):
             old = None
+        if not isinstance(old, dict) and read_results(results_path):
+            # results whose settings cannot be read: resuming would keep them whatever they were run
+            # with (until 2026-12-01 a damaged config.json skipped every check below)
+            raise ConfigError(f"{cfg_path} cannot be read (damaged or not a JSON object), so the results beside it "
+                              "cannot be checked against this run; use another --out or --fresh")
+        if not isinstance(old, dict):
+            old = None
         # a setting added since the old run was written reads as its default there
         defaults = {f.name: f.default for f in fields(spec) if f.default is not MISSING}
         old_spec = {**defaults, **old["spec"]} if old is not None and isinstance(old.get("spec"), dict) else None
@@ -279,8 +286,10 @@ def open_results(spec: Any, out_dir: str | None, *, resume: bool, dataset: str =
         os.replace(results_path, results_path + ".old")
     if provenance is not None:
         cfg["provenance"] = provenance
-    with open(cfg_path, "w", encoding="utf-8") as fh:
+    tmp = cfg_path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:  # whole or not at all: a half-written one is unreadable
         json.dump(cfg, fh, indent=1, default=str)
+    os.replace(tmp, cfg_path)
     done = {i: r for i, r in read_results(results_path).items() if not r.get("error")} if resume else {}
     return results_path, done
 

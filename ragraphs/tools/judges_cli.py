@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import math
 import os
 import sys
 from typing import Any
@@ -82,12 +83,13 @@ def cmd_train_judge(args: argparse.Namespace) -> int:
     from .judges.train import TrainConfig, train_judges
 
     _check_files(args.data)
-    if args.epochs <= 0 or args.lr <= 0 or args.batch_size < 1:
-        raise ConfigError("--epochs and --lr must be > 0 and --batch-size >= 1")
+    if args.epochs <= 0 or not (math.isfinite(args.lr) and args.lr > 0) or args.batch_size < 1:
+        # nan passed "<= 0" and failed in the optimizer with a traceback (until 2026-12-01), inf trained
+        raise ConfigError(f"--epochs and --lr must be > 0 (--lr a finite number, got {args.lr}) and --batch-size >= 1")
     if args.neg_ratio < 1:
         raise ConfigError("--neg-ratio must be >= 1")
-    if args.temperature <= 0:
-        raise ConfigError("--temperature must be > 0")
+    if not (math.isfinite(args.temperature) and args.temperature > 0):
+        raise ConfigError(f"--temperature must be a finite number > 0, got {args.temperature}")
     if args.layers is not None and args.layers < 1:
         raise ConfigError("--layers must be >= 1")
     if not 0.0 < args.val_fraction < 1.0:
@@ -125,6 +127,8 @@ def cmd_judge_eval(args: argparse.Namespace) -> int:
     _check_files(args.data)
     if args.batch < 1:
         raise ConfigError("--batch must be >= 1")
+    if args.threshold is not None and not math.isfinite(args.threshold):  # reported accuracy 0.5 "at threshold nan"
+        raise ConfigError(f"--threshold must be a finite number, got {args.threshold}")
     if args.limit is not None and args.limit < 1:
         raise ConfigError("--limit must be >= 1 (leave it out for every question)")
     if args.pair_tokens is not None and (args.judge != "pair" or args.pair_tokens < 16):

@@ -41,6 +41,21 @@ def render_messages(messages: list[BaseMessage]) -> str:
     return "\n\n".join(p for p in parts if p)
 
 
+def check_gguf(path: str) -> None:
+    """A :class:`ConfigError` naming ``path`` when it is missing or not a GGUF model file (one that
+    does not open with the GGUF magic: llama.cpp's own error came as a failed LLM call, once a turn,
+    until 2026-12-01)."""
+    if not os.path.isfile(path):
+        raise ConfigError(f"GGUF model file not found: {path}")
+    try:
+        with open(path, "rb") as fh:
+            magic = fh.read(4)
+    except OSError as e:
+        raise ConfigError(f"GGUF model file cannot be read: {path} ({e.strerror or type(e).__name__})") from e
+    if magic != b"GGUF":
+        raise ConfigError(f"{path} is not a GGUF model file (llamacpp: takes a .gguf file, e.g. one llama.cpp converted)")
+
+
 class LlamaCppCompletionChat(BaseChatModel):
     """A LangChain chat model over a llama.cpp GGUF used as a plain completion model.
 
@@ -103,8 +118,7 @@ class LlamaCppCompletionChat(BaseChatModel):
             from .grammar_sampler import llama_class
         except ImportError as e:  # pragma: no cover
             raise ConfigError("the embedded LLM needs llama-cpp-python") from e
-        if not os.path.exists(self.model_path):
-            raise ConfigError(f"GGUF model file not found: {self.model_path}")
+        check_gguf(self.model_path)
         from ..quiet import is_verbose, route_llama_cpp_logs
 
         route_llama_cpp_logs()

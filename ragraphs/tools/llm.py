@@ -35,7 +35,7 @@ from pydantic import Field, PrivateAttr
 
 from ..errors import ConfigError, LLMError, redact, without_userinfo
 from .env import positive_number, whole_number
-from .llama import LlamaCppCompletionChat, gemma_gguf_path, render_messages
+from .llama import LlamaCppCompletionChat, check_gguf, gemma_gguf_path, render_messages
 from .text import message_text
 
 DEFAULT_LLM = "gemma"
@@ -136,6 +136,8 @@ def make_llm(spec: str | None = None, *, max_tokens: int = 64, timeout: float | 
     if kind in ("gemma", "llamacpp", "gguf"):
         if kind != "gemma" and not arg:
             raise ConfigError("llamacpp spec needs a path: llamacpp:/path/to/model.gguf")
+        if kind != "gemma":
+            check_gguf(arg)  # before any run: a file of another kind failed every call as an LLM error
         with _CACHE_LOCK:  # one loaded model per file: each limit is a view of it (its own default)
             base = cast(LlamaCppCompletionChat | None, _CACHE.get((spec, None)))
             if base is None:

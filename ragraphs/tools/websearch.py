@@ -60,8 +60,11 @@ class OfflineCorpusSearch:
         pages: dict[str, Passage] = {}
         for p in passages or []:  # given pages are the snapshot too: never fetched
             pages.setdefault(p["id"], {**p, "source": "web", "meta": {**(p.get("meta") or {}), "offline": True}})
-        for path in [paths] if isinstance(paths, str) else (paths or []):
+        files = [paths] if isinstance(paths, str) else list(paths or [])
+        read = 0
+        for path in files:
             for row in iter_rows(path):
+                read += 1
                 results = row.get("results")
                 items = results if isinstance(results, list) else [row]
                 for r in items:
@@ -73,8 +76,11 @@ class OfflineCorpusSearch:
                         # `offline`: the stored text is the page; no fetch goes to the address
                         p = make_passage(str(r.get("title") or ""), text, "web", url=str(r.get("url") or ""), offline=True)
                         pages.setdefault(p["id"], p)
-        if not pages:
-            raise InputError("the offline web corpus is empty")
+        if not pages:  # "the offline web corpus is empty" named no file until 2026-12-01 (a benchmark file given as --web)
+            where = ", ".join(map(str, files)) or "the given pages"
+            raise InputError(f"the offline web corpus is empty: {where} holds no page with text ({read} row(s) read); "
+                             'a row is a page {"title", "text", "url"} or a question with its results '
+                             '{"question", "results": [{"title", "text", "url"}, ...]}')
         self.index = BM25Index(list(pages.values()))
 
     def search(self, query: str, k: int = 5) -> list[Passage]:

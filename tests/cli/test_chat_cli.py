@@ -155,11 +155,12 @@ def test_in_a_terminal_it_prompts_and_ctrl_d_ends(store, tmp_path):
 
 def test_a_bad_line_is_reported_and_the_chat_goes_on(store, capsys, monkeypatch):
     """A line the question check refuses (a NUL byte) is one error line, not the chat's end, and
-    piped bytes that are not UTF-8 are read, not a UnicodeDecodeError."""
+    piped bytes that are not UTF-8 are read, not a UnicodeDecodeError. The exit code says a line
+    was refused (a piped batch that lost a question exited 0 until 2026-12-01)."""
     piped = io.TextIOWrapper(io.BytesIO(b"a\x00b\nCaf\xe9 in Lima?\nWhat is the capital of Peru?\n"), encoding="utf-8")
     monkeypatch.setattr("sys.stdin", piped)
     code, out, err = main_captured(capsys, "chat", "--store", store, "--llm", "fake:Lima", "--k", "1")
-    assert code == 0
+    assert code == 2
     assert out.splitlines() == ["Lima", "  sources: Lima", "Lima", "  sources: Lima"]
     assert err.count("ragraphs: error:") == 1 and "Traceback" not in err
 

@@ -65,6 +65,19 @@ def test_unknown_llm_spec(cli):
     assert r.returncode == 2 and "unknown LLM spec" in r.stderr and "Traceback" not in r.stderr
 
 
+def test_a_file_that_is_no_gguf_model_is_named_before_any_call(tmp_path, capsys):
+    """``--llm llamacpp:notes.csv``: one line naming the file (review of 2026-12-01: llama.cpp's load
+    error came as "LLM call failed", exit 3, once a chat turn); a missing file as before."""
+    from conftest import main_captured
+
+    notes = tmp_path / "notes.csv"
+    notes.write_text("a,b\n1,2\n")
+    code, out, err = main_captured(capsys, "ask", "Who?", "--method", "none", "--llm", f"llamacpp:{notes}")
+    assert code == 2 and f"{notes} is not a GGUF model file" in err and "LLM call failed" not in err
+    code, out, err = main_captured(capsys, "ask", "Who?", "--method", "none", "--llm", f"llamacpp:{tmp_path / 'no.gguf'}")
+    assert code == 2 and "GGUF model file not found" in err
+
+
 def test_bad_llm_threads_setting(tmp_path):
     # new processes (all at once): the setting is read when the model loads, and this one's
     # may be loaded
@@ -376,6 +389,32 @@ def test_more_mistakes_each_one_line(tmp_path, capsys):
     assert not (tmp_path / "demo").exists() and not (tmp_path / "c.sqlite").exists()  # nothing done first
 
 
+def test_blank_values_and_options_a_run_would_not_read_are_refused(tmp_path, capsys, data_dir):
+    """Review of 2026-12-01: a blank value (an unset shell variable) read as "not given" (eval kept
+    nothing, ask kept no checkpoint, ``--method ,`` ran vanilla), and eval ran past options it
+    ignored (``--method`` beside ``--compare``, ``--concurrency`` without ``--server``, ``--fresh``
+    without ``--out``, ``--collection`` without ``--corpus``)."""
+    from conftest import main_captured
+
+    data = str(data_dir / "hotpotqa.sample.jsonl")
+    ev = ("eval", "--data", data, "--limit", "1", "--retrieval-only", "--quiet")
+    cases = [
+        ((*ev, "--out", ""), "--out is blank (an unset shell variable?)"),
+        ((*ev, "--corpus", " "), "--corpus is blank"),
+        ((*ev, "--method", ","), "--method is blank"),
+        ((*ev, "--compare", ""), "--compare is blank"),
+        (("ask", "Who?", "--llm", "fake:x", "--thread", ""), "--thread is blank"),
+        (("calibrate-crag", "--data", data, "--out", ""), "--out is blank"),
+        ((*ev, "--compare", "dr-rag,crag", "--method", "none"), "--method and --compare both name the methods"),
+        ((*ev, "--concurrency", "-2"), "--concurrency is the questions in flight on a --server"),
+        ((*ev, "--fresh"), "--fresh starts an --out folder over"),
+        ((*ev, "--collection", "foo"), "--collection names the collection of --corpus"),
+    ]
+    for argv, message in cases:
+        code, out, err = main_captured(capsys, *argv)
+        assert code == 2 and message in err and len(err.strip().splitlines()) == 1 and not out, (argv, err)
+
+
 def test_retrieval_only_leaves_out_the_method_that_retrieves_nothing(capsys):
     """`none` under --retrieval-only would still ask its LLM for every question: it is left out
     of a comparison, and refused alone."""
@@ -452,6 +491,9 @@ def test_retrieval_settings_given_to_the_no_retrieval_baseline_are_named(tmp_pat
                                    "--k", "9", "--set", "rerank=evaluator", "--set", "max_new_tokens=8")
     assert code == 0 and out.splitlines()[0] == "Shakespeare"
     assert "warning: method 'none' retrieves nothing, so k, rerank change nothing" in err
+    code, out, err = main_captured(capsys, "ask", "Who wrote Hamlet?", "--method", "none", "--llm", "fake:Shakespeare",
+                                   "--k", "3")
+    assert code == 0 and "warning: method 'none' retrieves nothing, so k changes nothing" in err
     code, out, err = main_captured(capsys, "ask", "Who wrote Hamlet?", "--method", "none", "--llm", "fake:Shakespeare")
     assert code == 0 and "warning" not in err
 

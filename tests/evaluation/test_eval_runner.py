@@ -373,6 +373,15 @@ def test_a_resume_over_another_corpus_is_refused(tmp_path, data_dir, capsys):
     err = capsys.readouterr().err
     assert "holds results retrieved from another corpus (the data file, now {'pool': [" in err
     assert main(argv) == 0  # the same corpus: resumes
+    # a damaged config.json (a crash while it was written): the results beside it are refused, not kept
+    # unchecked (until 2026-12-01 every check was skipped, and the pooled run resumed over them)
+    (cfg,) = list((tmp_path / "out").rglob("config.json"))
+    cfg.write_text(cfg.read_text()[:200], encoding="utf-8")
+    capsys.readouterr()
+    assert main(argv + ["--pool", str(data_dir / "musique.sample.jsonl")]) == 2
+    assert "cannot be read (damaged or not a JSON object)" in capsys.readouterr().err
+    assert main(argv + ["--fresh"]) == 0 and json.loads(cfg.read_text())["spec"]["method"] == "vanilla"
+    assert not list((tmp_path / "out").rglob("config.json.tmp"))
 
 
 def test_a_run_of_another_openai_endpoint_does_not_resume_over_the_first(tmp_path, monkeypatch):

@@ -580,6 +580,11 @@ def test_train_judge_refuses_before_the_work(tmp_path, data_dir, capsys):
     rc = main(["train-judge", "--data", data, "--out", str(out), "--init", str(J.weights_dir()), "--layers", "9"])
     err = capsys.readouterr().err
     assert rc == 2 and "--layers keeps the first N of the --init model's 6 layers, got 9" in err
+    for opt, value, needle in (("--lr", "nan", "--lr a finite number, got nan"), ("--lr", "inf", "got inf"),
+                               ("--temperature", "nan", "--temperature must be a finite number > 0, got nan")):
+        rc = main(["train-judge", "--data", data, "--out", str(out), opt, value])  # nan: a traceback until 2026-12-01
+        err = capsys.readouterr().err
+        assert rc == 2 and needle in err and "Traceback" not in err, err
     # a teacher without a tokenizer (every word [UNK], one label for all) or with a damaged ONNX file
     # (a traceback after the items were built), both until 2026-12-01
     bad = tmp_path / "teacher"
@@ -633,7 +638,8 @@ def test_judge_eval_refuses_options_its_model_does_not_read(data_dir, capsys):
     data = str(data_dir / "hotpotqa.sample.jsonl")
     for extra, needle in ((["--model", "cosine", "--baseline"], "--model cosine is that floor"),
                           (["--model", "cosine", "--weights", str(J.weights_dir())], "--weights is for --model trained"),
-                          (["--llm", "openai:gpt-4o"], "--llm is for --model llm")):
+                          (["--llm", "openai:gpt-4o"], "--llm is for --model llm"),
+                          (["--threshold", "nan"], "--threshold must be a finite number, got nan")):
         rc = main(["judge-eval", "--judge", "evaluator", "--data", data, "--limit", "2", *extra])
         err = capsys.readouterr().err
         assert rc == 2 and needle in err, err

@@ -612,3 +612,16 @@ def test_web_faults_found_in_review(server, tmp_path):
     first = web_backend(c, CRAGContext(web=f"offline:{path}", web_timeout=1.0))[0]
     assert web_backend(c, CRAGContext(web=f"offline:{path}", web_timeout=2.0))[0] is first
     assert len(c.extra["web_backends"]) == 1
+
+
+def test_a_benchmark_file_given_as_the_web_snapshot_is_named_with_the_rows_it_lacks(data_dir):
+    """Review of 2026-12-01: a file of another shape (benchmark rows) as ``--web`` said only "the
+    offline web corpus is empty"; now the file, the rows read and the two shapes it takes."""
+    from ragraphs.errors import InputError
+
+    path = str(data_dir / "hotpotqa.sample.jsonl")
+    with pytest.raises(InputError) as e:
+        OfflineCorpusSearch(path)
+    said = str(e.value)
+    assert path in said and "row(s) read" in said and '{"question", "results": [' in said
+    assert int(said.split(" row(s) read")[0].rsplit("(", 1)[1]) > 0
