@@ -41,7 +41,7 @@ import numpy as np
 from ..errors import ConfigError, StoreError
 from ..state.types import Passage
 from .embeddings import MiniLMEmbeddings, embed_queries, embed_texts, embedder_id, same_embedder
-from .reservoir_entries import latest_by_title, memory_passage, title_key
+from .reservoir_entries import latest_by_title, memory_passage, title_key, where_json, where_of
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS entries (
@@ -54,6 +54,7 @@ CREATE TABLE IF NOT EXISTS entries (
     seq        INTEGER NOT NULL,
     updated_at REAL NOT NULL,
     used_at    REAL NOT NULL DEFAULT 0,
+    place      TEXT NOT NULL DEFAULT '',
     PRIMARY KEY (collection, title_key)
 );
 CREATE INDEX IF NOT EXISTS entries_seq ON entries (collection, seq);
@@ -147,10 +148,13 @@ class Reservoir:
 
     @staticmethod
     def _migrate(con: sqlite3.Connection) -> None:
-        """Files written before ``used_at`` existed gain the column (their entries count as unused)."""
+        """Files written before ``used_at`` existed gain the column (their entries count as unused),
+        and before ``place`` (an entry's url, path and page; 2026-12-01) that one (none stored)."""
         cols = {r[1] for r in con.execute("PRAGMA table_info(entries)")}
         if "used_at" not in cols:
             con.execute("ALTER TABLE entries ADD COLUMN used_at REAL NOT NULL DEFAULT 0")
+        if "place" not in cols:
+            con.execute("ALTER TABLE entries ADD COLUMN place TEXT NOT NULL DEFAULT ''")
         con.execute("CREATE INDEX IF NOT EXISTS entries_used ON entries (collection, used_at, seq)")
 
     def _check_embeddings(self) -> None:
@@ -175,10 +179,13 @@ class Reservoir:
         """Store title-content pairs; a pair replaces the stored one with the same title. Pairs
         without a title are skipped (the title is the entry's identity and the trigger's key);
         within one call the first pair of a title wins (ERM4 writes best first). With a bound
-        (``max_entries``: this write's, None for none; default the reservoir's own), the least
+        (``max_entries``: this write's, None or 0 for none; default the reservoir's own), the least
         recently used entries beyond it are evicted in the same transaction. Returns counts
         ``{"added", "replaced", "unchanged", "skipped", "evicted"}``."""
-        bound = self.max_entries if max_entries is _OWN else (None if max_entries is None else max(1, int(max_entries)))
+        # 0 is no bound, as the reservoir_max_entries setting reads it (it kept one entry until 2026-12-01)
+        bound = self.max_entries if max_entries is _OWN else (int(max_entries) or None if max_entries is not None else None)
+        if bound is not None and bound < 0:
+            raise ConfigError(f"reservoir max_entries must be >= 1, or 0 / None for no bound, got {max_entries!r}")
         latest, skipped = latest_by_title(passages)
         counts = {"added": 0, "replaced": 0, "unchanged": 0, "skipped": skipped, "evicted": 0}
         if not latest:
@@ -191,24 +198,25 @@ class Reservoir:
             now = time.time()
             for i, ((k, p), v) in enumerate(zip(items, vecs)):
                 old = con.execute(
-                    "SELECT title, content FROM entries WHERE collection = ? AND title_key = ?",
+                    "SELECT title, content, place FROM entries WHERE collection = ? AND title_key = ?",
                     (self.collection, k),
                 ).fetchone()
                 title = " ".join(p["title"].split())
                 text = p["text"].strip()
-                if old is not None and old[0] == title and old[1] == text:
+                place = where_json(p)
+                if old is not None and old[0] == title and old[1] == text and old[2] == place:
                     counts["unchanged"] += 1
                     con.execute("UPDATE entries SET used_at = ? WHERE collection = ? AND title_key = ?",
                                 (now, self.collection, k))
                     continue
                 counts["replaced" if old is not None else "added"] += 1
                 con.execute(
-                    "INSERT INTO entries (collection, title_key, title, content, source, vec, seq, updated_at, used_at) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                    "INSERT INTO entries (collection, title_key, title, content, source, vec, seq, updated_at, used_at, place) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                     "ON CONFLICT (collection, title_key) DO UPDATE SET title = excluded.title, "
                     "content = excluded.content, source = excluded.source, vec = excluded.vec, "
-                    "seq = excluded.seq, updated_at = excluded.updated_at, used_at = excluded.used_at",
-                    (self.collection, k, title, text, str(p.get("source") or ""), v.tobytes(), seq + i, now, now),
+                    "seq = excluded.seq, updated_at = excluded.updated_at, used_at = excluded.used_at, place = excluded.place",
+                    (self.collection, k, title, text, str(p.get("source") or ""), v.tobytes(), seq + i, now, now, place),
                 )
             counts["evicted"] = self._evict(con, bound)
 
@@ -271,18 +279,20 @@ class Reservoir:
 
     def get(self, title: str) -> Passage | None:
         row = self._con().execute(
-            "SELECT title, content, source FROM entries WHERE collection = ? AND title_key = ?",
+            "SELECT title, content, source, place FROM entries WHERE collection = ? AND title_key = ?",
             (self.collection, title_key(title)),
         ).fetchone()
-        return None if row is None else self._passage(row[0], row[1], row[2])
+        return None if row is None else self._passage(*row)
 
     def all_entries(self) -> list[Passage]:
         rows = self._con().execute(
-            "SELECT title, content, source FROM entries WHERE collection = ? ORDER BY seq", (self.collection,)
+            "SELECT title, content, source, place FROM entries WHERE collection = ? ORDER BY seq", (self.collection,)
         ).fetchall()
-        return [self._passage(t, c, s) for t, c, s in rows]
+        return [self._passage(*r) for r in rows]
 
-    _passage = staticmethod(memory_passage)
+    @staticmethod
+    def _passage(title: str, content: str, source: str, place: str, score: float | None = None) -> Passage:
+        return memory_passage(title, content, source, score, where_of(place))
 
     def _sync(self) -> None:
         """Bring the in-memory title matrix up to date with the file (changed rows only: :meth:`_reload`)."""
@@ -376,11 +386,11 @@ class Reservoir:
             entries: list[Passage] = []
             for i in order:
                 r = con.execute(
-                    "SELECT title, content, source FROM entries WHERE collection = ? AND title_key = ?",
+                    "SELECT title, content, source, place FROM entries WHERE collection = ? AND title_key = ?",
                     (self.collection, keys[i]),
                 ).fetchone()
                 if r is not None:  # removed since the sync: skip
-                    entries.append(self._passage(r[0], r[1], r[2], float(row[i])))
+                    entries.append(self._passage(r[0], r[1], r[2], r[3], float(row[i])))
             out.append((int(hits.size), entries))
         return out
 
@@ -397,11 +407,11 @@ class Reservoir:
         out = []
         for k in keys:
             r = con.execute(
-                "SELECT title, content, source FROM entries WHERE collection = ? AND title_key = ?",
+                "SELECT title, content, source, place FROM entries WHERE collection = ? AND title_key = ?",
                 (self.collection, k),
             ).fetchone()
             if r is not None:
-                out.append(self._passage(r[0], r[1], r[2]))
+                out.append(self._passage(*r))
         return out
 
 
@@ -419,7 +429,7 @@ def open_reservoir(
 
     The packaged MiniLM is one embedder whichever object carries it (each ``Components`` makes
     its own, and each opened one more reservoir, kept for the life of the process, until
-    2026-11-30); another embedder is keyed by its object."""
+    2026-11-30); another embedder by the model it names, else by its object."""
     full = str(Path(path or default_reservoir_path()).expanduser().resolve())
     key = (full, collection or "default", _embedder_key(embeddings))
     with _OPEN_LOCK:
@@ -431,7 +441,13 @@ def open_reservoir(
 
 
 def _embedder_key(embeddings: Any) -> Any:
-    return ("minilm", embeddings.vectors_id) if type(embeddings) is MiniLMEmbeddings else id(embeddings)
+    """One key per embedding model: the packaged MiniLM's vectors, another embedder's recorded
+    identity when it names its model (``OpenAIEmbeddings(model=...)``: each object made per request
+    opened and kept one more reservoir until 2026-12-01), else the object itself."""
+    if type(embeddings) is MiniLMEmbeddings:
+        return ("minilm", embeddings.vectors_id)
+    name = embedder_id(embeddings) if embeddings is not None else ""
+    return ("named", name) if name.endswith(")") else id(embeddings)
 
 
 def close_reservoir(path: str) -> int:

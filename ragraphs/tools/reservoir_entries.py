@@ -4,11 +4,12 @@ key and return them."""
 
 from __future__ import annotations
 
+import json
 import threading
 import warnings
-from typing import Iterable
+from typing import Any, Iterable, Mapping
 
-from ..state.types import Passage, make_passage
+from ..state.types import WHERE_KEYS, Passage, make_passage, passage_where
 from .text import text_key
 
 
@@ -52,6 +53,26 @@ def latest_by_title(passages: Iterable[Passage]) -> tuple[dict[str, Passage], in
     return latest, skipped
 
 
-def memory_passage(title: str, content: str, source: str, score: float | None = None) -> Passage:
-    """A reservoir entry as a passage: ``source`` "memory", its origin kept in ``meta``."""
-    return make_passage(title, content, "memory", score, origin=source or "")
+def memory_passage(title: str, content: str, source: str, score: float | None = None,
+                   where: Mapping[str, Any] | None = None) -> Passage:
+    """A reservoir entry as a passage: ``source`` "memory", its origin kept in ``meta`` with the
+    address, file and page it was stored with (``where``: its ``url``, ``path``, ``page``; until
+    2026-12-01 they were not stored, so an answer from memory cited no source)."""
+    return make_passage(title, content, "memory", score, origin=source or "", **dict(where or {}))
+
+
+def where_json(p: Passage) -> str:
+    """The address, file and page of a passage to store, as JSON ("" when it has none)."""
+    where = passage_where(p)
+    return json.dumps(where, ensure_ascii=False, sort_keys=True, default=str) if where else ""
+
+
+def where_of(stored: Any) -> dict[str, Any]:
+    """The address, file and page stored with an entry (``where_json``'s text or a mapping)."""
+    if isinstance(stored, Mapping):
+        return {k: v for k, v in stored.items() if k in WHERE_KEYS}
+    try:
+        got = json.loads(stored) if stored else {}
+    except (TypeError, ValueError):
+        return {}
+    return {k: v for k, v in got.items() if k in WHERE_KEYS} if isinstance(got, dict) else {}

@@ -8,7 +8,7 @@ the run setting ``reservoir="store"``.
 
 Each entry is one item under the namespace ``("ragraphs", "erm4_reservoir", collection)``,
 keyed by its title (case-folded, white space collapsed), its value ``{"title", "content",
-"source"}``; only the title is embedded (``index=["title"]``). The Retrieval Trigger's
+"source", "where"}`` (``where``: the passage's url, path and page); only the title is embedded (``index=["title"]``). The Retrieval Trigger's
 popularity comes from the store's semantic search: the entries among the ``search_limit``
 most similar titles whose score (cosine similarity, for the stores LangGraph ships) is >=
 ``tau``. So the store needs a vector index built with the same embeddings the thresholds were
@@ -24,10 +24,13 @@ from __future__ import annotations
 from typing import Any, Iterable, Sequence
 
 from ..errors import ConfigError
-from ..state.types import Passage
-from .reservoir_entries import latest_by_title, memory_passage
+from ..state.types import Passage, passage_where
+from .reservoir_entries import latest_by_title, memory_passage, where_of
 
 NAMESPACE = ("ragraphs", "erm4_reservoir")
+NO_INDEX = ("the LangGraph store has no vector index, so the reservoir cannot match titles: give it one on the "
+            "'title' field with MiniLM's embeddings (langgraph.json's store.index, or "
+            "InMemoryStore(index={'dims': 384, 'embed': MiniLMEmbeddings(), 'fields': ['title']}))")
 
 
 class StoreReservoir:
@@ -38,6 +41,10 @@ class StoreReservoir:
         if store is None:
             raise ConfigError("reservoir=store needs a LangGraph store: run the graph on a LangGraph server, or build "
                               "it with a store (build_erm4_graph(c, store=InMemoryStore(index=...)))")
+        if getattr(store, "index_config", ...) is None:  # a store that says it has no index (InMemoryStore(),
+            # PostgresStore without index=): refused before anything is written (until 2026-12-01 the first
+            # run wrote an entry and every later one failed)
+            raise ConfigError(NO_INDEX)
         self.store = store
         self.collection = collection or "default"
         self.namespace = (*NAMESPACE, self.collection)
@@ -51,9 +58,10 @@ class StoreReservoir:
         counts = {"added": 0, "replaced": 0, "unchanged": 0, "skipped": skipped, "evicted": 0}
         for k, p in latest.items():
             value = {"title": " ".join(p["title"].split()), "content": p["text"].strip(),
-                     "source": str(p.get("source") or "")}
+                     "source": str(p.get("source") or ""), "where": passage_where(p)}
             old = self.store.get(self.namespace, k)
-            if old is not None and old.value.get("title") == value["title"] and old.value.get("content") == value["content"]:
+            if old is not None and all(old.value.get(f) == value[f] for f in ("title", "content")) \
+                    and where_of(old.value.get("where")) == value["where"]:
                 counts["unchanged"] += 1
                 continue
             counts["replaced" if old is not None else "added"] += 1
@@ -63,11 +71,10 @@ class StoreReservoir:
     def _search(self, query: str, limit: int) -> list[Passage]:
         items = self.store.search(self.namespace, query=query, limit=limit)
         if items and all(getattr(it, "score", None) is None for it in items):
-            raise ConfigError("the LangGraph store has no vector index, so the reservoir cannot match titles: give it "
-                              "one on the 'title' field with MiniLM's embeddings (langgraph.json's store.index, or "
-                              "InMemoryStore(index={'dims': 384, 'embed': MiniLMEmbeddings(), 'fields': ['title']}))")
+            raise ConfigError(NO_INDEX)
         return [memory_passage(it.value.get("title", ""), it.value.get("content", ""), it.value.get("source") or "",
-                               float(it.score if it.score is not None else 0.0)) for it in items]
+                               float(it.score if it.score is not None else 0.0), where_of(it.value.get("where")))
+                for it in items]
 
     def lookup(self, queries: Sequence[str], tau: float, k: int) -> list[tuple[int, list[Passage]]]:
         """For each query: its popularity (entries whose title scores >= ``tau``, among the

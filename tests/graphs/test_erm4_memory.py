@@ -90,9 +90,18 @@ def test_every_components_shares_one_reservoir_per_file_for_the_packaged_embedde
         other = str(tmp_path / "h.sqlite3")
         assert open_reservoir(other, embeddings=a) is open_reservoir(other, embeddings=a)
         assert open_reservoir(other, embeddings=a) is not open_reservoir(other, embeddings=b)
+
+        class Named(HashEmbeddings):  # names its model, as OpenAIEmbeddings(model=...) does
+            model = "hash-model-1"
+
+        # one reservoir per named model, however many objects carry it (each one opened and kept
+        # another until 2026-12-01: an app making its embeddings per request grew without bound)
+        named = str(tmp_path / "n.sqlite3")
+        assert open_reservoir(named, embeddings=Named()) is open_reservoir(named, embeddings=Named())
     finally:
         close_reservoir(path)
         close_reservoir(str(tmp_path / "h.sqlite3"))
+        close_reservoir(str(tmp_path / "n.sqlite3"))
 
 
 def test_bound_must_be_positive_and_none_is_unbounded(tmp_path):
@@ -100,6 +109,11 @@ def test_bound_must_be_positive_and_none_is_unbounded(tmp_path):
         Reservoir(tmp_path / "r.sqlite3", embeddings=HashEmbeddings(), max_entries=0)
     r = Reservoir(tmp_path / "u.sqlite3", embeddings=HashEmbeddings())
     assert r.add([_p(f"t{i}") for i in range(50)])["evicted"] == 0 and r.count() == 50
+    # a write's bound of 0 is none, as the reservoir_max_entries setting reads it (it kept one entry
+    # until 2026-12-01); a negative one is refused
+    assert r.add([_p("t50")], max_entries=0)["evicted"] == 0 and r.count() == 51
+    with pytest.raises(ConfigError, match="max_entries must be >= 1, or 0 / None for no bound"):
+        r.add([_p("t51")], max_entries=-3)
 
 
 def test_bound_holds_under_concurrent_writers(tmp_path):
@@ -328,6 +342,15 @@ def test_reservoir_places_that_cannot_be_used_are_named(tmp_path):
     ctx = ERM4Context(reservoir="store", reservoir_collection="wiki.en")
     with pytest.raises(ConfigError, match=r"reservoir_collection 'wiki.en': a LangGraph store's namespace takes no '\.'"):
         get_reservoir(c, ctx, InMemoryStore())
+    # in a graph, each is refused before Rewriter+'s LLM call (after it, at the memory check, until 2026-12-01)
+    llm = FakeAnswerChat(responses=["q**Danube", "the Danube"])
+    c = Components(llm=llm, retriever=CountingRetriever(None), embeddings=HashEmbeddings())
+    for graph, ctx, needle in ((build_erm4_graph(c), ERM4Context(reservoir="store"), "needs a LangGraph store"),
+                               (build_erm4_graph(c, store=InMemoryStore()), ERM4Context(reservoir="store"), "no vector index"),
+                               (build_erm4_graph(c, store=InMemoryStore()), ctx, "takes no '.'")):
+        with pytest.raises(ConfigError, match=re.escape(needle)):
+            graph.invoke({"question": "Which river flows through Vienna?"}, context=ctx)
+    assert not llm.prompts
 
 
 def test_a_users_retriever_on_the_default_reservoir_is_warned_once(tmp_path, monkeypatch):

@@ -76,12 +76,46 @@ def test_adding_replaces_by_title_and_counts_as_the_file_does(minilm):
 
 
 def test_a_missing_store_or_one_without_an_index_is_a_clear_error():
+    """A store that says it has no index is refused before anything is written (review of
+    2026-12-01: the first run wrote an entry, and every later one failed); one that does not say
+    is refused at its first search that finds items without scores."""
     with pytest.raises(ConfigError, match="needs a LangGraph store"):
         StoreReservoir(None)
-    plain = StoreReservoir(InMemoryStore())
-    plain.add([make_passage("Lima", "Lima is the capital of Peru.")])
+    plain = InMemoryStore()
     with pytest.raises(ConfigError, match="no vector index"):
-        plain.lookup(["Lima"], 0.6, 3)
+        StoreReservoir(plain)
+    assert not plain.search(("ragraphs", "erm4_reservoir", "default"))
+
+    class Unsaid:  # a store that keeps no index_config attribute
+        def __init__(self):
+            self.inner = InMemoryStore()
+
+        def __getattr__(self, name):
+            if name == "index_config":
+                raise AttributeError(name)
+            return getattr(self.inner, name)
+
+    unsaid = StoreReservoir(Unsaid())
+    unsaid.add([make_passage("Lima", "Lima is the capital of Peru.")])
+    with pytest.raises(ConfigError, match="no vector index"):
+        unsaid.lookup(["Lima"], 0.6, 3)
+
+
+def test_entries_keep_their_address_file_and_page_in_both_reservoirs(tmp_path, minilm):
+    """A passage served from memory cites where it came from, as it did when first found (review of
+    2026-12-01: the url, path and page were not stored, so a chat's answer from memory named no source)."""
+    web = make_passage("Paris", "Paris is the capital of France.", "web", url="https://en.wikipedia.org/wiki/Paris")
+    doc = make_passage("Handbook", "Staff badges open the east door.", "corpus", path="/docs/handbook.pdf", page=3)
+    for res in (Reservoir(tmp_path / "r.sqlite3", embeddings=minilm), StoreReservoir(indexed_store(minilm))):
+        assert res.add([web, doc])["added"] == 2
+        (_, (paris, *_)), (_, (book, *_)) = res.lookup(["Paris", "Handbook"], 0.6, 1)
+        assert paris["source"] == "memory" and paris["meta"]["origin"] == "web"
+        assert paris["meta"]["url"] == "https://en.wikipedia.org/wiki/Paris"
+        assert (book["meta"]["path"], book["meta"]["page"]) == ("/docs/handbook.pdf", 3)
+        # the same text from another page is stored again, with its new address
+        moved = make_passage("Paris", "Paris is the capital of France.", "web", url="https://example.org/paris")
+        assert res.add([moved]) == {"added": 0, "replaced": 1, "unchanged": 0, "skipped": 0, "evicted": 0}
+        assert res.lookup(["Paris"], 0.6, 1)[0][1][0]["meta"]["url"] == "https://example.org/paris"
 
 
 def test_erm4_stores_kept_knowledge_in_the_graphs_store_and_reuses_it(wiki, minilm):
