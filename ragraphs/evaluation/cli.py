@@ -167,8 +167,6 @@ def cmd_eval(args: argparse.Namespace) -> int:
     _refuse_clashes(args, methods, ks, strategies, settings)
     if args.limit is not None and args.limit < 1:
         raise InputError("--limit must be at least 1")
-    if args.out:
-        check_writable_folder(args.out)  # before the corpus is embedded and the questions run
     path, part, nparts = parse_data_spec(args.data)
     if os.path.isdir(path):
         raise InputError(f"--data {path} is a folder; give a data file (JSONL or JSON)")
@@ -189,6 +187,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
     subsets = {ex.dataset for ex in all_examples}
     dataset = ds_name or (all_examples[0].dataset if len(subsets) == 1 else _file_format(path) or "mixed")
     examples = examples[: args.limit] if args.limit else examples
+    if args.out:  # before the corpus is embedded and the questions run; after the data is read (a refused
+        # file left an empty --out folder behind until 2026-12-01)
+        check_writable_folder(args.out)
 
     withhold = bool(getattr(args, "withhold_gold", False))
     if args.retrieval_only and "none" in methods:  # it retrieves nothing, and would still ask its LLM

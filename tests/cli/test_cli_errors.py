@@ -413,6 +413,11 @@ def test_blank_values_and_options_a_run_would_not_read_are_refused(tmp_path, cap
     for argv, message in cases:
         code, out, err = main_captured(capsys, *argv)
         assert code == 2 and message in err and len(err.strip().splitlines()) == 1 and not out, (argv, err)
+    # a data file eval refuses leaves no empty --out folder behind
+    bad = tmp_path / "data.csv"
+    bad.write_text("question,answer\nWho?,x\n")
+    code, out, err = main_captured(capsys, "eval", "--data", bad, "--out", tmp_path / "o", "--quiet")
+    assert code == 2 and not (tmp_path / "o").exists(), err
 
 
 def test_retrieval_only_leaves_out_the_method_that_retrieves_nothing(capsys):
