@@ -277,12 +277,14 @@ class Reservoir:
         row = self._con().execute("SELECT COUNT(*) FROM entries WHERE collection = ?", (self.collection,)).fetchone()
         return int(row[0])
 
+    def _entry(self, con: sqlite3.Connection, key: str, score: float | None = None) -> Passage | None:
+        """The stored entry of a title key as a passage (None: not there, or removed since the sync)."""
+        r = con.execute("SELECT title, content, source, place FROM entries WHERE collection = ? AND title_key = ?",
+                        (self.collection, key)).fetchone()
+        return None if r is None else self._passage(r[0], r[1], r[2], r[3], score)
+
     def get(self, title: str) -> Passage | None:
-        row = self._con().execute(
-            "SELECT title, content, source, place FROM entries WHERE collection = ? AND title_key = ?",
-            (self.collection, title_key(title)),
-        ).fetchone()
-        return None if row is None else self._passage(*row)
+        return self._entry(self._con(), title_key(title))
 
     def all_entries(self) -> list[Passage]:
         rows = self._con().execute(
@@ -383,14 +385,7 @@ class Reservoir:
         for row in sims:
             hits = np.flatnonzero(row >= tau)
             order = hits[np.argsort(-row[hits], kind="stable")][: max(0, int(k))]
-            entries: list[Passage] = []
-            for i in order:
-                r = con.execute(
-                    "SELECT title, content, source, place FROM entries WHERE collection = ? AND title_key = ?",
-                    (self.collection, keys[i]),
-                ).fetchone()
-                if r is not None:  # removed since the sync: skip
-                    entries.append(self._passage(r[0], r[1], r[2], r[3], float(row[i])))
+            entries = [e for i in order if (e := self._entry(con, keys[i], float(row[i]))) is not None]
             out.append((int(hits.size), entries))
         return out
 
@@ -404,15 +399,7 @@ class Reservoir:
     def entries_for(self, keys: Sequence[str]) -> list[Passage]:
         """The stored entries for title keys (in that order; removed ones are skipped)."""
         con = self._con()
-        out = []
-        for k in keys:
-            r = con.execute(
-                "SELECT title, content, source, place FROM entries WHERE collection = ? AND title_key = ?",
-                (self.collection, k),
-            ).fetchone()
-            if r is not None:
-                out.append(self._passage(*r))
-        return out
+        return [e for k in keys if (e := self._entry(con, k)) is not None]
 
 
 _OPEN: dict[tuple[str, str, Any], Reservoir] = {}
