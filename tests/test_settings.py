@@ -197,6 +197,15 @@ def test_a_graph_given_another_methods_settings_says_which_it_runs_with():
     for ctx in (RAGContext(k=1), Mine(k=1), {"k": 1}):
         assert none.invoke({"question": "who?"}, context=ctx)["answer"] == "x"
 
+    @dataclass(kw_only=True)
+    class FooContext(RAGContext):  # a new method's settings, kept in ragraphs/settings_foo.py as extending.md says
+        depth: int = field(default=2, metadata={"description": "a setting of the new method"})
+
+    FooContext.__module__ = "ragraphs.settings_foo"  # refused by vanilla and none too (review of 2026-12-01)
+    for method in ("vanilla", "none", "crag"):
+        with pytest.raises(ConfigError, match="runs with .*Context .*got FooContext"):
+            build_graph(method, c).invoke({"question": "who?"}, context=FooContext())
+
     class R:  # a runtime: no context gives the defaults, a subclass's settings are the base's too
         context = None
     assert context_of(R(), CRAGContext) == CRAGContext()
