@@ -48,6 +48,7 @@ class FakeAnswerChat(BaseChatModel):
     _i: int = PrivateAttr(default=0)
     _lock: Any = PrivateAttr(default_factory=threading.Lock)
     prompts: list[str] = Field(default_factory=list)
+    keep_prompts: int | None = None  # the last this many prompts kept (None: all; ``fake:`` keeps 100)
 
     @property
     def _llm_type(self) -> str:
@@ -58,6 +59,8 @@ class FakeAnswerChat(BaseChatModel):
             text = self.responses[self._i % len(self.responses)]
             self._i += 1
             self.prompts.append(render_messages(messages))
+            if self.keep_prompts is not None and len(self.prompts) > self.keep_prompts:
+                del self.prompts[: -self.keep_prompts or None]
         n_in = len(render_messages(messages).split())
         msg = AIMessage(
             content=text,
@@ -138,11 +141,15 @@ def make_llm(spec: str | None = None, *, max_tokens: int = 64, timeout: float | 
             raise ConfigError("llamacpp spec needs a path: llamacpp:/path/to/model.gguf")
         if kind != "gemma":
             check_gguf(arg)  # before any run: a file of another kind failed every call as an LLM error
-        with _CACHE_LOCK:  # one loaded model per file: each limit is a view of it (its own default)
-            base = cast(LlamaCppCompletionChat | None, _CACHE.get((spec, None)))
+        path = gemma_gguf_path() if kind == "gemma" else arg
+        # one loaded model per file, whatever names it ("gemma", "Gemma", "llamacpp:" or "gguf:" its path):
+        # keyed by the spec as typed, each loaded another copy until 2026-12-01; each limit is a view of it
+        file_key = ("gguf-file", os.path.realpath(os.path.expanduser(path)))
+        with _CACHE_LOCK:
+            base = cast(LlamaCppCompletionChat | None, _CACHE.get(file_key))
             if base is None:
-                base = LlamaCppCompletionChat(model_path=gemma_gguf_path() if kind == "gemma" else arg, max_tokens=max_tokens)
-                _CACHE[(spec, None)] = base
+                base = LlamaCppCompletionChat(model_path=path, max_tokens=max_tokens)
+                _CACHE[file_key] = base
         llm: BaseLanguageModel = base if base.max_tokens == max_tokens else base.with_max_tokens(max_tokens)
     elif kind == "openai":
         if not arg:
@@ -163,7 +170,9 @@ def make_llm(spec: str | None = None, *, max_tokens: int = 64, timeout: float | 
 
         llm = OpenAI(**_openai_kwargs(arg, max_tokens, cast(float, timeout), retries))
     elif kind == "fake":
-        llm = FakeAnswerChat(responses=[arg or "unknown"])
+        # the process keeps this model: its prompts are bounded (every one was kept, a dry run of
+        # 10,000 MIGRES questions about 200 MB, until 2026-12-01)
+        llm = FakeAnswerChat(responses=[arg or "unknown"], keep_prompts=100)
     else:
         raise ConfigError(
             f"unknown LLM spec {spec!r}: use 'gemma', 'llamacpp:/path.gguf', 'openai:<model>', "

@@ -29,6 +29,7 @@ from .titles import TitleIndex
 
 MODES = ("dense", "bm25", "hybrid")
 BM25_RECHECK_S = 10.0  # seconds between two reads of a collection's ids for a change that kept its count
+COUNT_TTL_S = 1.0  # a collection's size is read at most this often (a DR-RAG question read it 9 times)
 
 
 @runtime_checkable
@@ -194,6 +195,8 @@ class ChromaCorpus:
         self._recheck: threading.Thread | None = None
         self._titles: TitleIndex | None = None
         self._lock = threading.RLock()
+        self._count: tuple[int, float] | None = None  # (size, when read); this process's writes clear it
+        self._recheck_s = 0.0  # how long the last read of every id took
 
     def _read(self, what: Callable[[], Any]) -> Any:
         """A read of the collection; a failing store (a Chroma server gone mid-run) is a
@@ -207,7 +210,12 @@ class ChromaCorpus:
 
     # ---------------------------------------------------------------- writing
     def count(self) -> int:
-        return int(self._read(self._col.count))
+        """The collection's size, read again after :data:`COUNT_TTL_S` or this store's own write
+        (another process's write is seen within that; every search read it until 2026-12-01)."""
+        got, now = self._count, time.monotonic()
+        if got is None or now - got[1] >= COUNT_TTL_S:
+            got = self._count = (int(self._read(self._col.count)), now)
+        return got[0]
 
     def existing_ids(self, ids: Sequence[str]) -> set[str]:
         found: set[str] = set()
@@ -234,7 +242,7 @@ class ChromaCorpus:
             raise StoreError(f"cannot write to the vector store: {type(e).__name__}: {e}") from e
         if ids:
             with self._lock:
-                self._bm25 = None
+                self._bm25, self._count = None, None
         return len(ids)
 
     def add(
@@ -266,12 +274,8 @@ class ChromaCorpus:
                         m[key] = val
                 metas.append(m)
             try:
-                self._col.upsert(
-                    ids=[p["id"] for p in batch],
-                    embeddings=vecs.tolist(),
-                    documents=[p["text"] for p in batch],
-                    metadatas=metas,
-                )
+                self._col.upsert(ids=[p["id"] for p in batch], embeddings=vecs.tolist(),
+                                 documents=[p["text"] for p in batch], metadatas=metas)
             except Exception as e:
                 raise StoreError(f"cannot write to the vector store: {type(e).__name__}: {e}") from e
             added += len(batch)
@@ -279,7 +283,7 @@ class ChromaCorpus:
                 progress(len(batch))
         if added:
             with self._lock:
-                self._bm25 = None
+                self._bm25, self._count = None, None
         return added
 
     # ---------------------------------------------------------------- reading
@@ -310,7 +314,8 @@ class ChromaCorpus:
             now = time.monotonic()
             index = self._bm25
             stale = index is None or self._bm25_key[0] != n or self._ids_changed
-            if not stale and now - self._bm25_checked >= BM25_RECHECK_S and self._recheck is None:
+            # <= 1% of a core: 100 times the last read's time apart (every 10 s at any size until 2026-12-01)
+            if not stale and now - self._bm25_checked >= max(BM25_RECHECK_S, 100 * self._recheck_s) and self._recheck is None:
                 self._bm25_checked = now
                 self._recheck = threading.Thread(target=self._recheck_ids, args=(self._bm25_key[1],),
                                                  name="ragraphs-store-recheck", daemon=True)
@@ -324,12 +329,13 @@ class ChromaCorpus:
 
     def _recheck_ids(self, digest: str) -> None:
         """Whether the collection's ids still give ``digest``; a change marks the index stale."""
+        start = time.monotonic()
         try:
             changed = self._ids_digest() != digest
         except Exception:  # a failing store: the next read meets it and says so
             changed = False
         with self._lock:
-            self._recheck = None
+            self._recheck, self._recheck_s = None, time.monotonic() - start
             if changed and self._bm25_key[1] == digest:
                 self._ids_changed = True
 

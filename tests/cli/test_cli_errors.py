@@ -78,6 +78,30 @@ def test_a_file_that_is_no_gguf_model_is_named_before_any_call(tmp_path, capsys)
     assert code == 2 and "GGUF model file not found" in err
 
 
+def test_every_name_of_one_gguf_file_shares_one_loaded_model():
+    """"gemma", "Gemma", "llamacpp:" and "gguf:" the same file: one model in memory (review of
+    2026-12-01: each spec as typed loaded another copy, about 370 MB each, for the process)."""
+    from ragraphs.tools import llm as L
+
+    path = L.gemma_gguf_path()
+    first = L.make_llm("gemma", max_tokens=64)
+    for spec in ("Gemma", f"llamacpp:{path}", f"GGUF:{path}"):  # each a view of one model, any limit
+        for limit in (64, 8):
+            assert L.make_llm(spec, max_tokens=limit)._loaded is first._loaded, spec
+
+
+def test_the_fake_model_a_process_keeps_keeps_its_last_prompts_only():
+    """``--llm fake:TEXT`` (dry runs, a server's clients) is kept for the process: it recorded every
+    prompt, without bound, until 2026-12-01; now its last 100."""
+    from ragraphs.tools.llm import FakeAnswerChat, make_llm
+
+    assert make_llm("fake:a dry run").keep_prompts == 100
+    fake = FakeAnswerChat(responses=["x"], keep_prompts=3)
+    for i in range(5):
+        fake.invoke(f"question {i}")
+    assert fake.prompts == ["question 2", "question 3", "question 4"]
+
+
 def test_bad_llm_threads_setting(tmp_path):
     # new processes (all at once): the setting is read when the model loads, and this one's
     # may be loaded

@@ -63,6 +63,30 @@ def test_a_store_rewritten_elsewhere_is_read_as_it_is_now(tmp_path, monkeypatch)
     assert all(p["text"] for p in reader.search("banana", 2, mode="dense"))
 
 
+def test_the_size_is_read_once_a_second_and_after_the_stores_own_writes(tmp_path, monkeypatch):
+    """Every dense, BM25 and title-index search read the collection's count (9 reads a DR-RAG
+    question, each a round trip to a Chroma server, until 2026-12-01): now at most once per
+    COUNT_TTL_S, and again after this store's own add or remove; another client's write is seen
+    once the second has passed."""
+    monkeypatch.setattr(V, "COUNT_TTL_S", 60.0)  # a slow machine's searches stay within it
+    emb = HashEmbeddings()
+    path = str(tmp_path / "store")
+    store = ChromaCorpus(path, embeddings=emb)
+    store.add([make_passage(f"T{i}", f"text number {i} about apples", "corpus") for i in range(5)])
+    reads = []
+    real = store._col.count
+    monkeypatch.setattr(store._col, "count", lambda: (reads.append(1), real())[1])
+    for mode in ("dense", "bm25", "hybrid", "dense"):
+        assert store.search("apples", 2, mode=mode)
+    assert len(reads) <= 1 and store.count() == 5
+    store.add([make_passage("T5", "text number 5 about pears", "corpus")])
+    assert store.count() == 6 and len(reads) == 2
+    ChromaCorpus(path, embeddings=emb).add([make_passage("T6", "another client's text", "corpus")])
+    assert store.count() == 6  # within COUNT_TTL_S
+    monkeypatch.setattr(V, "COUNT_TTL_S", 0.0)
+    assert store.count() == 7
+
+
 def test_a_store_that_fails_while_read_is_a_store_error(tmp_path):
     corpus = ChromaCorpus(str(tmp_path / "store"), embeddings=HashEmbeddings())
     corpus.add([make_passage("Alpha", "alpha apple", "corpus")])
@@ -107,6 +131,13 @@ def test_the_id_recheck_runs_beside_the_search_not_in_it(tmp_path, monkeypatch):
     gate.set()
     recheck.join(timeout=30)
     assert done.is_set() and reader._recheck is None and not reader._ids_changed
+    # the next read of every id waits 100 times the last one's time (a 100,000-id collection read its
+    # ids every 10 s, 0.4 s of a core each time, until 2026-12-01)
+    assert reader._recheck_s > 0
+    reader._recheck_s = 1.0  # as if the read had taken a second: none for 100 s
+    reader._bm25_checked -= 50
+    reader.search("apple", 1, mode="bm25")
+    assert reader._recheck is None
 
 
 def test_a_mistyped_store_or_collection_through_python_warns_once_that_it_is_empty(tmp_path, capsys, minilm):
