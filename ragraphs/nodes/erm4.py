@@ -118,7 +118,7 @@ def make_rewrite(c: Components) -> Node[ERM4State, ERM4Context]:
         question = " ".join(question_of(state).split())
         if ctx.external in ("web", "both") and no_web(c, ctx):  # before any LLM call (it was after, until 2026-11-30)
             raise _needs_web(ctx)
-        if (ctx.use_memory or ctx.update_memory) and ctx.reservoir == "store":
+        if ctx.use_memory and ctx.reservoir == "store":  # the reservoir's nodes run with use_memory only
             # no store, a '.' in the collection, a store without an index: refused before the LLM call too
             # (at the memory check, after it, until 2026-12-01)
             get_reservoir(c, ctx, getattr(runtime, "store", None))

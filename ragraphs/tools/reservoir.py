@@ -403,6 +403,7 @@ class Reservoir:
 
 
 _OPEN: dict[tuple[str, str, Any], Reservoir] = {}
+MAX_OTHER = 16  # reservoirs kept open for embedders other than the packaged MiniLM
 _OPEN_LOCK = threading.Lock()
 
 
@@ -416,7 +417,7 @@ def open_reservoir(
 
     The packaged MiniLM is one embedder whichever object carries it (each ``Components`` makes
     its own, and each opened one more reservoir, kept for the life of the process, until
-    2026-11-30); another embedder by the model it names, else by its object."""
+    2026-11-30); another embedder is keyed by its object, :data:`MAX_OTHER` of them at most."""
     full = str(Path(path or default_reservoir_path()).expanduser().resolve())
     key = (full, collection or "default", _embedder_key(embeddings))
     with _OPEN_LOCK:
@@ -424,17 +425,16 @@ def open_reservoir(
         if r is None:
             r = Reservoir(full, collection=collection, embeddings=embeddings, max_entries=max_entries)
             _OPEN[key] = r
+            # another embedder is its object (its client and key are its own): at most MAX_OTHER of them
+            # kept, the oldest forgotten (closed when its last run lets go; kept for the process until 2026-12-01)
+            others = [k for k in _OPEN if not isinstance(k[2], tuple)]
+            for k in others[: max(0, len(others) - MAX_OTHER)]:
+                _OPEN.pop(k)
         return r
 
 
 def _embedder_key(embeddings: Any) -> Any:
-    """One key per embedding model: the packaged MiniLM's vectors, another embedder's recorded
-    identity when it names its model (``OpenAIEmbeddings(model=...)``: each object made per request
-    opened and kept one more reservoir until 2026-12-01), else the object itself."""
-    if type(embeddings) is MiniLMEmbeddings:
-        return ("minilm", embeddings.vectors_id)
-    name = embedder_id(embeddings) if embeddings is not None else ""
-    return ("named", name) if name.endswith(")") else id(embeddings)
+    return ("minilm", embeddings.vectors_id) if type(embeddings) is MiniLMEmbeddings else id(embeddings)
 
 
 def close_reservoir(path: str) -> int:

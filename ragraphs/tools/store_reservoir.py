@@ -33,6 +33,18 @@ NO_INDEX = ("the LangGraph store has no vector index, so the reservoir cannot ma
             "InMemoryStore(index={'dims': 384, 'embed': MiniLMEmbeddings(), 'fields': ['title']}))")
 
 
+def _index_config(store: Any) -> Any:
+    """The store's ``index_config`` (None: it has no index), looked for through the wrappers a
+    LangGraph server puts around its store (``BatchedStore._store``); ``...`` when none says."""
+    for _ in range(4):
+        if store is None:
+            break
+        if "index_config" in dir(store):
+            return getattr(store, "index_config", ...)
+        store = getattr(store, "_store", None)
+    return ...
+
+
 class StoreReservoir:
     """The reservoir's operations (``add``, ``lookup``, ``nearest``, ``touch``, ``count``)
     over a LangGraph ``BaseStore`` with a vector index."""
@@ -41,9 +53,9 @@ class StoreReservoir:
         if store is None:
             raise ConfigError("reservoir=store needs a LangGraph store: run the graph on a LangGraph server, or build "
                               "it with a store (build_erm4_graph(c, store=InMemoryStore(index=...)))")
-        if getattr(store, "index_config", ...) is None:  # a store that says it has no index (InMemoryStore(),
-            # PostgresStore without index=): refused before anything is written (until 2026-12-01 the first
-            # run wrote an entry and every later one failed)
+        if _index_config(store) is None:  # a store that says it has no index (InMemoryStore(), PostgresStore
+            # without index=, a server's store around one): refused before anything is written (until
+            # 2026-12-01 the first run wrote an entry and every later one failed)
             raise ConfigError(NO_INDEX)
         self.store = store
         self.collection = collection or "default"

@@ -209,11 +209,11 @@ class ChromaCorpus:
             raise StoreError(f"cannot read the vector store: {type(e).__name__}: {e}") from e
 
     # ---------------------------------------------------------------- writing
-    def count(self) -> int:
-        """The collection's size, read again after :data:`COUNT_TTL_S` or this store's own write
-        (another process's write is seen within that; every search read it until 2026-12-01)."""
+    def count(self, fresh: bool = False) -> int:
+        """The collection's size, read again after :data:`COUNT_TTL_S`, this store's own write or when
+        ``fresh`` (another's write is seen within that; every search read it until 2026-12-01)."""
         got, now = self._count, time.monotonic()
-        if got is None or now - got[1] >= COUNT_TTL_S:
+        if fresh or got is None or now - got[1] >= COUNT_TTL_S:
             got = self._count = (int(self._read(self._col.count)), now)
         return got[0]
 
@@ -289,7 +289,7 @@ class ChromaCorpus:
     # ---------------------------------------------------------------- reading
     def all_passages(self) -> list[Passage]:
         out: list[Passage] = []
-        n = self.count()
+        n = self.count(fresh=True)  # every page of it
         for off in range(0, n, 2000):
             got = self._read(lambda: self._col.get(include=["documents", "metadatas"], limit=2000, offset=off))
             for i, d, m in zip(got["ids"], got["documents"], got["metadatas"]):
@@ -298,17 +298,16 @@ class ChromaCorpus:
 
     def _ids_digest(self) -> str:
         ids: list[str] = []
-        for off in range(0, self.count(), 20000):
+        for off in range(0, self.count(fresh=True), 20000):
             ids += self._read(lambda: self._col.get(include=[], limit=20000, offset=off))["ids"]
         return _digest(ids)
 
     def bm25(self) -> BM25Index:
-        """The BM25 index of the collection, rebuilt when it changes: its count is read on each
-        call, its ids at most every ``BM25_RECHECK_S`` seconds (a file ingested again by another
-        process keeps the count; the index then served the old text until 2026-11-30), in a
-        thread of their own: a change they show is taken from the next call on. Read in the
-        call, they cost every question after a pause (a chat turn, a server's request) about
-        4 ms per 1,000 passages, under the store's lock, until 2026-11-30."""
+        """The BM25 index of the collection, rebuilt when it changes: its count is read (at most
+        every :data:`COUNT_TTL_S`) on each call, its ids in a thread of their own now and then (a file
+        ingested again by another process keeps the count; the index served the old text until
+        2026-11-30): a change they show is taken from the next call on (read in the call, they
+        cost every question after a pause about 4 ms per 1,000 passages until 2026-11-30)."""
         with self._lock:
             n = self.count()
             now = time.monotonic()
@@ -352,6 +351,7 @@ class ChromaCorpus:
 
     def dense_search_vectors(self, vectors: np.ndarray, k: int) -> list[list[Passage]]:
         n = self.count() if len(vectors) else 0  # one read of the count (there were two)
+        n = self.count(fresh=True) if 0 < len(vectors) and n < k else n  # fewer than k: another's write?
         if n == 0:
             return [[] for _ in range(len(vectors))]
         k = max(1, min(k, n))

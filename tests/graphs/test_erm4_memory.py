@@ -91,13 +91,14 @@ def test_every_components_shares_one_reservoir_per_file_for_the_packaged_embedde
         assert open_reservoir(other, embeddings=a) is open_reservoir(other, embeddings=a)
         assert open_reservoir(other, embeddings=a) is not open_reservoir(other, embeddings=b)
 
-        class Named(HashEmbeddings):  # names its model, as OpenAIEmbeddings(model=...) does
-            model = "hash-model-1"
+        # an app making its embeddings per request (each with its own client and key): each opens its
+        # own reservoir, and the process keeps the last MAX_OTHER of them (every one, until 2026-12-01)
+        from ragraphs.tools import reservoir as R
 
-        # one reservoir per named model, however many objects carry it (each one opened and kept
-        # another until 2026-12-01: an app making its embeddings per request grew without bound)
         named = str(tmp_path / "n.sqlite3")
-        assert open_reservoir(named, embeddings=Named()) is open_reservoir(named, embeddings=Named())
+        latest = [open_reservoir(named, embeddings=HashEmbeddings()) for _ in range(R.MAX_OTHER + 5)][-1]
+        assert len([k for k in R._OPEN if k[0] == str((tmp_path / "n.sqlite3").resolve())]) == R.MAX_OTHER
+        assert open_reservoir(named, embeddings=latest.embeddings) is latest
     finally:
         close_reservoir(path)
         close_reservoir(str(tmp_path / "h.sqlite3"))
@@ -351,6 +352,12 @@ def test_reservoir_places_that_cannot_be_used_are_named(tmp_path):
         with pytest.raises(ConfigError, match=re.escape(needle)):
             graph.invoke({"question": "Which river flows through Vienna?"}, context=ctx)
     assert not llm.prompts
+    # with memory off, no reservoir is read or written: nothing to refuse (the check above refused it
+    # too, for a moment on 2026-12-01)
+    off = ERM4Context(reservoir="store", use_memory=False, filter="none", k=1)
+    c = Components(llm=FakeAnswerChat(responses=["q**Danube", "the Danube"]), embeddings=HashEmbeddings(),
+                   retriever=LexicalRetriever([make_passage("Danube", "The Danube flows through Vienna.", "corpus")]))
+    assert build_erm4_graph(c).invoke({"question": "Which river flows through Vienna?"}, context=off)["answer"]
 
 
 def test_a_users_retriever_on_the_default_reservoir_is_warned_once(tmp_path, monkeypatch):

@@ -86,6 +86,14 @@ def test_a_missing_store_or_one_without_an_index_is_a_clear_error():
         StoreReservoir(plain)
     assert not plain.search(("ragraphs", "erm4_reservoir", "default"))
 
+    class Batched:  # a LangGraph server's store wraps the real one (BatchedStore._store), naming no index itself
+        def __init__(self, inner):
+            self._store = inner
+
+    with pytest.raises(ConfigError, match="no vector index"):
+        StoreReservoir(Batched(InMemoryStore()))
+    StoreReservoir(Batched(InMemoryStore(index={"dims": 8, "embed": lambda texts: [[0.0] * 8 for _ in texts]})))
+
     class Unsaid:  # a store that keeps no index_config attribute
         def __init__(self):
             self.inner = InMemoryStore()

@@ -76,13 +76,17 @@ def test_the_size_is_read_once_a_second_and_after_the_stores_own_writes(tmp_path
     reads = []
     real = store._col.count
     monkeypatch.setattr(store._col, "count", lambda: (reads.append(1), real())[1])
-    for mode in ("dense", "bm25", "hybrid", "dense"):
+    store.search("apples", 2, mode="bm25")  # the BM25 index built: every page read, by a size read for it
+    before = len(reads)
+    for mode in ("dense", "bm25", "hybrid", "dense", "bm25"):
         assert store.search("apples", 2, mode=mode)
-    assert len(reads) <= 1 and store.count() == 5
+    assert len(reads) == before and store.count() == 5
     store.add([make_passage("T5", "text number 5 about pears", "corpus")])
-    assert store.count() == 6 and len(reads) == 2
+    assert store.count() == 6 and len(reads) == before + 1
     ChromaCorpus(path, embeddings=emb).add([make_passage("T6", "another client's text", "corpus")])
     assert store.count() == 6  # within COUNT_TTL_S
+    # a search asking more than the size read: read again (another object's write shows at once)
+    assert len(store.search("text", 10, mode="dense")) == 7
     monkeypatch.setattr(V, "COUNT_TTL_S", 0.0)
     assert store.count() == 7
 
