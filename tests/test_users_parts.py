@@ -179,3 +179,34 @@ def test_the_chat_graph_refuses_a_part_given_in_place_of_components_too(minilm):
     with pytest.raises(ConfigError, match=r"^build_chat_graph: components must be a ragraphs Components.*"
                                           r"got InMemoryVectorStore; pass Components\(vectorstore=\.\.\.\)"):
         build_chat_graph(InMemoryVectorStore(minilm))
+
+
+def test_a_users_vector_store_and_completion_model_reach_the_runs_callbacks(minilm):
+    """Review of 2026-12-01: a plain completion model (``BaseLLM``) was called through generate(),
+    which reads no run config, and a vector store's search was no run at all: neither reached the
+    run's callbacks, event streams or traces. Now both do, as a retriever or chat model does."""
+    from langchain_core.callbacks import BaseCallbackHandler
+
+    class Count(BaseCallbackHandler):
+        def __init__(self):
+            self.seen: dict[str, int] = {}
+
+        def _add(self, kind):
+            self.seen[kind] = self.seen.get(kind, 0) + 1
+
+        def on_llm_start(self, *a, **k):
+            self._add("llm")
+
+        def on_retriever_start(self, *a, **k):
+            self._add("retriever")
+
+        def on_retriever_end(self, documents, **k):
+            self._add(f"retrieved {len(documents)}")
+
+    store = InMemoryVectorStore(minilm)
+    store.add_documents([Document("Paris is the capital of France.", metadata={"title": "Paris"}),
+                         Document("Lima is the capital of Peru.", metadata={"title": "Lima"})])
+    graph = build_graph("vanilla", Components(llm=FakeListLLM(responses=["Paris"] * 3), vectorstore=store))
+    count = Count()
+    out = graph.invoke({"question": QUESTION}, {"callbacks": [count], "tags": ["mine"]}, context=RAGContext(k=2))
+    assert out["answer"] == "Paris" and count.seen == {"llm": 1, "retriever": 1, "retrieved 2": 1}

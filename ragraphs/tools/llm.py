@@ -30,6 +30,7 @@ from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.language_models.llms import BaseLLM
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.runnables.config import ensure_config
 from langgraph.errors import GraphBubbleUp
 from pydantic import Field, PrivateAttr
 
@@ -348,7 +349,11 @@ def _reply(llm: Any, prompt: str, tags: list[str] | None, kwargs: dict[str, Any]
     """One call of :func:`complete`, with its arguments made."""
     try:
         if isinstance(llm, BaseLLM):  # a plain completion model: the prompt goes verbatim
-            res = llm.generate([prompt], tags=tags, **kwargs)
+            # generate() reads no run config: the run's callbacks, tags and metadata are handed over (its
+            # calls reached no callback, event stream or trace until 2026-12-01; invoke() reads them itself)
+            cfg = ensure_config()
+            res = llm.generate([prompt], callbacks=cfg.get("callbacks"), tags=[*(cfg.get("tags") or []), *(tags or [])],
+                               metadata=cfg.get("metadata"), **kwargs)
             text = res.generations[0][0].text
             tu = (res.llm_output or {}).get("token_usage") or {}
             usage = {"input_tokens": tu.get("prompt_tokens"), "output_tokens": tu.get("completion_tokens")}

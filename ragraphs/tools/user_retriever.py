@@ -13,6 +13,9 @@ from __future__ import annotations
 import inspect
 from typing import Any, Sequence, cast
 
+from langchain_core.callbacks import CallbackManager
+from langchain_core.runnables.config import ensure_config
+
 from ..errors import ConfigError
 from ..state.types import Passage, make_passage
 
@@ -145,6 +148,24 @@ class LangChainRetriever:
 
     def search(self, query: str, k: int, mode: str = "dense") -> list[Passage]:
         inner = self.inner
+        if hasattr(inner, "invoke") and not hasattr(inner, "similarity_search"):
+            return [document_passage(d, None, self.source) for d in inner.invoke(query)[:k]]  # a retriever: its own run
+        # a vector store's search is no run of its own: it is made a retriever run of the caller's, so
+        # callbacks, event streams and traces see it (they did not until 2026-12-01)
+        cfg = ensure_config()
+        run = CallbackManager.configure(cfg.get("callbacks"), inheritable_tags=cfg.get("tags"),
+                                        inheritable_metadata=cfg.get("metadata")).on_retriever_start(
+            {"name": type(inner).__name__}, query, name=type(inner).__name__)
+        try:
+            pairs = self._scored(inner, query, k)
+        except BaseException as e:
+            run.on_retriever_error(e)
+            raise
+        run.on_retriever_end([d for d, _ in pairs])
+        return [document_passage(d, s, self.source) for d, s in pairs]
+
+    @staticmethod
+    def _scored(inner: Any, query: str, k: int) -> list:
         pairs = None
         if hasattr(inner, "similarity_search_with_relevance_scores"):
             try:
@@ -153,8 +174,6 @@ class LangChainRetriever:
                 pairs = None
         if pairs is None and hasattr(inner, "similarity_search"):
             pairs = [(d, None) for d in inner.similarity_search(query, k=k)]
-        elif pairs is None and hasattr(inner, "invoke"):
-            pairs = [(d, None) for d in inner.invoke(query)[:k]]
         elif pairs is None:
             raise ConfigError(f"{type(inner).__name__} is neither a LangChain VectorStore nor a retriever")
-        return [document_passage(d, s, self.source) for d, s in pairs]
+        return pairs
