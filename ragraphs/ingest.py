@@ -15,12 +15,12 @@ import os
 import re
 import warnings
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from .errors import InputError
-from .sources import is_url, page_address, path_text, printable_path  # noqa: F401  (is_url, page_address: importable from here as before)
+from .sources import is_url, page_address, path_list, path_text, printable_path  # noqa: F401  (is_url, page_address: importable from here as before)
 from .state.types import Passage, make_passage, passage_id
-from .tools.documents import read_docx, read_pdf
+from .tools.documents import html_file_text, pdf_pages, read_docx
 from .tools.text import CHUNK_WORDS, chunk_text
 
 MD_EXT = {".md", ".markdown"}
@@ -138,6 +138,17 @@ def _chunks(title: str, text: str, source: str, max_words: int) -> list[Passage]
     return [_file_passage(title, c, path, i, **named) for i, c in enumerate(chunk_text(text, max_words)) if c.strip()]
 
 
+def _paged(chunks: Callable[..., list[Passage]], title: str, pages: list[tuple[int, str]], *args: Any) -> list[Passage]:
+    """A PDF's passages, each page chunked on its own with its ``page`` (from 1) in ``meta``, the
+    chunks numbered through the file (its pages were joined and chunked across their breaks, and
+    no passage said its page, until 2026-12-01)."""
+    out: list[Passage] = []
+    for page, text in pages:
+        for p in chunks(title, text, *args):
+            out.append({**p, "meta": {**p["meta"], "chunk": len(out), "page": page}})
+    return out
+
+
 def _file_passage(title: str, text: str, path: str, chunk: int, **meta) -> Passage:
     """A passage of the file or page at ``path``: its id hashes the path with the title and
     text, so two files holding the same text each keep their own passage (one shared id was
@@ -165,8 +176,8 @@ def read_file(path: str, max_words: int = CHUNK_WORDS, warn: Callable[[str], Non
     if ext in PDF_EXT | DOCX_EXT and not raw:
         raise InputError(f"{path}: empty file")
     if ext in PDF_EXT or raw.startswith(b"%PDF-"):
-        title, text = read_pdf(path, warn=warn)
-        return _chunks(title or name, text, path, max_words)
+        title, pages = pdf_pages(path, warn=warn)
+        return _paged(_chunks, title or name, pages, path, max_words)
     if ext in DOCX_EXT:
         return _chunks(name, read_docx(path, raw[:8], MAX_FILE_BYTES), path, max_words)
     if b"\x00" in raw[:4096] and not raw[:2] in (b"\xff\xfe", b"\xfe\xff"):
@@ -196,7 +207,7 @@ def read_file(path: str, max_words: int = CHUNK_WORDS, warn: Callable[[str], Non
         return out
     text = _decode(raw)
     if ext in HTML_EXT or text.lstrip()[:15].lower().startswith(("<!doctype html", "<html")):
-        title, body = html_to_text(text)
+        title, body = html_to_text(html_file_text(raw, text))
         return _chunks(title or name, body, path, max_words)
     if ext in MD_EXT:
         return _chunks(_md_title(text, name), _md_body(text), path, max_words)
@@ -256,20 +267,24 @@ def read_url(url: str, max_words: int = CHUNK_WORDS, fetcher=None, warn: Callabl
             with open(path, "wb") as fh:
                 fh.write(body)
             try:
-                title, text = read_pdf(path, warn=(lambda m: warn(m.replace(path, url, 1))) if warn else None)
+                title, pages = pdf_pages(path, warn=(lambda m: warn(m.replace(path, url, 1))) if warn else None)
             except InputError as e:
                 raise InputError(f"{url}: {str(e).split(': ', 1)[-1]}") from e
-        title = title or os.path.splitext(name)[0]
+        return _paged(_url_chunks, title or os.path.splitext(name)[0], pages, final, max_words)
     elif ctype in ("text/markdown", "text/x-markdown"):
         text = decoded(body)
         title, text = _md_title(text, name), _md_body(text)
     elif ctype in TEXT_TYPES or (ctype.startswith("text/") and ctype != "text/html"):
         title, text = name, decoded(body)
     elif ctype in ("", "text/html", "application/xhtml+xml"):
-        title, text = html_to_text(decoded(body))
+        title, text = html_to_text(decoded(body) if charset else html_file_text(body, decoded(body)))
         title = title or name
     else:
         raise InputError(f"{url}: not a page ingest reads ({ctype}): HTML, text or PDF")
+    return _url_chunks(title, text, final, max_words)
+
+
+def _url_chunks(title: str, text: str, final: str, max_words: int) -> list[Passage]:
     return [_file_passage(title, c, final, i, url=final) for i, c in enumerate(chunk_text(text, max_words)) if c.strip()]
 
 
@@ -316,7 +331,7 @@ def collect_passages(
 ) -> tuple[list[Passage], IngestReport]:
     report = IngestReport()
     passages: list[Passage] = []
-    paths = list(paths)
+    paths = path_list(paths)
     if not paths:
         raise InputError("nothing to ingest: give at least one file or directory")
     missing = [p for p in paths if not is_url(p) and not os.path.exists(p)]
@@ -385,7 +400,7 @@ def ingest(
     in a folder the walk now leaves out) are removed too (``report.removed_gone``)."""
     import time
 
-    paths = list(paths)  # read twice with sync
+    paths = path_list(paths)  # read twice with sync
     with warnings.catch_warnings():  # tqdm.auto warns in a notebook kernel without ipywidgets
         warnings.simplefilter("ignore")
         from tqdm.auto import tqdm

@@ -5,6 +5,7 @@ address. Ingest writes these into each passage's ``meta["path"]``; replacing a c
 from __future__ import annotations
 
 import os
+from typing import Any
 
 
 def _as_text(path: str, errors: str) -> str:
@@ -58,3 +59,9 @@ def page_spellings(url: str) -> list[str]:
         root = f"{parts.scheme}://{parts.netloc}"
         return [first, root if first != root else root + "/"]
     return [first]
+
+
+def path_list(paths: Any) -> list[str]:
+    """``paths`` as a list of path strings: one ``str`` or ``os.PathLike`` is one path (a string was
+    read letter by letter, and a ``pathlib.Path`` failed with a TypeError, until 2026-12-01)."""
+    return [os.fspath(paths)] if isinstance(paths, (str, os.PathLike)) else [os.fspath(p) for p in paths]

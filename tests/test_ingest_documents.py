@@ -85,13 +85,18 @@ def docs(tmp_path) -> Path:
 
 def test_readers_give_titled_chunks_in_page_order(tmp_path):
     pdf = write_pdf(tmp_path / "okapi.pdf", [OKAPI_1, OKAPI_2], title="Okapi facts")
-    (p,) = read_file(str(pdf))
-    assert p["title"] == "Okapi facts" and p["source"] == "corpus"
-    assert p["text"].index("Ituri rainforest") < p["text"].index("striped hindquarters")
-    assert p["meta"]["path"] == str(pdf)
-    chunks = read_file(str(write_pdf(tmp_path / "long.pdf", [OKAPI_1 * 12, OKAPI_2 * 12])), max_words=60)
+    # each page chunked on its own, its number in meta (pages were joined, and no passage said its
+    # page, until 2026-12-01)
+    p, p2 = read_file(str(pdf))
+    assert p["title"] == p2["title"] == "Okapi facts" and p["source"] == "corpus"
+    assert "Ituri rainforest" in p["text"] and "striped hindquarters" in p2["text"]
+    assert (p["meta"]["page"], p2["meta"]["page"]) == (1, 2) and p["meta"]["path"] == str(pdf)
+    chunks = read_file(str(write_pdf(tmp_path / "long.pdf", [OKAPI_1 * 12, "", OKAPI_2 * 12])), max_words=60)
     assert len(chunks) > 4 and all(c["title"] == "long" for c in chunks)  # no PDF title: the file name
     assert [c["meta"]["chunk"] for c in chunks] == list(range(len(chunks)))
+    pages = [c["meta"]["page"] for c in chunks]
+    assert pages == sorted(pages) and set(pages) == {1, 3}  # the blank page 2 gives no passage
+    assert all(("Ituri" in c["text"]) != ("striped" in c["text"]) for c in chunks if "Ituri" in c["text"] or "striped" in c["text"])
     (q,) = read_file(str(write_docx(tmp_path / "quokka.docx", "Quokka notes", [QUOKKA], table=QUOKKA_TABLE)))
     assert q["title"] == "quokka" and "Quokka notes" in q["text"] and "Rottnest Island" in q["text"]
     assert "2.5 to 5 kilograms" in q["text"]  # table cells are text too
@@ -132,7 +137,7 @@ def test_ingest_folder_reports_bad_files_keeps_good_ones_and_is_idempotent(docs,
     for name in ("locked.pdf", "scan.pdf", "cut.pdf", "empty.pdf", "sub/cut.docx", "sub/empty.docx",
                  "sub/locked.docx", "sub/not-word.docx"):
         assert sum(line.startswith(f"skipped: {docs / name}: ") for line in skipped) == 1, name
-    assert summary["added"] == summary["passages"] == summary["store_total"] == 3
+    assert summary["added"] == summary["passages"] == summary["store_total"] == 4  # okapi.pdf: a passage a page
 
     corpus = ChromaCorpus(str(store), embeddings=minilm, create=False)
     hits = corpus.search("Which rainforest is the okapi native to?", 1)
@@ -143,10 +148,10 @@ def test_ingest_folder_reports_bad_files_keeps_good_ones_and_is_idempotent(docs,
     # the same folder again, and a single file: nothing new
     assert main(argv) == 0
     again = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    assert again["added"] == 0 and again["already_present"] == 3 and again["store_total"] == 3
+    assert again["added"] == 0 and again["already_present"] == 4 and again["store_total"] == 4
     assert main(["ingest", str(docs / "okapi.pdf"), "--store", str(store), "--json", "--quiet"]) == 0
     single = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    assert single == {**single, "files": 1, "added": 0, "store_total": 3}
+    assert single == {**single, "files": 1, "added": 0, "store_total": 4}
 
 
 def test_only_bad_documents_exit_non_zero(docs, tmp_path, capsys):
@@ -688,3 +693,24 @@ def test_a_site_root_is_one_page_with_or_without_its_slash():
     assert page_spellings("http://example.org/?q=1") == ["http://example.org/?q=1"]
     assert page_spellings("http://example.org/wiki/Okapi#x") == ["http://example.org/wiki/Okapi"]
     assert is_url("HTTPS://example.org") and not is_url("https.txt")
+
+
+def test_a_declared_charset_a_single_path_and_a_pdfs_page_beside_its_passage(tmp_path, capsys, minilm):
+    """Review of 2026-12-01: an HTML file in windows-1251 declaring its charset was read as cp1252
+    (garbled); ``collect_passages("folder")`` read the string letter by letter and a ``Path`` failed;
+    ``ask`` now prints a PDF passage's page beside its file."""
+    from ragraphs.ingest import collect_passages
+
+    page = tmp_path / "news.html"
+    page.write_bytes('<html><head><meta charset="windows-1251"><title>Новости</title></head><body>'
+                     '<p>Мост через реку Зандор открыт.</p></body></html>'.encode("cp1251"))
+    (p,) = read_file(str(page))
+    assert p["title"] == "Новости" and "Мост через реку Зандор" in p["text"]
+    for given in (str(tmp_path), tmp_path):
+        assert [q["title"] for q in collect_passages(given)[0]] == ["Новости"]
+    pdf = write_pdf(tmp_path / "okapi.pdf", [OKAPI_1, OKAPI_2], title="Okapi facts")
+    store = ["--store", str(tmp_path / "store")]
+    assert main(["ingest", str(pdf), *store, "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["ask", "What stripes does the okapi have?", *store, "--llm", "fake:x", "--retrieval-only"]) == 0
+    assert f"{pdf}, page 2): " in capsys.readouterr().out

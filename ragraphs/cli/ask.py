@@ -139,7 +139,9 @@ def cmd_ask(args: argparse.Namespace) -> int:
             for i, p in enumerate(passages, 1):
                 sc = p.get("score")
                 txt = " ".join(p["text"].split())
-                where = (p.get("meta") or {}).get("url") or (p.get("meta") or {}).get("path")
+                meta = p.get("meta") or {}
+                where = meta.get("url") or meta.get("path")
+                where = f"{where}, page {meta['page']}" if where and meta.get("page") else where
                 print(f"  [{i}] {p['title']} ({p.get('source')}{'' if sc is None else f', {sc:.3f}'}"
                       f"{f', {where}' if where else ''}): " + (txt if retrieval_only else txt[:160]))
         if not args.quiet:

@@ -46,8 +46,9 @@ def _error_line(e: BaseException) -> str:
     return f"{type(e).__name__}: {' '.join(str(e).split())[:120]}"
 
 
-def read_pdf(path: str, warn: Callable[[str], None] | None = None) -> tuple[str, str]:
-    """(title, text) of a PDF, its pages in order; :class:`InputError` when it cannot be read.
+def pdf_pages(path: str, warn: Callable[[str], None] | None = None) -> tuple[str, list[tuple[int, str]]]:
+    """(title, [(page number from 1, text), ...]) of a PDF, the pages with text in order;
+    :class:`InputError` when it cannot be read.
     Pages whose text pypdf could not decode (a damaged content stream) are said to ``warn``
     while the rest is read; a file where no page decodes is an error naming the damage, not
     "no text layer" (it read as scanned until 2026-11-30)."""
@@ -80,7 +81,7 @@ def read_pdf(path: str, warn: Callable[[str], None] | None = None) -> tuple[str,
         raise InputError(f"{path}: PDF without a text layer (scanned? run OCR first)")
     meta = pages[0].metadata if pages else {}
     title = str(meta.get("title") or "").strip()
-    return title, text
+    return title, [(i + 1, t) for i, t in enumerate(texts) if t]
 
 
 # the parts of a DOCX that docx2txt reads whole into memory (its own patterns)
@@ -115,3 +116,16 @@ def read_docx(path: str, head: bytes, max_bytes: int | None = None) -> str:
     except (zipfile.BadZipFile, KeyError, ValueError, OSError, SyntaxError, zlib.error) as e:  # ParseError is a SyntaxError
         raise InputError(f"{path}: not a readable DOCX (corrupt?): {_error_line(e)}") from e
     return "\n\n".join(d.page_content for d in docs)
+
+
+def html_file_text(raw: bytes, text: str) -> str:
+    """An HTML file's text: UTF-8 when its bytes are, else the charset its ``<meta>`` names
+    (:func:`~ragraphs.tools.fetch.decode_page`), else ``text`` as :func:`ragraphs.ingest`'s own decoding read it (a
+    windows-1251 or Shift JIS page declaring its charset was read as cp1252 until 2026-12-01)."""
+    from .fetch import _CHARSET, decode_page
+
+    try:
+        raw.decode("utf-8-sig")
+        return text
+    except UnicodeDecodeError:
+        return decode_page(raw) if _CHARSET.search(raw[:4096].decode("ascii", "ignore")) else text
