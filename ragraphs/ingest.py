@@ -17,7 +17,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator
 
-from .errors import InputError
+from .errors import ConfigError, InputError
 from .sources import is_url, page_address, path_list, path_text, printable_path  # noqa: F401  (is_url, page_address: importable from here as before)
 from .state.types import Passage, make_passage, passage_id
 from .tools.documents import html_file_text, pdf_pages, read_docx
@@ -400,6 +400,10 @@ def ingest(
     in a folder the walk now leaves out) are removed too (``report.removed_gone``)."""
     import time
 
+    if not callable(getattr(corpus, "add", None)):  # a LangChain store failed with an AttributeError until 2026-12-01
+        raise ConfigError(f"ingest adds to a ragraphs store (ChromaCorpus, InMemoryCorpus), not to {type(corpus).__name__}: "
+                          "for a LangChain vector store, add collect_passages' passages as Documents "
+                          "(ragraphs.graphs.retriever.passage_document) with its add_documents")
     paths = path_list(paths)  # read twice with sync
     with warnings.catch_warnings():  # tqdm.auto warns in a notebook kernel without ipywidgets
         warnings.simplefilter("ignore")
@@ -410,7 +414,9 @@ def ingest(
     from .tools.embeddings import past_window
     from .tools.vectorstore import embedded_text
 
-    unique = list({p["id"]: p for p in passages}.values())
+    # benchmark paragraphs (no chunk number) are kept whole, so --chunk-words cannot shorten them (the
+    # advice said it would until 2026-12-01)
+    unique = [p for p in {p["id"]: p for p in passages}.values() if "chunk" in (p.get("meta") or {})]
     cut, window = past_window(getattr(corpus, "embeddings", None), [embedded_text(p) for p in unique])
     if cut:  # the encoder reads the first `window` tokens only: the rest of these is never found
         share = 100 * cut / len(unique)

@@ -714,3 +714,26 @@ def test_a_declared_charset_a_single_path_and_a_pdfs_page_beside_its_passage(tmp
     capsys.readouterr()
     assert main(["ask", "What stripes does the okapi have?", *store, "--llm", "fake:x", "--retrieval-only"]) == 0
     assert f"{pdf}, page 2): " in capsys.readouterr().out
+
+
+def test_skip_reasons_in_json_a_langchain_store_refused_and_no_chunk_advice_for_benchmark_rows(tmp_path, capsys, data_dir):
+    """Review of 2026-12-01: ``--json`` gave only a count of skipped files (the reasons went to
+    stderr); ``ingest(paths, InMemoryVectorStore(...))`` failed with an AttributeError; benchmark
+    paragraphs (kept whole for their ids) were counted in the advice to lower --chunk-words."""
+    from langchain_core.vectorstores import InMemoryVectorStore
+
+    from fakes import HashEmbeddings
+    from ragraphs.errors import ConfigError
+    from ragraphs.ingest import ingest
+
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "bad.pdf").write_bytes(b"%PDF-1.4 broken")
+    (tmp_path / "in" / "ok.txt").write_text("The okapi lives in the Ituri rainforest.")
+    assert main(["ingest", str(tmp_path / "in"), "--store", str(tmp_path / "s"), "--json", "--quiet"]) == 0
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert summary["skipped_files"] == 1 and summary["skipped"][0].startswith(f"{tmp_path / 'in' / 'bad.pdf'}: ")
+    with pytest.raises(ConfigError, match="ingest adds to a ragraphs store .*not to InMemoryVectorStore"):
+        ingest([str(tmp_path / "in" / "ok.txt")], InMemoryVectorStore(HashEmbeddings()))
+    assert main(["ingest", str(data_dir / "musique.sample.jsonl"), "--store", str(tmp_path / "b"), "--quiet",
+                 "--chunk-words", "20"]) == 0
+    assert "--chunk-words" not in capsys.readouterr().err

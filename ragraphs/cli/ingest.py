@@ -80,6 +80,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         "removed_gone": report.removed_gone,
         "skipped_files": len(report.skipped_files),
         "skipped_dirs": len(report.skipped_dirs),
+        "skipped": report.skipped_files + report.skipped_dirs,  # "PATH: why" each (stderr only until 2026-12-01)
         "seconds": round(report.seconds, 2),
         "passages_per_s": round(rate, 1),
         "store_total": corpus.count(),
