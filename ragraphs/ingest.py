@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator
 
 from .errors import ConfigError, InputError
-from .sources import is_url, page_address, path_list, path_text, printable_path  # noqa: F401  (is_url, page_address: importable from here as before)
+from .sources import is_url, not_documents, page_address, path_list, path_text, printable_path  # noqa: F401  (importable from here as before)
+from .ingest_remove import gone_ids  # noqa: F401  (importable from here as before)
 from .state.types import Passage, make_passage, passage_id
 from .tools.documents import html_file_text, pdf_pages, read_docx
 from .tools.text import CHUNK_WORDS, chunk_text
@@ -214,23 +215,6 @@ def read_file(path: str, max_words: int = CHUNK_WORDS, warn: Callable[[str], Non
     return _chunks(name, text, path, max_words)
 
 
-# folders a walk never enters: they hold no documents, only what a program wrote
-NOT_DOCUMENTS = {"__pycache__": "Python's bytecode cache", "node_modules": "JavaScript packages"}
-
-
-def not_documents(path: str) -> str | None:
-    """Why the folder ``path`` holds no documents to ingest (a vector store, a virtual
-    environment, a package cache), or None for an ordinary folder."""
-    name = os.path.basename(os.path.normpath(path))
-    if name in NOT_DOCUMENTS:
-        return NOT_DOCUMENTS[name]
-    if os.path.isfile(os.path.join(path, "chroma.sqlite3")):
-        return "a Chroma store (ragraphs ingest writes there)"
-    if os.path.isfile(os.path.join(path, "pyvenv.cfg")):
-        return "a Python virtual environment"
-    return None
-
-
 def read_url(url: str, max_words: int = CHUNK_WORDS, fetcher=None, warn: Callable[[str], None] | None = None) -> list[Passage]:
     """Passages of the page at ``url``: an HTML page's main text (titled by its ``<title>``), a
     text page (Markdown titled by its first heading) or a PDF; raises :class:`InputError` when
@@ -363,23 +347,6 @@ def collect_passages(
         passages.extend(got)
     report.passages = len({p["id"] for p in passages})
     return passages, report
-
-
-def gone_ids(corpus, paths: Iterable[str], walked: set[str], unwalked: Iterable[str] = ()) -> set[str]:
-    """Ids of the stored passages whose file lay under one of the folders of ``paths`` and was
-    not met by this walk; none under a folder the walk could not list (``unwalked``: a folder
-    without permission, a mount away for a moment removed its files' passages until 2026-11-30)."""
-    roots = [os.path.join(path_text(p), "") for p in paths if not is_url(p) and os.path.isdir(p)]
-    if not roots:
-        return set()
-    kept_under = [os.path.join(path_text(u), "") for u in unwalked]
-    gone: set[str] = set()
-    for p in corpus.all_passages():
-        path = str((p.get("meta") or {}).get("path") or "")
-        if path and not is_url(path) and path not in walked and any(path.startswith(r) for r in roots) \
-                and not any(path.startswith(u) for u in kept_under):
-            gone.add(p["id"])
-    return gone
 
 
 def ingest(

@@ -15,7 +15,7 @@ import os
 from typing import Iterable
 
 from .errors import InputError
-from .sources import is_url, page_spellings, path_text
+from .sources import is_url, not_documents, page_spellings, path_text
 
 
 def _under(path: str, root: str) -> bool:
@@ -66,3 +66,37 @@ def remove_sources(corpus, paths: Iterable[str]) -> dict[str, set[str]]:
     found = source_ids(corpus, paths)
     corpus.remove(sorted(set().union(*found.values())))
     return found
+
+
+def gone_ids(corpus, paths: Iterable[str], walked: set[str], unwalked: Iterable[str] = ()) -> set[str]:
+    """Ids of the stored passages whose file lay under one of the folders of ``paths`` and was
+    not met by this walk; none under a folder the walk could not list (``unwalked``: a folder
+    without permission, a mount away for a moment removed its files' passages until 2026-11-30),
+    and none of a file still there outside the folders a walk leaves out (a hidden file named on
+    its own, a file that could not be read this time: removed until 2026-12-01)."""
+    roots = [os.path.join(path_text(p), "") for p in paths if not is_url(p) and os.path.isdir(p)]
+    if not roots:
+        return set()
+    kept_under = [os.path.join(path_text(u), "") for u in unwalked]
+    gone: set[str] = set()
+    for p in corpus.all_passages():
+        path = str((p.get("meta") or {}).get("path") or "")
+        root = next((r for r in roots if path.startswith(r)), None) if path and not is_url(path) else None
+        if root is None or path in walked or any(path.startswith(u) for u in kept_under):
+            continue
+        if not os.path.isfile(path) or _in_left_out_folder(path, root):
+            gone.add(p["id"])
+    return gone
+
+
+def _in_left_out_folder(path: str, root: str) -> bool:
+    """Whether ``path`` lies in a folder under ``root`` that a walk leaves out (hidden, or one
+    :func:`~ragraphs.sources.not_documents` names)."""
+    folder = root
+    for part in os.path.relpath(os.path.dirname(path), root).split(os.sep):
+        if part in ("", "."):
+            continue
+        folder = os.path.join(folder, part)
+        if part.startswith(".") or not_documents(folder):
+            return True
+    return False

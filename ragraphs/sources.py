@@ -65,3 +65,20 @@ def path_list(paths: Any) -> list[str]:
     """``paths`` as a list of path strings: one ``str`` or ``os.PathLike`` is one path (a string was
     read letter by letter, and a ``pathlib.Path`` failed with a TypeError, until 2026-12-01)."""
     return [os.fspath(paths)] if isinstance(paths, (str, os.PathLike)) else [os.fspath(p) for p in paths]
+
+
+# folders a walk never enters: they hold no documents, only what a program wrote
+NOT_DOCUMENTS = {"__pycache__": "Python's bytecode cache", "node_modules": "JavaScript packages"}
+
+
+def not_documents(path: str) -> str | None:
+    """Why the folder ``path`` holds no documents to ingest (a vector store, a virtual
+    environment, a package cache), or None for an ordinary folder."""
+    name = os.path.basename(os.path.normpath(path))
+    if name in NOT_DOCUMENTS:
+        return NOT_DOCUMENTS[name]
+    if os.path.isfile(os.path.join(path, "chroma.sqlite3")):
+        return "a Chroma store (ragraphs ingest writes there)"
+    if os.path.isfile(os.path.join(path, "pyvenv.cfg")):
+        return "a Python virtual environment"
+    return None

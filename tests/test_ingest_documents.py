@@ -353,6 +353,16 @@ def test_sync_removes_the_passages_of_files_gone_from_the_folder(tmp_path, capsy
     corpus = ChromaCorpus(str(store), embeddings=minilm, create=False)
     # the file outside the folder is not the folder's to remove
     assert {p["title"] for p in corpus.all_passages()} == {"Okapi", "Okapi food"}
+    # a hidden file named on its own stays while it is there (removed as "gone" until 2026-12-01);
+    # a file in a hidden folder is one the walk leaves out: removed
+    (notes / ".private.md").write_text("# Private\n\nThe okapi keeper's notes.\n")
+    (notes / ".drafts").mkdir()
+    (notes / ".drafts" / "draft.md").write_text("# Draft\n\nAn okapi draft.\n")
+    assert run(str(notes), str(notes / ".private.md"), str(notes / ".drafts" / "draft.md"))["added"] == 2
+    synced = run(str(notes), "--sync")
+    assert synced == {**synced, "removed_gone": 1, "store_total": 3}
+    assert {p["title"] for p in ChromaCorpus(str(store), embeddings=minilm, create=False).all_passages()} == {
+        "Okapi", "Okapi food", "Private"}
 
 
 def test_the_same_text_in_two_files_is_each_file_own(tmp_path, capsys, minilm):
