@@ -21,7 +21,7 @@ from .errors import ConfigError, InputError
 from .sources import is_url, not_documents, page_address, path_list, path_text, printable_path  # noqa: F401  (importable from here as before)
 from .ingest_remove import gone_ids  # noqa: F401  (importable from here as before)
 from .state.types import Passage, make_passage, passage_id
-from .tools.documents import html_file_text, pdf_pages, read_docx
+from .tools.documents import docx_title, html_file_text, pdf_pages, read_docx
 from .tools.text import CHUNK_WORDS, chunk_text
 
 MD_EXT = {".md", ".markdown"}
@@ -180,7 +180,8 @@ def read_file(path: str, max_words: int = CHUNK_WORDS, warn: Callable[[str], Non
         title, pages = pdf_pages(path, warn=warn)
         return _paged(_chunks, title or name, pages, path, max_words)
     if ext in DOCX_EXT:
-        return _chunks(name, read_docx(path, raw[:8], MAX_FILE_BYTES), path, max_words)
+        text = read_docx(path, raw[:8], MAX_FILE_BYTES)  # checked first: a damaged file is named by it
+        return _chunks(docx_title(path) or name, text, path, max_words)
     if b"\x00" in raw[:4096] and not raw[:2] in (b"\xff\xfe", b"\xfe\xff"):
         raise InputError(f"{path}: binary file, not text")
     if ext in JSON_EXT:

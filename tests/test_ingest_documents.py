@@ -35,10 +35,12 @@ def write_pdf(path: Path, pages: list[str], title: str | None = None) -> Path:
     return path
 
 
-def write_docx(path: Path, heading: str, paragraphs: list[str], table: tuple[str, str] | None = None) -> Path:
+def write_docx(path: Path, heading: str, paragraphs: list[str], table: tuple[str, str] | None = None,
+               title: str = "") -> Path:
     import docx
 
     d = docx.Document()
+    d.core_properties.title = title
     if heading:
         d.add_heading(heading, level=1)
     for p in paragraphs:
@@ -99,6 +101,9 @@ def test_readers_give_titled_chunks_in_page_order(tmp_path):
     assert all(("Ituri" in c["text"]) != ("striped" in c["text"]) for c in chunks if "Ituri" in c["text"] or "striped" in c["text"])
     (q,) = read_file(str(write_docx(tmp_path / "quokka.docx", "Quokka notes", [QUOKKA], table=QUOKKA_TABLE)))
     assert q["title"] == "quokka" and "Quokka notes" in q["text"] and "Rottnest Island" in q["text"]
+    # a DOCX's own title is its passages' title, as a PDF's is (the file name was, until 2026-12-01)
+    (t,) = read_file(str(write_docx(tmp_path / "minutes.docx", "", [QUOKKA], title="Board Minutes 2026")))
+    assert t["title"] == "Board Minutes 2026" and "title_from" not in t["meta"]
     assert "2.5 to 5 kilograms" in q["text"]  # table cells are text too
     # a PDF without a .pdf name is still read as one
     (tmp_path / "report").write_bytes(pdf.read_bytes())

@@ -118,6 +118,23 @@ def read_docx(path: str, head: bytes, max_bytes: int | None = None) -> str:
     return "\n\n".join(d.page_content for d in docs)
 
 
+def docx_title(path: str) -> str:
+    """A DOCX's own title (``dc:title`` in ``docProps/core.xml``), "" when it has none or it cannot
+    be read (a PDF's metadata title was used, a DOCX's not, until 2026-12-01)."""
+    import zipfile
+    from xml.etree import ElementTree
+
+    try:
+        with zipfile.ZipFile(path) as z:
+            if z.getinfo("docProps/core.xml").file_size > 1_000_000:
+                return ""
+            root = ElementTree.fromstring(z.read("docProps/core.xml"))
+    except (KeyError, OSError, ValueError, SyntaxError, zipfile.BadZipFile):
+        return ""
+    found = root.find("{http://purl.org/dc/elements/1.1/}title")
+    return " ".join((found.text or "").split()) if found is not None else ""
+
+
 def html_file_text(raw: bytes, text: str) -> str:
     """An HTML file's text: UTF-8 when its bytes are, else the charset its ``<meta>`` names
     (:func:`~ragraphs.tools.fetch.decode_page`), else ``text`` as :func:`ragraphs.ingest`'s own decoding read it (a
