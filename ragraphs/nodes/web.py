@@ -44,13 +44,19 @@ def web_backend(c: Components, ctx: Any) -> tuple[Any, str]:
     timeout = float(getattr(ctx, "web_timeout", 10.0))
     # an offline snapshot has no timeout: one index a spec, however many timeouts the runs give
     key = spec if spec.strip().lower().startswith("offline:") else (spec, timeout)
+    return _kept(c, "web_backends", key, lambda: make_web_search(spec, timeout=timeout)), spec
+
+
+def _kept(c: Components, name: str, key: Any, build: Any) -> Any:
+    """``build()``'s result, made once per components and ``key`` (in ``c.extra[name]``), at most
+    :data:`MAX_BACKENDS` kept: a server whose clients set many timeouts drops the oldest."""
     with _BACKEND_LOCK:
-        cache = c.extra.setdefault("web_backends", {})
+        cache = c.extra.setdefault(name, {})
         if key not in cache:
-            while len(cache) >= MAX_BACKENDS:  # a server whose clients set many timeouts: the oldest goes
+            while len(cache) >= MAX_BACKENDS:
                 cache.pop(next(iter(cache)))
-            cache[key] = make_web_search(spec, timeout=timeout)
-        return cache[key], spec
+            cache[key] = build()
+        return cache[key]
 
 
 def page_fetcher(c: Components, ctx: Any) -> Any:
@@ -63,10 +69,4 @@ def page_fetcher(c: Components, ctx: Any) -> Any:
     from ..tools.fetch import PageFetcher
 
     key = (float(ctx.fetch_timeout), int(ctx.fetch_max_bytes), bool(ctx.fetch_allow_private))
-    with _BACKEND_LOCK:
-        cache = c.extra.setdefault("fetchers", {})
-        if key not in cache:
-            while len(cache) >= MAX_BACKENDS:
-                cache.pop(next(iter(cache)))
-            cache[key] = PageFetcher(timeout=key[0], max_bytes=key[1], allow_private=key[2])
-        return cache[key]
+    return _kept(c, "fetchers", key, lambda: PageFetcher(timeout=key[0], max_bytes=key[1], allow_private=key[2]))

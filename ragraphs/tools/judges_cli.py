@@ -18,14 +18,9 @@ JUDGE_CHOICES = ("evaluator", "pair", "nli")
 def _check_files(files):
     if not files:
         raise InputError("give at least one data file with --data")
-    from .judges import parse_data_spec
+    from .judges.data import check_data_files
 
-    for f in files:
-        path = parse_data_spec(f)[0]
-        if os.path.isdir(path):  # "no such data file" for a folder that is there until 2026-12-01
-            raise InputError(f"--data {path} is a folder; give a data file (JSONL or JSON)")
-        if not os.path.isfile(path):
-            raise InputError(f"no such data file: {path}")
+    check_data_files(files)
 
 
 JUDGE_WEIGHTS = ("model.safetensors", "pytorch_model.bin", "onnx/model_qint8.onnx")

@@ -183,7 +183,7 @@ class Reservoir:
         recently used entries beyond it are evicted in the same transaction. Returns counts
         ``{"added", "replaced", "unchanged", "skipped", "evicted"}``."""
         # 0 is no bound, as the reservoir_max_entries setting reads it (it kept one entry until 2026-12-01)
-        bound = self.max_entries if max_entries is _OWN else (int(max_entries) or None if max_entries is not None else None)
+        bound = self.max_entries if max_entries is _OWN else (int(max_entries or 0) or None)
         if bound is not None and bound < 0:
             raise ConfigError(f"reservoir max_entries must be >= 1, or 0 / None for no bound, got {max_entries!r}")
         latest, skipped = latest_by_title(passages)

@@ -48,6 +48,19 @@ class Item:
     source: str = ""
 
 
+def check_data_files(specs: Iterable[str]) -> None:
+    """An :class:`InputError` for a data spec (``FILE`` or ``FILE@K/N``) whose file is a folder or
+    is not there: before any work (a folder named ``data@v2`` is a path, not a part)."""
+    import os
+
+    for spec in specs:
+        path = parse_data_spec(spec)[0]
+        if os.path.isdir(path):  # "no such data file" for a folder that is there until 2026-12-01
+            raise InputError(f"--data {path} is a folder; give a data file (JSONL or JSON)")
+        if not os.path.isfile(path):
+            raise InputError(f"no such data file: {path}")
+
+
 def spec_name(spec: str) -> str:
     """A data spec's file name (with its ``@K/N`` part), for logs and metadata."""
     path, k, n = parse_data_spec(spec)

@@ -25,7 +25,7 @@ from ...datasets import parse_data_spec
 from ...errors import ConfigError, InputError
 from ..provenance import file_sha256, versions
 from .core import JUDGES, PAIR_SEP, PREFIX, clean
-from .data import Item, _balance, build_items, spec_name, split_items
+from .data import Item, _balance, build_items, check_data_files, spec_name, split_items
 from .metrics import best_threshold, metrics_at
 from .onnx import export_int8
 from .widths import load_cross_encoder
@@ -223,11 +223,7 @@ def train_judges(files: Sequence[str], out_dir: str | os.PathLike, cfg: TrainCon
 
     cfg = cfg or TrainConfig()
     device = "cuda" if torch.cuda.is_available() else "cpu"  # a GPU only speeds training up
-    for f in files:
-        if Path(parse_data_spec(f)[0]).is_dir():
-            raise InputError(f"--data {parse_data_spec(f)[0]} is a folder; give a data file (JSONL or JSON)")
-        if not Path(parse_data_spec(f)[0]).is_file():  # a folder named data@v2 is a path, not a part
-            raise InputError(f"no such data file: {f}")
+    check_data_files(files)
     check_out_dir(Path(out_dir))  # before the training, not after it
     t0 = time.perf_counter()
     if cfg.threads:
