@@ -171,3 +171,29 @@ def test_judge_eval_json_names_files_without_items_on_stderr(capsys):
     out = capsys.readouterr()
     assert rc == 0 and json.loads(out.out)["files_without_items"] == ["odqa.sample.jsonl"]
     assert "warning: odqa.sample.jsonl: no labelled items for the nli judge; left out" in out.err
+
+
+def test_with_pair_judge_swaps_the_pair_role_that_components_load(tmp_path, monkeypatch):
+    """``bench/with_pair_judge.py DIR ...`` measures the pair classifier in DIR: the pair judge a
+    run's ``Components`` load comes from DIR, the evaluator stays the default one. It replaced
+    a name nothing read after 2026-11-29, and ran the shipped pair judge without a word."""
+    import importlib.util
+    from pathlib import Path
+
+    from ragraphs.components import Components
+    from ragraphs.tools.judges import core
+
+    mine = tmp_path / "mine"
+    shutil.copytree(J.weights_dir(), mine)
+    meta = json.loads((mine / "ragraphs_judge.json").read_text(encoding="utf-8"))
+    (mine / "ragraphs_judge.json").write_text(json.dumps({**meta, "name": "mine"}), encoding="utf-8")
+    monkeypatch.setattr(core, "load_default_judge", core.load_default_judge)  # restored after the test
+    monkeypatch.setattr(J, "load_default_judge", J.load_default_judge)
+    script = Path(__file__).resolve().parents[2] / "bench" / "with_pair_judge.py"
+    spec = importlib.util.spec_from_file_location("with_pair_judge", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.use_pair_judge(str(mine))
+    c = Components()
+    assert c.judge("pair").name == "mine"
+    assert c.judge("evaluator").name == meta["name"] != "mine"
