@@ -9,13 +9,15 @@ from __future__ import annotations
 import operator
 from typing import Annotated, Any
 
+from pydantic import Field
 from typing_extensions import NotRequired, TypedDict  # pydantic (Studio schemas) needs these on Python < 3.12
 
 from .types import Passage, add_trace, merge_passages
 
 
 class RAGInput(TypedDict):
-    question: str
+    # the description is what Studio's input form shows beside the field
+    question: Annotated[str, Field(description="The question to answer from the indexed passages.")]
 
 
 class RAGState(TypedDict):

@@ -32,7 +32,8 @@ def test_langgraph_json_lists_every_method_with_descriptions():
         assert g.builder.context_schema is not None
         assert g.name == name
         # Studio's forms: the input and the run settings have JSON schemas
-        assert "question" in g.get_input_jsonschema()["properties"]
+        question = g.get_input_jsonschema()["properties"]["question"]
+        assert question["type"] == "string" and "question to answer" in question["description"]
         assert "k" in g.get_context_jsonschema()["properties"]
         # and the output's, which Studio and API servers build too (typing_extensions' TypedDict
         # in every state module: pydantic refuses typing's on Python < 3.12)
