@@ -220,6 +220,9 @@ def site(tmp_path):
         "/papers/quokka.pdf": (200, "application/pdf", pdf),
         "/logo.png": (200, "image/png", b"\x89PNG\r\n\x1a\n" + b"\x00" * 64),
         "/broken.pdf": (200, "application/pdf", b"%PDF-1.4 cut short"),
+        # no charset in the header: the page's <meta> names it
+        "/news": (200, "text/html", '<html><head><meta charset="windows-1251"><title>Новости</title></head>'
+                                    '<body><p>Мост через реку Зандор открыт.</p></body></html>'.encode("cp1251")),
     }
 
     class Handler(BaseHTTPRequestHandler):
@@ -244,6 +247,15 @@ def site(tmp_path):
     yield f"http://127.0.0.1:{srv.server_address[1]}"
     srv.shutdown()
     srv.server_close()
+
+
+def test_a_page_whose_charset_only_its_meta_names(site):
+    """A server that sends ``text/html`` without a charset: the page is read in the charset its
+    ``<meta>`` declares (windows-1251 here), not as UTF-8 or cp1252."""
+    from ragraphs.ingest import read_url
+
+    (p,) = read_url(f"{site}/news")
+    assert p["title"] == "Новости" and "Мост через реку Зандор открыт." in p["text"]
 
 
 def test_ingest_pages_by_address_html_text_and_pdf(site, tmp_path, capsys, minilm):

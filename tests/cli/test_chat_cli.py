@@ -180,3 +180,13 @@ def test_a_failed_turn_is_reported_and_slash_lines_are_commands(store, capsys, m
     assert "exit, /quit or Ctrl-D ends" in out
     assert "unknown command '/frobnicate'" in err
     assert "never read" not in out + err
+
+
+def test_an_unknown_command_alone_fails_the_batch(store, capsys, monkeypatch):
+    """A piped batch whose only fault is an unknown /command exits 2, as a refused question
+    does; the questions around it are answered."""
+    monkeypatch.setattr("sys.stdin", io.StringIO("/frobnicate\nWhat is the capital of Peru?\n"))
+    code, out, err = main_captured(capsys, "chat", "--store", store, "--llm", "fake:Lima", "--k", "1")
+    assert code == 2
+    assert out.splitlines() == ["Lima", "  sources: Lima"]
+    assert err.count("ragraphs: error:") == 1 and "unknown command '/frobnicate'" in err

@@ -76,6 +76,12 @@ def test_a_file_that_is_no_gguf_model_is_named_before_any_call(tmp_path, capsys)
     assert code == 2 and f"{notes} is not a GGUF model file" in err and "LLM call failed" not in err
     code, out, err = main_captured(capsys, "ask", "Who?", "--method", "none", "--llm", f"llamacpp:{tmp_path / 'no.gguf'}")
     assert code == 2 and "GGUF model file not found" in err
+    # from Python too: make_llm refuses the file itself, before a graph holds the model
+    from ragraphs.errors import ConfigError
+    from ragraphs.tools.llm import make_llm
+
+    with pytest.raises(ConfigError, match="is not a GGUF model file"):
+        make_llm(f"llamacpp:{notes}")
 
 
 def test_every_name_of_one_gguf_file_shares_one_loaded_model():

@@ -403,6 +403,29 @@ def test_a_run_of_another_openai_endpoint_does_not_resume_over_the_first(tmp_pat
     open_results(RunSpec("none", llm="openai:m"), out, resume=False)  # --fresh starts over
 
 
+def test_a_crash_while_config_json_is_written_leaves_the_old_one_whole(tmp_path, monkeypatch):
+    """``config.json`` is written to a side file and moved over the old one: a crash half way
+    (here ``json.dump`` failing after its first bytes) leaves the previous one as it was."""
+    import json as _json
+
+    from ragraphs.evaluation import records
+
+    out = str(tmp_path / "run")
+    records.open_results(RunSpec("none", llm="fake:x"), out, resume=True)
+    before = open(os.path.join(out, "config.json"), encoding="utf-8").read()
+
+    def half(obj, fh, **kw):
+        fh.write('{"spec": {"meth')
+        raise OSError("disk full")
+
+    monkeypatch.setattr(records.json, "dump", half)
+    with pytest.raises(OSError, match="disk full"):
+        records.open_results(RunSpec("none", llm="fake:x"), out, resume=False)
+    monkeypatch.undo()
+    after = open(os.path.join(out, "config.json"), encoding="utf-8").read()
+    assert after == before and _json.loads(after)["spec"]["method"] == "none"
+
+
 def test_a_server_url_with_credentials_is_recorded_without_them(tmp_path, capsys, monkeypatch, data_dir):
     """``eval --server http://user:pw@host`` : config.json, the summaries and the error line
     name the server without its ``user:password@`` (until 2026-11-30 they held the URL as

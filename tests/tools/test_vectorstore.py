@@ -91,6 +91,20 @@ def test_the_size_is_read_once_a_second_and_after_the_stores_own_writes(tmp_path
     assert store.count() == 7
 
 
+def test_all_passages_reads_the_size_afresh(tmp_path, monkeypatch):
+    """``all_passages`` (the BM25 index, ``ragraphs store``) pages through the collection by a
+    size it reads again, not the one kept for COUNT_TTL_S: a store seen empty, then filled by
+    another client, gives every passage at once."""
+    monkeypatch.setattr(V, "COUNT_TTL_S", 60.0)
+    emb = HashEmbeddings()
+    path = str(tmp_path / "store")
+    store = ChromaCorpus(path, embeddings=emb)
+    assert store.count() == 0
+    ChromaCorpus(path, embeddings=emb).add([make_passage(f"T{i}", f"text {i}", "corpus") for i in range(3)])
+    assert store.count() == 0  # the kept size, within COUNT_TTL_S
+    assert sorted(p["title"] for p in store.all_passages()) == ["T0", "T1", "T2"]
+
+
 def test_a_store_that_fails_while_read_is_a_store_error(tmp_path):
     corpus = ChromaCorpus(str(tmp_path / "store"), embeddings=HashEmbeddings())
     corpus.add([make_passage("Alpha", "alpha apple", "corpus")])
