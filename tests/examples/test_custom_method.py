@@ -52,3 +52,18 @@ def test_the_real_judge_keeps_or_drops_and_the_route_follows(method, gemma, mini
     assert [s["node"] for s in none["trace"]] == ["start", "retrieve", "judge_filter", "answer_alone"]
     assert none["passages"] == [] and none["llm_calls"] == 1
     assert none["trace"][2]["scores"] == judged["scores"]  # the same judge, the same scores
+
+
+@pytest.mark.slow
+def test_the_program_answers_with_and_without_passages(method, capsys):
+    """``python examples/custom_method.py QUESTION [--keep-above 1.0]`` as its docstring runs it:
+    the answer on stdout, the nodes and the passages kept on stderr."""
+    q = "Steven Covey, the father of Sean Covey, wrote what similar sounding title to The 7 Habits of Highly Effective Teens?"
+    assert method.main([q]) == 0
+    out, err = capsys.readouterr()
+    assert out.strip()
+    assert [line.split()[0] for line in err.splitlines()[:4]] == ["start", "retrieve", "judge_filter", "generate"]
+    assert "passages kept: [" in err and "7 Habits" in err
+    assert method.main([q, "--keep-above", "1.0"]) == 0
+    out, err = capsys.readouterr()
+    assert out.strip() and "answer_alone" in err and "passages kept: []" in err

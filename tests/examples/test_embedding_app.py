@@ -144,3 +144,28 @@ def test_crag_takes_the_users_judge_and_web_search_and_explains_its_route():
     nodes = [next(iter(u)) for u in updates]
     assert "rewrite" in nodes and "web_search" in nodes and nodes[-1] == "generate"
     assert "refine" not in nodes  # the Correct/Ambiguous branch was not taken
+
+
+@pytest.mark.slow
+def test_the_program_runs_each_step_it_documents(app_module, tmp_path, capsys):
+    """``python examples/langchain_app.py``: invoke, batch, stream, ainvoke, a parallel branch,
+    the thread's checkpoints, DR-RAG's documents in the user's chain, each printed."""
+    import ast
+    import sqlite3
+
+    db = tmp_path / "threads.sqlite"
+    assert app_module.main(["--checkpoints", str(db)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    said = {line.split(":", 1)[0].strip(): line.split(":", 1)[1].strip() for line in lines if ":" in line}
+    assert said["invoke"] and said["ainvoke"] and said["your chain"]
+    assert len(ast.literal_eval(said["batch"])) == 2  # both questions answered
+    assert [line.split(":")[0].strip() for line in lines if line.startswith("  ")] == ["start", "retrieve", "generate"]
+    parallel = ast.literal_eval(said["parallel"])
+    assert parallel["rag"] and parallel["n_words"] > 3
+    (thread,) = [line for line in lines if line.startswith("thread vanilla-ada has ")]
+    assert int(thread.split()[3]) >= 3 and thread.endswith(str(db))
+    titles = ast.literal_eval(said["dr-rag documents"])
+    assert titles and all(isinstance(t, str) and t for t in titles)
+    with sqlite3.connect(db) as con:  # the users' threads are in the file the program named
+        threads = {row[0] for row in con.execute("select distinct thread_id from checkpoints")}
+    assert {"vanilla-ada", "vanilla-bob", "batch-0", "batch-1", "stream-1", "parallel-1"} <= threads
