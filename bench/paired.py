@@ -12,7 +12,9 @@ means the sample does not settle the sign of the difference. `ragraphs eval --co
 commands. ``--by-subset`` also pairs each subset of a file on its own (the records' ``subset``:
 ``nq`` and ``trivia`` in the NQ + TriviaQA file), and ``--by-part N`` each part K of N of the
 stable hash split that ``FILE@K/N`` selects (``ragraphs.datasets.part_of`` on id and question:
-PopQA's half 1, which no judge trained on, is ``popqa / part 1 of 2``). ``--plot DIR`` also
+PopQA's half 1, which no judge trained on, is ``popqa / part 1 of 2``). A record that keeps no
+scores (a slim copy in ``bench/results``: id, question, gold, prediction) is scored here with the
+package's metrics, and the output says how many were. ``--plot DIR`` also
 draws each dataset's differences (EM, F1, acc) with their intervals beside a line at 0, as
 ``DIR/paired_<dataset>.png`` (the plot ``ragraphs eval --compare`` puts in its report).
 """
@@ -26,8 +28,25 @@ import re
 
 from ragraphs.datasets import part_of
 from ragraphs.evaluation.paired import format_cell, paired_differences
+from ragraphs.evaluation.metrics import answer_scores
 from ragraphs.evaluation.records import read_results
 from ragraphs.evaluation.report import plot_paired
+
+ANSWER_KEYS = ("em", "f1", "acc")
+
+
+SCORED_HERE = {"records": 0}  # how many records runs() scored from their prediction and gold
+
+
+def _scored(rec: dict) -> dict:
+    """A record as it was, or, when it keeps no answer score (a slim copy: id, question, gold,
+    prediction), scored here with the package's metrics (``answer_scores``), as the eval scores;
+    a failed question stays unscored. Until 2026-12-01 such copies paired 0 questions, each
+    cell '-', without a word."""
+    if any(m in rec for m in ANSWER_KEYS) or rec.get("error") or "prediction" not in rec or "gold" not in rec:
+        return rec
+    SCORED_HERE["records"] += 1
+    return {**rec, **answer_scores(rec["prediction"], rec["gold"])}
 
 
 def runs(dirs: list[str]) -> dict[tuple[str, str], dict[str, dict]]:
@@ -37,7 +56,7 @@ def runs(dirs: list[str]) -> dict[tuple[str, str], dict[str, dict]]:
         for path in sorted(glob.glob(os.path.join(d, "**", "runs", "*", "*", "results.jsonl"), recursive=True)):
             label_dir = os.path.dirname(path)
             key = (os.path.basename(os.path.dirname(label_dir)), os.path.basename(label_dir))
-            recs = read_results(path)
+            recs = {i: _scored(r) for i, r in read_results(path).items()}
             if recs:
                 out[key] = recs
     return out
@@ -98,6 +117,9 @@ def main() -> None:
             cells = [format_cell(diffs[m], n) if m in diffs else "-" for m in metrics]
             print(f"| {sub} | {label} | {n} | " + " | ".join(cells) + " |")
     print(f"\n* the interval excludes 0. Reference: {a.ref}; percent points; paired by question id.")
+    if SCORED_HERE["records"]:
+        print(f"{SCORED_HERE['records']} records kept no scores (em, f1, acc): scored here from their prediction and "
+              "gold with ragraphs.evaluation.metrics.answer_scores.")
     if a.plot:
         os.makedirs(a.plot, exist_ok=True)
         for ds in sorted({ds for ds, _ in found}):

@@ -120,3 +120,28 @@ def test_a_k_sweep_pairs_each_run_with_vanilla_at_its_own_k():
     assert [(label, d["em"].mean) for label, d in runs] == [("crag-k2 (against vanilla-k2)", 1.0),
                                                             ("crag-k4 (against vanilla-k4)", 0.0)]
     assert paired_section(summaries, records)[0] == "## Against vanilla, question by question"
+
+
+def test_the_paired_script_scores_slim_copies_it_reads(tmp_path):
+    """``bench/paired.py`` over copies that keep only id, question, gold and prediction (as
+    ``bench/results`` stores them): each record is scored with the package's metrics and paired,
+    and the output says how many were (they paired 0 questions, every cell '-', until 2026-12-01)."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    answers = {"vanilla": ["Lima", "wrong", "wrong", "Oslo"], "crag": ["Lima", "Quito", "Bern", "Oslo"]}
+    golds = [["Lima"], ["Quito"], ["Bern"], ["Oslo"]]
+    for label, preds in answers.items():
+        run = tmp_path / "runs" / "musique" / label
+        run.mkdir(parents=True)
+        rows = [{"id": f"q{i}", "question": f"question {i}?", "gold": g, "prediction": p, "error": None}
+                for i, (p, g) in enumerate(zip(preds, golds))]
+        (run / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    done = subprocess.run([sys.executable, str(root / "bench" / "paired.py"), str(tmp_path), "--metrics", "em"],
+                          capture_output=True, text=True, cwd=root, check=True)
+    (row,) = [line for line in done.stdout.splitlines() if line.startswith("| musique | crag |")]
+    assert row.startswith("| musique | crag | 4 | +50.0 [")
+    assert "8 records kept no scores" in done.stdout
