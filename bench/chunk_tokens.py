@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import glob
+import os
 
 import numpy as np
 
@@ -26,6 +27,11 @@ def main() -> None:
     ap.add_argument("--data", default="../shared/data/hotpotqa.dev.jsonl")
     ap.add_argument("--docs", nargs="+", default=sorted(glob.glob("docs/*.md")))
     a = ap.parse_args()
+    # a quoted pattern ('docs/*.md') is expanded here, as the shell expands an unquoted one
+    a.docs = [f for d in a.docs for f in (sorted(glob.glob(d)) if glob.has_magic(d) else [d])]
+    missing = [f for f in [a.data, *a.docs] if not os.path.isfile(f)]
+    if missing or not a.docs:
+        ap.error(f"no such file: {missing[0]}" if missing else "--docs matched no file")
     model = MiniLMEmbeddings().model
     tok, window = model.tokenizer, int(model.max_seq_length)
 
