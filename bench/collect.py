@@ -5,7 +5,9 @@
 
 Reads DIR/**/runs/<dataset>/<label>/summary.json (written by each run and refreshed on
 resume). Answer table: one row per dataset and run, metrics in percent. Recall table: one
-row per retrieval-only run (method, strategy, k), recall and documents per dataset.
+row per retrieval-only run (method, strategy, k, first-stage retrieval: as the command set them,
+else as the run's recorded ``provenance`` resolved them, else "default"), recall and documents
+per dataset.
 """
 
 from __future__ import annotations
@@ -59,12 +61,21 @@ def answer_table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def setting(r: dict, key: str):
+    """A run's setting as it ran: the summary's own (what the command line set), else the
+    resolved one its ``provenance`` records (a DR-RAG run's default retrieval is hybrid, not the
+    dense this table wrote for every unset one until 2026-12-02), else None."""
+    if r.get(key) is not None:
+        return r[key]
+    return ((r.get("provenance") or {}).get("settings") or {}).get(key)
+
+
 def recall_table(rows: list[dict]) -> str:
     rows = [r for r in rows if r.get("retrieval_only")]
     datasets = sorted({r["dataset"] for r in rows}, key=lambda d: DATASETS.index(d) if d in DATASETS else 99)
     configs: dict[tuple, dict] = {}
     for r in rows:
-        key = (r["method"], r.get("strategy") or "", r.get("k"), r.get("retrieval") or "")
+        key = (r["method"], setting(r, "strategy") or "", setting(r, "k"), setting(r, "retrieval") or "")
         configs.setdefault(key, {})[r["dataset"]] = r
     head = "| k | retrieval | method | strategy | " + " | ".join(f"{d} recall | {d} docs" for d in datasets) + " |"
     lines = [head, "|" + " --- |" * (head.count("|") - 1)]
@@ -82,7 +93,7 @@ def recall_table(rows: list[dict]) -> str:
         for d in datasets:
             s = configs[key].get(d)
             cells += [pct(s["recall"]) if s else "-", num(s["docs_avg"], 1) if s else "-"]
-        lines.append(f"| {k if k is not None else 'default'} | {mode or 'dense'} | {m} | {strat or '-'} | " + " | ".join(cells) + " |")
+        lines.append(f"| {k if k is not None else 'default'} | {mode or 'default'} | {m} | {strat or '-'} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 

@@ -3,8 +3,10 @@
     python bench/paired.py runs/full runs/m100/musique [--ref vanilla] [--metrics em,f1,acc] [--by-subset] [--plot DIR]
 
 Reads the per-question records (DIR/**/runs/<dataset>/<label>/results.jsonl, the last record
-of a question wins) of every run under the given directories, pairs each run with the
-reference run of the same dataset on the questions both answered, and prints the mean
+of a question wins; only the questions the run's last ``summary.json`` covers, when it names
+them) of every run under the given directories, pairs each run with the reference run of the
+same dataset (``--ref``: the run of that label, else of that method at the run's own k,
+retrieval and LLM, as the report pairs them) on the questions both answered, and prints the mean
 per-question difference of each metric with a 95% percentile bootstrap interval
 (``ragraphs.evaluation.paired``: scipy.stats.bootstrap, seeded). An interval that holds 0
 means the sample does not settle the sign of the difference. `ragraphs eval --compare ...
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import glob
+import json
 import os
 import re
 
@@ -30,7 +33,7 @@ from ragraphs.datasets import part_of
 from ragraphs.evaluation.paired import format_cell, paired_differences
 from ragraphs.evaluation.metrics import answer_scores
 from ragraphs.evaluation.records import read_results
-from ragraphs.evaluation.report import plot_paired
+from ragraphs.evaluation.report import plot_paired, references
 
 ANSWER_KEYS = ("em", "f1", "acc")
 
@@ -49,16 +52,48 @@ def _scored(rec: dict) -> dict:
     return {**rec, **answer_scores(rec["prediction"], rec["gold"])}
 
 
+SUMMARIES: dict[tuple[str, str], dict] = {}  # (dataset, label) -> the run's summary.json, where it has one
+NOTES: list[str] = []  # what runs() read otherwise than a whole results.jsonl, one line each
+
+
+def _last_run(label_dir: str, recs: dict[str, dict]) -> tuple[dict[str, dict], dict]:
+    """(the records the run's last summary covers, that summary). A resumed run with a smaller
+    ``--limit`` leaves more questions in ``results.jsonl`` than its report and ``summary.json``
+    cover; the summary names its questions (``ids``, since 2026-12-02) and only those are paired,
+    as the report paired them (this script paired every record until then). An older summary
+    names none: all are paired, with a note when its count differs."""
+    try:
+        with open(os.path.join(label_dir, "summary.json"), encoding="utf-8") as fh:
+            summary = json.load(fh)
+    except (OSError, ValueError):
+        return recs, {}
+    if not isinstance(summary, dict):
+        return recs, {}
+    ids, n = summary.get("ids"), summary.get("n")
+    if isinstance(ids, list):
+        kept = {str(i): recs[str(i)] for i in ids if str(i) in recs}
+        if len(kept) < len(recs):
+            NOTES.append(f"{label_dir}: the {len(kept)} questions its last run covers (summary.json ids) are paired, "
+                         f"not all {len(recs)} in results.jsonl")
+        return kept, summary
+    if isinstance(n, int) and n != len(recs):
+        NOTES.append(f"{label_dir}: results.jsonl holds {len(recs)} questions, its summary.json (the last run) {n}, "
+                     f"and names none: all {len(recs)} are paired")
+    return recs, summary
+
+
 def runs(dirs: list[str]) -> dict[tuple[str, str], dict[str, dict]]:
-    """(dataset, label) -> records by question id; a later directory overrides an earlier one."""
+    """(dataset, label) -> records by question id (those the run's last summary covers); a later
+    directory overrides an earlier one. Each run's summary goes to :data:`SUMMARIES`."""
     out: dict[tuple[str, str], dict[str, dict]] = {}
     for d in dirs:
         for path in sorted(glob.glob(os.path.join(d, "**", "runs", "*", "*", "results.jsonl"), recursive=True)):
             label_dir = os.path.dirname(path)
             key = (os.path.basename(os.path.dirname(label_dir)), os.path.basename(label_dir))
-            recs = {i: _scored(r) for i, r in read_results(path).items()}
+            recs, summary = _last_run(label_dir, {i: _scored(r) for i, r in read_results(path).items()})
             if recs:
                 out[key] = recs
+                SUMMARIES[key] = summary
     return out
 
 
@@ -67,7 +102,9 @@ def cli_runs(doc: str, ref: bool = True) -> tuple[argparse.Namespace, list[str],
     ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     ap.add_argument("dirs", nargs="+", help="`ragraphs eval --out` directories")
     if ref:
-        ap.add_argument("--ref", default="vanilla", help="label of the reference run (default vanilla)")
+        ap.add_argument("--ref", default="vanilla",
+                        help="the reference: a run's label, else a method, whose run at each run's own k, retrieval "
+                             "and LLM is its reference (default vanilla)")
     ap.add_argument("--metrics", default="em,f1,acc")
     ap.add_argument("--n-resamples", type=int, default=9999)
     ap.add_argument("--seed", type=int, default=0)
@@ -101,31 +138,44 @@ def groups(ds: str, recs: dict[str, dict], by_subset: bool, by_part: int) -> lis
     return out
 
 
+def dataset_runs(ds: str, found: dict) -> list[dict]:
+    """The summaries of a dataset's runs, each under its folder's label (``method``, ``k``,
+    ``retrieval``, ``llm`` from its summary.json, where it has one)."""
+    return [{**SUMMARIES.get((d, label), {}), "label": label, "dataset": ds} for d, label in sorted(found) if d == ds]
+
+
 def main() -> None:
     a, metrics, found = cli_runs(__doc__)
     head = " | ".join(f"{m} difference [95% CI]" for m in metrics)
     print(f"| dataset | run | n (paired) | {head} |")
     print("| --- | --- | --- |" + " --- |" * len(metrics))
-    for (ds, label), recs in sorted(found.items()):
-        ref = found.get((ds, a.ref))
-        if ref is None or label == a.ref:
-            continue
-        for sub, part in groups(ds, recs, a.by_subset, a.by_part):
-            diffs = {p.metric: p for p in paired_differences(part, ref, metrics=metrics, seed=a.seed,
-                                                             n_resamples=a.n_resamples)}
-            n = max((p.n for p in diffs.values()), default=0)
-            cells = [format_cell(diffs[m], n) if m in diffs else "-" for m in metrics]
-            print(f"| {sub} | {label} | {n} | " + " | ".join(cells) + " |")
+    for ds in sorted({d for d, _ in found}):
+        summaries = dataset_runs(ds, found)
+        # the run labelled --ref, else the runs of that method, each run against the one at its own
+        # k, retrieval and LLM, as the report pairs them (one --ref label for all until 2026-12-02)
+        own_ref = references(summaries, a.ref)
+        if not own_ref and len(summaries) > 1:
+            NOTES.append(f"{ds}: no run is labelled {a.ref!r} or of method {a.ref!r}, so nothing is paired "
+                         f"(runs: {', '.join(s['label'] for s in summaries)}); --ref names the reference")
+        for label, ref_label in own_ref.items():
+            ref, name = found[(ds, ref_label)], label if ref_label == a.ref else f"{label} (against {ref_label})"
+            for sub, part in groups(ds, found[(ds, label)], a.by_subset, a.by_part):
+                diffs = {p.metric: p for p in paired_differences(part, ref, metrics=metrics, seed=a.seed,
+                                                                 n_resamples=a.n_resamples)}
+                n = max((p.n for p in diffs.values()), default=0)
+                cells = [format_cell(diffs[m], n) if m in diffs else "-" for m in metrics]
+                print(f"| {sub} | {name} | {n} | " + " | ".join(cells) + " |")
     print(f"\n* the interval excludes 0. Reference: {a.ref}; percent points; paired by question id.")
     if SCORED_HERE["records"]:
         print(f"{SCORED_HERE['records']} records kept no scores (em, f1, acc): scored here from their prediction and "
               "gold with ragraphs.evaluation.metrics.answer_scores.")
+    for note in NOTES:
+        print(note)
     if a.plot:
         os.makedirs(a.plot, exist_ok=True)
         for ds in sorted({ds for ds, _ in found}):
-            labels = sorted(label for d, label in found if d == ds)
-            summaries = [{"label": label, "method": label, "dataset": ds} for label in labels]
-            records = {label: list(found[(ds, label)].values()) for label in labels}
+            summaries = dataset_runs(ds, found)
+            records = {s["label"]: list(found[(ds, s["label"])].values()) for s in summaries}
             path = os.path.join(a.plot, f"paired_{ds}.png")
             if plot_paired(summaries, records, path, ref=a.ref):
                 print(f"plot: {path}")

@@ -156,22 +156,39 @@ def _grid(summary: dict) -> tuple:
     return tuple(summary.get(k) for k in ("k", "retrieval", "retrieval_only", "llm"))
 
 
+def references(summaries: list[dict], ref: str | None = None) -> dict[str, str]:
+    """Each run's reference label, by run label: the run labelled ``ref`` when one is, else the run
+    whose method is ``ref`` (vanilla when None) at the same place in the grid (k, retrieval, LLM),
+    else the first such run, else (with ``ref`` None) the first run; empty when none fits. A
+    reference is not paired with itself: it maps to nothing."""
+    by_label = {s["label"]: s for s in summaries}
+    if ref is not None and ref in by_label:
+        refs = [ref]
+    else:
+        refs = [lb for lb, s in by_label.items() if s.get("method") == (ref or "vanilla")]
+        if not refs and ref is None:
+            refs = list(by_label)[:1]
+    return {label: next((r for r in refs if _grid(by_label[r]) == _grid(s)), refs[0])
+            for label, s in by_label.items() if refs and label not in refs}
+
+
 def paired_runs(summaries: list[dict], records: dict[str, list[dict]],
                 ref: str | None = None) -> tuple[str, list[tuple[str, dict]]]:
-    """The reference (``ref``, else vanilla if run, else the first run) and, for every other run
-    with records, its paired differences from it by metric (:data:`_PCT`); no runs when fewer than
-    two have records. With several vanilla runs (``--k 2,4``), each run pairs with the one of its
-    own ``k`` (and retrieval, LLM), and its row names that reference."""
+    """The reference (the run labelled ``ref``, else the runs of method ``ref``; with ``ref`` None,
+    vanilla if run, else the first run) and, for every other run with records, its paired
+    differences from it by metric (:data:`_PCT`); no runs when fewer than two have records or none
+    is the reference. With several reference runs (``--k 2,4``), each run pairs with the one of its
+    own ``k`` (and retrieval, LLM), and its row names that reference (:func:`references`)."""
     labels = [s["label"] for s in summaries if records.get(s["label"])]
-    if len(labels) < 2 or (ref is not None and ref not in labels):
+    if len(labels) < 2:
         return "", []
     by_label = {s["label"]: s for s in summaries if s["label"] in labels}
-    refs = [ref] if ref is not None else [lb for lb in labels if by_label[lb].get("method") == "vanilla"] or labels[:1]
+    own_ref = references(list(by_label.values()), ref)
+    if not own_ref:  # every run is a reference (vanilla at k 2 and 4, nothing else)
+        return "", []
+    refs = sorted(set(own_ref.values()), key=labels.index)
     runs = []
-    for label in labels:
-        if label in refs:
-            continue
-        own = next((r for r in refs if _grid(by_label[r]) == _grid(by_label[label])), refs[0])
+    for label, own in own_ref.items():
         diffs = {p.metric: p for p in paired_differences(records[label], records[own], metrics=_PCT)}
         if diffs:
             runs.append((label if len(refs) == 1 else f"{label} (against {own})", diffs))

@@ -222,14 +222,15 @@ def unique_ids(examples: list) -> list:
 def finish_run(spec: RunSpec, examples: list, records: dict[str, dict], done: dict[str, dict], *,
                out_dir: str | None, dataset: str = "", data: str = "", extra: dict | None = None) -> tuple[dict, list[dict]]:
     """The summary of a run (plus ``extra``) and its records in file order; the summary is
-    written to ``summary.json``."""
+    written to ``summary.json`` with the ids of the questions it covers (``ids``: a resume with a
+    smaller ``--limit`` covers fewer than ``results.jsonl`` holds; bench/paired.py pairs these)."""
     ordered = [records[ex.id] for ex in examples if ex.id in records]
     summary = summarize(ordered, spec=spec, dataset=dataset, data=data)
     summary["resumed"] = len(done.keys() & {ex.id for ex in examples})
     summary.update(extra or {})
     if out_dir:
         with open(os.path.join(out_dir, "summary.json"), "w", encoding="utf-8") as fh:
-            json.dump(summary, fh, indent=1)
+            json.dump({**summary, "ids": [r["id"] for r in ordered]}, fh, indent=1)
     return summary, ordered
 
 

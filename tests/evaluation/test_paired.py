@@ -145,3 +145,62 @@ def test_the_paired_script_scores_slim_copies_it_reads(tmp_path):
     (row,) = [line for line in done.stdout.splitlines() if line.startswith("| musique | crag |")]
     assert row.startswith("| musique | crag | 4 | +50.0 [")
     assert "8 records kept no scores" in done.stdout
+
+
+def _script_run(root, label: str, em: list[int], summary: dict | None = None) -> None:
+    """OUT/runs/musique/LABEL as `ragraphs eval --out OUT` leaves it: results.jsonl, summary.json."""
+    import json
+
+    run = root / "runs" / "musique" / label
+    run.mkdir(parents=True)
+    rows = [{"id": f"q{i}", "question": f"question {i}?", "em": v, "f1": v, "acc": v} for i, v in enumerate(em)]
+    (run / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    if summary is not None:
+        (run / "summary.json").write_text(json.dumps({"label": label, **summary}), encoding="utf-8")
+
+
+def _paired_script(*args) -> str:
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    return subprocess.run([sys.executable, str(root / "bench" / "paired.py"), *map(str, args), "--metrics", "em"],
+                          capture_output=True, text=True, cwd=root, check=True).stdout
+
+
+def test_the_paired_script_pairs_the_questions_the_last_run_covers(tmp_path):
+    """A run resumed with a smaller ``--limit`` keeps 8 records while its summary and report cover
+    5: the script pairs the 5 its ``summary.json`` names (it paired all 8 until 2026-12-02, where
+    the report said n = 5); an older summary that names none pairs all, and says so."""
+    ids = [f"q{i}" for i in range(5)]
+    _script_run(tmp_path / "new", "vanilla", [0] * 8, {"method": "vanilla", "n": 5, "ids": ids})
+    _script_run(tmp_path / "new", "crag", [0] * 5 + [1] * 3, {"method": "crag", "n": 5, "ids": ids})
+    out = _paired_script(tmp_path / "new")
+    (row,) = [line for line in out.splitlines() if line.startswith("| musique | crag |")]
+    assert row.startswith("| musique | crag | 5 | +0.0 [")
+    assert "the 5 questions its last run covers (summary.json ids) are paired, not all 8" in out
+    _script_run(tmp_path / "old", "vanilla", [0] * 8, {"method": "vanilla", "n": 5})
+    _script_run(tmp_path / "old", "crag", [0] * 5 + [1] * 3, {"method": "crag", "n": 5})
+    out = _paired_script(tmp_path / "old")
+    (row,) = [line for line in out.splitlines() if line.startswith("| musique | crag |")]
+    assert row.startswith("| musique | crag | 8 | +37.5 [")
+    assert "results.jsonl holds 8 questions, its summary.json (the last run) 5, and names none" in out
+
+
+def test_the_paired_script_pairs_a_k_sweep_with_vanilla_at_each_runs_own_k(tmp_path):
+    """``eval --compare vanilla,crag --k 2,4`` labels no run plain ``vanilla``: the script pairs each
+    run with the vanilla run of its own k, as the report does (until 2026-12-02 it printed an empty
+    table without a word, and with ``--ref vanilla-k2`` paired crag at k 4 against k 2)."""
+    for m, k, em in (("vanilla", 2, [0] * 20), ("vanilla", 4, [1] * 20), ("crag", 2, [1] * 20), ("crag", 4, [1] * 20)):
+        _script_run(tmp_path, f"{m}-k{k}", em, {"method": m, "k": k, "n": 20})
+    rows = [line for line in _paired_script(tmp_path).splitlines() if line.startswith("| musique |")]
+    assert [row.rstrip(" |").split(" | ")[1:4] for row in rows] == [["crag-k2 (against vanilla-k2)", "20", "+100.0 [+100.0, +100.0] *"],
+                                                       ["crag-k4 (against vanilla-k4)", "20", "+0.0 [+0.0, +0.0]"]]
+    # a label as --ref is that run, for every other run
+    rows = [line for line in _paired_script(tmp_path, "--ref", "vanilla-k2").splitlines() if line.startswith("| musique |")]
+    assert [row.split(" | ")[1:3] for row in rows] == [["crag-k2", "20"], ["crag-k4", "20"], ["vanilla-k4", "20"]]
+    # no run of that label or method: said, with the labels there are
+    out = _paired_script(tmp_path, "--ref", "erm4")
+    assert not [line for line in out.splitlines() if line.startswith("| musique |")]
+    assert "musique: no run is labelled 'erm4' or of method 'erm4', so nothing is paired (runs: crag-k2, crag-k4" in out

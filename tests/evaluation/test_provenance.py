@@ -93,6 +93,8 @@ def test_config_and_summary_record_the_runs_provenance(tmp_path, data_dir, monke
         assert shipped["sha256"] == _sha(weights_dir() / "ragraphs_judge.json")
     assert cfg["judge_sha256"] == {}  # guarded only where the run loads a judge: vanilla without rerank=evaluator loads none
     assert {"method", "label", "n", "em", "f1", "acc", "recall", "errors", "resumed", "corpus_passages"} <= set(saved)
+    # the file names the questions it covers (bench/paired.py pairs those); the summary returned does not
+    assert saved["ids"] == [hotpot[0].id] and "ids" not in summary
 
 
 def _judge_copy(folder) -> str:
