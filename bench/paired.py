@@ -158,7 +158,8 @@ def main() -> None:
             NOTES.append(f"{ds}: no run is labelled {a.ref!r} or of method {a.ref!r}, so nothing is paired "
                          f"(runs: {', '.join(s['label'] for s in summaries)}); --ref names the reference")
         for label, ref_label in own_ref.items():
-            ref, name = found[(ds, ref_label)], label if ref_label == a.ref else f"{label} (against {ref_label})"
+            ref = found[(ds, ref_label)]
+            name = label if ref_label == a.ref else f"{label} (against {ref_label})"
             for sub, part in groups(ds, found[(ds, label)], a.by_subset, a.by_part):
                 diffs = {p.metric: p for p in paired_differences(part, ref, metrics=metrics, seed=a.seed,
                                                                  n_resamples=a.n_resamples)}

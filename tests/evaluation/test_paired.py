@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from ragraphs.evaluation.paired import format_difference, paired_differences
@@ -122,51 +127,38 @@ def test_a_k_sweep_pairs_each_run_with_vanilla_at_its_own_k():
     assert paired_section(summaries, records)[0] == "## Against vanilla, question by question"
 
 
-def test_the_paired_script_scores_slim_copies_it_reads(tmp_path):
-    """``bench/paired.py`` over copies that keep only id, question, gold and prediction (as
-    ``bench/results`` stores them): each record is scored with the package's metrics and paired,
-    and the output says how many were (they paired 0 questions, every cell '-', until 2026-12-01)."""
-    import json
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parents[2]
-    answers = {"vanilla": ["Lima", "wrong", "wrong", "Oslo"], "crag": ["Lima", "Quito", "Bern", "Oslo"]}
-    golds = [["Lima"], ["Quito"], ["Bern"], ["Oslo"]]
-    for label, preds in answers.items():
-        run = tmp_path / "runs" / "musique" / label
-        run.mkdir(parents=True)
-        rows = [{"id": f"q{i}", "question": f"question {i}?", "gold": g, "prediction": p, "error": None}
-                for i, (p, g) in enumerate(zip(preds, golds))]
-        (run / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    done = subprocess.run([sys.executable, str(root / "bench" / "paired.py"), str(tmp_path), "--metrics", "em"],
-                          capture_output=True, text=True, cwd=root, check=True)
-    (row,) = [line for line in done.stdout.splitlines() if line.startswith("| musique | crag |")]
-    assert row.startswith("| musique | crag | 4 | +50.0 [")
-    assert "8 records kept no scores" in done.stdout
+def _em_rows(em: list[int]) -> list[dict]:
+    return [{"id": f"q{i}", "question": f"question {i}?", "em": v, "f1": v, "acc": v} for i, v in enumerate(em)]
 
 
-def _script_run(root, label: str, em: list[int], summary: dict | None = None) -> None:
+def _script_run(root, label: str, rows: list[dict], summary: dict | None = None) -> None:
     """OUT/runs/musique/LABEL as `ragraphs eval --out OUT` leaves it: results.jsonl, summary.json."""
-    import json
-
     run = root / "runs" / "musique" / label
     run.mkdir(parents=True)
-    rows = [{"id": f"q{i}", "question": f"question {i}?", "em": v, "f1": v, "acc": v} for i, v in enumerate(em)]
     (run / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     if summary is not None:
         (run / "summary.json").write_text(json.dumps({"label": label, **summary}), encoding="utf-8")
 
 
 def _paired_script(*args) -> str:
-    import subprocess
-    import sys
-    from pathlib import Path
-
     root = Path(__file__).resolve().parents[2]
     return subprocess.run([sys.executable, str(root / "bench" / "paired.py"), *map(str, args), "--metrics", "em"],
                           capture_output=True, text=True, cwd=root, check=True).stdout
+
+
+def test_the_paired_script_scores_slim_copies_it_reads(tmp_path):
+    """``bench/paired.py`` over copies that keep only id, question, gold and prediction (as
+    ``bench/results`` stores them): each record is scored with the package's metrics and paired,
+    and the output says how many were (they paired 0 questions, every cell '-', until 2026-12-01)."""
+    answers = {"vanilla": ["Lima", "wrong", "wrong", "Oslo"], "crag": ["Lima", "Quito", "Bern", "Oslo"]}
+    golds = [["Lima"], ["Quito"], ["Bern"], ["Oslo"]]
+    for label, preds in answers.items():
+        _script_run(tmp_path, label, [{"id": f"q{i}", "question": f"question {i}?", "gold": g, "prediction": p, "error": None}
+                                      for i, (p, g) in enumerate(zip(preds, golds))])
+    stdout = _paired_script(tmp_path)
+    (row,) = [line for line in stdout.splitlines() if line.startswith("| musique | crag |")]
+    assert row.startswith("| musique | crag | 4 | +50.0 [")
+    assert "8 records kept no scores" in stdout
 
 
 def test_the_paired_script_pairs_the_questions_the_last_run_covers(tmp_path):
@@ -174,14 +166,14 @@ def test_the_paired_script_pairs_the_questions_the_last_run_covers(tmp_path):
     5: the script pairs the 5 its ``summary.json`` names (it paired all 8 until 2026-12-02, where
     the report said n = 5); an older summary that names none pairs all, and says so."""
     ids = [f"q{i}" for i in range(5)]
-    _script_run(tmp_path / "new", "vanilla", [0] * 8, {"method": "vanilla", "n": 5, "ids": ids})
-    _script_run(tmp_path / "new", "crag", [0] * 5 + [1] * 3, {"method": "crag", "n": 5, "ids": ids})
+    _script_run(tmp_path / "new", "vanilla", _em_rows([0] * 8), {"method": "vanilla", "n": 5, "ids": ids})
+    _script_run(tmp_path / "new", "crag", _em_rows([0] * 5 + [1] * 3), {"method": "crag", "n": 5, "ids": ids})
     out = _paired_script(tmp_path / "new")
     (row,) = [line for line in out.splitlines() if line.startswith("| musique | crag |")]
     assert row.startswith("| musique | crag | 5 | +0.0 [")
     assert "the 5 questions its last run covers (summary.json ids) are paired, not all 8" in out
-    _script_run(tmp_path / "old", "vanilla", [0] * 8, {"method": "vanilla", "n": 5})
-    _script_run(tmp_path / "old", "crag", [0] * 5 + [1] * 3, {"method": "crag", "n": 5})
+    _script_run(tmp_path / "old", "vanilla", _em_rows([0] * 8), {"method": "vanilla", "n": 5})
+    _script_run(tmp_path / "old", "crag", _em_rows([0] * 5 + [1] * 3), {"method": "crag", "n": 5})
     out = _paired_script(tmp_path / "old")
     (row,) = [line for line in out.splitlines() if line.startswith("| musique | crag |")]
     assert row.startswith("| musique | crag | 8 | +37.5 [")
@@ -193,7 +185,7 @@ def test_the_paired_script_pairs_a_k_sweep_with_vanilla_at_each_runs_own_k(tmp_p
     run with the vanilla run of its own k, as the report does (until 2026-12-02 it printed an empty
     table without a word, and with ``--ref vanilla-k2`` paired crag at k 4 against k 2)."""
     for m, k, em in (("vanilla", 2, [0] * 20), ("vanilla", 4, [1] * 20), ("crag", 2, [1] * 20), ("crag", 4, [1] * 20)):
-        _script_run(tmp_path, f"{m}-k{k}", em, {"method": m, "k": k, "n": 20})
+        _script_run(tmp_path, f"{m}-k{k}", _em_rows(em), {"method": m, "k": k, "n": 20})
     rows = [line for line in _paired_script(tmp_path).splitlines() if line.startswith("| musique |")]
     assert [row.rstrip(" |").split(" | ")[1:4] for row in rows] == [["crag-k2 (against vanilla-k2)", "20", "+100.0 [+100.0, +100.0] *"],
                                                        ["crag-k4 (against vanilla-k4)", "20", "+0.0 [+0.0, +0.0]"]]
