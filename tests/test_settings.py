@@ -92,6 +92,26 @@ def test_eval_grid_gives_each_method_its_scoped_settings_and_an_unchanged_label(
     assert alone.label == specs["crag"].label
 
 
+def test_a_setting_with_a_field_of_its_own_is_that_field():
+    """``--set k=4`` is ``--k 4`` (and llm, retrieval, strategy; ``skip_generation=true`` is
+    ``--retrieval-only``): one label and one place in the grid. Until 2026-12-02 each was a
+    ``-set<hash>`` folder of its own, and ``skip_generation`` scored answers never written."""
+    from ragraphs.evaluation.runner import RunSpec, build_context, iter_specs
+
+    by_set = iter_specs(["dr-rag"], [None], [None], settings={"k": 4, "strategy": "cis", "retrieval": "bm25",
+                                                               "llm": "fake:x", "skip_generation": True})[0]
+    by_option = iter_specs(["dr-rag"], [4], ["cis"], retrieval="bm25", llm="fake:x", retrieval_only=True)[0]
+    assert by_set == by_option and by_set.label == "dr-rag-cis-k4-bm25-retrieval-fake_x" and by_set.settings == {}
+    ctx = build_context(by_set)
+    assert (ctx.k, ctx.strategy, ctx.retrieval, ctx.llm, ctx.skip_generation) == (4, "cis", "bm25", "fake:x", True)
+    scoped = {s.method: s for s in iter_specs(["vanilla", "crag"], [None], [None], settings={"crag.k": 2, "upper": 0.9})}
+    assert scoped["vanilla"].k is None and scoped["crag"].k == 2 and scoped["crag"].settings == {"upper": 0.9}
+    assert RunSpec("vanilla", k=4, settings={"k": 4, "skip_generation": False}) == RunSpec("vanilla", k=4)
+    for spec in ({"k": 4, "settings": {"k": 6}}, {"retrieval_only": True, "settings": {"skip_generation": False}}):
+        with pytest.raises(ConfigError, match="two values; give one of them"):
+            RunSpec("vanilla", **spec)
+
+
 def test_set_options_parse_as_json_where_they_can():
     from ragraphs.errors import InputError
     from ragraphs.settings import parse_settings

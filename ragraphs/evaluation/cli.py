@@ -192,6 +192,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         check_writable_folder(args.out)
 
     withhold = bool(getattr(args, "withhold_gold", False))
+    if settings.get("skip_generation") is True:  # --set skip_generation=true is --retrieval-only (RunSpec)
+        args.retrieval_only = True
     if args.retrieval_only and "none" in methods:  # it retrieves nothing, and would still ask its LLM
         methods = [m for m in methods if m != "none"]
         if not methods:

@@ -51,6 +51,29 @@ class RunSpec:
     settings: dict[str, Any] = field(default_factory=dict)
     withhold_gold: bool = False  # each question's gold paragraphs withheld from the corpus
 
+    def __post_init__(self) -> None:
+        """A setting with a field of its own moves into it: ``--set k=4`` is ``--k 4`` (and
+        ``llm``, ``retrieval``, ``strategy``; ``skip_generation=true`` is ``--retrieval-only``),
+        so one configuration has one label, one results folder and one place in the grid. Until
+        2026-12-02 ``--set k=4`` ran in a folder of its own, and ``--set skip_generation=true``
+        scored the answers it never wrote (EM, F1 and accuracy 0). Two values of one setting are
+        a :class:`ConfigError`, as the command line refuses them."""
+        settings = dict(self.settings)
+        if isinstance(settings.get("skip_generation"), bool):  # another value: the context's check names it
+            if self.retrieval_only and not settings["skip_generation"]:
+                raise ConfigError("retrieval_only=True and the setting skip_generation=false give skip_generation "
+                                  "two values; give one of them")
+            self.retrieval_only = bool(settings.pop("skip_generation")) or self.retrieval_only
+        for name in ("k", "strategy", "retrieval", "llm"):
+            if name not in settings:
+                continue
+            value, own = settings.pop(name), getattr(self, name)
+            if own is not None and own != value:
+                raise ConfigError(f"{name}={own!r} and the setting {name}={value!r} give {name} two values; "
+                                  "give one of them")
+            setattr(self, name, value)
+        self.settings = settings
+
     @property
     def graph_method(self) -> str:
         return "vanilla" if self.method == ORACLE else self.method

@@ -301,6 +301,23 @@ def test_cli_eval_pools_files_of_other_formats(data_dir, capsys):
     assert "--pool: no such file" in capsys.readouterr().err
 
 
+def test_set_skip_generation_is_a_retrieval_only_run_in_the_same_folder(tmp_path, data_dir, capsys):
+    """``--set skip_generation=true --set k=2`` is ``--retrieval-only --k 2``: no answer scores
+    (EM, F1 and accuracy read 0 for answers never written until 2026-12-02), the same label,
+    so the second run resumes the first's folder and answers nothing again."""
+    out = str(tmp_path / "out")
+    common = ["eval", "--method", "vanilla", "--dataset", "hotpotqa", "--data", str(data_dir / "hotpotqa.sample.jsonl"),
+              "--limit", "2", "--out", out, "--json", "--quiet"]
+    assert main(common + ["--set", "skip_generation=true", "--set", "k=2"]) == 0
+    by_set = _last_json(capsys)
+    assert by_set["label"] == "vanilla-k2-retrieval" and by_set["retrieval_only"] is True and by_set["k"] == 2
+    assert by_set["em"] is None and by_set["f1"] is None and by_set["acc"] is None and by_set["n"] == 2
+    assert main(common + ["--retrieval-only", "--k", "2"]) == 0
+    again = _last_json(capsys)
+    assert again["label"] == by_set["label"] and again["resumed"] == 2 and again["recall"] == by_set["recall"]
+    assert os.listdir(os.path.join(out, "runs", "hotpotqa")) == ["vanilla-k2-retrieval"]
+
+
 def test_erm4_runs_get_a_memory_of_their_own(tmp_path, hotpot, corpus, monkeypatch):
     """ERM4 remembers across questions: each evaluation run gets its own reservoir (beside its
     results, or a temporary one), so no score depends on earlier runs or the user's reservoir."""
