@@ -10,8 +10,11 @@
   it into a question that stands alone, from the last ``history_turns`` turns;
 - ``answer``: the method's graph answers the question; its answer is the AI message.
 
-The state is LangGraph's ``MessagesState`` (``messages`` with ``add_messages``), so LangGraph
-Studio opens it in its chat view and an app built on messages can add it as a node. The run
+The state's ``messages`` are LangGraph's ``MessagesState``'s (``add_messages``), so LangGraph
+Studio opens it in its chat view and an app built on messages can add it as a node; they are
+kept in a ``DeltaChannel`` (LangGraph's beta channel that checkpoints each step's new messages,
+not the whole list: a SQLite thread wrote every message at every step, 37 MB after 160 short
+turns, until 2026-12-02; 3 MB since). The run
 setting ``method`` picks the method; the shared settings (``k``, ``llm``, ``retrieval``, ...)
 reach it, and ``settings`` holds its own by name (``{"web": "ddg"}`` for CRAG). With a
 checkpointer each thread keeps its conversation. The method answers each turn's question on its
@@ -25,12 +28,14 @@ from dataclasses import fields
 from typing import Annotated, Any
 
 from langchain_core.runnables import RunnableLambda
-from langgraph.graph import END, START, MessagesState, StateGraph
+from langchain_core.messages import AnyMessage
+from langgraph.channels.delta import DeltaChannel
+from langgraph.graph import END, START, StateGraph, add_messages
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime, get_runtime
 from langgraph.store.base import BaseStore
 from langgraph.types import Checkpointer
-from typing_extensions import NotRequired
+from typing_extensions import NotRequired, TypedDict
 
 from ..components import Components
 from ..nodes.chat import (AS_ASKED, REWRITE, make_chat_answer, make_chat_answer_async, make_rewrite_follow_up, read_question,
@@ -40,7 +45,21 @@ from ..state.types import Passage, add_trace
 from ._common import Routes, components_of, nested_run, routed, timed
 
 
-class ChatState(MessagesState):
+def fold_messages(messages: list, writes: Any) -> list:
+    """``add_messages`` over a batch of writes, one after another (DeltaChannel's reducer)."""
+    out: Any = messages
+    for w in writes:
+        out = add_messages(out, w)
+    return list(out)
+
+
+class ChatMessages(TypedDict):
+    """``MessagesState``'s one key, in a ``DeltaChannel`` (a whole copy every 100 writes: 50 turns)."""
+
+    messages: Annotated[list[AnyMessage], DeltaChannel(fold_messages)]
+
+
+class ChatState(ChatMessages):
     # the turn's question (the last user message, or the rewrite's), the rewrite's LLM calls,
     # the last answer's passages (each replaced every turn) and the trace of every turn
     question: NotRequired[str]
@@ -50,7 +69,7 @@ class ChatState(MessagesState):
     run_settings: NotRequired[dict[str, Any]]  # the turn's settings, for the router on update_state
 
 
-class ChatOutput(MessagesState):
+class ChatOutput(ChatMessages):
     question: NotRequired[str]
     passages: NotRequired[list[Passage]]
 
@@ -101,7 +120,7 @@ def both_ways(name: str, node: Any, anode: Any) -> Any:
 
 def build_chat_graph(
     components: Components | None = None, *, checkpointer: Checkpointer = None, store: BaseStore | None = None
-) -> CompiledStateGraph[ChatState, ChatContext, MessagesState, ChatOutput]:
+) -> CompiledStateGraph[ChatState, ChatContext, ChatMessages, ChatOutput]:
     """Compile the chat graph over ``components`` (embedded defaults if None); each method's
     graph is built on first use over the same components and runs with the chat's ``store``."""
     from . import build_graph
@@ -128,7 +147,7 @@ def build_chat_graph(
     answer = both_ways("answer", timed("answer", make_chat_answer(run_method)),
                        timed("answer", make_chat_answer_async(arun_method)))
 
-    g = StateGraph(ChatState, context_schema=ChatContext, input_schema=MessagesState, output_schema=ChatOutput)
+    g = StateGraph(ChatState, context_schema=ChatContext, input_schema=ChatMessages, output_schema=ChatOutput)
     g.add_node("question", timed("question", read_checked_question))
     g.add_node("rewrite", timed("rewrite", make_rewrite_follow_up(c)))
     g.add_node("answer", answer)

@@ -88,6 +88,51 @@ def test_each_turn_starts_its_trace_afresh_and_the_history_keeps_the_earlier_one
     assert asked == {"Which river flows through Vienna?", "And through Rome?", "And through Paris?"}
 
 
+def test_a_long_threads_checkpoints_hold_each_message_once(corpus, tmp_path):
+    """The messages are a ``DeltaChannel``: a checkpoint stores the step's new messages, not the
+    whole list. Until 2026-12-02 a SQLite checkpointer wrote every message at every step, 37 MB
+    after 160 short turns (3 MB since). Every checkpoint still reads as the conversation was then."""
+    import sqlite3
+
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    turns = 30
+    saver = SqliteSaver(sqlite3.connect(str(tmp_path / "chat.sqlite"), check_same_thread=False))
+    g = _chat(corpus, [f"answer {i}" for i in range(turns)], checkpointer=saver)
+    cfg = {"configurable": {"thread_id": "long"}}
+    for i in range(turns):
+        g.invoke({"messages": [("user", f"question {i}?")]}, cfg, context=ChatContext(k=1))
+    messages = g.get_state(cfg).values["messages"]
+    assert [m.content for m in messages] == [t for i in range(turns) for t in (f"question {i}?", f"answer {i}")]
+    stored = [t.checkpoint["channel_values"].get("messages") for t in saver.list(cfg)]
+    assert len(stored) >= 3 * turns  # the input, question and answer steps of every turn
+    # the whole list at every step held 2,700 messages here
+    assert sum(len(v) for v in stored if isinstance(v, list)) <= 2 * turns
+    lengths = [len(snap.values.get("messages", [])) for snap in g.get_state_history(cfg)]  # newest first
+    assert lengths == sorted(lengths, reverse=True) and set(range(2, 2 * turns + 1, 2)) <= set(lengths)
+
+
+def test_a_thread_the_plain_messages_state_wrote_goes_on(corpus, tmp_path):
+    """A thread written before the messages became a ``DeltaChannel`` (whole lists in each
+    checkpoint) keeps its conversation when the chat answers on it."""
+    import sqlite3
+
+    from langgraph.checkpoint.sqlite import SqliteSaver
+    from langgraph.graph import START, MessagesState, StateGraph
+
+    saver = SqliteSaver(sqlite3.connect(str(tmp_path / "chat.sqlite"), check_same_thread=False))
+    old = StateGraph(MessagesState)
+    old.add_node("answer", lambda s: {"messages": [AIMessage("the Danube")]})
+    old.add_edge(START, "answer")
+    cfg = {"configurable": {"thread_id": "old"}}
+    old.compile(checkpointer=saver).invoke({"messages": [("user", "Which river flows through Vienna?")]}, cfg)
+    g = _chat(corpus, ["the Tiber"], checkpointer=saver)
+    out = g.invoke({"messages": [("user", "Which river flows through Rome?")]}, cfg, context=ChatContext(k=1))
+    assert [m.content for m in out["messages"]] == ["Which river flows through Vienna?", "the Danube",
+                                                    "Which river flows through Rome?", "the Tiber"]
+    assert [m.content for m in g.get_state(cfg).values["messages"]][-1] == "the Tiber"
+
+
 def test_the_method_and_its_own_settings_come_from_the_run_context(corpus):
     g = _chat(corpus, ["Danube river Vienna", "the Danube"], evaluator=ConstJudge(0.4))
     ctx = {"method": "crag", "k": 3, "settings": {"upper": 0.3, "web": "none"}}
