@@ -10,11 +10,11 @@
   it into a question that stands alone, from the last ``history_turns`` turns;
 - ``answer``: the method's graph answers the question; its answer is the AI message.
 
-The state's ``messages`` are LangGraph's ``MessagesState``'s (``add_messages``), so LangGraph
-Studio opens it in its chat view and an app built on messages can add it as a node; they are
-kept in a ``DeltaChannel`` (LangGraph's beta channel that checkpoints each step's new messages,
-not the whole list: a SQLite thread wrote every message at every step, 37 MB after 160 short
-turns, until 2026-12-02; 3 MB since). The run
+The state's ``messages`` merge as in LangGraph's ``MessagesState`` (``add_messages``), so LangGraph
+Studio opens it in its chat view and an app built on messages can add it as a node. They are
+kept in a ``DeltaChannel``, LangGraph's beta channel whose checkpoints hold each step's new
+messages, not the whole list (a SQLite thread wrote every message at every step until
+2026-12-02: 37 MB after 160 short turns, 3 MB since). The run
 setting ``method`` picks the method; the shared settings (``k``, ``llm``, ``retrieval``, ...)
 reach it, and ``settings`` holds its own by name (``{"web": "ddg"}`` for CRAG). With a
 checkpointer each thread keeps its conversation. The method answers each turn's question on its
@@ -25,7 +25,7 @@ question the rewrite made of it.
 from __future__ import annotations
 
 from dataclasses import fields
-from typing import Annotated, Any
+from typing import Annotated, Any, Sequence
 
 from langchain_core.runnables import RunnableLambda
 from langchain_core.messages import AnyMessage
@@ -45,7 +45,7 @@ from ..state.types import Passage, add_trace
 from ._common import Routes, components_of, nested_run, routed, timed
 
 
-def fold_messages(messages: list, writes: Any) -> list:
+def fold_messages(messages: list, writes: Sequence[Any]) -> list:
     """``add_messages`` over a batch of writes, one after another (DeltaChannel's reducer)."""
     out: Any = messages
     for w in writes:
