@@ -176,8 +176,10 @@ def test_a_langgraph_checkpoint_without_the_allowlist_keyword_is_one_config_erro
         open_checkpointer(str(tmp_path / "cp.sqlite"))
     assert "\n" not in str(e.value)
     pyproject = (Path(__file__).resolve().parents[1] / "pyproject.toml").read_text(encoding="utf-8")
-    for floor in ('"langgraph>=1.0.6', '"langgraph-checkpoint>=4.0.1"', '"langgraph-checkpoint-sqlite>=3.0.2"',
-                  '"langgraph-checkpoint-postgres>=3.0.3"'):  # the first of each that takes langgraph-checkpoint 4
+    # at or above the first of each that takes langgraph-checkpoint 4 (langgraph 1.0.6, sqlite 3.0.2); since
+    # 2026-12-02 langgraph 1.2.0 and sqlite 3.1.0, for the chat's DeltaChannel
+    for floor in ('"langgraph>=1.2.0', '"langgraph-checkpoint>=4.0.1"', '"langgraph-checkpoint-sqlite>=3.1.0"',
+                  '"langgraph-checkpoint-postgres>=3.0.3"'):
         assert floor in pyproject
 
 
