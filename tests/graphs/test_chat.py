@@ -106,7 +106,7 @@ def test_a_long_threads_checkpoints_hold_each_message_once(corpus, tmp_path):
     assert [m.content for m in messages] == [t for i in range(turns) for t in (f"question {i}?", f"answer {i}")]
     stored = [t.checkpoint["channel_values"].get("messages") for t in saver.list(cfg)]
     assert len(stored) >= 3 * turns  # the input, question and answer steps of every turn
-    # the whole list at every step held 2,700 messages here
+    # the whole list at every step held 3,600 messages here
     assert sum(len(v) for v in stored if isinstance(v, list)) <= 2 * turns
     lengths = [len(snap.values.get("messages", [])) for snap in g.get_state_history(cfg)]  # newest first
     assert lengths == sorted(lengths, reverse=True) and set(range(2, 2 * turns + 1, 2)) <= set(lengths)
