@@ -5,8 +5,10 @@
 Runs the chat graph (vanilla, k=2) over a two-paragraph in-memory corpus with a fixed reply
 (langchain_core's fake chat model and fake embeddings: no model is loaded, so only the
 checkpoints are measured) on one thread of a fresh SQLite file, and prints the file's size
-every ``--every`` turns. 2026-12-02, 160 turns: 37 MB when the messages were a plain
-``add_messages`` channel (every message in every checkpoint), 3.0 MB as a ``DeltaChannel``.
+every ``--every`` turns. 2026-12-02, 160 turns: 37.0 MB when the messages were a plain
+``add_messages`` channel (every message in every checkpoint), 3.0 MB as a ``DeltaChannel``;
+``--turns 400 --every 100``: 14.9 / 53.8 / 124.6 / 220.7 MB before, 1.5 / 3.8 / 6.1 / 8.7 MB
+now (a whole copy every 50 turns keeps it a little above linear), in 24.9 s and 20.5 s.
 """
 
 from __future__ import annotations
