@@ -203,9 +203,13 @@ def test_a_method_added_to_methods_answers_in_the_chat(corpus, monkeypatch):
     assert len(out["passages"]) == 2
     with pytest.raises(ConfigError, match=r"choose from none, vanilla, crag, dr-rag, erm4, migres, plain-rag(\n|$)"):
         g.invoke({"messages": [("user", "q?")]}, context={"method": "plainrag"})
-    # Studio's form: a text field whose description names the built-in methods
-    prop = g.get_context_jsonschema()["properties"]["method"]
+    # Studio's form: a text field whose description and examples name the built-in methods; the
+    # method's own settings an empty object by default (no default was shown until 2026-12-02)
+    props = g.get_context_jsonschema()["properties"]
+    prop = props["method"]
     assert prop["type"] == "string" and "crag" in prop["description"] and "METHODS" in prop["description"]
+    assert prop["examples"] == ["none", "vanilla", "crag", "dr-rag", "erm4", "migres"] == list(graphs.METHODS)[:6]
+    assert props["settings"]["default"] == {} and props["settings"]["type"] == "object"
 
 
 def test_the_last_user_message_is_read_as_text():
