@@ -76,19 +76,15 @@ class ChatContext(RAGContext):
     or MIGRES, or retrieval=dense, rerank_depth=20 or link_question=false for DR-RAG, has no
     effect; give such a value in ``settings``."""
 
-    # a string, not a Literal: a method added to METHODS answers too; Studio's form lists the built-in ones
-    # as examples, and shows `settings` as the empty object it defaults to (it showed no default until 2026-12-02)
     method: str = field(default="vanilla", metadata={"description": "the method that answers each user message: none | vanilla | "
                         "crag | dr-rag | erm4 | migres, or one added to METHODS (checked against it when a message is read)",
                         "json_schema_extra": {"examples": ["none", "vanilla", "crag", "dr-rag", "erm4", "migres"]}})
-    settings: dict[str, Any] = field(
-        default_factory=dict,
-        metadata={"description": 'the method\'s own settings by name, e.g. {"web": "ddg"} for crag or '
-                  '{"strategy": "sm"} for dr-rag (checked when a message is answered); a shared setting equal to its default '
-                  'above is not passed on (the method\'s own default runs), so {"k": 4} for migres goes here',
-                  "json_schema_extra": {"default": {}},
-                  "check": lambda v: None if isinstance(v, dict) else "must be an object of the method's settings"},
-    )
+    settings: dict[str, Any] = field(default_factory=dict, metadata={
+        "description": 'the method\'s own settings by name, e.g. {"web": "ddg"} for crag or {"strategy": "sm"} for dr-rag '
+                       '(checked when a message is answered); a shared setting equal to its default above is not passed '
+                       'on (the method\'s own default runs), so {"k": 4} for migres goes here',
+        "json_schema_extra": {"default": {}},  # Studio's form showed no default until 2026-12-02
+        "check": lambda v: None if isinstance(v, dict) else "must be an object of the method's settings"})
     follow_up: Literal["alone", "rewrite"] = field(
         default="alone",
         metadata={"description": "alone: each message is answered as written | rewrite: from the second turn on, the "
