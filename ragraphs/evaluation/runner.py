@@ -60,10 +60,11 @@ class RunSpec:
         a :class:`ConfigError`, as the command line refuses them."""
         settings = dict(self.settings)
         if isinstance(settings.get("skip_generation"), bool):  # another value: the context's check names it
-            if self.retrieval_only and not settings["skip_generation"]:
+            skip = settings.pop("skip_generation")
+            if self.retrieval_only and not skip:
                 raise ConfigError("retrieval_only=True and the setting skip_generation=false give skip_generation "
                                   "two values; give one of them")
-            self.retrieval_only = bool(settings.pop("skip_generation")) or self.retrieval_only
+            self.retrieval_only = self.retrieval_only or skip
         for name in ("k", "strategy", "retrieval", "llm"):
             if name not in settings:
                 continue

@@ -88,16 +88,21 @@ def test_each_turn_starts_its_trace_afresh_and_the_history_keeps_the_earlier_one
     assert asked == {"Which river flows through Vienna?", "And through Rome?", "And through Paris?"}
 
 
-def test_a_long_threads_checkpoints_hold_each_message_once(corpus, tmp_path):
-    """The messages are a ``DeltaChannel``: a checkpoint stores the step's new messages, not the
-    whole list. Until 2026-12-02 a SQLite checkpointer wrote every message at every step, 37 MB
-    after 160 short turns (3 MB since). Every checkpoint still reads as the conversation was then."""
+def _sqlite_saver(tmp_path):
+    """A SQLite checkpointer on a file of the test's own, as ``ragraphs chat --thread`` uses."""
     import sqlite3
 
     from langgraph.checkpoint.sqlite import SqliteSaver
 
+    return SqliteSaver(sqlite3.connect(str(tmp_path / "chat.sqlite"), check_same_thread=False))
+
+
+def test_a_long_threads_checkpoints_hold_each_message_once(corpus, tmp_path):
+    """The messages are a ``DeltaChannel``: a checkpoint stores the step's new messages, not the
+    whole list. Until 2026-12-02 a SQLite checkpointer wrote every message at every step, 37 MB
+    after 160 short turns (3 MB since). Every checkpoint still reads as the conversation was then."""
     turns = 30
-    saver = SqliteSaver(sqlite3.connect(str(tmp_path / "chat.sqlite"), check_same_thread=False))
+    saver = _sqlite_saver(tmp_path)
     g = _chat(corpus, [f"answer {i}" for i in range(turns)], checkpointer=saver)
     cfg = {"configurable": {"thread_id": "long"}}
     for i in range(turns):
@@ -115,12 +120,9 @@ def test_a_long_threads_checkpoints_hold_each_message_once(corpus, tmp_path):
 def test_a_thread_the_plain_messages_state_wrote_goes_on(corpus, tmp_path):
     """A thread written before the messages became a ``DeltaChannel`` (whole lists in each
     checkpoint) keeps its conversation when the chat answers on it."""
-    import sqlite3
-
-    from langgraph.checkpoint.sqlite import SqliteSaver
     from langgraph.graph import START, MessagesState, StateGraph
 
-    saver = SqliteSaver(sqlite3.connect(str(tmp_path / "chat.sqlite"), check_same_thread=False))
+    saver = _sqlite_saver(tmp_path)
     old = StateGraph(MessagesState)
     old.add_node("answer", lambda s: {"messages": [AIMessage("the Danube")]})
     old.add_edge(START, "answer")
