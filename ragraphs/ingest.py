@@ -15,10 +15,11 @@ import os
 import re
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable
 
 from .errors import ConfigError, InputError
-from .sources import is_url, not_documents, page_address, path_list, path_text, printable_path  # noqa: F401  (importable from here as before)
+from .sources import (is_url, iter_files, not_documents, one_name_per_file, page_address, path_list,  # noqa: F401
+                      path_text, printable_path)  # (importable from here as before)
 from .ingest_remove import gone_ids  # noqa: F401  (importable from here as before)
 from .state.types import Passage, make_passage, passage_id
 from .tools.documents import docx_title, html_file_text, pdf_pages, read_docx
@@ -135,7 +136,10 @@ def _chunks(title: str, text: str, source: str, max_words: int) -> list[Passage]
     title = printable_path(title)
     # a title that is only the file's name ("notes", "plan") names no page: DR-RAG's title links
     # leave it out (every text saying "notes" linked to every notes.txt until 2026-11-30)
-    named = {"title_from": "file"} if title == printable_path(os.path.splitext(os.path.basename(source))[0]) else {}
+    named: dict[str, str] = {"title_from": "file"} if title == printable_path(os.path.splitext(os.path.basename(source))[0]) else {}
+    real = path_text(os.path.realpath(source))
+    if real != path:  # read through a link: where it led, so that another spelling's passages are replaced
+        named["real"] = real
     return [_file_passage(title, c, path, i, **named) for i, c in enumerate(chunk_text(text, max_words)) if c.strip()]
 
 
@@ -151,10 +155,12 @@ def _paged(chunks: Callable[..., list[Passage]], title: str, pages: list[tuple[i
 
 
 def _file_passage(title: str, text: str, path: str, chunk: int, **meta) -> Passage:
-    """A passage of the file or page at ``path``: its id hashes the path with the title and
+    """A passage of the file or page at ``path``: its id hashes the path (where a link led, its
+    ``real`` path: one file under two names is one passage since 2026-12-02) with the title and
     text, so two files holding the same text each keep their own passage (one shared id was
     removed with the first file's next version, or with the first file gone)."""
-    return make_passage(title, text, "corpus", id=passage_id(f"{path}\x1e{title}", text), path=path, chunk=chunk, **meta)
+    where = meta.get("real") or path
+    return make_passage(title, text, "corpus", id=passage_id(f"{where}\x1e{title}", text), path=path, chunk=chunk, **meta)
 
 
 def read_file(path: str, max_words: int = CHUNK_WORDS, warn: Callable[[str], None] | None = None) -> list[Passage]:
@@ -273,44 +279,6 @@ def _url_chunks(title: str, text: str, final: str, max_words: int) -> list[Passa
     return [_file_passage(title, c, final, i, url=final) for i, c in enumerate(chunk_text(text, max_words)) if c.strip()]
 
 
-def iter_files(paths: Iterable[str], skipped_dir: Callable[[str], None] | None = None,
-               unreadable: Callable[[str], None] | None = None) -> Iterator[str]:
-    """The files of ``paths``, directories walked in name order. Hidden files and folders are
-    left out, and so is every folder :func:`not_documents` names: ``skipped_dir`` hears of each
-    of those (``"PATH: why"``), and of a folder that cannot be listed (``unreadable`` gets its
-    path: a sync must not take its files for gone) or a link to a folder (not followed)."""
-    def cannot_list(e: OSError) -> None:
-        where = str(e.filename or "?")
-        if skipped_dir is not None:
-            skipped_dir(f"{where}{os.sep}: cannot be read: {e.strerror or e}")
-        if unreadable is not None:
-            unreadable(os.path.abspath(where))
-
-    def keep(d: str) -> bool:
-        why = not_documents(d)
-        if why is not None and skipped_dir is not None:
-            skipped_dir(f"{d}{os.sep}: {why}, not documents")
-        return why is None
-
-    for p in paths:
-        if os.path.isdir(p):
-            if not keep(p):
-                continue
-            for root, dirs, files in os.walk(p, onerror=cannot_list):
-                linked = [d for d in dirs if os.path.islink(os.path.join(root, d)) and not d.startswith(".")]
-                for d in linked:  # os.walk does not follow them: said, not silent (until 2026-11-30)
-                    if skipped_dir is not None:
-                        skipped_dir(f"{os.path.join(root, d)}{os.sep}: a link to a folder, not followed (name the folder itself)")
-                    if unreadable is not None:  # what was ingested through the link stays under --sync
-                        unreadable(os.path.abspath(os.path.join(root, d)))
-                dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in linked and keep(os.path.join(root, d)))
-                for f in sorted(files):
-                    if not f.startswith("."):
-                        yield os.path.join(root, f)
-        else:
-            yield p
-
-
 def collect_passages(
     paths: Iterable[str], max_words: int = CHUNK_WORDS, warn: Callable[[str], None] | None = None
 ) -> tuple[list[Passage], IngestReport]:
@@ -324,8 +292,10 @@ def collect_passages(
         raise InputError(f"no such file or directory: {missing[0]}")
     for p in missing:
         report.skipped_files.append(f"{p}: no such file or directory")
-    for f in iter_files((p for p in paths if p not in missing), skipped_dir=report.skipped_dirs.append,
-                        unreadable=report.unwalked.append):
+    files = list(iter_files((p for p in paths if p not in missing), skipped_dir=report.skipped_dirs.append,
+                            unreadable=report.unwalked.append))
+    read_as = one_name_per_file(files)
+    for f in files:
         if not is_url(f):
             report.walked.append(path_text(f))
             if os.path.islink(f) and not os.path.exists(f):
@@ -333,6 +303,10 @@ def collect_passages(
                 continue
             if not os.path.isfile(f):  # a named pipe would block the read for ever
                 report.skipped_files.append(f"{printable_path(f)}: not a regular file (a pipe, socket or device)")
+                continue
+            if read_as.get(f, f) != f:  # stored twice, under each name, until 2026-12-02
+                report.warnings.append(f"{printable_path(f)}: the same file as {printable_path(read_as[f])}; read once, "
+                                       "as that")
                 continue
         try:
             if is_url(f):
@@ -348,6 +322,29 @@ def collect_passages(
         passages.extend(got)
     report.passages = len({p["id"] for p in passages})
     return passages, report
+
+
+def _earlier_versions(corpus, passages: list[Passage]) -> set[str]:
+    """Ids of the stored passages that ``passages`` replace: those of the same files and pages
+    that these are not (an earlier version), also where the file was read under another name,
+    a link to it or the file a link leads to (both were kept until 2026-12-02)."""
+    kept: dict[str, set[str]] = {}
+    reals: set[str] = set()  # where each file leads
+    for p in passages:
+        meta = p.get("meta") or {}
+        if meta.get("path"):
+            kept.setdefault(meta["path"], set()).add(p["id"])
+            reals.add(meta.get("real") or meta["path"])
+    if not kept:
+        return set()
+    new = set().union(*kept.values())
+    stale = set().union(*(corpus.ids_from(path) for path in kept))
+    by_real, linked_now = sorted(reals), sorted(reals - set(kept))
+    for s in range(0, len(by_real), 500):  # read before through a link to it (its "real" is stored since 2026-12-02)
+        stale |= corpus.ids_from(by_real[s:s + 500], key="real")
+    for s in range(0, len(linked_now), 500):  # read now through a link, before as the file it leads to
+        stale |= corpus.ids_from(linked_now[s:s + 500])
+    return stale - new
 
 
 def ingest(
@@ -399,13 +396,7 @@ def ingest(
     finally:
         bar.close()
     if replace and hasattr(corpus, "ids_from"):
-        kept: dict[str, set[str]] = {}
-        for p in passages:
-            path = (p.get("meta") or {}).get("path")
-            if path:
-                kept.setdefault(path, set()).add(p["id"])
-        stale = set().union(*(corpus.ids_from(path) - ids for path, ids in kept.items())) if kept else set()
-        report.removed = corpus.remove(sorted(stale))
+        report.removed = corpus.remove(sorted(_earlier_versions(corpus, passages)))
     if sync and hasattr(corpus, "ids_from"):
         report.removed_gone = corpus.remove(sorted(gone_ids(corpus, paths, set(report.walked), report.unwalked)))
     report.seconds = time.perf_counter() - t0

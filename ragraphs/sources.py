@@ -1,11 +1,11 @@
 """Where a passage came from, as the store keeps it: a file's path as text and a page's
 address. Ingest writes these into each passage's ``meta["path"]``; replacing a changed file,
-``--sync`` and ``ingest --remove`` match on them."""
+``--sync`` and ``ingest --remove`` match on them. Also the walk that finds the files."""
 
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, Callable, Iterable, Iterator
 
 
 def _as_text(path: str, errors: str) -> str:
@@ -82,3 +82,60 @@ def not_documents(path: str) -> str | None:
     if os.path.isfile(os.path.join(path, "pyvenv.cfg")):
         return "a Python virtual environment"
     return None
+
+
+def iter_files(paths: Iterable[str], skipped_dir: Callable[[str], None] | None = None,
+               unreadable: Callable[[str], None] | None = None) -> Iterator[str]:
+    """The files of ``paths``, directories walked in name order. Hidden files and folders are
+    left out, and so is every folder :func:`not_documents` names: ``skipped_dir`` hears of each
+    of those (``"PATH: why"``), and of a folder that cannot be listed (``unreadable`` gets its
+    path: a sync must not take its files for gone) or a link to a folder (not followed)."""
+    def cannot_list(e: OSError) -> None:
+        where = str(e.filename or "?")
+        if skipped_dir is not None:
+            skipped_dir(f"{where}{os.sep}: cannot be read: {e.strerror or e}")
+        if unreadable is not None:
+            unreadable(os.path.abspath(where))
+
+    def keep(d: str) -> bool:
+        why = not_documents(d)
+        if why is not None and skipped_dir is not None:
+            skipped_dir(f"{d}{os.sep}: {why}, not documents")
+        return why is None
+
+    for p in paths:
+        if os.path.isdir(p):
+            if not keep(p):
+                continue
+            for root, dirs, files in os.walk(p, onerror=cannot_list):
+                linked = [d for d in dirs if os.path.islink(os.path.join(root, d)) and not d.startswith(".")]
+                for d in linked:  # os.walk does not follow them: said, not silent (until 2026-11-30)
+                    if skipped_dir is not None:
+                        skipped_dir(f"{os.path.join(root, d)}{os.sep}: a link to a folder, not followed (name the folder itself)")
+                    if unreadable is not None:  # what was ingested through the link stays under --sync
+                        unreadable(os.path.abspath(os.path.join(root, d)))
+                dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in linked and keep(os.path.join(root, d)))
+                for f in sorted(files):
+                    if not f.startswith("."):
+                        yield os.path.join(root, f)
+        else:
+            yield p
+
+
+def one_name_per_file(files: list[str]) -> dict[str, str]:
+    """For each of ``files`` that names a file met under another name too (a link to it, a hard
+    link, a folder named twice), the name it is read as: the first that leads there through no
+    link, else the first."""
+    names: dict[tuple[int, int], list[str]] = {}
+    for f in files:
+        try:
+            st = os.stat(f)
+        except OSError:  # a broken link, a URL: told or read as it is
+            continue
+        names.setdefault((st.st_dev, st.st_ino), []).append(f)
+    out: dict[str, str] = {}
+    for same in names.values():
+        if len(same) > 1:
+            direct = [f for f in same if os.path.realpath(f) == os.path.abspath(f)]
+            out.update(dict.fromkeys(same, (direct or same)[0]))
+    return out

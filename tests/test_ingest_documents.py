@@ -165,6 +165,13 @@ def test_only_bad_documents_exit_non_zero(docs, tmp_path, capsys):
     assert rc == 1
     assert f"skipped: {docs / 'locked.pdf'}: encrypted PDF" in err
     assert f"skipped: {docs / 'sub' / 'cut.docx'}: not a readable DOCX" in err
+    # nothing to store: no store is left behind (an empty one was, until 2026-12-02), down to the folders made for it
+    assert not (tmp_path / "s").exists()
+    assert main(["ingest", str(docs / "locked.pdf"), "--store", str(tmp_path / "new" / "store"), "--quiet", "--json"]) == 1
+    assert json.loads(capsys.readouterr().out)["store_total"] == 0 and not (tmp_path / "new").exists()
+    (tmp_path / "kept").mkdir()  # a folder the user made stays
+    assert main(["ingest", str(docs / "locked.pdf"), "--store", str(tmp_path / "kept"), "--quiet"]) == 1
+    assert f"no store made at {tmp_path / 'kept'}" not in capsys.readouterr().out and (tmp_path / "kept").is_dir()
 
 
 def test_a_folder_walk_leaves_out_stores_environments_and_caches(tmp_path, capsys, minilm):
@@ -592,6 +599,51 @@ def test_a_file_name_that_is_not_utf8_and_links_are_said(tmp_path, capsys, minil
     assert main(["ingest", str(docs), "--store", str(store), "--json", "--quiet", "--sync"]) == 0
     again = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert again["store_total"] == 2 and again["removed_gone"] == 0
+
+
+def test_one_file_under_two_names_is_stored_once(tmp_path, capsys, minilm):
+    """A file met twice in one ingest (a folder and a link to it) is read once, as the name that
+    goes through no link; ingested again under another name, it is the same passages, and a
+    changed file read under either name replaces what the other name stored (until 2026-12-02
+    each name kept a copy: two equal passages in every search)."""
+    import os
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    okapi = docs / "okapi.md"
+    okapi.write_text(f"# Okapi\n\n{OKAPI_1}\n")
+    link = tmp_path / "link"
+    link.symlink_to(docs, target_is_directory=True)
+
+    def run(store, *paths):
+        assert main(["ingest", *map(str, paths), "--store", str(tmp_path / store), "--json", "--quiet"]) == 0
+        out, err = capsys.readouterr()
+        stored = ChromaCorpus(str(tmp_path / store), embeddings=minilm, create=False).all_passages()
+        return json.loads(out.strip().splitlines()[-1]), err, stored
+
+    summary, err, stored = run("both", link, docs)  # the link named first: the file is still read as itself
+    assert summary == {**summary, "files": 1, "passages": 1, "store_total": 1}
+    assert f"warning: {link / 'okapi.md'}: the same file as {okapi}; read once, as that" in err
+    assert [p["meta"]["path"] for p in stored] == [str(okapi)]
+    summary, _, stored = run("both", link / "okapi.md")  # another name, the same file: nothing new
+    assert summary == {**summary, "added": 0, "already_present": 1, "removed": 0, "store_total": 1}
+    assert [p["meta"]["path"] for p in stored] == [str(okapi)]
+
+    _, _, stored = run("linked", link)  # stored under the link's name, with where it leads
+    assert [p["meta"] for p in stored] == [{"path": str(link / "okapi.md"), "real": str(okapi), "chunk": 0}]
+    okapi.write_text(f"# Okapi\n\n{OKAPI_2}\n")
+    summary, _, stored = run("linked", docs)  # changed, read by its own name: the link's copy is the old version
+    assert summary == {**summary, "added": 1, "removed": 1, "store_total": 1}
+    assert [(p["meta"]["path"], p["text"]) for p in stored] == [(str(okapi), f"# Okapi {OKAPI_2}")]
+    okapi.write_text(f"# Okapi\n\n{OKAPI_1}\n")
+    summary, _, stored = run("linked", link)  # and the other way round
+    assert summary == {**summary, "added": 1, "removed": 1, "store_total": 1}
+    assert [p["text"] for p in stored] == [f"# Okapi {OKAPI_1}"]
+    # a hard link in the same folder: one file, read once, as the first name the walk meets
+    os.link(okapi, docs / "okapi-copy.md")
+    summary, err, _ = run("hard", docs)
+    assert summary == {**summary, "files": 1, "store_total": 1}
+    assert f"{okapi}: the same file as {docs / 'okapi-copy.md'}; read once" in err
 
 
 def test_page_addresses_and_collection_names(tmp_path, capsys):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 
 from ..errors import ConfigError, InputError, check_folder_place
@@ -33,6 +34,14 @@ def _check_store_place(store: str, paths: list[str]) -> None:
                          "or an existing store")
 
 
+def _first_missing(path: str) -> str | None:
+    """The outermost folder of ``path`` that does not exist yet (Chroma makes them all), or None."""
+    path, top = os.path.abspath(path), None
+    while not os.path.lexists(path):
+        path, top = os.path.dirname(path), path
+    return top
+
+
 def cmd_ingest(args: argparse.Namespace) -> int:
     from ..ingest import ingest
     from ..settings import default_store_path
@@ -52,8 +61,10 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     if args.store and not args.store_url:
         check_folder_place(args.store, "--store")
         _check_store_place(args.store, args.paths)
+    store = None if args.store_url else (args.store or default_store_path())
+    made = _first_missing(store) if store else None  # the folder this run makes, if any
     corpus = ChromaCorpus(
-        None if args.store_url else (args.store or default_store_path()),
+        store,
         url=args.store_url,
         collection=args.collection,
         # without --exact the store's own encoder: a store built with --exact is read and added to with
@@ -70,6 +81,10 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         print(f"warning: ... and {len(report.warnings) - 20} more warnings", file=sys.stderr)
     if not report.files and not report.skipped_files and not report.skipped_dirs:
         print(f"warning: no files found in {', '.join(args.paths)}", file=sys.stderr)
+    unmade = made if made and not report.passages else None  # nothing to store: no empty store left (until 2026-12-02)
+    total = 0 if unmade else corpus.count()
+    if unmade:
+        shutil.rmtree(unmade, ignore_errors=True)
     rate = report.passages / report.seconds if report.seconds else 0.0
     summary = {
         "files": report.files,
@@ -83,7 +98,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         "skipped": report.skipped_files + report.skipped_dirs,  # "PATH: why" each (stderr only until 2026-12-01)
         "seconds": round(report.seconds, 2),
         "passages_per_s": round(rate, 1),
-        "store_total": corpus.count(),
+        "store_total": total,
     }
     if args.json:
         print(json.dumps(summary))
@@ -95,7 +110,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
             + (f"{report.removed_gone} of files gone removed, " if report.removed_gone else "")
             + f"{summary['skipped_files']} file(s) skipped"
             + (f" and {summary['skipped_dirs']} folder(s)" if report.skipped_dirs else "") + " "
-            f"in {report.seconds:.1f}s ({rate:.1f} passages/s); store now holds {summary['store_total']}"
+            f"in {report.seconds:.1f}s ({rate:.1f} passages/s); "
+            + (f"no store made at {store}" if unmade else f"store now holds {total}")
         )
     return 0 if report.files or not (report.skipped_files or report.skipped_dirs) else 1
 

@@ -224,11 +224,11 @@ class ChromaCorpus:
             found.update(got["ids"])
         return found
 
-    def ids_from(self, path: str) -> set[str]:
+    def ids_from(self, path: str | list[str], key: str = "path") -> set[str]:
         """Ids of the stored passages that ingest read from ``path`` (a file's absolute path or a
-        page's address, their ``path`` metadata)."""
+        page's address, their ``path`` metadata), or any of a list; ``key="real"``: by where a link led."""
         try:
-            return set(self._col.get(where={"path": path}, include=[])["ids"])
+            return set(self._col.get(where={key: {"$in": path} if isinstance(path, list) else path}, include=[])["ids"])
         except Exception as e:
             raise StoreError(f"cannot read the vector store: {type(e).__name__}: {e}") from e
 
