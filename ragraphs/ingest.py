@@ -129,7 +129,7 @@ def _md_body(text: str) -> str:
     return text  # never closed: no front matter, the file as it is
 
 
-def _chunks(title: str, text: str, source: str, max_words: int) -> list[Passage]:
+def _chunks(title: str, text: str, source: str, max_words: int, keep_lines: bool = False) -> list[Passage]:
     """The passages of one file's text; ``meta["path"]`` is the file's absolute path, which
     ingest's replacement of a changed file's old passages matches on."""
     path = path_text(source)
@@ -140,7 +140,8 @@ def _chunks(title: str, text: str, source: str, max_words: int) -> list[Passage]
     real = path_text(os.path.realpath(source))
     if real != path:  # read through a link: where it led, so that another spelling's passages are replaced
         named["real"] = real
-    return [_file_passage(title, c, path, i, **named) for i, c in enumerate(chunk_text(text, max_words)) if c.strip()]
+    return [_file_passage(title, c, path, i, **named) for i, c in enumerate(chunk_text(text, max_words, keep_lines=keep_lines))
+            if c.strip()]
 
 
 def _paged(chunks: Callable[..., list[Passage]], title: str, pages: list[tuple[int, str]], *args: Any) -> list[Passage]:
@@ -218,7 +219,7 @@ def read_file(path: str, max_words: int = CHUNK_WORDS, warn: Callable[[str], Non
         title, body = html_to_text(html_file_text(raw, text))
         return _chunks(title or name, body, path, max_words)
     if ext in MD_EXT:
-        return _chunks(_md_title(text, name), _md_body(text), path, max_words)
+        return _chunks(_md_title(text, name), _md_body(text), path, max_words, keep_lines=True)  # code and tables by line
     return _chunks(name, text, path, max_words)
 
 
@@ -272,11 +273,13 @@ def read_url(url: str, max_words: int = CHUNK_WORDS, fetcher=None, warn: Callabl
         title = title or name
     else:
         raise InputError(f"{url}: not a page ingest reads ({ctype}): HTML, text or PDF")
-    return _url_chunks(title, text, final, max_words)
+    markdown = ctype in ("text/markdown", "text/x-markdown")  # code and tables by line, as a Markdown file's
+    return _url_chunks(title, text, final, max_words, keep_lines=markdown)
 
 
-def _url_chunks(title: str, text: str, final: str, max_words: int) -> list[Passage]:
-    return [_file_passage(title, c, final, i, url=final) for i, c in enumerate(chunk_text(text, max_words)) if c.strip()]
+def _url_chunks(title: str, text: str, final: str, max_words: int, keep_lines: bool = False) -> list[Passage]:
+    return [_file_passage(title, c, final, i, url=final)
+            for i, c in enumerate(chunk_text(text, max_words, keep_lines=keep_lines)) if c.strip()]
 
 
 def collect_passages(

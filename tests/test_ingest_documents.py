@@ -504,6 +504,10 @@ def test_text_files_of_other_encodings_and_markdown_titles(tmp_path):
     assert read_file(str(unclosed))[0]["text"].split()[:3] == ["---", "A", "rule,"]
     md.write_text("```bash\n#!/usr/bin/env bash\n# a comment\n```\n\n#hashtag line\n\n## Setup ##\n\nRun it.\n")
     assert read_file(str(md))[0]["title"] == "Setup"  # not code, not a hashtag
+    # the code keeps its lines (run together until 2026-12-02); a .txt file is prose, as before
+    assert read_file(str(md))[0]["text"] == "```bash\n#!/usr/bin/env bash\n# a comment\n```\n#hashtag line ## Setup ## Run it."
+    (tmp_path / "guide.txt").write_text(md.read_text())
+    assert read_file(str(tmp_path / "guide.txt"))[0]["text"] == "```bash #!/usr/bin/env bash # a comment ``` #hashtag line ## Setup ## Run it."
 
 
 def test_jsonl_rows_without_text_are_named(tmp_path):

@@ -95,6 +95,23 @@ def test_chunk_text_respects_limit_and_keeps_all_words():
     assert " ".join(chunks).split() == " ".join(sents).split()
 
 
+def test_markdown_code_and_tables_keep_their_lines():
+    """With ``keep_lines`` (Markdown), fenced code keeps its lines and indentation and a pipe
+    table its rows, prose around them is chunked as before; a block longer than a chunk is cut
+    at line ends; without it, the same text is one line, as always (until 2026-12-02 Markdown was
+    too: code read ``def area(r): return 3.14 * r * r``)."""
+    code = "```python\ndef area(r):\n    return 3.14 * r * r\n\n\nprint(area(2))\n```"
+    table = "| unit | factor |\n| --- | --- |\n| km | 1000 |"
+    text = f"Areas are computed here.\nIt is short.\n\n{code}\n\nConversion factors:\n\n{table}\nThe end."
+    assert chunk_text(text, keep_lines=True) == [f"Areas are computed here. It is short.\n{code}\nConversion factors:\n{table}\nThe end."]
+    assert chunk_text(text) == [" ".join(text.split())]
+    assert chunk_text("```\nunclosed()\n  indented()", keep_lines=True) == ["```\nunclosed()\n  indented()"]
+    long = "\n".join(f"    value_{i} = compute(value_{i - 1}, {i})" for i in range(60))  # 4 words a line
+    chunks = chunk_text(f"```\n{long}\n```", max_words=50, overlap_sentences=0, keep_lines=True)
+    assert all(len(c.split()) <= 50 for c in chunks) and len(chunks) == 5
+    assert "\n".join(chunks) == f"```\n{long}\n```"  # cut at line ends, nothing lost, indentation kept
+
+
 def test_strips_one_or_two_sentences_stay_whole():
     assert strips("One sentence. Two sentences.") == ["One sentence. Two sentences."]
     s = strips("A one. B two. C three. D four. E five.", sentences_per_strip=2)

@@ -163,7 +163,89 @@ def _overlap_words(unit: str) -> int:
     return _words(unit) if " " not in unit and HAS_CJK.search(unit) else len(unit.split())
 
 
-def chunk_text(text: str, max_words: int = CHUNK_WORDS, overlap_sentences: int = 1) -> list[str]:
+_FENCE = re.compile(r"\s*(```|~~~)")
+
+
+def line_blocks(text: str) -> list[tuple[bool, str]]:
+    """Markdown text as ``(kept, block)`` pairs in order: fenced code (from its fence to the
+    closing one, or the end) and pipe tables (lines starting with ``|``) are kept line by line;
+    the rest is prose."""
+    out: list[tuple[bool, str]] = []
+    lines, prose, i = (text or "").splitlines(), [], 0
+    while i < len(lines):
+        fence = _FENCE.match(lines[i])
+        if fence:
+            j = next((j for j in range(i + 1, len(lines)) if lines[j].lstrip().startswith(fence.group(1))), len(lines) - 1)
+        elif lines[i].lstrip().startswith("|"):
+            j = next((j for j in range(i, len(lines)) if not lines[j].lstrip().startswith("|")), len(lines)) - 1
+        else:
+            prose.append(lines[i])
+            i += 1
+            continue
+        if prose:
+            out.append((False, "\n".join(prose)))
+            prose = []
+        out.append((True, "\n".join(line.rstrip() for line in lines[i : j + 1])))
+        i = j + 1
+    if prose:
+        out.append((False, "\n".join(prose)))
+    return out
+
+
+def _line_pieces(block: str, max_words: int) -> list[str]:
+    """A kept block cut at line ends into pieces of at most ``max_words`` words and
+    ``max_words * CHARS_PER_WORD`` characters (a longer line cut at that length)."""
+    cap = max_words * CHARS_PER_WORD
+    lines = [line[i : i + cap] for line in block.split("\n") for i in range(0, max(len(line), 1), cap)]
+    pieces: list[str] = []
+    cur: list[str] = []
+    for line in lines:
+        joined = "\n".join([*cur, line])
+        if cur and (_words(joined) > max_words or len(joined) > cap):
+            pieces.append("\n".join(cur))
+            cur = []
+        cur.append(line)
+    if cur:
+        pieces.append("\n".join(cur))
+    return [p for p in pieces if p.strip()]
+
+
+def _sentence_units(para: str, max_words: int) -> list[str]:
+    """A paragraph's sentences, one longer than ``max_words`` cut by words, and text without spaces
+    at ``CHARS_PER_WORD`` characters a word (at the last space before that where there is one)."""
+    units: list[str] = []
+    cap = max_words * CHARS_PER_WORD
+    for s in split_sentences(para):
+        words = s.split()
+        pieces = [" ".join(words[i : i + max_words]) for i in range(0, len(words), max_words)] \
+            if len(words) > max_words else [s]
+        for piece in pieces:
+            while len(piece) > cap:
+                cut = piece.rfind(" ", cap // 2, cap + 1)
+                cut = cut if cut > 0 else cap
+                units.append(piece[:cut].strip())
+                piece = piece[cut:].strip()
+            if piece:
+                units.append(piece)
+    return units
+
+
+def _join_units(units: list[tuple[str, bool]]) -> str:
+    """A chunk's units as text: sentences joined as :func:`join_sentences` does, a kept block on
+    lines of its own."""
+    parts: list[str] = []
+    run: list[str] = []
+    for u, kept in units:
+        if kept:
+            parts += [join_sentences(run)] if run else []
+            parts.append(u)
+            run = []
+        else:
+            run.append(u)
+    return "\n".join(parts + ([join_sentences(run)] if run else []))
+
+
+def chunk_text(text: str, max_words: int = CHUNK_WORDS, overlap_sentences: int = 1, *, keep_lines: bool = False) -> list[str]:
     """Cut text into chunks of whole sentences of at most about ``max_words`` words.
 
     Sentences are split within each paragraph (blank lines), so none spans two; short
@@ -171,44 +253,34 @@ def chunk_text(text: str, max_words: int = CHUNK_WORDS, overlap_sentences: int =
     ``overlap_sentences`` of overlap (left out where it would overfill the chunk). A single
     sentence longer than ``max_words`` is cut by words, and text without spaces (Japanese,
     base64, a minified file) at ``CHARS_PER_WORD`` characters a word: it was one passage of
-    any length, embedded by its first 256 tokens only, until 2026-11-30.
+    any length, embedded by its first 256 tokens only, until 2026-11-30. With ``keep_lines``
+    (Markdown), fenced code and pipe tables keep their lines and indentation (:func:`line_blocks`;
+    a long one is cut at line ends): they were run together into one line until 2026-12-02.
     """
     if max_words < 1:
         raise ValueError(f"max_words must be at least 1, got {max_words}")
-    paragraphs = [p for p in re.split(r"\n\s*\n", text or "") if p.strip()]
-    units: list[str] = []
-    for para in paragraphs:
-        for s in split_sentences(para):
-            words = s.split()
-            pieces = [" ".join(words[i : i + max_words]) for i in range(0, len(words), max_words)] \
-                if len(words) > max_words else [s]
-            cap = max_words * CHARS_PER_WORD
-            for piece in pieces:
-                while len(piece) > cap:  # at the last space before the cap where there is one
-                    cut = piece.rfind(" ", cap // 2, cap + 1)
-                    cut = cut if cut > 0 else cap
-                    units.append(piece[:cut].strip())
-                    piece = piece[cut:].strip()
-                if piece:
-                    units.append(piece)
-        units.append("\n")  # paragraph marker
-    chunks: list[str] = []
-    cur: list[str] = []
-    cur_words = 0
-    for u in units:
-        if u == "\n":
+    units: list[tuple[str, bool]] = []
+    for kept, block in line_blocks(text) if keep_lines else [(False, text or "")]:
+        if kept:
+            units += [(piece, True) for piece in _line_pieces(block, max_words)]
             continue
+        for para in (p for p in re.split(r"\n\s*\n", block) if p.strip()):
+            units += [(u, False) for u in _sentence_units(para, max_words)]
+    chunks: list[str] = []
+    cur: list[tuple[str, bool]] = []
+    cur_words = 0
+    for u, kept in units:
         n = _words(u)
         if cur and cur_words + n > max_words:
-            chunks.append(join_sentences(cur))
+            chunks.append(_join_units(cur))
             cur = cur[-overlap_sentences:] if overlap_sentences and len(cur) > overlap_sentences else []
-            cur_words = sum(_overlap_words(x) for x in cur)
+            cur_words = sum(_overlap_words(x) for x, _ in cur)
             if cur_words + n > max_words:  # the overlap would overfill the next chunk: left out
                 cur, cur_words = [], 0
-        cur.append(u)
+        cur.append((u, kept))
         cur_words += n
     if cur:
-        chunks.append(join_sentences(cur))
+        chunks.append(_join_units(cur))
     return chunks
 
 
