@@ -297,7 +297,7 @@ def collect_passages(
         report.skipped_files.append(f"{p}: no such file or directory")
     files = list(iter_files((p for p in paths if p not in missing), skipped_dir=report.skipped_dirs.append,
                             unreadable=report.unwalked.append))
-    read_as = one_name_per_file(files)
+    read_as, read = one_name_per_file(files), set()
     for f in files:
         if not is_url(f):
             report.walked.append(path_text(f))
@@ -311,6 +311,9 @@ def collect_passages(
                 report.warnings.append(f"{printable_path(f)}: the same file as {printable_path(read_as[f])}; read once, "
                                        "as that")
                 continue
+            if f in read:  # named twice (a folder and a file in it): read once, counted once
+                continue
+            read.add(f)
         try:
             if is_url(f):
                 got = read_url(f, max_words=max_words, warn=report.warnings.append)

@@ -629,6 +629,8 @@ def test_one_file_under_two_names_is_stored_once(tmp_path, capsys, minilm):
     assert summary == {**summary, "files": 1, "passages": 1, "store_total": 1}
     assert f"warning: {link / 'okapi.md'}: the same file as {okapi}; read once, as that" in err
     assert [p["meta"]["path"] for p in stored] == [str(okapi)]
+    summary, err, _ = run("both", docs, okapi)  # a folder and a file in it: read once, no word about it
+    assert summary == {**summary, "files": 1, "added": 0, "store_total": 1} and "warning" not in err
     summary, _, stored = run("both", link / "okapi.md")  # another name, the same file: nothing new
     assert summary == {**summary, "added": 0, "already_present": 1, "removed": 0, "store_total": 1}
     assert [p["meta"]["path"] for p in stored] == [str(okapi)]
