@@ -2,7 +2,7 @@
 
 Readers: plain text, Markdown, HTML (main text extracted with trafilatura, scripts and
 styles dropped), PDF and DOCX (langchain-community's ``PyPDFLoader`` over pypdf and
-``Docx2txtLoader`` over docx2txt), JSONL of ``{title, text}`` rows, and the benchmark files
+``Docx2txtLoader`` over docx2txt), Jupyter notebooks (as Markdown), JSONL of ``{title, text}`` rows, and the benchmark files
 (each question's paragraphs pooled into one corpus). Directories are walked. An http(s)
 address is fetched (:func:`read_url`: an HTML page's main text, a text page or a PDF).
 Unreadable files (encrypted, empty, corrupt, binary) are reported and skipped; the rest are
@@ -22,7 +22,7 @@ from .sources import (is_url, iter_files, not_documents, one_name_per_file, page
                       path_text, printable_path)  # (importable from here as before)
 from .ingest_remove import gone_ids  # noqa: F401  (importable from here as before)
 from .state.types import Passage, make_passage, passage_id
-from .tools.documents import docx_title, html_file_text, pdf_pages, read_docx
+from .tools.documents import docx_title, html_file_text, notebook_markdown, pdf_pages, read_docx
 from .tools.text import CHUNK_WORDS, chunk_text
 
 MD_EXT = {".md", ".markdown"}
@@ -191,6 +191,9 @@ def read_file(path: str, max_words: int = CHUNK_WORDS, warn: Callable[[str], Non
         return _chunks(docx_title(path) or name, text, path, max_words)
     if b"\x00" in raw[:4096] and not raw[:2] in (b"\xff\xfe", b"\xfe\xff"):
         raise InputError(f"{path}: binary file, not text")
+    if ext == ".ipynb":  # Markdown cells and fenced code, not the JSON (until 2026-12-02)
+        text = notebook_markdown(path, _decode(raw))
+        return _chunks(_md_title(text, name), text, path, max_words, keep_lines=True)
     if ext in JSON_EXT:
         out: list[Passage] = []
         seen_fmt = None

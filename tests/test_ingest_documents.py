@@ -510,6 +510,27 @@ def test_text_files_of_other_encodings_and_markdown_titles(tmp_path):
     assert read_file(str(tmp_path / "guide.txt"))[0]["text"] == "```bash #!/usr/bin/env bash # a comment ``` #hashtag line ## Setup ## Run it."
 
 
+def test_a_jupyter_notebook_is_its_markdown_and_fenced_code(tmp_path):
+    """A notebook is read as Markdown: its Markdown cells, each code cell fenced with the
+    notebook's language (lines kept), outputs left out; its first heading is the title. Until
+    2026-12-02 its raw JSON was the text (``{ "cells": [ { "cell_type": ...``)."""
+    nb = {"nbformat": 4, "nbformat_minor": 5, "metadata": {"kernelspec": {"language": "python", "name": "python3"}},
+          "cells": [
+              {"cell_type": "markdown", "metadata": {}, "source": ["# Okapi notes\n", "\n", OKAPI_1]},
+              {"cell_type": "code", "metadata": {}, "execution_count": 1, "source": "def habitat():\n    return 'Ituri'",
+               "outputs": [{"output_type": "stream", "name": "stdout", "text": ["SECRET OUTPUT\n"]}]},
+              {"cell_type": "raw", "metadata": {}, "source": "raw cell"},
+              {"cell_type": "code", "metadata": {}, "source": [], "outputs": []}]}
+    path = tmp_path / "okapi.ipynb"
+    path.write_text(json.dumps(nb, indent=1))
+    [passage] = read_file(str(path))
+    assert passage["title"] == "Okapi notes"
+    assert passage["text"] == f"# Okapi notes {OKAPI_1}\n```python\ndef habitat():\n    return 'Ituri'\n```"
+    path.write_text('{"cells": [ {"cell_type": "markdown", "source": "cut')
+    with pytest.raises(InputError, match=r"okapi.ipynb: not a readable notebook \(corrupt\?\)"):
+        read_file(str(path))
+
+
 def test_jsonl_rows_without_text_are_named(tmp_path):
     rows = tmp_path / "rows.jsonl"
     rows.write_text('{"title": "Alpha", "text": "Alpha text."}\n{"title": "Beta", "body": "x"}\n{"text": null}\n')

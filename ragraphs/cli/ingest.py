@@ -151,7 +151,7 @@ def _remove(args: argparse.Namespace) -> int:
 def register(sub) -> None:
     p = sub.add_parser("ingest", help="add files to the vector store (idempotent)")
     p.add_argument("paths", nargs="+", metavar="PATH",
-                   help="files or directories (.txt .md .html .pdf .docx .jsonl, benchmark files; any other file "
+                   help="files or directories (.txt .md .html .pdf .docx .ipynb .jsonl, benchmark files; any other file "
                         "that is not binary is read as plain text), "
                         "or http(s) addresses of pages (HTML, text, PDF)")
     add_store_args(p)

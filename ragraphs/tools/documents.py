@@ -1,6 +1,7 @@
 """PDF and DOCX text through langchain-community's loaders (``PyPDFLoader`` over pypdf,
 ``Docx2txtLoader`` over docx2txt): the text of a file, or :class:`InputError` naming the file
-and what is wrong with it (encrypted, empty, corrupt, no text layer)."""
+and what is wrong with it (encrypted, empty, corrupt, no text layer); and a Jupyter notebook's
+cells as Markdown."""
 
 from __future__ import annotations
 
@@ -146,3 +147,28 @@ def html_file_text(raw: bytes, text: str) -> str:
         return text
     except UnicodeDecodeError:
         return decode_page(raw) if _CHARSET.search(raw[:4096].decode("ascii", "ignore")) else text
+
+
+def notebook_markdown(path: str, text: str) -> str:
+    """A Jupyter notebook (``.ipynb``) as Markdown: its Markdown cells as they are, each code cell
+    fenced with the notebook's language, outputs left out (as langchain-community's
+    ``NotebookLoader`` does by default; that loader writes each cell's source as a Python list's
+    repr, so the cells are read here). Until 2026-12-02 a notebook was ingested as its raw JSON."""
+    import json
+
+    try:
+        nb = json.loads(text)
+        cells = nb["cells"]
+        meta = nb.get("metadata") or {}
+        lang = str((meta.get("kernelspec") or {}).get("language") or (meta.get("language_info") or {}).get("name") or "")
+        parts = []
+        for cell in cells:
+            src = cell.get("source") or ""
+            src = ("".join(src) if isinstance(src, list) else str(src)).strip("\n")
+            if not src.strip():
+                continue
+            kind = cell.get("cell_type")
+            parts.append(f"```{lang}\n{src}\n```" if kind == "code" else src if kind == "markdown" else "")
+    except (ValueError, KeyError, TypeError, AttributeError) as e:
+        raise InputError(f"{path}: not a readable notebook (corrupt?): {_error_line(e)}") from e
+    return "\n\n".join(p for p in parts if p)
