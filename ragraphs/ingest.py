@@ -23,13 +23,17 @@ from .sources import (is_url, iter_files, not_documents, one_name_per_file, page
 from .ingest_remove import gone_ids  # noqa: F401  (importable from here as before)
 from .state.types import Passage, make_passage, passage_id
 from .tools.documents import docx_title, html_file_text, notebook_markdown, pdf_pages, read_docx
-from .tools.text import CHUNK_WORDS, chunk_text
+from .tools.text import CHUNK_WORDS, chunk_lines, chunk_text
 
 MD_EXT = {".md", ".markdown"}
 HTML_EXT = {".html", ".htm", ".xhtml"}
 JSON_EXT = {".jsonl", ".json", ".ndjson"}
 PDF_EXT = {".pdf"}
 DOCX_EXT = {".docx"}
+# source code and configuration: chunked by whole lines, indentation kept (run into sentences until 2026-12-02)
+CODE_EXT = {".py", ".pyi", ".js", ".jsx", ".ts", ".tsx", ".java", ".kt", ".scala", ".c", ".h", ".cc", ".cpp", ".hpp",
+            ".cs", ".go", ".rs", ".rb", ".php", ".swift", ".m", ".r", ".jl", ".lua", ".pl", ".sh", ".bash", ".zsh",
+            ".ps1", ".sql", ".css", ".scss", ".yaml", ".yml", ".toml", ".ini", ".cfg", ".xml", ".tex", ".diff", ".patch"}
 MAX_FILE_BYTES = 200 * 1024 * 1024
 MAX_URL_BYTES = 50 * 1024 * 1024
 URL_TIMEOUT_S = 20.0
@@ -129,7 +133,7 @@ def _md_body(text: str) -> str:
     return text  # never closed: no front matter, the file as it is
 
 
-def _chunks(title: str, text: str, source: str, max_words: int, keep_lines: bool = False) -> list[Passage]:
+def _chunks(title: str, text: str, source: str, max_words: int, cut: Callable[..., list[str]] = chunk_text) -> list[Passage]:
     """The passages of one file's text; ``meta["path"]`` is the file's absolute path, which
     ingest's replacement of a changed file's old passages matches on."""
     path = path_text(source)
@@ -140,8 +144,12 @@ def _chunks(title: str, text: str, source: str, max_words: int, keep_lines: bool
     real = path_text(os.path.realpath(source))
     if real != path:  # read through a link: where it led, so that another spelling's passages are replaced
         named["real"] = real
-    return [_file_passage(title, c, path, i, **named) for i, c in enumerate(chunk_text(text, max_words, keep_lines=keep_lines))
-            if c.strip()]
+    return [_file_passage(title, c, path, i, **named) for i, c in enumerate(cut(text, max_words)) if c.strip()]
+
+
+def _markdown_chunks(text: str, max_words: int) -> list[str]:
+    """Markdown's chunks: fenced code and pipe tables keep their lines (run into one until 2026-12-02)."""
+    return chunk_text(text, max_words, keep_lines=True)
 
 
 def _paged(chunks: Callable[..., list[Passage]], title: str, pages: list[tuple[int, str]], *args: Any) -> list[Passage]:
@@ -193,7 +201,7 @@ def read_file(path: str, max_words: int = CHUNK_WORDS, warn: Callable[[str], Non
         raise InputError(f"{path}: binary file, not text")
     if ext == ".ipynb":  # Markdown cells and fenced code, not the JSON (until 2026-12-02)
         text = notebook_markdown(path, _decode(raw))
-        return _chunks(_md_title(text, name), text, path, max_words, keep_lines=True)
+        return _chunks(_md_title(text, name), text, path, max_words, _markdown_chunks)
     if ext in JSON_EXT:
         out: list[Passage] = []
         seen_fmt = None
@@ -222,7 +230,9 @@ def read_file(path: str, max_words: int = CHUNK_WORDS, warn: Callable[[str], Non
         title, body = html_to_text(html_file_text(raw, text))
         return _chunks(title or name, body, path, max_words)
     if ext in MD_EXT:
-        return _chunks(_md_title(text, name), _md_body(text), path, max_words, keep_lines=True)  # code and tables by line
+        return _chunks(_md_title(text, name), _md_body(text), path, max_words, _markdown_chunks)
+    if ext in CODE_EXT:
+        return _chunks(name, text, path, max_words, chunk_lines)
     return _chunks(name, text, path, max_words)
 
 
@@ -277,12 +287,11 @@ def read_url(url: str, max_words: int = CHUNK_WORDS, fetcher=None, warn: Callabl
     else:
         raise InputError(f"{url}: not a page ingest reads ({ctype}): HTML, text or PDF")
     markdown = ctype in ("text/markdown", "text/x-markdown")  # code and tables by line, as a Markdown file's
-    return _url_chunks(title, text, final, max_words, keep_lines=markdown)
+    return _url_chunks(title, text, final, max_words, _markdown_chunks if markdown else chunk_text)
 
 
-def _url_chunks(title: str, text: str, final: str, max_words: int, keep_lines: bool = False) -> list[Passage]:
-    return [_file_passage(title, c, final, i, url=final)
-            for i, c in enumerate(chunk_text(text, max_words, keep_lines=keep_lines)) if c.strip()]
+def _url_chunks(title: str, text: str, final: str, max_words: int, cut: Callable[..., list[str]] = chunk_text) -> list[Passage]:
+    return [_file_passage(title, c, final, i, url=final) for i, c in enumerate(cut(text, max_words)) if c.strip()]
 
 
 def collect_passages(

@@ -508,6 +508,14 @@ def test_text_files_of_other_encodings_and_markdown_titles(tmp_path):
     assert read_file(str(md))[0]["text"] == "```bash\n#!/usr/bin/env bash\n# a comment\n```\n#hashtag line ## Setup ## Run it."
     (tmp_path / "guide.txt").write_text(md.read_text())
     assert read_file(str(tmp_path / "guide.txt"))[0]["text"] == "```bash #!/usr/bin/env bash # a comment ``` #hashtag line ## Setup ## Run it."
+    # source code is read by whole lines, its indentation kept (it was cut into "sentences" and run together)
+    code = "import math\n\n\ndef area(r):\n    \"\"\"The area. Of a circle.\"\"\"\n    return math.pi * r * r\n"
+    (tmp_path / "geometry.py").write_text(code * 40)
+    parts = read_file(str(tmp_path / "geometry.py"), max_words=60)
+    assert parts[0]["title"] == "geometry" and parts[0]["text"].startswith(code.rstrip("\n").split("\n\n\n")[0] + "\n\n\ndef area(r):\n    ")
+    assert len(parts) > 1 and all(len(p["text"].split()) <= 60 for p in parts)
+    lines = [line for p in parts for line in p["text"].split("\n")]
+    assert lines[0] and lines[-1] and [x for x in lines if x] == [x for x in (code * 40).split("\n") if x]  # cut at line ends
 
 
 def test_a_jupyter_notebook_is_its_markdown_and_fenced_code(tmp_path):

@@ -207,7 +207,15 @@ def _line_pieces(block: str, max_words: int) -> list[str]:
         cur.append(line)
     if cur:
         pieces.append("\n".join(cur))
-    return [p for p in pieces if p.strip()]
+    return [p.strip("\n") for p in pieces if p.strip()]  # no blank line opens or closes a chunk
+
+
+def chunk_lines(text: str, max_words: int = CHUNK_WORDS) -> list[str]:
+    """Source code and other text whose lines matter: chunks of whole lines, indentation kept,
+    of at most ``max_words`` words and ``max_words * CHARS_PER_WORD`` characters."""
+    if max_words < 1:
+        raise ValueError(f"max_words must be at least 1, got {max_words}")
+    return _line_pieces("\n".join(line.rstrip() for line in (text or "").strip("\n").splitlines()), max_words)
 
 
 def _sentence_units(para: str, max_words: int) -> list[str]:
