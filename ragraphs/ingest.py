@@ -33,7 +33,7 @@ DOCX_EXT = {".docx"}
 # source code and configuration: chunked by whole lines, indentation kept (run into sentences until 2026-12-02)
 CODE_EXT = {".py", ".pyi", ".js", ".jsx", ".ts", ".tsx", ".java", ".kt", ".scala", ".c", ".h", ".cc", ".cpp", ".hpp",
             ".cs", ".go", ".rs", ".rb", ".php", ".swift", ".m", ".r", ".jl", ".lua", ".pl", ".sh", ".bash", ".zsh",
-            ".ps1", ".sql", ".css", ".scss", ".yaml", ".yml", ".toml", ".ini", ".cfg", ".xml", ".tex", ".diff", ".patch"}
+            ".ps1", ".sql", ".css", ".scss", ".yaml", ".yml", ".toml", ".ini", ".cfg", ".xml", ".diff", ".patch"}
 MAX_FILE_BYTES = 200 * 1024 * 1024
 MAX_URL_BYTES = 50 * 1024 * 1024
 URL_TIMEOUT_S = 20.0
