@@ -228,7 +228,7 @@ def read_file(path: str, max_words: int = CHUNK_WORDS, warn: Callable[[str], Non
     text = _decode(raw)
     if ext in HTML_EXT or text.lstrip()[:15].lower().startswith(("<!doctype html", "<html")):
         title, body = html_to_text(html_file_text(raw, text))
-        return _chunks(title or name, body, path, max_words)
+        return _chunks(title or name, body, path, max_words, _markdown_chunks)  # trafilatura writes tables as pipe rows
     if ext in MD_EXT:
         return _chunks(_md_title(text, name), _md_body(text), path, max_words, _markdown_chunks)
     if ext in CODE_EXT:
@@ -286,7 +286,7 @@ def read_url(url: str, max_words: int = CHUNK_WORDS, fetcher=None, warn: Callabl
         title = title or name
     else:
         raise InputError(f"{url}: not a page ingest reads ({ctype}): HTML, text or PDF")
-    markdown = ctype in ("text/markdown", "text/x-markdown")  # code and tables by line, as a Markdown file's
+    markdown = ctype in ("text/markdown", "text/x-markdown", "", "text/html", "application/xhtml+xml")  # tables by line
     return _url_chunks(title, text, final, max_words, _markdown_chunks if markdown else chunk_text)
 
 
