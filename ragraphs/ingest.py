@@ -286,8 +286,8 @@ def read_url(url: str, max_words: int = CHUNK_WORDS, fetcher=None, warn: Callabl
         title = title or name
     else:
         raise InputError(f"{url}: not a page ingest reads ({ctype}): HTML, text or PDF")
-    markdown = ctype in ("text/markdown", "text/x-markdown", "", "text/html", "application/xhtml+xml")  # tables by line
-    return _url_chunks(title, text, final, max_words, _markdown_chunks if markdown else chunk_text)
+    rows_kept = ctype in ("text/markdown", "text/x-markdown", "", "text/html", "application/xhtml+xml")  # code, tables
+    return _url_chunks(title, text, final, max_words, _markdown_chunks if rows_kept else chunk_text)
 
 
 def _url_chunks(title: str, text: str, final: str, max_words: int, cut: Callable[..., list[str]] = chunk_text) -> list[Passage]:
