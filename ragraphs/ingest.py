@@ -23,7 +23,7 @@ from .sources import (is_url, iter_files, not_documents, one_name_per_file, page
 from .ingest_remove import gone_ids  # noqa: F401  (importable from here as before)
 from .state.types import Passage, make_passage, passage_id
 from .tools.documents import docx_title, html_file_text, notebook_markdown, pdf_pages, read_docx
-from .tools.text import CHUNK_WORDS, chunk_lines, chunk_text
+from .tools.text import CHARS_PER_WORD, CHUNK_WORDS, chunk_lines, chunk_text
 
 MD_EXT = {".md", ".markdown"}
 HTML_EXT = {".html", ".htm", ".xhtml"}
@@ -152,6 +152,14 @@ def _markdown_chunks(text: str, max_words: int) -> list[str]:
     return chunk_text(text, max_words, keep_lines=True)
 
 
+def _table_chunks(text: str, max_words: int) -> list[str]:
+    """A CSV or TSV file's chunks: whole rows, each chunk opening with the header row, which
+    names the columns (rows were run into sentences until 2026-12-02)."""
+    head, _, rows = (text or "").strip("\n").partition("\n")
+    room = max(1, max_words // 2, max_words - max(len(head.split()), len(head) // CHARS_PER_WORD))
+    return [f"{head}\n{piece}" for piece in chunk_lines(rows, room)] if rows.strip() else chunk_lines(head, max_words)
+
+
 def _paged(chunks: Callable[..., list[Passage]], title: str, pages: list[tuple[int, str]], *args: Any) -> list[Passage]:
     """A PDF's passages, each page chunked on its own with its ``page`` (from 1) in ``meta``, the
     chunks numbered through the file (its pages were joined and chunked across their breaks, and
@@ -233,6 +241,8 @@ def read_file(path: str, max_words: int = CHUNK_WORDS, warn: Callable[[str], Non
         return _chunks(_md_title(text, name), _md_body(text), path, max_words, _markdown_chunks)
     if ext in CODE_EXT:
         return _chunks(name, text, path, max_words, chunk_lines)
+    if ext in (".csv", ".tsv"):
+        return _chunks(name, text, path, max_words, _table_chunks)
     return _chunks(name, text, path, max_words)
 
 
