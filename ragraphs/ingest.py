@@ -63,8 +63,10 @@ def html_to_text(html: str) -> tuple[str, str]:
     text = ""
     import trafilatura  # a broken install is an error, not a silent fallback to the whole body
 
+    # each <pre> block fenced, so that its code keeps its lines in the chunks (run into prose until 2026-12-02)
+    fenced = re.sub(r"(</pre\s*>)", "\n```\\1", re.sub(r"(<pre\b[^>]*>)", "\\1```\n", html, flags=re.I), flags=re.I)
     try:
-        text = trafilatura.extract(html, include_comments=False, include_tables=True, favor_recall=True) or ""
+        text = trafilatura.extract(fenced, include_comments=False, include_tables=True, favor_recall=True) or ""
     except Exception:
         text = ""
     if not text.strip():

@@ -508,11 +508,13 @@ def test_text_files_of_other_encodings_and_markdown_titles(tmp_path):
     assert read_file(str(md))[0]["text"] == "```bash\n#!/usr/bin/env bash\n# a comment\n```\n#hashtag line ## Setup ## Run it."
     (tmp_path / "guide.txt").write_text(md.read_text())
     assert read_file(str(tmp_path / "guide.txt"))[0]["text"] == "```bash #!/usr/bin/env bash # a comment ``` #hashtag line ## Setup ## Run it."
-    # an HTML page's table keeps its rows (trafilatura writes them as pipe rows; they were run into one)
+    # an HTML page's table keeps its rows (trafilatura writes them as pipe rows) and its <pre> code its lines, fenced
     (tmp_path / "units.html").write_text("<html><head><title>Units</title></head><body><article><p>Factors that convert "
                                          "units of length into meters, for every example of this page.</p><table><tr><th>unit"
-                                         "</th><th>factor</th></tr><tr><td>km</td><td>1000</td></tr></table></article></body></html>")
-    assert read_file(str(tmp_path / "units.html"))[0]["text"].endswith("\n| unit | factor |\n|---|---|\n| km | 1000 |")
+                                         "</th><th>factor</th></tr><tr><td>km</td><td>1000</td></tr></table><PRE class='py'>"
+                                         "<code>def meters(km):\n    return km * 1000</code></PRE></article></body></html>")
+    assert read_file(str(tmp_path / "units.html"))[0]["text"].endswith(
+        "\n| unit | factor |\n|---|---|\n| km | 1000 |\n```\ndef meters(km):\n    return km * 1000\n```")
     # source code is read by whole lines, its indentation kept (it was cut into "sentences" and run together)
     code = "import math\n\n\ndef area(r):\n    \"\"\"The area. Of a circle.\"\"\"\n    return math.pi * r * r\n"
     (tmp_path / "geometry.py").write_text(code * 40)
