@@ -521,13 +521,13 @@ def test_text_files_of_other_encodings_and_markdown_titles(tmp_path):
     parts = read_file(str(tmp_path / "geometry.py"), max_words=60)  # code: chunks of 2/5 of the words
     assert parts[0]["title"] == "geometry" and parts[0]["text"].startswith(code.rstrip("\n").split("\n\n\n")[0] + "\n\n\ndef area(r):\n    ")
     assert len(parts) > 1 and all(len(p["text"].split()) <= 24 for p in parts) and max(len(p["text"].split()) for p in parts) > 16
+    lines = [line for p in parts for line in p["text"].split("\n")]
+    assert lines[0] and lines[-1] and [x for x in lines if x] == [x for x in (code * 40).split("\n") if x]  # cut at line ends
     # a CSV file: whole rows, each chunk opening with the header row
     (tmp_path / "towns.csv").write_text("town,country\n" + "".join(f"Town number {i},France\n" for i in range(40)))
     rows = read_file(str(tmp_path / "towns.csv"), max_words=30)
     assert len(rows) > 1 and all(r["text"].startswith("town,country\nTown number ") for r in rows)
     assert [x for r in rows for x in r["text"].split("\n")[1:]] == [f"Town number {i},France" for i in range(40)]
-    lines = [line for p in parts for line in p["text"].split("\n")]
-    assert lines[0] and lines[-1] and [x for x in lines if x] == [x for x in (code * 40).split("\n") if x]  # cut at line ends
 
 
 def test_a_jupyter_notebook_is_its_markdown_and_fenced_code(tmp_path):
