@@ -145,11 +145,11 @@ def _chunks(title: str, text: str, source: str, max_words: int, cut: Callable[..
     title = printable_path(title)
     # a title that is only the file's name ("notes", "plan") names no page: DR-RAG's title links
     # leave it out (every text saying "notes" linked to every notes.txt until 2026-11-30)
-    named: dict[str, str] = {"title_from": "file"} if title == printable_path(os.path.splitext(os.path.basename(source))[0]) else {}
+    meta: dict[str, str] = {"title_from": "file"} if title == printable_path(os.path.splitext(os.path.basename(source))[0]) else {}
     real = path_text(os.path.realpath(source))
     if real != path:  # read through a link: where it led, so that another spelling's passages are replaced
-        named["real"] = real
-    return [_file_passage(title, c, path, i, **named) for i, c in enumerate(cut(text, max_words)) if c.strip()]
+        meta["real"] = real
+    return [_file_passage(title, c, path, i, **meta) for i, c in enumerate(cut(text, max_words)) if c.strip()]
 
 
 def _markdown_chunks(text: str, max_words: int) -> list[str]:
@@ -322,9 +322,9 @@ def collect_passages(
         raise InputError(f"no such file or directory: {missing[0]}")
     for p in missing:
         report.skipped_files.append(f"{p}: no such file or directory")
-    files = list(iter_files((p for p in paths if p not in missing), skipped_dir=report.skipped_dirs.append,
-                            unreadable=report.unwalked.append))
-    read_as, read = one_name_per_file(files), set()
+    files = list(dict.fromkeys(iter_files((p for p in paths if p not in missing), skipped_dir=report.skipped_dirs.append,
+                                          unreadable=report.unwalked.append)))  # a file named twice is read once
+    read_as = one_name_per_file(files)
     for f in files:
         if not is_url(f):
             report.walked.append(path_text(f))
@@ -338,9 +338,6 @@ def collect_passages(
                 report.warnings.append(f"{printable_path(f)}: the same file as {printable_path(read_as[f])}; read once, "
                                        "as that")
                 continue
-            if f in read:  # named twice (a folder and a file in it): read once, counted once
-                continue
-            read.add(f)
         try:
             if is_url(f):
                 got = read_url(f, max_words=max_words, warn=report.warnings.append)
@@ -370,14 +367,10 @@ def _earlier_versions(corpus, passages: list[Passage]) -> set[str]:
             reals.add(meta.get("real") or meta["path"])
     if not kept:
         return set()
-    new = set().union(*kept.values())
     stale = set().union(*(corpus.ids_from(path) for path in kept))
-    by_real, linked_now = sorted(reals), sorted(reals - set(kept))
-    for s in range(0, len(by_real), 500):  # read before through a link to it (its "real" is stored since 2026-12-02)
-        stale |= corpus.ids_from(by_real[s:s + 500], key="real")
-    for s in range(0, len(linked_now), 500):  # read now through a link, before as the file it leads to
-        stale |= corpus.ids_from(linked_now[s:s + 500])
-    return stale - new
+    stale |= corpus.ids_from(sorted(reals), key="real")  # read before through a link to it ("real" stored since 2026-12-02)
+    stale |= corpus.ids_from(sorted(reals - set(kept)))  # read now through a link, before as the file it leads to
+    return stale - set().union(*kept.values())
 
 
 def ingest(

@@ -218,17 +218,16 @@ class ChromaCorpus:
         return got[0]
 
     def existing_ids(self, ids: Sequence[str]) -> set[str]:
-        found: set[str] = set()
-        for s in range(0, len(ids), 500):
-            got = self._col.get(ids=list(ids[s : s + 500]), include=[])
-            found.update(got["ids"])
-        return found
+        return {i for s in range(0, len(ids), 500) for i in self._col.get(ids=list(ids[s : s + 500]), include=[])["ids"]}
 
     def ids_from(self, path: str | list[str], key: str = "path") -> set[str]:
         """Ids of the stored passages that ingest read from ``path`` (a file's absolute path or a
         page's address, their ``path`` metadata), or any of a list; ``key="real"``: by where a link led."""
-        try:
-            return set(self._col.get(where={key: {"$in": path} if isinstance(path, list) else path}, include=[])["ids"])
+        if not isinstance(path, list):
+            path = [path]
+        try:  # a list read 500 at a time, as existing_ids reads
+            return {i for s in range(0, len(path), 500)
+                    for i in self._col.get(where={key: {"$in": path[s : s + 500]}}, include=[])["ids"]}
         except Exception as e:
             raise StoreError(f"cannot read the vector store: {type(e).__name__}: {e}") from e
 
