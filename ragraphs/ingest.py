@@ -15,6 +15,7 @@ import os
 import re
 import warnings
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Callable, Iterable
 
 from .errors import ConfigError, InputError
@@ -23,7 +24,7 @@ from .sources import (is_url, iter_files, not_documents, one_name_per_file, page
 from .ingest_remove import gone_ids  # noqa: F401  (importable from here as before)
 from .state.types import Passage, make_passage, passage_id
 from .tools.documents import docx_title, html_file_text, notebook_markdown, pdf_pages, read_docx
-from .tools.text import CHARS_PER_WORD, CHUNK_WORDS, chunk_lines, chunk_text
+from .tools.text import CHUNK_WORDS, FIT_MIN_WORDS, chunk_lines, chunk_table, chunk_text
 
 MD_EXT = {".md", ".markdown"}
 HTML_EXT = {".html", ".htm", ".xhtml"}
@@ -37,6 +38,8 @@ CODE_EXT = {".py", ".pyi", ".js", ".jsx", ".ts", ".tsx", ".java", ".kt", ".scala
 # this package's Python at 150 words a chunk: median 381 MiniLM tokens, 799 of 863 chunks past the 256-token
 # window; at 60 (2/5): median 149, 4 of 2,215 past (2026-12-02)
 CODE_WORDS_SHARE = 2
+# whether a passage (title, text) fits the encoder's window: ingest cuts a chunk again until it does
+Fits = Callable[[str, str], bool]
 MAX_FILE_BYTES = 200 * 1024 * 1024
 MAX_URL_BYTES = 50 * 1024 * 1024
 URL_TIMEOUT_S = 20.0
@@ -138,7 +141,12 @@ def _md_body(text: str) -> str:
     return text  # never closed: no front matter, the file as it is
 
 
-def _chunks(title: str, text: str, source: str, max_words: int, cut: Callable[..., list[str]] = chunk_text) -> list[Passage]:
+def _titled(fits: Fits | None, title: str) -> Callable[[str], bool] | None:
+    return None if fits is None else (lambda text: fits(title, text))
+
+
+def _chunks(title: str, text: str, source: str, max_words: int, cut: Callable[..., list[str]] = chunk_text,
+            fits: Fits | None = None) -> list[Passage]:
     """The passages of one file's text; ``meta["path"]`` is the file's absolute path, which
     ingest's replacement of a changed file's old passages matches on."""
     path = path_text(source)
@@ -149,20 +157,11 @@ def _chunks(title: str, text: str, source: str, max_words: int, cut: Callable[..
     real = path_text(os.path.realpath(source))
     if real != path:  # read through a link: where it led, so that another spelling's passages are replaced
         meta["real"] = real
-    return [_file_passage(title, c, path, i, **meta) for i, c in enumerate(cut(text, max_words)) if c.strip()]
+    return [_file_passage(title, c, path, i, **meta) for i, c in enumerate(cut(text, max_words, fits=_titled(fits, title)))
+            if c.strip()]
 
 
-def _markdown_chunks(text: str, max_words: int) -> list[str]:
-    """Markdown's chunks: fenced code and pipe tables keep their lines (run into one until 2026-12-02)."""
-    return chunk_text(text, max_words, keep_lines=True)
-
-
-def _table_chunks(text: str, max_words: int) -> list[str]:
-    """A CSV or TSV file's chunks: whole rows, each chunk opening with the header row, which
-    names the columns (rows were run into sentences until 2026-12-02)."""
-    head, _, rows = (text or "").strip("\n").partition("\n")
-    room = max(1, max_words // 2, max_words - max(len(head.split()), len(head) // CHARS_PER_WORD))
-    return [f"{head}\n{piece}" for piece in chunk_lines(rows, room)] if rows.strip() else chunk_lines(head, max_words)
+_markdown_chunks = partial(chunk_text, keep_lines=True)  # fenced code, pipe tables: their lines kept (since 2026-12-02)
 
 
 def _paged(chunks: Callable[..., list[Passage]], title: str, pages: list[tuple[int, str]], *args: Any) -> list[Passage]:
@@ -185,9 +184,13 @@ def _file_passage(title: str, text: str, path: str, chunk: int, **meta) -> Passa
     return make_passage(title, text, "corpus", id=passage_id(f"{where}\x1e{title}", text), path=path, chunk=chunk, **meta)
 
 
-def read_file(path: str, max_words: int = CHUNK_WORDS, warn: Callable[[str], None] | None = None) -> list[Passage]:
-    """Passages of one file; raises :class:`InputError` when it cannot be read."""
+def read_file(path: str, max_words: int = CHUNK_WORDS, warn: Callable[[str], None] | None = None,
+              fits: Fits | None = None) -> list[Passage]:
+    """Passages of one file; raises :class:`InputError` when it cannot be read. With ``fits``, a
+    chunk it refuses is cut again (see :func:`~ragraphs.tools.text.chunk_text`)."""
     from .datasets import detect_format, iter_rows, LOADERS
+
+    chunks = partial(_chunks, fits=fits)
 
     ext = os.path.splitext(path)[1].lower()
     try:
@@ -206,15 +209,15 @@ def read_file(path: str, max_words: int = CHUNK_WORDS, warn: Callable[[str], Non
         raise InputError(f"{path}: empty file")
     if ext in PDF_EXT or raw.startswith(b"%PDF-"):
         title, pages = pdf_pages(path, warn=warn)
-        return _paged(_chunks, title or name, pages, path, max_words)
+        return _paged(chunks, title or name, pages, path, max_words)
     if ext in DOCX_EXT:
         text = read_docx(path, raw[:8], MAX_FILE_BYTES)  # checked first: a damaged file is named by it
-        return _chunks(docx_title(path) or name, text, path, max_words)
+        return chunks(docx_title(path) or name, text, path, max_words)
     if b"\x00" in raw[:4096] and not raw[:2] in (b"\xff\xfe", b"\xfe\xff"):
         raise InputError(f"{path}: binary file, not text")
     if ext == ".ipynb":  # Markdown cells and fenced code, not the JSON (until 2026-12-02)
         text = notebook_markdown(path, _decode(raw))
-        return _chunks(_md_title(text, name), text, path, max_words, _markdown_chunks)
+        return chunks(_md_title(text, name), text, path, max_words, _markdown_chunks)
     if ext in JSON_EXT:
         out: list[Passage] = []
         seen_fmt = None
@@ -229,10 +232,10 @@ def read_file(path: str, max_words: int = CHUNK_WORDS, warn: Callable[[str], Non
                     out.append(q)  # type: ignore[arg-type]
             elif isinstance(row.get("text"), str):
                 title = str(row.get("title") or row.get("id") or name)
-                out.extend(_chunks(title, row["text"], path, max_words))
+                out.extend(chunks(title, row["text"], path, max_words))
             elif isinstance(row.get("contents"), str):  # FlashRAG corpus rows: "title\ntext"
                 title, _, text = row["contents"].partition("\n")
-                out.extend(_chunks(title.strip('"'), text or title, path, max_words))
+                out.extend(chunks(title.strip('"'), text or title, path, max_words))
             elif warn is not None:
                 warn(f"{path}: row {n_rows}: no text (a \"text\" or \"contents\" string, or a benchmark row); skipped")
         if not out and seen_fmt is None:
@@ -241,17 +244,18 @@ def read_file(path: str, max_words: int = CHUNK_WORDS, warn: Callable[[str], Non
     text = _decode(raw)
     if ext in HTML_EXT or text.lstrip()[:15].lower().startswith(("<!doctype html", "<html")):
         title, body = html_to_text(html_file_text(raw, text))
-        return _chunks(title or name, body, path, max_words, _markdown_chunks)  # trafilatura writes tables as pipe rows
+        return chunks(title or name, body, path, max_words, _markdown_chunks)  # trafilatura writes tables as pipe rows
     if ext in MD_EXT:
-        return _chunks(_md_title(text, name), _md_body(text), path, max_words, _markdown_chunks)
+        return chunks(_md_title(text, name), _md_body(text), path, max_words, _markdown_chunks)
     if ext in CODE_EXT:  # code reads about 2.5 MiniLM tokens a "word": 2/5 of the words fit the encoder's window
-        return _chunks(name, text, path, max(1, max_words * CODE_WORDS_SHARE // 5), chunk_lines)
+        return chunks(name, text, path, max(1, max_words * CODE_WORDS_SHARE // 5), chunk_lines)
     if ext in (".csv", ".tsv"):
-        return _chunks(name, text, path, max_words, _table_chunks)
-    return _chunks(name, text, path, max_words)
+        return chunks(name, text, path, max_words, chunk_table)
+    return chunks(name, text, path, max_words)
 
 
-def read_url(url: str, max_words: int = CHUNK_WORDS, fetcher=None, warn: Callable[[str], None] | None = None) -> list[Passage]:
+def read_url(url: str, max_words: int = CHUNK_WORDS, fetcher=None, warn: Callable[[str], None] | None = None,
+             fits: Fits | None = None) -> list[Passage]:
     """Passages of the page at ``url``: an HTML page's main text (titled by its ``<title>``), a
     text page (Markdown titled by its first heading) or a PDF; raises :class:`InputError` when
     it cannot be fetched or read.
@@ -290,7 +294,7 @@ def read_url(url: str, max_words: int = CHUNK_WORDS, fetcher=None, warn: Callabl
                 title, pages = pdf_pages(path, warn=(lambda m: warn(m.replace(path, url, 1))) if warn else None)
             except InputError as e:
                 raise InputError(f"{url}: {str(e).split(': ', 1)[-1]}") from e
-        return _paged(_url_chunks, title or os.path.splitext(name)[0], pages, final, max_words)
+        return _paged(partial(_url_chunks, fits=fits), title or os.path.splitext(name)[0], pages, final, max_words)
     elif ctype in ("text/markdown", "text/x-markdown"):
         text = decoded(body)
         title, text = _md_title(text, name), _md_body(text)
@@ -302,15 +306,18 @@ def read_url(url: str, max_words: int = CHUNK_WORDS, fetcher=None, warn: Callabl
     else:
         raise InputError(f"{url}: not a page ingest reads ({ctype}): HTML, text or PDF")
     rows_kept = ctype in ("text/markdown", "text/x-markdown", "", "text/html", "application/xhtml+xml")  # code, tables
-    return _url_chunks(title, text, final, max_words, _markdown_chunks if rows_kept else chunk_text)
+    return _url_chunks(title, text, final, max_words, _markdown_chunks if rows_kept else chunk_text, fits)
 
 
-def _url_chunks(title: str, text: str, final: str, max_words: int, cut: Callable[..., list[str]] = chunk_text) -> list[Passage]:
-    return [_file_passage(title, c, final, i, url=final) for i, c in enumerate(cut(text, max_words)) if c.strip()]
+def _url_chunks(title: str, text: str, final: str, max_words: int, cut: Callable[..., list[str]] = chunk_text,
+                fits: Fits | None = None) -> list[Passage]:
+    return [_file_passage(title, c, final, i, url=final) for i, c in enumerate(cut(text, max_words, fits=_titled(fits, title)))
+            if c.strip()]
 
 
 def collect_passages(
-    paths: Iterable[str], max_words: int = CHUNK_WORDS, warn: Callable[[str], None] | None = None
+    paths: Iterable[str], max_words: int = CHUNK_WORDS, warn: Callable[[str], None] | None = None,
+    fits: Fits | None = None,
 ) -> tuple[list[Passage], IngestReport]:
     report = IngestReport()
     passages: list[Passage] = []
@@ -340,9 +347,9 @@ def collect_passages(
                 continue
         try:
             if is_url(f):
-                got = read_url(f, max_words=max_words, warn=report.warnings.append)
+                got = read_url(f, max_words=max_words, warn=report.warnings.append, fits=fits)
             else:
-                got = read_file(f, max_words=max_words, warn=report.warnings.append)
+                got = read_file(f, max_words=max_words, warn=report.warnings.append, fits=fits)
         except InputError as e:
             report.skipped_files.append(str(e))
             continue
@@ -401,20 +408,18 @@ def ingest(
         from tqdm.auto import tqdm
 
     t0 = time.perf_counter()
-    passages, report = collect_passages(paths, max_words=max_words)
-    from .tools.embeddings import past_window
+    from .tools.embeddings import past_window, window_fits
     from .tools.vectorstore import embedded_text
 
-    # benchmark paragraphs (no chunk number) are kept whole, so --chunk-words cannot shorten them (the
-    # advice said it would until 2026-12-01)
+    fit = window_fits(getattr(corpus, "embeddings", None))  # a chunk past the window is cut again (since 2026-12-02)
+    passages, report = collect_passages(paths, max_words=max_words, fits=fit and (
+        lambda title, text: fit(embedded_text(make_passage(title, text, "corpus")))))
+    # benchmark paragraphs (no chunk number) are kept whole, and are not counted
     unique = [p for p in {p["id"]: p for p in passages}.values() if "chunk" in (p.get("meta") or {})]
     cut, window = past_window(getattr(corpus, "embeddings", None), [embedded_text(p) for p in unique])
     if cut:  # the encoder reads the first `window` tokens only: the rest of these is never found
-        share = 100 * cut / len(unique)
-        advice = (f"a smaller --chunk-words (now {max_words}) keeps them whole" if share >= 10 else
-                  f"few enough to keep --chunk-words {max_words}; a smaller one keeps them whole")
-        report.warnings.append(f"{cut} of {len(unique)} passages ({share:.0f}%) run past the encoder's {window} tokens, "
-                               f"and their ends are not embedded; {advice}")
+        report.warnings.append(f"{cut} of {len(unique)} passages run past the encoder's {window} tokens though cut down to "
+                               f"{FIT_MIN_WORDS} words (their titles fill the window), and their ends are not embedded")
     bar = tqdm(total=report.passages, desc="embedding", unit="passage", disable=not progress or not report.passages,
                dynamic_ncols=True)
     try:

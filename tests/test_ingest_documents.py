@@ -571,13 +571,32 @@ def test_a_store_built_with_exact_is_read_with_its_own_encoder(tmp_path, capsys)
     assert retriever.search("What do okapis eat?", 1)[0]["title"] == "Okapi"
 
 
-def test_ingest_says_how_many_chunks_run_past_the_encoders_window(tmp_path, capsys):
+def test_a_chunk_past_the_encoders_window_is_cut_again_until_it_fits(tmp_path, capsys, minilm):
+    """Until 2026-12-02 chunks were counted in words only, and ingest warned that a chunk of
+    symbols, code or tables ran past the encoder's 256 tokens (its end never embedded): now such
+    a chunk is cut again, lines and sentences whole, until it fits; only a title that fills the
+    window is left to the warning."""
+    from ragraphs.tools.embeddings import past_window
+    from ragraphs.tools.vectorstore import embedded_text
+
     code = tmp_path / "code.md"  # symbols cost a token each: 150 words here are far past 256 tokens
-    code.write_text("# Config\n\n" + " ".join(f"x{i}=y{i}/z{i};" for i in range(150)) + "\n")
-    assert main(["ingest", str(code), "--store", str(tmp_path / "s"), "--quiet"]) == 0
-    err = capsys.readouterr().err
-    # its 2,100 characters are two chunks at CHARS_PER_WORD (one until 2026-11-30), each still past the window
-    assert "2 of 3 passages (67%) run past the encoder's 256 tokens" in err and "--chunk-words (now 150)" in err
+    settings = [f"x{i}=y{i}/z{i};" for i in range(150)]
+    table = "\n".join(["| name | value |", "| --- | --- |", *(f"| k{i}.a/b | v{i}-c:d |" for i in range(120))])
+    code.write_text("# Config\n\n" + " ".join(settings) + "\n\n" + table + "\n\nThe end of the settings.\n")
+    store = tmp_path / "s"
+    assert main(["ingest", str(code), "--store", str(store), "--quiet"]) == 0
+    assert "run past the encoder" not in capsys.readouterr().err  # "2 of 3 passages (67%)" before
+    stored = ChromaCorpus(str(store), embeddings=minilm, create=False).all_passages()
+    assert past_window(minilm, [embedded_text(p) for p in stored]) == (0, 256) and len(stored) > 3
+    joined = "\n".join(p["text"] for p in stored)
+    assert all(s in joined for s in settings) and "The end of the settings." in joined  # nothing lost
+    rows = [line for p in stored for line in p["text"].splitlines() if line.startswith("| k")]
+    assert set(rows) == {f"| k{i}.a/b | v{i}-c:d |" for i in range(120)}  # each row whole
+    # a title that fills the window by itself cannot be helped by cutting: said, as before
+    rows_file = tmp_path / "rows.jsonl"
+    rows_file.write_text(json.dumps({"title": " ".join(f"w{i}/" for i in range(200)), "text": "Short text."}) + "\n")
+    assert main(["ingest", str(rows_file), "--store", str(tmp_path / "t"), "--quiet"]) == 0
+    assert "1 of 1 passages run past the encoder's 256 tokens though cut down to 8 words" in capsys.readouterr().err
 
 
 def test_a_pretty_printed_json_object_is_one_row(tmp_path):

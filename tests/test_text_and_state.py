@@ -112,6 +112,28 @@ def test_markdown_code_and_tables_keep_their_lines():
     assert "\n".join(chunks) == f"```\n{long}\n```"  # cut at line ends, nothing lost, indentation kept
 
 
+def test_a_chunk_the_window_refuses_is_cut_again_sentences_and_lines_whole():
+    """``fits`` (ingest's window check, since 2026-12-02): a chunk it refuses is cut again at half
+    the words until it fits, sentences and lines kept whole; chunks it accepts are as without it;
+    below ``FIT_MIN_WORDS`` a chunk is left as it is."""
+    from ragraphs.tools.text import FIT_MIN_WORDS, chunk_lines, chunk_table
+
+    prose = " ".join(f"Sentence {i} has exactly six words." for i in range(40))  # 240 words
+    short_enough = lambda t: len(t) <= 300  # noqa: E731
+    chunks = chunk_text(prose, max_words=150, fits=short_enough)
+    assert all(short_enough(c) for c in chunks) and len(chunks) > 2
+    sentences = {f"Sentence {i} has exactly six words." for i in range(40)}
+    assert {s for c in chunks for s in split_sentences(c)} == sentences  # whole, none lost
+    assert chunk_text(prose, max_words=150, fits=lambda t: True) == chunk_text(prose, max_words=150)
+    code = "\n".join(f"    v{i} = f(v{i - 1})" for i in range(80))
+    pieces = chunk_lines(code, 60, fits=short_enough)
+    assert all(short_enough(c) for c in pieces) and "\n".join(pieces) == code.strip("\n")  # whole lines, in order
+    table = chunk_table("a,b\n" + "\n".join(f"{i},{i * i}" for i in range(200)), 150, fits=short_enough)
+    assert all(c.startswith("a,b\n") and short_enough(c) for c in table)
+    refused = chunk_text(prose, max_words=150, fits=lambda t: False)  # a title fills the window: cut no further
+    assert all(len(c.split()) <= 2 * FIT_MIN_WORDS for c in refused) and set(refused) == sentences  # a sentence each
+
+
 def test_strips_one_or_two_sentences_stay_whole():
     assert strips("One sentence. Two sentences.") == ["One sentence. Two sentences."]
     s = strips("A one. B two. C three. D four. E five.", sentences_per_strip=2)

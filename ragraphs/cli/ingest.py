@@ -157,7 +157,7 @@ def register(sub) -> None:
     add_store_args(p)
     p.add_argument("--chunk-words", type=int, default=CHUNK_WORDS,
                    help=f"words per chunk (default {CHUNK_WORDS}, which fits the encoder's 256 tokens in plain prose; "
-                        "ingest warns about chunks that run past them)")
+                        "a chunk that runs past them, as code and tables may, is cut again until it fits)")
     p.add_argument("--exact", action="store_true", help="float32 encoder instead of the int8 fast path (use for the whole store)")
     p.add_argument("--keep-old", action="store_true",
                    help="keep the passages of an earlier version of a file or page ingested again "

@@ -306,12 +306,29 @@ def unit_rows(vectors: np.ndarray) -> np.ndarray:
     return v / np.maximum(norms, 1e-9)
 
 
+def _window(embeddings: Any) -> tuple[Any, int] | None:
+    """(tokenizer, window in tokens) of the packaged MiniLM; None for another encoder."""
+    if not isinstance(embeddings, MiniLMEmbeddings):
+        return None
+    return embeddings.model.tokenizer, int(embeddings.model.max_seq_length)
+
+
+def window_fits(embeddings: Any) -> Callable[[str], bool] | None:
+    """Whether a text fits the encoder's window whole (ingest cuts a chunk again until it does);
+    None where the window is not known (an encoder other than the packaged MiniLM)."""
+    known = _window(embeddings)
+    if known is None:
+        return None
+    tokenizer, window = known
+    return lambda text: len(tokenizer(text, add_special_tokens=True, truncation=False, verbose=False)["input_ids"]) <= window
+
+
 def past_window(embeddings: Any, texts: Sequence[str]) -> tuple[int, int]:
     """(how many of ``texts`` run past the encoder's window, the window in tokens): their ends
     are cut before embedding. Known for the packaged MiniLM (256 tokens); (0, 0) otherwise."""
-    if not isinstance(embeddings, MiniLMEmbeddings) or not texts:
+    known = _window(embeddings)
+    if known is None or not texts:
         return 0, 0
-    model = embeddings.model
-    window = int(model.max_seq_length)
-    lengths = model.tokenizer(list(texts), add_special_tokens=True, truncation=False, verbose=False)["input_ids"]
+    tokenizer, window = known
+    lengths = tokenizer(list(texts), add_special_tokens=True, truncation=False, verbose=False)["input_ids"]
     return sum(len(ids) > window for ids in lengths), window

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 import string
 import unicodedata
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 _ABBREV = {
     "mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "mt", "ft", "vs", "etc", "inc", "ltd",
@@ -210,12 +210,24 @@ def _line_pieces(block: str, max_words: int) -> list[str]:
     return [p.strip("\n") for p in pieces if p.strip()]  # no blank line opens or closes a chunk
 
 
-def chunk_lines(text: str, max_words: int = CHUNK_WORDS) -> list[str]:
+def chunk_lines(text: str, max_words: int = CHUNK_WORDS, *, fits: Callable[[str], bool] | None = None) -> list[str]:
     """Source code and other text whose lines matter: chunks of whole lines, indentation kept,
-    of at most ``max_words`` words and ``max_words * CHARS_PER_WORD`` characters."""
+    of at most ``max_words`` words and ``max_words * CHARS_PER_WORD`` characters; with ``fits``,
+    a chunk it refuses is cut again (:func:`chunk_text`)."""
     if max_words < 1:
         raise ValueError(f"max_words must be at least 1, got {max_words}")
-    return _line_pieces("\n".join(line.rstrip() for line in (text or "").strip("\n").splitlines()), max_words)
+    pieces = _line_pieces("\n".join(line.rstrip() for line in (text or "").strip("\n").splitlines()), max_words)
+    return pieces if fits is None else _fitted([[(p, True)] for p in pieces], max_words, 0, fits)
+
+
+def chunk_table(text: str, max_words: int = CHUNK_WORDS, *, fits: Callable[[str], bool] | None = None) -> list[str]:
+    """A CSV or TSV file's chunks: whole rows, each chunk opening with the header row, which
+    names the columns (rows were run into sentences until 2026-12-02)."""
+    head, _, rows = (text or "").strip("\n").partition("\n")
+    if not rows.strip():
+        return chunk_lines(head, max_words, fits=fits)
+    room = max(1, max_words // 2, max_words - max(len(head.split()), len(head) // CHARS_PER_WORD))
+    return [f"{head}\n{piece}" for piece in chunk_lines(rows, room, fits=fits and (lambda t: fits(f"{head}\n{t}")))]
 
 
 def _sentence_units(para: str, max_words: int) -> list[str]:
@@ -253,7 +265,46 @@ def _join_units(units: list[tuple[str, bool]]) -> str:
     return "\n".join(parts + ([join_sentences(run)] if run else []))
 
 
-def chunk_text(text: str, max_words: int = CHUNK_WORDS, overlap_sentences: int = 1, *, keep_lines: bool = False) -> list[str]:
+def _pack(units: list[tuple[str, bool]], max_words: int, overlap_sentences: int) -> list[list[tuple[str, bool]]]:
+    """Units packed into chunks of at most about ``max_words`` words, each chunk opening with the
+    last ``overlap_sentences`` of the one before (left out where it would overfill the chunk)."""
+    chunks: list[list[tuple[str, bool]]] = []
+    cur: list[tuple[str, bool]] = []
+    cur_words = 0
+    for u, kept in units:
+        n = _words(u)
+        if cur and cur_words + n > max_words:
+            chunks.append(cur)
+            cur = cur[-overlap_sentences:] if overlap_sentences and len(cur) > overlap_sentences else []
+            cur_words = sum(_overlap_words(x) for x, _ in cur)
+            if cur_words + n > max_words:  # the overlap would overfill the next chunk: left out
+                cur, cur_words = [], 0
+        cur.append((u, kept))
+        cur_words += n
+    return chunks + [cur] if cur else chunks
+
+
+FIT_MIN_WORDS = 8  # a chunk is not cut below this many words to fit (a title alone may fill the window)
+
+
+def _fitted(chunks: list[list[tuple[str, bool]]], max_words: int, overlap_sentences: int,
+            fits: Callable[[str], bool] | None) -> list[str]:
+    """The chunks' texts; a chunk that ``fits`` refuses (one past the encoder's window) cut again
+    at half the words, sentences and lines whole, until it fits or ``FIT_MIN_WORDS`` is reached."""
+    out: list[str] = []
+    for units in chunks:
+        text, half = _join_units(units), max_words // 2
+        if fits is None or half < FIT_MIN_WORDS or fits(text):
+            out.append(text)
+            continue
+        recut = [(piece, kept) for u, kept in units
+                 for piece in (_line_pieces(u, half) if kept else _sentence_units(u, half))]
+        out += _fitted(_pack(recut, half, overlap_sentences), half, overlap_sentences, fits)
+    return out
+
+
+def chunk_text(text: str, max_words: int = CHUNK_WORDS, overlap_sentences: int = 1, *, keep_lines: bool = False,
+               fits: Callable[[str], bool] | None = None) -> list[str]:
     """Cut text into chunks of whole sentences of at most about ``max_words`` words.
 
     Sentences are split within each paragraph (blank lines), so none spans two; short
@@ -264,6 +315,9 @@ def chunk_text(text: str, max_words: int = CHUNK_WORDS, overlap_sentences: int =
     any length, embedded by its first 256 tokens only, until 2026-11-30. With ``keep_lines``
     (Markdown), fenced code and pipe tables keep their lines and indentation (:func:`line_blocks`;
     a long one is cut at line ends): they were run together into one line until 2026-12-02.
+    With ``fits`` (whether a chunk's text fits the encoder's window; ingest's, since 2026-12-02),
+    a chunk it refuses is cut again at half the words, until it fits (words count for more
+    tokens in code, tables and symbols than in prose).
     """
     if max_words < 1:
         raise ValueError(f"max_words must be at least 1, got {max_words}")
@@ -274,22 +328,7 @@ def chunk_text(text: str, max_words: int = CHUNK_WORDS, overlap_sentences: int =
             continue
         for para in (p for p in re.split(r"\n\s*\n", block) if p.strip()):
             units += [(u, False) for u in _sentence_units(para, max_words)]
-    chunks: list[str] = []
-    cur: list[tuple[str, bool]] = []
-    cur_words = 0
-    for u, kept in units:
-        n = _words(u)
-        if cur and cur_words + n > max_words:
-            chunks.append(_join_units(cur))
-            cur = cur[-overlap_sentences:] if overlap_sentences and len(cur) > overlap_sentences else []
-            cur_words = sum(_overlap_words(x) for x, _ in cur)
-            if cur_words + n > max_words:  # the overlap would overfill the next chunk: left out
-                cur, cur_words = [], 0
-        cur.append((u, kept))
-        cur_words += n
-    if cur:
-        chunks.append(_join_units(cur))
-    return chunks
+    return _fitted(_pack(units, max_words, overlap_sentences), max_words, overlap_sentences, fits)
 
 
 def strips(text: str, sentences_per_strip: int = 3) -> list[str]:
