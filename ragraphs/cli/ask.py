@@ -8,7 +8,8 @@ import sys
 from typing import Any
 
 from ..errors import ConfigError, InputError
-from .common import add_run_args, add_store_args, make_components, refuse_clashes, refuse_missing_web, store_from_env, stream_run
+from .common import (add_run_args, add_store_args, make_components, refuse_clashes, refuse_missing_web, shown_answer,
+                     store_from_env, stream_run)
 
 
 def validate_question(q: str | None) -> str:
@@ -131,7 +132,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
         if result.get("web_error") not in (None, "", "no web search configured"):  # CRAG lost the web it was given: say why
             print(f"warning: {result['web_error']}", file=sys.stderr)
         if not retrieval_only:
-            print(result.get("answer", ""))
+            print(shown_answer(result.get("answer", ""), args.quiet))
         if retrieval_only and not passages:
             print("no passages", file=sys.stderr)
         if passages and (retrieval_only or not args.quiet):

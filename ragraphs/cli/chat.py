@@ -20,7 +20,7 @@ from typing import Any, cast
 from langchain_core.runnables import RunnableConfig
 
 from ..errors import ConfigError, InputError, RagraphsError, redact
-from .common import add_run_args, add_store_args, make_components, refuse_clashes, refuse_missing_web, store_from_env
+from .common import add_run_args, add_store_args, make_components, refuse_clashes, refuse_missing_web, shown_answer, store_from_env
 
 ENDS = {"exit", "quit", ":q", "/exit", "/quit", "/q"}
 HELP = ("Each line is a question for the method; the conversation is kept (with --thread, in the checkpointer). "
@@ -151,7 +151,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
                               "passages": [{k: p.get(k) for k in ("id", "title", "source", "score")} for p in passages],
                               "llm_calls": reply.response_metadata.get("llm_calls", 0)}, default=str), flush=True)
             continue
-        print(reply.content, flush=True)
+        print(shown_answer(str(reply.content), args.quiet), flush=True)
         if read_as != question and not args.quiet:
             print(f"  read as: {read_as}", flush=True)
         if passages and not args.quiet:

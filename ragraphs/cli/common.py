@@ -103,6 +103,16 @@ def make_components(args: argparse.Namespace, **kw: Any):
     )
 
 
+NO_ANSWER = "(no answer: the model gave none)"
+
+
+def shown_answer(answer: str, quiet: bool) -> str:
+    """The answer as a person reads it: an empty one (the embedded model abstains by opening its
+    answer with a line break) is said, not a blank line (until 2026-12-02); ``--quiet`` output
+    stays the bare answer, for scripts."""
+    return answer if answer.strip() or quiet else NO_ANSWER
+
+
 def print_trace(node: str, update: dict, at: float) -> None:
     """One node's update on stderr, as it happens (``--trace``)."""
     # a new question on a used thread: its entry node `start` sets the earlier run's keys back to empty

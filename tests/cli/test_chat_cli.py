@@ -36,6 +36,26 @@ def _chat(capsys, monkeypatch, lines: str, *args):
     return main_captured(capsys, "chat", "--store", *args)
 
 
+def test_an_empty_answer_is_said_not_printed_as_a_blank_line(store, capsys, monkeypatch):
+    """The embedded model abstains by opening its answer with a line break (an empty answer; here
+    a lone full stop, which the answer cleaning leaves empty);
+    ``ask`` and ``chat`` printed a blank line for it until 2026-12-02. ``--quiet`` and ``--json``
+    keep the bare, empty answer for scripts."""
+    from ragraphs.cli.common import NO_ANSWER
+
+    code, out, _ = main_captured(capsys, "ask", "Who introduced pH?", "--store", store, "--llm", "fake:.", "--k", "1")
+    assert code == 0 and out.splitlines()[0] == NO_ANSWER == "(no answer: the model gave none)"
+    assert "S. P. L. Sørensen" in out  # the passages it was given are still shown
+    code, out, _ = main_captured(capsys, "ask", "Who introduced pH?", "--store", store, "--llm", "fake:.", "--k", "1", "--quiet")
+    assert code == 0 and out == "\n"
+    code, out, _ = main_captured(capsys, "ask", "Who introduced pH?", "--store", store, "--llm", "fake:.", "--k", "1", "--json")
+    assert json.loads(out.splitlines()[-1])["answer"] == ""
+    code, out, _ = _chat(capsys, monkeypatch, "Who introduced pH?\n", store, "--llm", "fake:.", "--k", "1")
+    assert code == 0 and out.splitlines() == [NO_ANSWER, "  sources: S. P. L. Sørensen"]
+    code, out, _ = _chat(capsys, monkeypatch, "Who introduced pH?\n", store, "--llm", "fake:.", "--k", "1", "--quiet")
+    assert code == 0 and out == "\n"
+
+
 def test_each_line_is_answered_and_an_empty_line_skipped(store, capsys, monkeypatch):
     code, out, _ = _chat(capsys, monkeypatch, "Who introduced pH?\n\nWhat is the capital of Peru?\n", store,
                          "--llm", "fake:Sørensen", "--k", "1")
