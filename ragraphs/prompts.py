@@ -220,7 +220,10 @@ _PREFIX = re.compile(r"^\s*(?:(?:final answer|answer)\s*[:\-]\s*|a\s*:\s*|a\s*-\
 # a chat model's Markdown: "**Answer:** Paris", "*Answer*: Paris", "**Paris**" (kept as written,
 # stars and label, until 2026-11-30; no stored answer of the embedded model starts with one)
 _MD_LABEL = re.compile(r"^\s*([*_]{1,3})\s*(?:final answer|answer)\s*:?\s*\1\s*:?\s*", re.I)
-_MD_WRAPPED = re.compile(r"([*_]{1,3})([^*_]+)\1")
+_MD_WRAPPED = re.compile(r"([*_`]{1,3})([^*_`]+)\1")  # inline code too ("`rerank`"), since 2026-12-02
+# a code fence's marks on the answer's line ("```bash python x.py", "```bash ```"): read from passages that keep
+# their code blocks, and kept as the answer until 2026-12-02 (none of the 9,117 stored benchmark answers has one)
+_FENCE_MARKS = re.compile(r"^`{3,}[\w+.-]*\s*|\s*`{3,}$")
 
 
 # what is left of an answer cut at its aside must still hold a word
@@ -247,7 +250,7 @@ def clean_answer(text: str, max_chars: int = 300, cut_asides: bool = True) -> st
     """Keep the first non-empty line of a model's answer, without an 'Answer:' prefix and
     (``cut_asides``) without a parenthetical aside and what follows it (:func:`cut_aside`)."""
     for line in (text or "").splitlines():
-        line = _MD_LABEL.sub("", line.strip())
+        line = _MD_LABEL.sub("", _FENCE_MARKS.sub("", line.strip()))
         wrapped = _MD_WRAPPED.fullmatch(line.strip())
         line = wrapped.group(2) if wrapped else line
         line = _PREFIX.sub("", line.strip()).strip().strip('"').strip()

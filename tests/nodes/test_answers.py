@@ -41,6 +41,12 @@ from ragraphs.tools.llm import FakeAnswerChat
         ("**Paris**", "Paris"),
         ("**Answer**: **Henry Ford**", "Henry Ford"),
         ("*a* and *b*", "*a* and *b*"),
+        # a code fence's marks and inline code, read from passages that keep their code (kept until 2026-12-02)
+        ("```bash python bench/judges_train_eval.sh", "python bench/judges_train_eval.sh"),
+        ("```bash ```", ""),
+        ("``` ```\nParis", "Paris"),
+        ("`rerank=none`", "rerank=none"),
+        ("set `rerank` to none", "set `rerank` to none"),
     ],
 )
 def test_an_answer_is_cut_at_its_aside(raw, answer):
