@@ -412,8 +412,8 @@ def ingest(
     from .tools.vectorstore import embedded_text
 
     fit = window_fits(getattr(corpus, "embeddings", None))  # a chunk past the window is cut again (since 2026-12-02)
-    passages, report = collect_passages(paths, max_words=max_words, fits=fit and (
-        lambda title, text: fit(embedded_text(make_passage(title, text, "corpus")))))
+    fits = None if fit is None else (lambda title, text: fit(embedded_text(make_passage(title, text, "corpus"))))
+    passages, report = collect_passages(paths, max_words=max_words, fits=fits)
     # benchmark paragraphs (no chunk number) are kept whole, and are not counted
     unique = [p for p in {p["id"]: p for p in passages}.values() if "chunk" in (p.get("meta") or {})]
     cut, window = past_window(getattr(corpus, "embeddings", None), [embedded_text(p) for p in unique])
