@@ -306,29 +306,23 @@ def unit_rows(vectors: np.ndarray) -> np.ndarray:
     return v / np.maximum(norms, 1e-9)
 
 
-def _window(embeddings: Any) -> tuple[Any, int] | None:
-    """(tokenizer, window in tokens) of the packaged MiniLM; None for another encoder."""
-    if not isinstance(embeddings, MiniLMEmbeddings):
-        return None
-    return embeddings.model.tokenizer, int(embeddings.model.max_seq_length)
+def _token_count(model: Any, texts: list[str]) -> list[int]:
+    return [len(ids) for ids in model.tokenizer(texts, add_special_tokens=True, truncation=False, verbose=False)["input_ids"]]
 
 
 def window_fits(embeddings: Any) -> Callable[[str], bool] | None:
     """Whether a text fits the encoder's window whole (ingest cuts a chunk again until it does);
-    None where the window is not known (an encoder other than the packaged MiniLM)."""
-    known = _window(embeddings)
-    if known is None:
+    None where the window is not known (an encoder other than the packaged MiniLM). The model
+    loads at the first text asked about (benchmark rows, never cut, ask nothing)."""
+    if not isinstance(embeddings, MiniLMEmbeddings):
         return None
-    tokenizer, window = known
-    return lambda text: len(tokenizer(text, add_special_tokens=True, truncation=False, verbose=False)["input_ids"]) <= window
+    return lambda text: _token_count(embeddings.model, [text])[0] <= int(embeddings.model.max_seq_length)
 
 
 def past_window(embeddings: Any, texts: Sequence[str]) -> tuple[int, int]:
     """(how many of ``texts`` run past the encoder's window, the window in tokens): their ends
     are cut before embedding. Known for the packaged MiniLM (256 tokens); (0, 0) otherwise."""
-    known = _window(embeddings)
-    if known is None or not texts:
+    if not isinstance(embeddings, MiniLMEmbeddings) or not texts:
         return 0, 0
-    tokenizer, window = known
-    lengths = tokenizer(list(texts), add_special_tokens=True, truncation=False, verbose=False)["input_ids"]
-    return sum(len(ids) > window for ids in lengths), window
+    window = int(embeddings.model.max_seq_length)
+    return sum(n > window for n in _token_count(embeddings.model, list(texts))), window
