@@ -135,6 +135,9 @@ def cmd_ask(args: argparse.Namespace) -> int:
             print(shown_answer(result.get("answer", ""), args.quiet))
         if retrieval_only and not passages:
             print("no passages", file=sys.stderr)
+        if not retrieval_only and not passages and not args.quiet and args.method != "none":
+            # ERM4's back-off, or a run whose judges kept nothing: a bare answer read as a retrieved one (until 2026-12-02)
+            print("\npassages: none kept; the answer is the model's own")
         if passages and (retrieval_only or not args.quiet):
             print("passages:" if retrieval_only else "\npassages:")
             for i, p in enumerate(passages, 1):

@@ -156,6 +156,8 @@ def cmd_chat(args: argparse.Namespace) -> int:
             print(f"  read as: {read_as}", flush=True)
         if passages and not args.quiet:
             print("  sources: " + "; ".join(p["title"] for p in passages), flush=True)
+        elif not args.quiet and args.method != "none":  # said since 2026-12-02, as ask says it
+            print("  sources: none kept; the answer is the model's own", flush=True)
 
 
 def register(sub) -> None:

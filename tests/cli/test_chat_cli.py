@@ -56,6 +56,20 @@ def test_an_empty_answer_is_said_not_printed_as_a_blank_line(store, capsys, monk
     assert code == 0 and out == "\n"
 
 
+def test_an_answer_with_no_passage_kept_says_so(store, capsys, monkeypatch):
+    """ERM4 answers on the model's own when its Knowledge Filter keeps nothing (its back-off);
+    ``ask`` and ``chat`` showed that answer as if it were read from the store until 2026-12-02."""
+    nothing_kept = ["--method", "erm4", "--llm", "fake:Sørensen", "--k", "1", "--set", "filter_threshold=1.0"]
+    code, out, _ = main_captured(capsys, "ask", "Who introduced pH?", "--store", store, *nothing_kept)
+    assert code == 0 and out.splitlines()[:3] == ["Sørensen", "", "passages: none kept; the answer is the model's own"]
+    code, out, _ = main_captured(capsys, "ask", "Who introduced pH?", "--store", store, *nothing_kept, "--quiet")
+    assert out == "Sørensen\n"
+    code, out, _ = _chat(capsys, monkeypatch, "Who introduced pH?\n", store, *nothing_kept)
+    assert code == 0 and out.splitlines() == ["Sørensen", "  sources: none kept; the answer is the model's own"]
+    code, out, _ = main_captured(capsys, "ask", "Who introduced pH?", "--store", store, "--method", "none", "--llm", "fake:x")
+    assert "none kept" not in out  # the no-retrieval baseline reads no passage by design
+
+
 def test_each_line_is_answered_and_an_empty_line_skipped(store, capsys, monkeypatch):
     code, out, _ = _chat(capsys, monkeypatch, "Who introduced pH?\n\nWhat is the capital of Peru?\n", store,
                          "--llm", "fake:Sørensen", "--k", "1")
