@@ -24,7 +24,7 @@ from .sources import (is_url, iter_files, not_documents, one_name_per_file, page
 from .ingest_remove import gone_ids  # noqa: F401  (importable from here as before)
 from .state.types import Passage, make_passage, passage_id
 from .tools.documents import docx_title, html_file_text, notebook_markdown, pdf_pages, read_docx
-from .tools.text import CHUNK_WORDS, FIT_MIN_WORDS, chunk_lines, chunk_table, chunk_text
+from .tools.text import CHUNK_WORDS, chunk_lines, chunk_table, chunk_text
 
 MD_EXT = {".md", ".markdown"}
 HTML_EXT = {".html", ".htm", ".xhtml"}
@@ -142,7 +142,8 @@ def _md_body(text: str) -> str:
 
 
 def _titled(fits: Fits | None, title: str) -> Callable[[str], bool] | None:
-    return None if fits is None else (lambda text: fits(title, text))
+    """``fits`` for one title's chunks; None when the title alone fills the window (no cut helps)."""
+    return None if fits is None or not fits(title, "") else (lambda text: fits(title, text))
 
 
 def _chunks(title: str, text: str, source: str, max_words: int, cut: Callable[..., list[str]] = chunk_text,
@@ -418,8 +419,8 @@ def ingest(
     unique = [p for p in {p["id"]: p for p in passages}.values() if "chunk" in (p.get("meta") or {})]
     cut, window = past_window(getattr(corpus, "embeddings", None), [embedded_text(p) for p in unique])
     if cut:  # the encoder reads the first `window` tokens only: the rest of these is never found
-        report.warnings.append(f"{cut} of {len(unique)} passages run past the encoder's {window} tokens though cut down to "
-                               f"{FIT_MIN_WORDS} words (their titles fill the window), and their ends are not embedded")
+        report.warnings.append(f"{cut} of {len(unique)} passages run past the encoder's {window} tokens, and their ends are "
+                               "not embedded: a title or a table's header row fills the window by itself")
     bar = tqdm(total=report.passages, desc="embedding", unit="passage", disable=not progress or not report.passages,
                dynamic_ncols=True)
     try:

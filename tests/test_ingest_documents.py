@@ -592,11 +592,19 @@ def test_a_chunk_past_the_encoders_window_is_cut_again_until_it_fits(tmp_path, c
     assert all(s in joined for s in settings) and "The end of the settings." in joined  # nothing lost
     rows = [line for p in stored for line in p["text"].splitlines() if line.startswith("| k")]
     assert set(rows) == {f"| k{i}.a/b | v{i}-c:d |" for i in range(120)}  # each row whole
-    # a title that fills the window by itself cannot be helped by cutting: said, as before
+    # a title or a CSV header row that fills the window by itself cannot be helped by cutting: the
+    # text is chunked as without the check (not cut into pieces that all stay past it), and said
     rows_file = tmp_path / "rows.jsonl"
-    rows_file.write_text(json.dumps({"title": " ".join(f"w{i}/" for i in range(200)), "text": "Short text."}) + "\n")
-    assert main(["ingest", str(rows_file), "--store", str(tmp_path / "t"), "--quiet"]) == 0
-    assert "1 of 1 passages run past the encoder's 256 tokens though cut down to 8 words" in capsys.readouterr().err
+    long_title = " ".join(f"w{i}/" for i in range(200))
+    rows_file.write_text(json.dumps({"title": long_title, "text": " ".join(settings)}) + "\n")
+    wide = tmp_path / "wide.csv"
+    wide.write_text(",".join(f"col{i}/x" for i in range(150)) + "\n" + "\n".join(",".join(str(r) * 150) for r in range(40)) + "\n")
+    assert main(["ingest", str(rows_file), str(wide), "--store", str(tmp_path / "t"), "--quiet"]) == 0
+    assert "run past the encoder's 256 tokens, and their ends are not embedded: a title or a table's header row fills the " \
+           "window by itself" in capsys.readouterr().err
+    words_only = read_file(str(rows_file)) + read_file(str(wide))
+    stored = ChromaCorpus(str(tmp_path / "t"), embeddings=minilm, create=False).all_passages()
+    assert sorted(p["text"] for p in stored) == sorted({p["text"] for p in words_only})  # (equal chunks: one id)
 
 
 def test_a_pretty_printed_json_object_is_one_row(tmp_path):

@@ -130,6 +130,8 @@ def test_a_chunk_the_window_refuses_is_cut_again_sentences_and_lines_whole():
     assert all(short_enough(c) for c in pieces) and "\n".join(pieces) == code.strip("\n")  # whole lines, in order
     table = chunk_table("a,b\n" + "\n".join(f"{i},{i * i}" for i in range(200)), 150, fits=short_enough)
     assert all(c.startswith("a,b\n") and short_enough(c) for c in table)
+    wide = "h" * 400 + "\n" + "\n".join(f"{i},{i * i}" for i in range(200))  # a header past the check by itself
+    assert chunk_table(wide, 150, fits=short_enough) == chunk_table(wide, 150)
     refused = chunk_text(prose, max_words=150, fits=lambda t: False)  # a title fills the window: cut no further
     assert all(len(c.split()) <= 2 * FIT_MIN_WORDS for c in refused) and set(refused) == sentences  # a sentence each
 

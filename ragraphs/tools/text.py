@@ -222,8 +222,11 @@ def chunk_lines(text: str, max_words: int = CHUNK_WORDS, *, fits: Callable[[str]
 
 def chunk_table(text: str, max_words: int = CHUNK_WORDS, *, fits: Callable[[str], bool] | None = None) -> list[str]:
     """A CSV or TSV file's chunks: whole rows, each chunk opening with the header row, which
-    names the columns (rows were run into sentences until 2026-12-02)."""
+    names the columns (rows were run into sentences until 2026-12-02); ``fits`` as in
+    :func:`chunk_text`, unless the header row alone is past it."""
     head, _, rows = (text or "").strip("\n").partition("\n")
+    if fits is not None and not fits(head):  # a header past the window: no cut helps, rows are chunked as without
+        fits = None
     if not rows.strip():
         return chunk_lines(head, max_words, fits=fits)
     room = max(1, max_words // 2, max_words - max(len(head.split()), len(head) // CHARS_PER_WORD))
