@@ -230,7 +230,8 @@ def chunk_table(text: str, max_words: int = CHUNK_WORDS, *, fits: Callable[[str]
     if not rows.strip():
         return chunk_lines(head, max_words, fits=fits)
     room = max(1, max_words // 2, max_words - max(len(head.split()), len(head) // CHARS_PER_WORD))
-    return [f"{head}\n{piece}" for piece in chunk_lines(rows, room, fits=fits and (lambda t: fits(f"{head}\n{t}")))]
+    with_head = None if fits is None else (lambda t: fits(f"{head}\n{t}"))
+    return [f"{head}\n{piece}" for piece in chunk_lines(rows, room, fits=with_head)]
 
 
 def _sentence_units(para: str, max_words: int) -> list[str]:
