@@ -40,6 +40,9 @@ def test_a_documents_own_id_wins_over_a_chunk_number_in_its_metadata(minilm):
     assert sorted(p["id"] for p in out["passages"]) == sorted(ids)
     assert all(store.get_by_ids([p["id"]]) for p in out["passages"])
     assert [p["meta"]["metadata_id"] for p in out["passages"]] == [1, 1, 1]  # the user's own id, kept beside
+    scores = [p["score"] for p in out["passages"]]  # the store's cosine similarities (None until 2026-12-02)
+    assert out["passages"][0]["text"].startswith("Paris") and scores == sorted(scores, reverse=True)
+    assert all(isinstance(x, float) and -1.0 <= x <= 1.0 for x in scores)
     own = document_passage(Document("x", id="u1", metadata={"id": 3, "metadata_id": "mine", "doc_id": "r-1"}))
     assert own["id"] == "u1" and own["meta"] == {"metadata_id": "mine", "doc_id": "r-1"}  # the user's keys as they are
     # no id of its own: the metadata's, as text; neither: one hashed from title and text

@@ -171,9 +171,18 @@ class LangChainRetriever:
             try:
                 pairs = inner.similarity_search_with_relevance_scores(query, k=k)
             except NotImplementedError:  # a store without a relevance function (InMemoryVectorStore)
-                pairs = None
+                pairs = _similarities(inner, query, k)
         if pairs is None and hasattr(inner, "similarity_search"):
             pairs = [(d, None) for d in inner.similarity_search(query, k=k)]
         elif pairs is None:
             raise ConfigError(f"{type(inner).__name__} is neither a LangChain VectorStore nor a retriever")
         return pairs
+
+
+def _similarities(inner: Any, query: str, k: int) -> list | None:
+    """(Document, score) from a store whose plain scores are similarities, higher nearer:
+    LangChain's ``InMemoryVectorStore`` (cosine; its passages' scores were None until
+    2026-12-02). None for another store, whose plain scores may be distances."""
+    from langchain_core.vectorstores import InMemoryVectorStore
+
+    return inner.similarity_search_with_score(query, k=k) if isinstance(inner, InMemoryVectorStore) else None
