@@ -11,7 +11,7 @@ Markdown files' chunks (code and tables keep their lines, as ingest reads Markdo
 256 tokens, and how many chunks ingest's window check makes of them (a chunk past the window
 cut again until it fits). Last, ingest's own chunks of ``--paths`` by file type, without and with
 the window check: chunks, how many run past the window, the share of their tokens never
-embedded, the median tokens.
+embedded, the median tokens, and the seconds reading and chunking took.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import glob
 import os
+import time
 
 import numpy as np
 
@@ -69,11 +70,13 @@ def main() -> None:
 
     fit = window_fits(embeddings)
     for label, fits in (("words only", None), ("cut again to fit", lambda title, text: fit(embedded_text(make_passage(title, text))))):
+        t0 = time.perf_counter()
         passages, _ = collect_passages(a.paths, fits=fits)
+        seconds = time.perf_counter() - t0
         by_type: dict[str, list[int]] = {}
         for p in {p["id"]: p for p in passages if "chunk" in p.get("meta", {})}.values():  # benchmark rows are kept whole
             by_type.setdefault(os.path.splitext(p["meta"]["path"])[1] or "(none)", []).append(n_tokens(embedded_text(p)))
-        print(f"ingest's chunks of {' '.join(a.paths)}, {label}:")
+        print(f"ingest's chunks of {' '.join(a.paths)}, {label} (read and chunked in {seconds:.2f} s):")
         for ext, sizes in sorted(by_type.items(), key=lambda kv: -len(kv[1])) + [("all", sum(by_type.values(), []))]:
             unread = sum(max(0, n - window) for n in sizes) / max(1, sum(sizes))
             print(f"  {ext}: {len(sizes)} chunks, {sum(n > window for n in sizes)} past {window} tokens "
