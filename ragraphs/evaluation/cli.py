@@ -23,7 +23,7 @@ from .records import run_dir
 from .report import fmt as _fmt, recall_over, summary_table
 from .runner import ORACLE, RunSpec, iter_specs, run_spec, unique_ids
 
-SUMMARY_KEYS = ("em", "f1", "acc", "recall", "docs_avg", "llm_calls_avg", "iterations_avg", "parse_failures", "guard_hit_rate", "web_calls_avg", "latency_s_avg")
+SUMMARY_KEYS = ("em", "f1", "acc", "empty_answers", "recall", "docs_avg", "llm_calls_avg", "iterations_avg", "parse_failures", "guard_hit_rate", "web_calls_avg", "latency_s_avg")
 
 
 def _csv(value: str | None) -> list[str]:

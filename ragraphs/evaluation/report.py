@@ -39,7 +39,7 @@ def summary_table(summaries: list[dict], *, first: str = "run") -> str:
     """A Markdown table of run summaries (EM/F1/acc/recall in percent; recall over the questions
     with gold paragraphs, their count beside it when not all had one)."""
     head = (
-        f"| {first} | n | EM | F1 | acc | recall | docs | LLM calls | iterations | parse failures | guard hits | "
+        f"| {first} | n | EM | F1 | acc | empty answers | recall | docs | LLM calls | iterations | parse failures | guard hits | "
         "web calls | input tokens | s/question | overhead % | errors |"
     )
     lines = [head, "|" + " --- |" * (head.count("|") - 1)]
@@ -49,7 +49,7 @@ def summary_table(summaries: list[dict], *, first: str = "run") -> str:
             name = s.get("dataset")
         lines.append(
             f"| {name} | {s['n']} | {fmt(s['em'], True)} | {fmt(s['f1'], True)} | {fmt(s['acc'], True)} | "
-            f"{_recall_cell(s)} | {fmt(s['docs_avg'])} | {fmt(s['llm_calls_avg'])} | {fmt(s.get('iterations_avg'))} | "
+            f"{fmt(s.get('empty_answers'))} | {_recall_cell(s)} | {fmt(s['docs_avg'])} | {fmt(s['llm_calls_avg'])} | {fmt(s.get('iterations_avg'))} | "
             f"{fmt(s.get('parse_failures'))} | {fmt(s.get('guard_hit_rate'), True)} | {fmt(s['web_calls_avg'])} | "
             f"{fmt(s.get('input_tokens_avg'))} | {fmt(s['latency_s_avg'])} | {fmt(s['overhead_pct'])} | {s['errors']} |"
         )
@@ -279,7 +279,8 @@ def write_report(
         lines += ["Command:", "", "```", " ".join(shlex.quote(a) for a in argv), "```", ""]
     n = summaries[0]["n"] if summaries else 0
     lines += [
-        f"Data: `{data}`, {n} questions. EM, F1, acc and recall in percent; docs, LLM calls, web calls and "
+        f"Data: `{data}`, {n} questions. EM, F1, acc and recall in percent; empty answers counts the questions "
+        "the reader left unanswered (the embedded model abstains so); docs, LLM calls, web calls and "
         "input tokens are means per question; parse failures is the number of structured LLM decisions "
         "that needed the lenient reader or the repair retry, or failed (sum over questions); guard hits is "
         "the share (%) of questions a looping method ended at its iteration guard; s/question is wall "

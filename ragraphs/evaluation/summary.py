@@ -48,6 +48,7 @@ def summarize(records: list[dict], *, spec: Any = None, dataset: str = "", data:
     total_wall = sum(walls)
     total_over = sum(r.get("overhead_s") or 0.0 for r in ok)
     with_gold = [r for r in records if r.get("recall") is not None]
+    scored = [r for r in ok if r.get("em") is not None]  # none in a retrieval-only run
     out: dict[str, Any] = {
         "method": spec.method if spec else None,
         "label": spec.label if spec else None,
@@ -69,6 +70,8 @@ def summarize(records: list[dict], *, spec: Any = None, dataset: str = "", data:
         "output_tokens_avg": _r(mean(r.get("output_tokens") for r in ok), 1),
         "iterations_avg": _r(mean(r.get("iterations") for r in ok), 3),
         "parse_failures": sum(int(r.get("parse_failures") or 0) for r in ok),
+        # answers the reader left empty (the embedded model abstains so), among the scored; since 2026-12-02
+        "empty_answers": sum(not str(r.get("prediction") or "").strip() for r in scored) if scored else None,
         "guard_hit_rate": _r(mean(float(r["guard_hit"]) for r in ok if r.get("guard_hit") is not None), 3),
         "ended": _ended(ok),
         "latency_s_avg": _r(mean(walls), 4),

@@ -70,6 +70,19 @@ def test_vanilla_run_scores_times_and_recall(hotpot, corpus):
     assert 0 <= summary["recall"] <= 1 and summary["n_with_gold"] == 4
     assert set(summary["node_s_avg"]) == {"start", "retrieve", "generate"}
     assert summary["overhead_pct"] is not None and summary["k"] == 3
+    assert summary["empty_answers"] == 0
+
+
+def test_empty_answers_are_counted_among_the_scored_questions(hotpot, corpus):
+    """The embedded model abstains by leaving its answer empty; ``empty_answers`` counts those
+    questions (since 2026-12-02), and is None where nothing was answered (retrieval only)."""
+    comps = Components(llm=FakeAnswerChat(responses=["."]), retriever=corpus)  # "." cleans to an empty answer
+    summary, recs = run_spec(RunSpec("vanilla", k=3), hotpot[:3], comps, progress=False)
+    assert [r["prediction"] for r in recs] == ["", "", ""] and summary["empty_answers"] == 3 and summary["em"] == 0
+    from ragraphs.evaluation.report import summary_table
+
+    head, _, row = summary_table([summary]).splitlines()
+    assert "| acc | empty answers | recall |" in head and row.split(" | ")[5] == "3"
 
 
 def test_retrieval_only_skips_generation(hotpot, corpus):
@@ -78,7 +91,7 @@ def test_retrieval_only_skips_generation(hotpot, corpus):
     summary, recs = run_spec(RunSpec("vanilla", k=10, retrieval_only=True), hotpot[:3], comps, progress=False)
     assert llm.prompts == [] and summary["llm_calls_avg"] == 0
     assert summary["em"] is None and summary["f1"] is None and summary["acc"] is None
-    assert summary["docs_avg"] == 10 and summary["recall"] is not None
+    assert summary["docs_avg"] == 10 and summary["recall"] is not None and summary["empty_answers"] is None
 
 
 def test_oracle_hands_over_the_gold_paragraphs(hotpot):
