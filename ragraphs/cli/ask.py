@@ -9,7 +9,7 @@ from typing import Any
 
 from ..errors import ConfigError, InputError
 from .common import (add_run_args, add_store_args, make_components, refuse_clashes, refuse_missing_web, shown_answer,
-                     store_from_env, stream_run)
+                     store_from_env, stream_run, keeps_no_passage, NO_PASSAGES)
 
 
 def validate_question(q: str | None) -> str:
@@ -135,9 +135,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
             print(shown_answer(result.get("answer", ""), args.quiet))
         if retrieval_only and not passages:
             print("no passages", file=sys.stderr)
-        if not retrieval_only and not passages and not args.quiet and args.method != "none":
-            # ERM4's back-off, or a run whose judges kept nothing: a bare answer read as a retrieved one (until 2026-12-02)
-            print("\npassages: none kept; the answer is the model's own")
+        if not retrieval_only and keeps_no_passage(args.method, passages, args.quiet):
+            print(f"\npassages: {NO_PASSAGES}")  # a bare answer read as a retrieved one until 2026-12-02
         if passages and (retrieval_only or not args.quiet):
             print("passages:" if retrieval_only else "\npassages:")
             for i, p in enumerate(passages, 1):

@@ -104,6 +104,12 @@ def make_components(args: argparse.Namespace, **kw: Any):
 
 
 NO_ANSWER = "(no answer: the model gave none)"
+NO_PASSAGES = "none kept; the answer is the model's own"  # ERM4's back-off, or judges that kept nothing
+
+
+def keeps_no_passage(method: str, passages: list, quiet: bool) -> bool:
+    """Whether to say that an answer came with no passage (the no-retrieval baseline reads none by design)."""
+    return not passages and not quiet and method != "none"
 
 
 def shown_answer(answer: str, quiet: bool) -> str:

@@ -316,7 +316,12 @@ def window_fits(embeddings: Any) -> Callable[[str], bool] | None:
     loads at the first text asked about (benchmark rows, never cut, ask nothing)."""
     if not isinstance(embeddings, MiniLMEmbeddings):
         return None
-    return lambda text: _token_count(embeddings.model, [text])[0] <= int(embeddings.model.max_seq_length)
+
+    def fits(text: str) -> bool:
+        model = embeddings.model  # loaded once per process; fetched once per check
+        return _token_count(model, [text])[0] <= int(model.max_seq_length)
+
+    return fits
 
 
 def past_window(embeddings: Any, texts: Sequence[str]) -> tuple[int, int]:
