@@ -9,7 +9,7 @@ from typing import Any
 
 from ..errors import ConfigError, InputError
 from .common import (add_run_args, add_store_args, make_components, refuse_clashes, refuse_missing_web, shown_answer,
-                     store_from_env, stream_run, keeps_no_passage, NO_PASSAGES)
+                     store_from_env, stream_run, keeps_no_passage, shown_where, NO_PASSAGES)
 
 
 def validate_question(q: str | None) -> str:
@@ -142,9 +142,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
             for i, p in enumerate(passages, 1):
                 sc = p.get("score")
                 txt = " ".join(p["text"].split())
-                meta = p.get("meta") or {}
-                where = meta.get("url") or meta.get("path")
-                where = f"{where}, page {meta['page']}" if where and meta.get("page") else where
+                where = shown_where(p)
                 print(f"  [{i}] {p['title']} ({p.get('source')}{'' if sc is None else f', {sc:.3f}'}"
                       f"{f', {where}' if where else ''}): " + (txt if retrieval_only else txt[:160]))
         if not args.quiet:

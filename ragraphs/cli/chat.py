@@ -21,7 +21,7 @@ from langchain_core.runnables import RunnableConfig
 
 from ..errors import ConfigError, InputError, RagraphsError, redact
 from .common import (add_run_args, add_store_args, make_components, refuse_clashes, refuse_missing_web, shown_answer, store_from_env,
-                     keeps_no_passage, NO_PASSAGES)
+                     keeps_no_passage, shown_sources, NO_PASSAGES)
 
 ENDS = {"exit", "quit", ":q", "/exit", "/quit", "/q"}
 HELP = ("Each line is a question for the method; the conversation is kept (with --thread, in the checkpointer). "
@@ -156,7 +156,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
         if read_as != question and not args.quiet:
             print(f"  read as: {read_as}", flush=True)
         if passages and not args.quiet:
-            print("  sources: " + "; ".join(p["title"] for p in passages), flush=True)
+            print(f"  sources: {shown_sources(passages)}", flush=True)
         elif keeps_no_passage(args.method, passages, args.quiet):  # said since 2026-12-02, as ask says it
             print(f"  sources: {NO_PASSAGES}", flush=True)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+from pathlib import Path
 
 import pytest
 
@@ -29,6 +30,11 @@ def store(tmp_path, capsys):
     code, _, _ = main_captured(capsys, "ingest", docs, "--store", tmp_path / "store")
     assert code == 0
     return str(tmp_path / "store")
+
+
+def src(store: str, *titles: str) -> str:
+    """The sources line of an answer read from the fixture's file: each title once, with the file."""
+    return "  sources: " + "; ".join(f"{t} ({Path(store).parent / 'docs.jsonl'})" for t in titles)
 
 
 def _chat(capsys, monkeypatch, lines: str, *args):
@@ -51,7 +57,7 @@ def test_an_empty_answer_is_said_not_printed_as_a_blank_line(store, capsys, monk
     code, out, _ = main_captured(capsys, "ask", "Who introduced pH?", "--store", store, "--llm", "fake:.", "--k", "1", "--json")
     assert json.loads(out.splitlines()[-1])["answer"] == ""
     code, out, _ = _chat(capsys, monkeypatch, "Who introduced pH?\n", store, "--llm", "fake:.", "--k", "1")
-    assert code == 0 and out.splitlines() == [NO_ANSWER, "  sources: S. P. L. Sørensen"]
+    assert code == 0 and out.splitlines() == [NO_ANSWER, src(store, "S. P. L. Sørensen")]
     code, out, _ = _chat(capsys, monkeypatch, "Who introduced pH?\n", store, "--llm", "fake:.", "--k", "1", "--quiet")
     assert code == 0 and out == "\n"
 
@@ -74,7 +80,7 @@ def test_each_line_is_answered_and_an_empty_line_skipped(store, capsys, monkeypa
     code, out, _ = _chat(capsys, monkeypatch, "Who introduced pH?\n\nWhat is the capital of Peru?\n", store,
                          "--llm", "fake:Sørensen", "--k", "1")
     assert code == 0
-    assert out.splitlines() == ["Sørensen", "  sources: S. P. L. Sørensen", "Sørensen", "  sources: Lima"]
+    assert out.splitlines() == ["Sørensen", src(store, "S. P. L. Sørensen"), "Sørensen", src(store, "Lima")]
     # one JSON line per answer, every turn in the same thread; `exit` ends before the next line
     code, out, _ = _chat(capsys, monkeypatch, "Who introduced pH?\nexit\nnever read\n", store,
                          "--llm", "fake:x", "--k", "2", "--json")
@@ -84,14 +90,33 @@ def test_each_line_is_answered_and_an_empty_line_skipped(store, capsys, monkeypa
     assert [p["title"] for p in row["passages"]][0] == "S. P. L. Sørensen" and len(row["passages"]) == 2
 
 
+def test_each_source_is_named_once_with_where_it_comes_from(tmp_path, capsys, monkeypatch):
+    """Two chunks of one file are one source, named with its path; until 2026-12-02 the sources
+    line gave each passage's title, so a file read twice was named twice ("ragraphs; Judges;
+    ragraphs; Judges" over this repository's docs) and never its path."""
+    doc = tmp_path / "ph.md"
+    doc.write_text("# Acidity\n\n" + "Søren Sørensen introduced the pH scale in 1909 at the Carlsberg Laboratory. " * 12
+                   + "\n\n" + "The pH of pure water at 25 degrees is seven, neither acid nor base. " * 12 + "\n", encoding="utf-8")
+    other = tmp_path / "lima.md"
+    other.write_text("# Lima\n\nLima is the capital of Peru.\n", encoding="utf-8")
+    code, _, _ = main_captured(capsys, "ingest", doc, other, "--store", tmp_path / "store", "--chunk-words", "60")
+    assert code == 0
+    code, out, _ = _chat(capsys, monkeypatch, "Who introduced the pH scale?\n", str(tmp_path / "store"), "--llm", "fake:Sørensen", "--k", "3")
+    assert code == 0
+    sources = out.splitlines()[1]
+    assert sources == f"  sources: Acidity ({doc})"  # its three chunks are the top 3
+    code, out, _ = main_captured(capsys, "ask", "Who introduced the pH scale?", "--store", tmp_path / "store", "--llm", "fake:x", "--k", "3")
+    assert out.count(f", {doc}): ") == 3  # ask still lists each passage, with the same path
+
+
 def test_follow_up_rewrite_prints_how_a_later_message_was_read(store, capsys, monkeypatch):
     # the fake model writes the rewrite's JSON for every call, so the answer is that text too
     rewrite = '{"question": "Where was Sørensen from?"}'
     code, out, _ = _chat(capsys, monkeypatch, "Who introduced pH?\nWhere was he from?\n", store,
                          "--llm", f"fake:{rewrite}", "--k", "1", "--follow-up", "rewrite")
     assert code == 0
-    assert out.splitlines() == [rewrite, "  sources: S. P. L. Sørensen",
-                                rewrite, "  read as: Where was Sørensen from?", "  sources: S. P. L. Sørensen"]
+    assert out.splitlines() == [rewrite, src(store, "S. P. L. Sørensen"),
+                                rewrite, "  read as: Where was Sørensen from?", src(store, "S. P. L. Sørensen")]
     code, out, _ = _chat(capsys, monkeypatch, "Who introduced pH?\nWhere was he from?\n", store,
                          "--llm", f"fake:{rewrite}", "--k", "1", "--follow-up", "rewrite", "--json")
     rows = [json.loads(line) for line in out.splitlines()]
@@ -183,7 +208,7 @@ def test_in_a_terminal_it_prompts_and_ctrl_d_ends(store, tmp_path):
         os.close(master)
     text = seen.decode("utf-8", "replace").replace("\r", "")
     assert "chat with vanilla, thread chat-" in text and "exit or Ctrl-D ends" in text
-    assert "you> Who introduced pH?\nSørensen\n  sources: S. P. L. Sørensen\nyou> " in text
+    assert f"you> Who introduced pH?\nSørensen\n{src(store, 'S. P. L. Sørensen')}\nyou> " in text
     assert "interrupted" not in text and text.count("you> ") == 3
 
 
@@ -195,7 +220,7 @@ def test_a_bad_line_is_reported_and_the_chat_goes_on(store, capsys, monkeypatch)
     monkeypatch.setattr("sys.stdin", piped)
     code, out, err = main_captured(capsys, "chat", "--store", store, "--llm", "fake:Lima", "--k", "1")
     assert code == 2
-    assert out.splitlines() == ["Lima", "  sources: Lima", "Lima", "  sources: Lima"]
+    assert out.splitlines() == ["Lima", src(store, "Lima"), "Lima", src(store, "Lima")]
     assert err.count("ragraphs: error:") == 1 and "Traceback" not in err
 
 
@@ -222,5 +247,5 @@ def test_an_unknown_command_alone_fails_the_batch(store, capsys, monkeypatch):
     monkeypatch.setattr("sys.stdin", io.StringIO("/frobnicate\nWhat is the capital of Peru?\n"))
     code, out, err = main_captured(capsys, "chat", "--store", store, "--llm", "fake:Lima", "--k", "1")
     assert code == 2
-    assert out.splitlines() == ["Lima", "  sources: Lima"]
+    assert out.splitlines() == ["Lima", src(store, "Lima")]
     assert err.count("ragraphs: error:") == 1 and "unknown command '/frobnicate'" in err
