@@ -9,7 +9,7 @@ from typing import Any
 
 from ..errors import ConfigError, InputError
 from .common import (add_run_args, add_store_args, make_components, refuse_clashes, refuse_missing_web, shown_answer,
-                     store_from_env, stream_run, keeps_no_passage, shown_where, NO_PASSAGES)
+                     store_from_env, stream_run, keeps_no_passage, shown_where, warn_if_empty, NO_PASSAGES)
 
 
 def validate_question(q: str | None) -> str:
@@ -87,10 +87,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
         raise ConfigError("--checkpointer keeps a run under a --thread ID; give one, or leave --checkpointer out")
     store_from_env(args)  # RAGRAPHS_STORE_URL / RAGRAPHS_COLLECTION, as the server's graphs read them
     components = make_components(args, create_collection=False)  # a mistyped --store or --collection is an error, not a new store
-    if args.method != "none":
-        retr = components.retriever
-        if hasattr(retr, "count") and retr.count() == 0:
-            print("warning: the store is empty; run `ragraphs ingest PATH` first", file=sys.stderr)
+    warn_if_empty(components, args.method)
     config = None
     checkpointer = None
     if getattr(args, "thread", None):
@@ -107,49 +104,59 @@ def cmd_ask(args: argparse.Namespace) -> int:
     result = run_graph(
         args.method, question, components, ctx, trace=args.trace, config=config, checkpointer=checkpointer
     )
-    passages = result.get("passages") or []
     if args.json:
-        out = {
-            "method": args.method,
-            "question": question,
-            "answer": result.get("answer", ""),
-            "retrieval_only": bool(getattr(args, "retrieval_only", False)),
-            "passages": [{**{k: p.get(k) for k in ("id", "title", "text", "source", "score")}, "meta": p.get("meta") or {}}
-                         for p in passages],
-            "llm_calls": result.get("llm_calls", 0),
-            "parse_failures": result.get("parse_failures", 0),  # decisions read leniently, repaired or failed
-            "web_calls": result.get("web_calls", 0),
-            "input_tokens": result.get("input_tokens", 0),
-            "output_tokens": result.get("output_tokens", 0),
-            "node_times": {k: round(v, 4) for k, v in result["node_times"].items()},
-            "wall_s": round(result["wall_s"], 4),
-            "load_s": round(load_s, 4),
-            "trace": result.get("trace", []),
-        }
-        print(json.dumps(out, default=str))
+        print(json.dumps(_json_result(args, question, result, load_s), default=str))
     else:
-        retrieval_only = bool(getattr(args, "retrieval_only", False))
-        if result.get("web_error") not in (None, "", "no web search configured"):  # CRAG lost the web it was given: say why
-            print(f"warning: {result['web_error']}", file=sys.stderr)
-        if not retrieval_only:
-            print(shown_answer(result.get("answer", ""), args.quiet))
-        if retrieval_only and not passages:
-            print("no passages", file=sys.stderr)
-        if not retrieval_only and keeps_no_passage(args.method, passages, args.quiet):
-            print(f"\npassages: {NO_PASSAGES}")  # a bare answer read as a retrieved one until 2026-12-02
-        if passages and (retrieval_only or not args.quiet):
-            print("passages:" if retrieval_only else "\npassages:")
-            for i, p in enumerate(passages, 1):
-                sc = p.get("score")
-                txt = " ".join(p["text"].split())
-                where = shown_where(p)
-                print(f"  [{i}] {p['title']} ({p.get('source')}{'' if sc is None else f', {sc:.3f}'}"
-                      f"{f', {where}' if where else ''}): " + (txt if retrieval_only else txt[:160]))
-        if not args.quiet:
-            times = ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in result["node_times"].items())
-            print(f"\nllm calls: {result.get('llm_calls', 0)}; {times}; total {result['wall_s']:.2f}s"
-                  f" (models loaded in {load_s:.2f}s before)")
+        _print_result(args, result, load_s)
     return 0
+
+
+def _json_result(args: argparse.Namespace, question: str, result: dict, load_s: float) -> dict:
+    """``ask --json``'s object: the answer, the passages whole, the counts and times."""
+    return {
+        "method": args.method,
+        "question": question,
+        "answer": result.get("answer", ""),
+        "retrieval_only": bool(getattr(args, "retrieval_only", False)),
+        "passages": [{**{k: p.get(k) for k in ("id", "title", "text", "source", "score")}, "meta": p.get("meta") or {}}
+                     for p in result.get("passages") or []],
+        "llm_calls": result.get("llm_calls", 0),
+        "parse_failures": result.get("parse_failures", 0),  # decisions read leniently, repaired or failed
+        "web_calls": result.get("web_calls", 0),
+        "input_tokens": result.get("input_tokens", 0),
+        "output_tokens": result.get("output_tokens", 0),
+        "node_times": {k: round(v, 4) for k, v in result["node_times"].items()},
+        "wall_s": round(result["wall_s"], 4),
+        "load_s": round(load_s, 4),
+        "trace": result.get("trace", []),
+    }
+
+
+def _print_result(args: argparse.Namespace, result: dict, load_s: float) -> None:
+    """The answer, the passages (whole with ``--retrieval-only``, else their start) and the
+    calls and times; ``--quiet``: the answer only."""
+    passages = result.get("passages") or []
+    retrieval_only = bool(getattr(args, "retrieval_only", False))
+    if result.get("web_error") not in (None, "", "no web search configured"):  # CRAG lost the web it was given: say why
+        print(f"warning: {result['web_error']}", file=sys.stderr)
+    if not retrieval_only:
+        print(shown_answer(result.get("answer", ""), args.quiet))
+    if retrieval_only and not passages:
+        print("no passages", file=sys.stderr)
+    if not retrieval_only and keeps_no_passage(args.method, passages, args.quiet):
+        print(f"\npassages: {NO_PASSAGES}")  # a bare answer read as a retrieved one until 2026-12-02
+    if passages and (retrieval_only or not args.quiet):
+        print("passages:" if retrieval_only else "\npassages:")
+        for i, p in enumerate(passages, 1):
+            sc = p.get("score")
+            txt = " ".join(p["text"].split())
+            where = shown_where(p)
+            print(f"  [{i}] {p['title']} ({p.get('source')}{'' if sc is None else f', {sc:.3f}'}"
+                  f"{f', {where}' if where else ''}): " + (txt if retrieval_only else txt[:160]))
+    if not args.quiet:
+        times = ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in result["node_times"].items())
+        print(f"\nllm calls: {result.get('llm_calls', 0)}; {times}; total {result['wall_s']:.2f}s"
+              f" (models loaded in {load_s:.2f}s before)")
 
 
 def cmd_demo(args: argparse.Namespace) -> int:

@@ -107,6 +107,13 @@ NO_ANSWER = "(no answer: the model gave none)"
 NO_PASSAGES = "none kept; the answer is the model's own"  # ERM4's back-off, or judges that kept nothing
 
 
+def warn_if_empty(components: Any, method: str) -> None:
+    """A warning on stderr when the store the method would read holds nothing."""
+    retr = components.retriever if method != "none" else None
+    if retr is not None and hasattr(retr, "count") and retr.count() == 0:
+        print("warning: the store is empty; run `ragraphs ingest PATH` first", file=sys.stderr)
+
+
 def keeps_no_passage(method: str, passages: list, quiet: bool) -> bool:
     """Whether to say that an answer came with no passage (the no-retrieval baseline reads none by design)."""
     return not passages and not quiet and method != "none"
