@@ -247,41 +247,7 @@ def open_results(spec: Any, out_dir: str | None, *, resume: bool, dataset: str =
     cfg["data_sha256"] = data_hashes(data, corpus)
     cfg_path = os.path.join(out_dir, "config.json")
     if os.path.exists(cfg_path) and resume:
-        try:
-            with open(cfg_path, encoding="utf-8") as fh:
-                old = json.load(fh)
-        except (OSError, ValueError):
-            old = None
-        if not isinstance(old, dict) and read_results(results_path):
-            # results whose settings cannot be read: resuming would keep them whatever they were run
-            # with (until 2026-12-01 a damaged config.json skipped every check below)
-            raise ConfigError(f"{cfg_path} cannot be read (damaged or not a JSON object), so the results beside it "
-                              "cannot be checked against this run; use another --out or --fresh")
-        if not isinstance(old, dict):
-            old = None
-        # a setting added since the old run was written reads as its default there
-        defaults = {f.name: f.default for f in fields(spec) if f.default is not MISSING}
-        old_spec = {**defaults, **old["spec"]} if old is not None and isinstance(old.get("spec"), dict) else None
-        if old is not None and (old_spec != cfg["spec"] or old.get("data") != cfg["data"]):
-            raise ConfigError(
-                f"{out_dir} holds results of other settings or another data file; use another --out or --fresh"
-            )
-        old_hashes = old.get("data_sha256") if old is not None else None  # none: written before 2026-11-30
-        edited = [p for p, h in old_hashes.items() if cfg["data_sha256"].get(p, h) != h] if isinstance(old_hashes, dict) else []
-        if edited:
-            raise ConfigError(f"{out_dir} holds results of another version of {edited[0]} (its sha256 differs: edited "
-                              "since); use another --out or --fresh")
-        for key, what in GUARDED.items():
-            if key == "llm_endpoint" and old is not None and not _names_openai(old.get("spec")):
-                continue  # written from RAGRAPHS_LLM before 2026-11-30: the answers are the spec's model's
-            if old is not None and key in old and _differs(key, old[key], cfg.get(key), cfg.get("judge_variables") or []):
-                empty = "none" if key != "judges" else "the shipped ones" if _loads_judge(spec) else "no judge loaded"
-                named = what.format(old=_named(old[key], empty), new=_named(cfg.get(key), empty))
-                raise ConfigError(f"{out_dir} holds {named}; use another --out or --fresh")
-        # a run written before the corpus was recorded resumes as before
-        if old is not None and "corpus" in old and old["corpus"] != cfg["corpus"]:
-            raise ConfigError(f"{out_dir} holds results retrieved from another corpus ({old['corpus'] or 'the data file'}, "
-                              f"now {cfg['corpus'] or 'the data file'}); use another --out or --fresh")
+        _refuse_another_run(out_dir, spec, cfg, _read_config(cfg_path, results_path))
     if not resume and os.path.exists(results_path):
         os.replace(results_path, results_path + ".old")
     if provenance is not None:
@@ -292,6 +258,51 @@ def open_results(spec: Any, out_dir: str | None, *, resume: bool, dataset: str =
     os.replace(tmp, cfg_path)
     done = {i: r for i, r in read_results(results_path).items() if not r.get("error")} if resume else {}
     return results_path, done
+
+
+def _read_config(cfg_path: str, results_path: str) -> dict | None:
+    """The ``config.json`` an earlier run wrote, or None where it cannot be read and no
+    results stand beside it; with results beside it, an error: resuming would keep them
+    whatever they were run with (until 2026-12-01 a damaged config.json skipped every check)."""
+    try:
+        with open(cfg_path, encoding="utf-8") as fh:
+            old = json.load(fh)
+    except (OSError, ValueError):
+        old = None
+    if isinstance(old, dict):
+        return old
+    if read_results(results_path):
+        raise ConfigError(f"{cfg_path} cannot be read (damaged or not a JSON object), so the results beside it "
+                          "cannot be checked against this run; use another --out or --fresh")
+    return None
+
+
+def _refuse_another_run(out_dir: str, spec: Any, cfg: dict, old: dict | None) -> None:
+    """A :class:`ConfigError` when the folder's earlier run (``old``, its config) differs from
+    this one (``cfg``) in settings, data file, a data file's content, model endpoint, web
+    search, judges or corpus; a folder written before one of them was recorded resumes as before."""
+    if old is None:
+        return
+    # a setting added since the old run was written reads as its default there
+    defaults = {f.name: f.default for f in fields(spec) if f.default is not MISSING}
+    old_spec = {**defaults, **old["spec"]} if isinstance(old.get("spec"), dict) else None
+    if old_spec != cfg["spec"] or old.get("data") != cfg["data"]:
+        raise ConfigError(f"{out_dir} holds results of other settings or another data file; use another --out or --fresh")
+    old_hashes = old.get("data_sha256")  # none: written before 2026-11-30
+    edited = [p for p, h in old_hashes.items() if cfg["data_sha256"].get(p, h) != h] if isinstance(old_hashes, dict) else []
+    if edited:
+        raise ConfigError(f"{out_dir} holds results of another version of {edited[0]} (its sha256 differs: edited "
+                          "since); use another --out or --fresh")
+    for key, what in GUARDED.items():
+        if key == "llm_endpoint" and not _names_openai(old.get("spec")):
+            continue  # written from RAGRAPHS_LLM before 2026-11-30: the answers are the spec's model's
+        if key in old and _differs(key, old[key], cfg.get(key), cfg.get("judge_variables") or []):
+            empty = "none" if key != "judges" else "the shipped ones" if _loads_judge(spec) else "no judge loaded"
+            named = what.format(old=_named(old[key], empty), new=_named(cfg.get(key), empty))
+            raise ConfigError(f"{out_dir} holds {named}; use another --out or --fresh")
+    if "corpus" in old and old["corpus"] != cfg["corpus"]:
+        raise ConfigError(f"{out_dir} holds results retrieved from another corpus ({old['corpus'] or 'the data file'}, "
+                          f"now {cfg['corpus'] or 'the data file'}); use another --out or --fresh")
 
 
 # the judge sources a run reads from the environment (a judge given to the components, by its
