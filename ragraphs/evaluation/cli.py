@@ -156,7 +156,6 @@ def _refuse_unused(args: argparse.Namespace) -> None:
 
 def cmd_eval(args: argparse.Namespace) -> int:
     from ..components import Components
-    from ..datasets import load_dataset, normalize_dataset_name, parse_data_spec, select_part
     from ..settings import parse_settings
 
     _refuse_unused(args)
@@ -167,26 +166,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     _refuse_clashes(args, methods, ks, strategies, settings)
     if args.limit is not None and args.limit < 1:
         raise InputError("--limit must be at least 1")
-    path, part, nparts = parse_data_spec(args.data)
-    if os.path.isdir(path):
-        raise InputError(f"--data {path} is a folder; give a data file (JSONL or JSON)")
-    if not os.path.isfile(path):
-        raise InputError(f"--data: no such file: {path}")
-
-    ds_name = normalize_dataset_name(args.dataset)
-    loaded = load_dataset(path, ds_name)
-    if not loaded:
-        raise InputError(f"{path}: no questions could be read")
-    # FILE@K/N: part K, hashed on the loader's ids (unique_ids then renames the same objects);
-    # the corpus still pools the whole file
-    examples = select_part(loaded, part, nparts)
-    if not examples:
-        raise InputError(f"{args.data}: part {part} of {nparts} holds no questions")
-    all_examples = unique_ids(loaded)
-    # a file of several subsets (NQ + TriviaQA rows) is named by its format, not by its first row
-    subsets = {ex.dataset for ex in all_examples}
-    dataset = ds_name or (all_examples[0].dataset if len(subsets) == 1 else _file_format(path) or "mixed")
-    examples = examples[: args.limit] if args.limit else examples
+    examples, all_examples, dataset = _questions(args)
     if args.out:  # before the corpus is embedded and the questions run; after the data is read (a refused
         # file left an empty --out folder behind until 2026-12-01)
         check_writable_folder(args.out)
@@ -225,25 +205,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         for ctx in contexts:
             refuse_missing_web(ctx)
 
-    web = None
-    if args.web:
-        from ..tools.websearch import OfflineCorpusSearch
-
-        for w in args.web:
-            if not os.path.isfile(w):
-                raise InputError(f"--web: no such file: {w}")
-        web = OfflineCorpusSearch(args.web)
-
-    needs_corpus = any(s.method not in ("none", ORACLE) for s in specs)
-    retriever = open_corpus(args, all_examples) if needs_corpus else None
-    if retriever is not None and withhold:
-        from .corpus import WithheldRetriever
-
-        gold = sorted({i for ex in examples for i in ex.supporting_ids})
-        if hasattr(retriever, "existing_ids") and not retriever.existing_ids(gold):
-            raise InputError(f"--withhold-gold: the store {args.corpus} holds none of the questions' gold paragraphs, so "
-                             "withholding them would change nothing (ingest the benchmark file itself, or drop --corpus)")
-        retriever = WithheldRetriever(retriever)
+    retriever, web = _local_parts(args, specs, examples, all_examples, withhold)
     embeddings = getattr(retriever, "embeddings", None)
     shared = Components(retriever=retriever, embeddings=embeddings, web_search=web)
     oracle_components = None
@@ -269,6 +231,58 @@ def cmd_eval(args: argparse.Namespace) -> int:
         if spec.retrieval_only and not args.json and not args.quiet:
             print(stage_lines(summary), file=sys.stderr)
     return _report(args, methods, summaries, all_records, examples, dataset)
+
+
+def _questions(args: argparse.Namespace) -> tuple[list, list, str]:
+    """The questions to run (``FILE@K/N``'s part, the first ``--limit``), every question of the
+    file (whose paragraphs the corpus pools) and the dataset's name."""
+    from ..datasets import load_dataset, normalize_dataset_name, parse_data_spec, select_part
+
+    path, part, nparts = parse_data_spec(args.data)
+    if os.path.isdir(path):
+        raise InputError(f"--data {path} is a folder; give a data file (JSONL or JSON)")
+    if not os.path.isfile(path):
+        raise InputError(f"--data: no such file: {path}")
+    ds_name = normalize_dataset_name(args.dataset)
+    loaded = load_dataset(path, ds_name)
+    if not loaded:
+        raise InputError(f"{path}: no questions could be read")
+    # FILE@K/N: part K, hashed on the loader's ids (unique_ids then renames the same objects);
+    # the corpus still pools the whole file
+    examples = select_part(loaded, part, nparts)
+    if not examples:
+        raise InputError(f"{args.data}: part {part} of {nparts} holds no questions")
+    all_examples = unique_ids(loaded)
+    # a file of several subsets (NQ + TriviaQA rows) is named by its format, not by its first row
+    subsets = {ex.dataset for ex in all_examples}
+    dataset = ds_name or (all_examples[0].dataset if len(subsets) == 1 else _file_format(path) or "mixed")
+    return (examples[: args.limit] if args.limit else examples), all_examples, dataset
+
+
+def _local_parts(args: argparse.Namespace, specs: list[RunSpec], examples: list, all_examples: list,
+                 withhold: bool) -> tuple[Any, Any]:
+    """What every local run shares: the corpus (the file's paragraphs pooled, or ``--corpus``;
+    each question's gold withheld with ``--withhold-gold``; None when no run retrieves) and the
+    ``--web`` files' search (None without them)."""
+    web = None
+    if args.web:
+        from ..tools.websearch import OfflineCorpusSearch
+
+        for w in args.web:
+            if not os.path.isfile(w):
+                raise InputError(f"--web: no such file: {w}")
+        web = OfflineCorpusSearch(args.web)
+    needs_corpus = any(s.method not in ("none", ORACLE) for s in specs)
+    retriever = open_corpus(args, all_examples) if needs_corpus else None
+    if retriever is not None and withhold:
+        from .corpus import WithheldRetriever
+
+        gold = sorted({i for ex in examples for i in ex.supporting_ids})
+        if hasattr(retriever, "existing_ids") and not retriever.existing_ids(gold):
+            raise InputError(f"--withhold-gold: the store {args.corpus} holds none of the questions' gold paragraphs, so "
+                             "withholding them would change nothing (ingest the benchmark file itself, or drop --corpus)")
+        retriever = WithheldRetriever(retriever)
+    return retriever, web
 
 
 def _eval_on_server(args: argparse.Namespace, specs: list[RunSpec], examples: list, dataset: str) -> int:
