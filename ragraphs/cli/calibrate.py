@@ -241,13 +241,9 @@ def lower_from(fitted: dict, judge: Any, how: str) -> dict:
     return {**fitted, "lower": round(min(own, fitted["upper"]), 4), "lower_rule": fitted["lower"], "lower_from": "judge"}
 
 
-def cmd_calibrate(args: argparse.Namespace) -> int:
-    from ..components import Components
-    from ..datasets import load_dataset, parse_data_spec, pooled_passages, select_part
-    from ..tools.embeddings import MiniLMEmbeddings
-    from ..settings import PAPER_LOWER, PAPER_UPPER
-
-    path, part, nparts = parse_data_spec(args.data)
+def _refuse_bad_args(args: argparse.Namespace, path: str) -> None:
+    """An :class:`InputError` for a missing data file or a value out of range, and for an
+    ``--out`` that cannot be written: before the work, so that its result is not lost."""
     if not os.path.isfile(path):
         raise InputError(f"--data: no such file: {path}")
     if args.k < 1:
@@ -259,7 +255,29 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     if not (math.isfinite(args.alpha) and args.alpha >= 0):  # a negative weight rewards false positives
         raise InputError(f"--alpha weighs the false positives: a number >= 0, got {args.alpha}")
     if args.out:
-        check_writable_file(args.out)  # before the work, so that its result is not lost
+        check_writable_file(args.out)
+
+
+def _pooled_corpus(passages: list, embeddings: Any, quiet: bool) -> Any:
+    """The file's paragraphs pooled as the corpus the questions retrieve from."""
+    try:
+        from ..evaluation.corpus import PooledCorpus
+
+        return PooledCorpus(passages, embeddings, quiet=quiet)
+    except ImportError:  # pragma: no cover - the evaluation package is optional here
+        from ..tools.vectorstore import InMemoryCorpus
+
+        return InMemoryCorpus(passages, embeddings)
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    from ..components import Components
+    from ..datasets import load_dataset, parse_data_spec, pooled_passages, select_part
+    from ..tools.embeddings import MiniLMEmbeddings
+    from ..settings import PAPER_LOWER, PAPER_UPPER
+
+    path, part, nparts = parse_data_spec(args.data)
+    _refuse_bad_args(args, path)
     all_examples = load_dataset(path, args.dataset)
     if not all_examples:
         raise InputError(f"{path}: no questions could be read")
@@ -270,14 +288,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         raise InputError(f"{path}: its rows hold no paragraphs, so there is no retrieval to calibrate on; "
                          "use a benchmark file whose rows carry their paragraphs (PopQA, HotpotQA, 2Wiki, MuSiQue)")
     embeddings = MiniLMEmbeddings()
-    try:
-        from ..evaluation.corpus import PooledCorpus
-
-        corpus: Any = PooledCorpus(passages, embeddings, quiet=args.quiet)
-    except ImportError:  # pragma: no cover - the evaluation package is optional here
-        from ..tools.vectorstore import InMemoryCorpus
-
-        corpus = InMemoryCorpus(passages, embeddings)
+    corpus = _pooled_corpus(passages, embeddings, args.quiet)
     judges = None
     if args.judge == "cosine":
         from ..tools.judges import CosineJudge
@@ -342,43 +353,52 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report))
     else:
-        f = fitted
-        print(f"calibrated on {len(rows)} questions of {args.data} (k={args.k}, unit={args.unit}, judge={report['judge']}):")
-        print(f"  upper = {f['upper']}  lower = {f['lower']}   (paper: upper {PAPER_UPPER}, lower {PAPER_LOWER})")
-        if f["lower_from"] == "judge":
-            print(f"  lower: the evaluator's own relevance cut (--lower judge); the paper's rule fits {f['lower_rule']}")
-        if stability:
-            print(f"  over {stability['resamples']} bootstrap resamples of the questions, 90% of the rule's fits lie in: upper "
-                  f"{stability['upper'][0]} to {stability['upper'][1]}, lower {stability['lower_rule'][0]} to "
-                  f"{stability['lower_rule'][1]} ({f['n'] - f['n_relevant']} irrelevant samples to fit on)")
-        print(f"  objective: upper {f['objective_upper']}, the rule's lower {f['objective_lower']} (alpha {f['alpha']}; {f['n']} samples, {f['n_relevant']} relevant)")
-        sh = report[f"shares_calibrated_{other}"]
-        if fitted_other is None:
-            print(f"  with unit={other}: not fitted (its samples are all relevant)")
-        else:
-            print(
-                f"  with unit={other}: upper = {fitted_other['upper']}  lower = {fitted_other['lower']}: correct "
-                f"{sh['correct']:.1%}, ambiguous {sh['ambiguous']:.1%}, incorrect {sh['incorrect']:.1%}"
-            )
-        print(f"  retrievals holding a gold paragraph: {report['retrieval_has_gold']:.1%}")
-        if missed:
-            sh = report["shares_withheld_calibrated"]
-            print(
-                f"  {len(missed)} retrievals with the question's gold withheld (true misses): correct "
-                f"{sh['correct']:.1%}, ambiguous {sh['ambiguous']:.1%}, incorrect {sh['incorrect']:.1%}"
-            )
-        if strip_cut is not None:
-            print(f"  strip threshold = {strip_cut} ({len(strip_y)} strips, {sum(strip_y)} holding a gold answer)")
-        for name in ("calibrated", "paper"):
-            sh = report[f"shares_{name}"]
-            q = report[f"quality_{name}"]
-            print(
-                f"  actions ({name} thresholds): correct {sh['correct']:.1%}, ambiguous {sh['ambiguous']:.1%}, "
-                f"incorrect {sh['incorrect']:.1%}; correct precision {q['correct_precision']}, "
-                f"incorrect precision {q['incorrect_precision']}"
-            )
-        print(f"  use: ragraphs ask --method crag {report['use']}")
+        _print_calibration(report, args)
     return 0
+
+
+def _print_calibration(report: dict, args: argparse.Namespace) -> None:
+    """The calibration as a person reads it: the cuts, how stable they are, and the actions' shares."""
+    from ..settings import PAPER_LOWER, PAPER_UPPER
+
+    f, stability, strip_cut = report["calibrated"], report["bootstrap_90"], report["strip_threshold"]
+    other = "question" if args.unit == "doc" else "doc"
+    fitted_other, missed = report[f"calibrated_{other}"], report.get("withheld_misses", 0)
+    print(f"calibrated on {report['questions']} questions of {args.data} (k={args.k}, unit={args.unit}, judge={report['judge']}):")
+    print(f"  upper = {f['upper']}  lower = {f['lower']}   (paper: upper {PAPER_UPPER}, lower {PAPER_LOWER})")
+    if f["lower_from"] == "judge":
+        print(f"  lower: the evaluator's own relevance cut (--lower judge); the paper's rule fits {f['lower_rule']}")
+    if stability:
+        print(f"  over {stability['resamples']} bootstrap resamples of the questions, 90% of the rule's fits lie in: upper "
+              f"{stability['upper'][0]} to {stability['upper'][1]}, lower {stability['lower_rule'][0]} to "
+              f"{stability['lower_rule'][1]} ({f['n'] - f['n_relevant']} irrelevant samples to fit on)")
+    print(f"  objective: upper {f['objective_upper']}, the rule's lower {f['objective_lower']} (alpha {f['alpha']}; {f['n']} samples, {f['n_relevant']} relevant)")
+    sh = report[f"shares_calibrated_{other}"]
+    if fitted_other is None:
+        print(f"  with unit={other}: not fitted (its samples are all relevant)")
+    else:
+        print(
+            f"  with unit={other}: upper = {fitted_other['upper']}  lower = {fitted_other['lower']}: correct "
+            f"{sh['correct']:.1%}, ambiguous {sh['ambiguous']:.1%}, incorrect {sh['incorrect']:.1%}"
+        )
+    print(f"  retrievals holding a gold paragraph: {report['retrieval_has_gold']:.1%}")
+    if missed:
+        sh = report["shares_withheld_calibrated"]
+        print(
+            f"  {missed} retrievals with the question's gold withheld (true misses): correct "
+            f"{sh['correct']:.1%}, ambiguous {sh['ambiguous']:.1%}, incorrect {sh['incorrect']:.1%}"
+        )
+    if strip_cut is not None:
+        print(f"  strip threshold = {strip_cut} ({report['strips']['n']} strips, {report['strips']['with_answer']} holding a gold answer)")
+    for name in ("calibrated", "paper"):
+        sh = report[f"shares_{name}"]
+        q = report[f"quality_{name}"]
+        print(
+            f"  actions ({name} thresholds): correct {sh['correct']:.1%}, ambiguous {sh['ambiguous']:.1%}, "
+            f"incorrect {sh['incorrect']:.1%}; correct precision {q['correct_precision']}, "
+            f"incorrect precision {q['incorrect_precision']}"
+        )
+    print(f"  use: ragraphs ask --method crag {report['use']}")
 
 
 def calibration_provenance(args: Any) -> dict[str, Any]:
