@@ -88,6 +88,8 @@ def test_each_line_is_answered_and_an_empty_line_skipped(store, capsys, monkeypa
     assert row["question"] == "Who introduced pH?" and row["answer"] == "x" and row["llm_calls"] == 1
     assert row["thread"] is None  # no --thread: kept in memory only, no id `history` could read
     assert [p["title"] for p in row["passages"]][0] == "S. P. L. Sørensen" and len(row["passages"]) == 2
+    # each with its file, as the sources line and the chat graph's message give it (titles only until 2026-12-02)
+    assert {p["path"] for p in row["passages"]} == {str(Path(store).parent / "docs.jsonl")}
 
 
 def test_each_source_is_named_once_with_where_it_comes_from(tmp_path, capsys, monkeypatch):
