@@ -20,7 +20,6 @@ from typing import Any, cast
 from langchain_core.runnables import RunnableConfig
 
 from ..errors import ConfigError, InputError, RagraphsError, redact
-from ..state.types import passage_where
 from .ask import validate_question
 from .common import (add_run_args, add_store_args, make_components, refuse_clashes, refuse_missing_web, shown_answer, store_from_env,
                      keeps_no_passage, shown_sources, warn_if_empty, NO_PASSAGES)
@@ -195,9 +194,8 @@ def _print_turn(args: argparse.Namespace, thread: str, question: str, out: dict)
     if args.json:
         # without --thread the conversation is kept in memory only: no id `history` could read
         print(json.dumps({"thread": thread if args.thread else None, "question": question, "read_as": read_as, "answer": reply.content,
-                          # with their address, file and page, as the chat graph's AI message carries them (since 2026-12-02)
-                          "passages": [{**{k: p.get(k) for k in ("id", "title", "source", "score")}, **passage_where(p)}
-                                       for p in passages],
+                          # the AI message's own list: with their address, file and page (since 2026-12-02)
+                          "passages": reply.response_metadata.get("passages") or [],
                           "llm_calls": reply.response_metadata.get("llm_calls", 0)}, default=str), flush=True)
         return
     print(shown_answer(str(reply.content), args.quiet), flush=True)
