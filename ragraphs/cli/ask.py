@@ -8,8 +8,9 @@ import sys
 from typing import Any
 
 from ..errors import ConfigError, InputError
+from ..state.types import passage_place
 from .common import (add_run_args, add_store_args, make_components, refuse_clashes, refuse_missing_web, shown_answer,
-                     store_from_env, stream_run, keeps_no_passage, shown_where, warn_if_empty, NO_PASSAGES)
+                     store_from_env, stream_run, keeps_no_passage, warn_if_empty, NO_PASSAGES)
 
 
 def validate_question(q: str | None) -> str:
@@ -150,7 +151,7 @@ def _print_result(args: argparse.Namespace, result: dict, load_s: float) -> None
         for i, p in enumerate(passages, 1):
             sc = p.get("score")
             txt = " ".join(p["text"].split())
-            where = shown_where(p)
+            where = passage_place(p)
             print(f"  [{i}] {p['title']} ({p.get('source')}{'' if sc is None else f', {sc:.3f}'}"
                   f"{f', {where}' if where else ''}): " + (txt if retrieval_only else txt[:160]))
     if not args.quiet:

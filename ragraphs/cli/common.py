@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ConfigError
-from ..state.types import passage_where, written
+from ..state.types import passage_place, written
 
 
 def add_store_args(p: argparse.ArgumentParser) -> None:
@@ -119,21 +119,13 @@ def keeps_no_passage(method: str, passages: list, quiet: bool) -> bool:
     return not passages and not quiet and method != "none"
 
 
-def shown_where(p: dict) -> str:
-    """Where a passage comes from as ``ask`` and ``chat`` print it: its page's address or its
-    file's path, with the PDF page; empty for a benchmark paragraph."""
-    loc = passage_where(p)
-    where = str(loc.get("url") or loc.get("path") or "")
-    return f"{where}, page {loc['page']}" if where and loc.get("page") else where
-
-
 def shown_sources(passages: list) -> str:
     """``chat``'s sources line: each source once, in the order first read, with where it comes
     from (until 2026-12-02 each passage's title, so a file read twice was named twice and its
     path never)."""
     seen: dict[tuple[str, str], None] = {}
     for p in passages:
-        seen.setdefault((str(p.get("title") or "(untitled)"), shown_where(p)), None)
+        seen.setdefault((str(p.get("title") or "(untitled)"), passage_place(p)), None)
     return "; ".join(f"{title} ({where})" if where else title for title, where in seen)
 
 

@@ -24,7 +24,7 @@ from langchain_core.tools import StructuredTool
 from pydantic import BaseModel, Field, field_validator
 
 from ..errors import ConfigError
-from ..state.types import passage_where
+from ..state.types import passage_place
 from . import build_graph, method_context
 from ._common import nested_run
 
@@ -50,8 +50,7 @@ _NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")  # what OpenAI's tool calling takes
 
 
 def _where(p: dict) -> str:
-    loc = passage_where(p)
-    where = loc.get("url") or loc.get("path") or ""
+    where = passage_place(p)
     return f" ({where})" if where else ""
 
 

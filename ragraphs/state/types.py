@@ -103,6 +103,15 @@ def passage_where(p: Mapping[str, Any]) -> dict[str, Any]:
     return {k: meta[k] for k in WHERE_KEYS if meta.get(k) not in (None, "")}
 
 
+def passage_place(p: Mapping[str, Any]) -> str:
+    """Where a passage comes from, as a person reads it: its page's address or its file's path,
+    with a PDF's page (``guide.pdf, page 3``); empty for a benchmark paragraph. ``ask``,
+    ``chat`` and the method tool's message show it."""
+    loc = passage_where(p)
+    where = str(loc.get("url") or loc.get("path") or "")
+    return f"{where}, page {loc['page']}" if where and loc.get("page") else where
+
+
 def with_score(p: Passage, score: float | None) -> Passage:
     """A copy of the passage with ``score``."""
     return {**p, "score": score}

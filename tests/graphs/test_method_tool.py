@@ -56,8 +56,10 @@ def test_a_blank_question_goes_back_to_the_model_and_sources_show_their_address(
     assert isinstance(reply, ToolMessage) and "the question is empty" in reply.content
     assert out["messages"][-1].content == "Sorry."
     web = {"answer": "Lima", "passages": [{"title": "Peru", "text": "Lima.", "meta": {"url": "https://x.org/peru"}},
-                                          {"title": "Notes", "text": "Cusco.", "meta": {"path": "/docs/notes.md"}}]}
-    assert tool_message(web).splitlines()[-2:] == ["[1] Peru (https://x.org/peru): Lima.", "[2] Notes (/docs/notes.md): Cusco."]
+                                          {"title": "Notes", "text": "Cusco.", "meta": {"path": "/docs/notes.md"}},
+                                          {"title": "Guide", "text": "Puno.", "meta": {"path": "/docs/guide.pdf", "page": 3}}]}
+    assert tool_message(web).splitlines()[-3:] == ["[1] Peru (https://x.org/peru): Lima.", "[2] Notes (/docs/notes.md): Cusco.",
+                                                   "[3] Guide (/docs/guide.pdf, page 3): Puno."]  # the page since 2026-12-02
 
 
 def test_a_prebuilt_agent_calls_the_tool_and_answers_from_it():
