@@ -24,7 +24,7 @@ from typing import Any
 
 from ..checkpoint import cli_spec, describe, open_checkpointer
 from ..errors import ConfigError, InputError
-from .common import make_components, stream_run
+from .common import make_components, shown_answer, stream_run
 from .threads import (CHAT, META_METHOD, META_STORE, _loads, _records_settings, check_thread_method, infer_method,
                       store_of, stored_context, thread_config)
 
@@ -289,6 +289,66 @@ def _select(rows: list[dict], wanted: str) -> dict:
     return hits[0]
 
 
+def _picked_run(args: argparse.Namespace, rows: list[dict], meta: dict) -> tuple[dict | None, dict]:
+    """``--from STEP``'s checkpoint and the metadata of its run (its settings and store, not the
+    latest run's); without ``--from``, None and the latest run's metadata."""
+    if args.from_step is None:
+        return None, meta
+    picked = _select(rows, args.from_step)
+    if not picked["next"]:
+        raise InputError(f"checkpoint {picked['checkpoint_id']} ends its run (nothing to re-run); give --from an "
+                         "earlier step (see `ragraphs history`)")
+    if _records_settings(picked["metadata"]):
+        return picked, picked["metadata"]
+    # an update_state checkpoint records none: the settings its state kept (see _replay_settings); the latest run's store
+    return picked, {k: v for k, v in meta.items() if k == META_STORE}
+
+
+def _replay_store(args: argparse.Namespace, meta: dict) -> argparse.Namespace:
+    """The store the run read (``--store``, ``--store-url`` and ``--collection`` win)."""
+    store = _loads(meta.get(META_STORE))
+    if not store:  # a run made on a LangGraph server: its store, as the server was told of it
+        from ..components import server_store
+
+        store = server_store()
+        if not (args.store or args.store_url or store.get("store_url")):  # its "no store at ..." advice said to ingest
+            print(f"warning: thread {args.thread_id!r} names no store (a LangGraph server's run) and RAGRAPHS_STORE_URL "
+                  "is not set: the local default store is searched; give --store-url (or set RAGRAPHS_STORE_URL) "
+                  "as the server had it", file=sys.stderr)
+    return argparse.Namespace(
+        store=args.store or store.get("store"),
+        store_url=args.store_url or store.get("store_url"),
+        collection=args.collection or store.get("collection") or "ragraphs",
+    )
+
+
+def _replay_settings(args: argparse.Namespace, graph, start: dict, meta: dict, method: str, sets: dict) -> dict:
+    """The run's recorded settings with ``--set`` over them."""
+    recorded = stored_context(meta, method) if _records_settings(meta) else None
+    if recorded is None:  # a thread made from Python without ragraphs' metadata: the settings its state kept
+        from ..setting_values import RUN_SETTINGS
+
+        recorded = (graph.get_state(start["config"]).values or {}).get(RUN_SETTINGS) or {}
+        if recorded and not args.json:
+            print("settings: the thread's checkpoints record none; using those its state kept (run_settings)",
+                  file=sys.stderr)
+    return {**recorded, **sets}
+
+
+def _print_replay(args: argparse.Namespace, method: str, start: dict, res: Any, head: str) -> None:
+    final, ran = res.final, res.ran
+    if args.json:
+        print(json.dumps({"thread_id": args.thread_id, "method": method, "from_step": start["step"],
+                          "from_checkpoint": start["checkpoint_id"], "checkpoint_id": head,
+                          "answer": final.get("answer", ""), "ran": ran, "events": res.events,
+                          "llm_calls": final.get("llm_calls", 0)}, default=str))
+        return
+    print(shown_answer(str(final.get("answer") or ""), args.quiet))
+    if not args.quiet:
+        steps = ", ".join(f"{e.get('node')} {float(e.get('elapsed_s', 0)) * 1000:.0f} ms" for e in ran)
+        print(f"\nre-ran: {steps or '(nothing)'}; new head {head}")
+
+
 def cmd_replay(args: argparse.Namespace) -> int:
     from ..graphs import get_context_class
     from ..settings import check_setting_names, context_from, parse_settings
@@ -301,55 +361,20 @@ def cmd_replay(args: argparse.Namespace) -> int:
         raise InputError(f"thread {args.thread_id!r} is a chat; go on with it with `ragraphs chat --thread "
                          f"{args.thread_id}` (`ragraphs history` shows its turns)")
     rows = load_history(first, args.thread_id)  # the checkpoints, read once (any graph of the thread reads them alike)
-    if args.from_step is not None:  # the run at that checkpoint: its settings and store, not the latest run's
-        picked = _select(rows, args.from_step)
-        if not picked["next"]:
-            raise InputError(f"checkpoint {picked['checkpoint_id']} ends its run (nothing to re-run); give --from an "
-                             "earlier step (see `ragraphs history`)")
-        if _records_settings(picked["metadata"]):
-            meta = picked["metadata"]
-        else:  # an update_state checkpoint records none: the settings its state kept (below), not the latest run's
-            meta = {k: v for k, v in meta.items() if k == META_STORE}  # the store: the latest run's
-    store = _loads(meta.get(META_STORE))
-    if not store:  # a run made on a LangGraph server: its store, as the server was told of it
-        from ..components import server_store
-
-        store = server_store()
-        if not (args.store or args.store_url or store.get("store_url")):  # its "no store at ..." advice said to ingest
-            print(f"warning: thread {args.thread_id!r} names no store (a LangGraph server's run) and RAGRAPHS_STORE_URL "
-                  "is not set: the local default store is searched; give --store-url (or set RAGRAPHS_STORE_URL) "
-                  "as the server had it", file=sys.stderr)
-    ns = argparse.Namespace(
-        store=args.store or store.get("store"),
-        store_url=args.store_url or store.get("store_url"),
-        collection=args.collection or store.get("collection") or "ragraphs",
-    )
+    picked, meta = _picked_run(args, rows, meta)
+    ns = _replay_store(args, meta)
     components = make_components(ns, create_collection=False)
     graph, method, _ = _graph_for(args.thread_id, saver, method, components)
     sets = parse_settings(args.set)
     check_setting_names(get_context_class(method), sets, method)
-    recorded = stored_context(meta, method) if _records_settings(meta) else None
-    if args.from_step is None:
-        start = rows[-1]
-        if not start["next"]:
-            print(
-                f"thread {args.thread_id} is complete (answer: {start['answer']!r}); "
-                "use --from STEP to re-run from a checkpoint (see `ragraphs history`)",
-                file=sys.stderr,
-            )
-            if args.json:
-                print(json.dumps({"thread_id": args.thread_id, "method": method, "answer": start["answer"], "ran": []}))
-            return 0
-    else:
-        start = picked
-    if recorded is None:  # a thread made from Python without ragraphs' metadata: the settings its state kept
-        from ..setting_values import RUN_SETTINGS
-
-        recorded = (graph.get_state(start["config"]).values or {}).get(RUN_SETTINGS) or {}
-        if recorded and not args.json:
-            print("settings: the thread's checkpoints record none; using those its state kept (run_settings)",
-                  file=sys.stderr)
-    values = {**recorded, **sets}
+    start = picked or rows[-1]
+    if picked is None and not start["next"]:
+        print(f"thread {args.thread_id} is complete (answer: {start['answer']!r}); "
+              "use --from STEP to re-run from a checkpoint (see `ragraphs history`)", file=sys.stderr)
+        if args.json:
+            print(json.dumps({"thread_id": args.thread_id, "method": method, "answer": start["answer"], "ran": []}))
+        return 0
+    values = _replay_settings(args, graph, start, meta, method, sets)
     ctx = context_from(get_context_class(method), values)
     # keep the method and settings in the new branch's checkpoints too
     cfg = {
@@ -357,11 +382,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
         "metadata": thread_config(args.thread_id, method, values, ns.__dict__)["metadata"],
     }
     if not args.json:
-        print(
-            f"replaying thread {args.thread_id} ({method}) from step {start['step']} "
-            f"[{start['checkpoint_id']}]; next: {', '.join(start['next']) or '(end)'}",
-            file=sys.stderr,
-        )
+        print(f"replaying thread {args.thread_id} ({method}) from step {start['step']} "
+              f"[{start['checkpoint_id']}]; next: {', '.join(start['next']) or '(end)'}", file=sys.stderr)
     if method != "none":  # the store and MiniLM opened before the clock, as `ask` does (warm_up warms a built one)
         try:
             components.retriever
@@ -371,30 +393,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if args.trace:
         print(f"--- models loaded before the run ({load_s * 1000:.0f} ms)", file=sys.stderr)
     res = stream_run(graph, None, cfg, ctx, trace=args.trace)
-    final, ran = res.final, res.ran
-    new_head = graph.get_state({"configurable": {"thread_id": args.thread_id}})
-    if args.json:
-        print(
-            json.dumps(
-                {
-                    "thread_id": args.thread_id,
-                    "method": method,
-                    "from_step": start["step"],
-                    "from_checkpoint": start["checkpoint_id"],
-                    "checkpoint_id": new_head.config["configurable"]["checkpoint_id"],
-                    "answer": final.get("answer", ""),
-                    "ran": ran,
-                    "events": res.events,
-                    "llm_calls": final.get("llm_calls", 0),
-                },
-                default=str,
-            )
-        )
-    else:
-        print(final.get("answer", ""))
-        if not args.quiet:
-            steps = ", ".join(f"{e.get('node')} {float(e.get('elapsed_s', 0)) * 1000:.0f} ms" for e in ran)
-            print(f"\nre-ran: {steps or '(nothing)'}; new head {new_head.config['configurable']['checkpoint_id']}")
+    head = graph.get_state({"configurable": {"thread_id": args.thread_id}}).config["configurable"]["checkpoint_id"]
+    _print_replay(args, method, start, res, head)
     return 0
 
 

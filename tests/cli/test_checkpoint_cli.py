@@ -73,6 +73,23 @@ def test_thread_history_and_time_travel_on_the_default_sqlite_file(tmp_path, cap
     assert code == 2 and "holds runs of method 'none', not 'vanilla'" in err
 
 
+def test_a_replay_says_an_empty_answer_as_ask_does(tmp_path, capsys):
+    """A replay whose model abstains (an empty answer; ``fake:.`` is a lone full stop, which the
+    answer cleaning leaves empty) says so, as ``ask`` and ``chat`` do; it printed a blank line until
+    2026-12-02. ``--quiet`` and ``--json`` keep the bare, empty answer."""
+    from ragraphs.cli.common import NO_ANSWER
+
+    code, out, _ = main_captured(capsys, "ask", "What is the capital of Peru?", "--method", "none", "--llm", "fake:Lima",
+                                 "--thread", "abstain", "--quiet")
+    assert code == 0 and out.strip() == "Lima"
+    code, out, _ = main_captured(capsys, "replay", "abstain", "--from", "0", "--set", "llm=fake:.")
+    assert code == 0 and out.splitlines()[0] == NO_ANSWER and out.splitlines()[2].startswith("re-ran: ")
+    code, out, _ = main_captured(capsys, "replay", "abstain", "--from", "0", "--set", "llm=fake:.", "--quiet")
+    assert code == 0 and out == "\n"
+    code, out, _ = main_captured(capsys, "replay", "abstain", "--from", "0", "--set", "llm=fake:.", "--json")
+    assert code == 0 and json.loads(out)["answer"] == "" and json.loads(out)["from_step"] == 0
+
+
 def test_a_second_question_on_a_thread_is_its_own_run_and_history_shows_both(tmp_path, capsys):
     """``ask --thread`` twice: the second run's passages, calls and trace are its own, not
     added to the first run's; ``history`` shows each question where its run begins."""
