@@ -185,26 +185,53 @@ def _file_passage(title: str, text: str, path: str, chunk: int, **meta) -> Passa
     return make_passage(title, text, "corpus", id=passage_id(f"{where}\x1e{title}", text), path=path, chunk=chunk, **meta)
 
 
+def _file_bytes(path: str) -> bytes:
+    """The file's bytes; :class:`InputError` for one that cannot be read or is too large."""
+    try:
+        if os.path.getsize(path) > MAX_FILE_BYTES:
+            raise InputError(f"{path}: larger than {MAX_FILE_BYTES // 2**20} MiB; split it first")
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError as e:
+        raise InputError(f"cannot read {path}: {e.strerror}") from e
+
+
+def _json_passages(path: str, name: str, chunks: Callable, max_words: int,
+                   warn: Callable[[str], None] | None) -> list[Passage]:
+    """A JSON or JSONL file's passages: benchmark rows' paragraphs, ``{title, text}`` rows cut
+    into chunks, FlashRAG's ``contents`` rows; a row with no text is skipped with a warning."""
+    from .datasets import LOADERS, detect_format, iter_rows
+
+    out: list[Passage] = []
+    seen_fmt = None
+    for n_rows, row in enumerate(iter_rows(path, warn=warn, example='{"title": ..., "text": ...}'), 1):
+        fmt = detect_format(row)
+        if fmt is not None:
+            seen_fmt = fmt
+            for p in LOADERS[fmt](row, fmt).paragraphs:
+                q = dict(p)
+                q.pop("meta", None)
+                out.append(q)  # type: ignore[arg-type]
+        elif isinstance(row.get("text"), str):
+            title = str(row.get("title") or row.get("id") or name)
+            out.extend(chunks(title, row["text"], path, max_words))
+        elif isinstance(row.get("contents"), str):  # FlashRAG corpus rows: "title\ntext"
+            title, _, text = row["contents"].partition("\n")
+            out.extend(chunks(title.strip('"'), text or title, path, max_words))
+        elif warn is not None:
+            warn(f"{path}: row {n_rows}: no text (a \"text\" or \"contents\" string, or a benchmark row); skipped")
+    if not out and seen_fmt is None:
+        raise InputError(f"{path}: no rows with text (expected {{title, text}} or a benchmark format)")
+    return out
+
+
 def read_file(path: str, max_words: int = CHUNK_WORDS, warn: Callable[[str], None] | None = None,
               fits: Fits | None = None) -> list[Passage]:
     """Passages of one file; raises :class:`InputError` when it cannot be read. With ``fits``, a
     chunk it refuses is cut again (see :func:`~ragraphs.tools.text.chunk_text`)."""
-    from .datasets import detect_format, iter_rows, LOADERS
-
     chunks = partial(_chunks, fits=fits)
-
     ext = os.path.splitext(path)[1].lower()
-    try:
-        size = os.path.getsize(path)
-    except OSError as e:
-        raise InputError(f"cannot read {path}: {e.strerror}") from e
-    if size > MAX_FILE_BYTES:
-        raise InputError(f"{path}: larger than {MAX_FILE_BYTES // 2**20} MiB; split it first")
-    try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
-    except OSError as e:
-        raise InputError(f"cannot read {path}: {e.strerror}") from e
+    raw = _file_bytes(path)
     name = os.path.splitext(os.path.basename(path))[0]
     if ext in PDF_EXT | DOCX_EXT and not raw:
         raise InputError(f"{path}: empty file")
@@ -220,28 +247,7 @@ def read_file(path: str, max_words: int = CHUNK_WORDS, warn: Callable[[str], Non
         text = notebook_markdown(path, _decode(raw))
         return chunks(_md_title(text, name), text, path, max_words, _markdown_chunks)
     if ext in JSON_EXT:
-        out: list[Passage] = []
-        seen_fmt = None
-        for n_rows, row in enumerate(iter_rows(path, warn=warn, example='{"title": ..., "text": ...}'), 1):
-            fmt = detect_format(row)
-            if fmt is not None:
-                seen_fmt = fmt
-                ex = LOADERS[fmt](row, fmt)
-                for p in ex.paragraphs:
-                    q = dict(p)
-                    q.pop("meta", None)
-                    out.append(q)  # type: ignore[arg-type]
-            elif isinstance(row.get("text"), str):
-                title = str(row.get("title") or row.get("id") or name)
-                out.extend(chunks(title, row["text"], path, max_words))
-            elif isinstance(row.get("contents"), str):  # FlashRAG corpus rows: "title\ntext"
-                title, _, text = row["contents"].partition("\n")
-                out.extend(chunks(title.strip('"'), text or title, path, max_words))
-            elif warn is not None:
-                warn(f"{path}: row {n_rows}: no text (a \"text\" or \"contents\" string, or a benchmark row); skipped")
-        if not out and seen_fmt is None:
-            raise InputError(f"{path}: no rows with text (expected {{title, text}} or a benchmark format)")
-        return out
+        return _json_passages(path, name, chunks, max_words, warn)
     text = _decode(raw)
     if ext in HTML_EXT or text.lstrip()[:15].lower().startswith(("<!doctype html", "<html")):
         title, body = html_to_text(html_file_text(raw, text))
