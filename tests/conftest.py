@@ -22,8 +22,8 @@ DATA = Path(__file__).parent / "data"
 
 ROOT = Path(__file__).resolve().parents[1]
 # the Markdown a user reads: its commands and Python blocks are checked (tests/cli/test_documented_commands.py,
-# tests/test_documented_python.py)
-DOC_FILES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "bench" / "results").glob("*/README.md"))]
+# tests/test_documented_python.py) and its links lead somewhere (tests/test_documented_links.py)
+DOC_FILES = [ROOT / "README.md", ROOT / "CHANGELOG.md", *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "bench" / "results").glob("*/README.md"))]
 
 
 @pytest.fixture(scope="session")
