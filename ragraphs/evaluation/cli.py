@@ -155,7 +155,6 @@ def _refuse_unused(args: argparse.Namespace) -> None:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from ..components import Components
     from ..settings import parse_settings
 
     _refuse_unused(args)
@@ -170,8 +169,19 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if args.out:  # before the corpus is embedded and the questions run; after the data is read (a refused
         # file left an empty --out folder behind until 2026-12-01)
         check_writable_folder(args.out)
-
     withhold = bool(getattr(args, "withhold_gold", False))
+    methods, specs = _specs(args, methods, ks, strategies, settings, withhold)
+    if args.server:  # an offline web file is the server's
+        return _eval_on_server(args, specs, examples, dataset)
+    summaries, all_records = _run_local(args, specs, examples, all_examples, dataset, withhold)
+    return _report(args, methods, summaries, all_records, examples, dataset)
+
+
+def _specs(args: argparse.Namespace, methods: list[str], ks: list, strategies: list, settings: dict[str, Any],
+           withhold: bool) -> tuple[list[str], list[RunSpec]]:
+    """The runs: each method with each ``--k`` and ``--strategy``; their settings are checked
+    against every method's context before any model is loaded (and, locally, that a web
+    backend they name is there)."""
     if settings.get("skip_generation") is True:  # --set skip_generation=true is --retrieval-only (RunSpec)
         args.retrieval_only = True
     if args.retrieval_only and "none" in methods:  # it retrieves nothing, and would still ask its LLM
@@ -190,7 +200,6 @@ def cmd_eval(args: argparse.Namespace) -> int:
             raise InputError("--withhold-gold leaves the oracle nothing to read (it reads the gold paragraphs); drop the oracle")
         if args.server:
             raise InputError("--withhold-gold is for local runs (the pooled file corpus or --corpus); drop --server")
-    # settings are checked against every method's context before any model is loaded
     from ..cli.common import refuse_missing_web
     from ..graphs import get_context_class
     from ..settings import check_shared_settings
@@ -199,17 +208,22 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if len(methods) > 1:
         check_shared_settings(settings, {m: get_context_class("vanilla" if m == ORACLE else m) for m in methods})
     contexts = [build_context(spec) for spec in specs]
-    if args.server:  # an offline web file is the server's
-        return _eval_on_server(args, specs, examples, dataset)
-    if not args.web:  # --web's files are the run's web search
+    if not args.server and not args.web:  # --web's files are the run's web search; on a server, the server's
         for ctx in contexts:
             refuse_missing_web(ctx)
+    return methods, specs
+
+
+def _run_local(args: argparse.Namespace, specs: list[RunSpec], examples: list, all_examples: list, dataset: str,
+               withhold: bool) -> tuple[list[dict], dict[str, list[dict]]]:
+    """Each run here, over the parts they share (the oracle reads each question's gold): its
+    summary and records, a line printed as each ends."""
+    from ..components import Components
 
     retriever, web = _local_parts(args, specs, examples, all_examples, withhold)
     embeddings = getattr(retriever, "embeddings", None)
     shared = Components(retriever=retriever, embeddings=embeddings, web_search=web)
     oracle_components = None
-
     summaries: list[dict] = []
     all_records: dict[str, list[dict]] = {}
     for spec in specs:
@@ -230,7 +244,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         _print_line(args, spec, summary)
         if spec.retrieval_only and not args.json and not args.quiet:
             print(stage_lines(summary), file=sys.stderr)
-    return _report(args, methods, summaries, all_records, examples, dataset)
+    return summaries, all_records
 
 
 def _questions(args: argparse.Namespace) -> tuple[list, list, str]:
