@@ -193,12 +193,17 @@ def test_a_users_vector_store_and_completion_model_reach_the_runs_callbacks(mini
     class Count(BaseCallbackHandler):
         def __init__(self):
             self.seen: dict[str, int] = {}
+            self.chats: set = set()
 
         def _add(self, kind):
             self.seen[kind] = self.seen.get(kind, 0) + 1
 
-        def on_llm_start(self, *a, **k):
-            self._add("llm")
+        def on_chat_model_start(self, *a, run_id=None, **k):
+            self.chats.add(run_id)
+            self._add("chat")
+
+        def on_llm_start(self, *a, parent_run_id=None, **k):
+            self._add("llm" if parent_run_id in self.chats else "llm outside a chat run")
 
         def on_retriever_start(self, *a, **k):
             self._add("retriever")
@@ -212,4 +217,21 @@ def test_a_users_vector_store_and_completion_model_reach_the_runs_callbacks(mini
     graph = build_graph("vanilla", Components(llm=FakeListLLM(responses=["Paris"] * 3), vectorstore=store))
     count = Count()
     out = graph.invoke({"question": QUESTION}, {"callbacks": [count], "tags": ["mine"]}, context=RAGContext(k=2))
-    assert out["answer"] == "Paris" and count.seen == {"llm": 1, "retriever": 1, "retrieved 2": 1}
+    # the model is called as a chat model (its tokens reach the messages stream, next test), its own run inside that one
+    assert out["answer"] == "Paris" and count.seen == {"chat": 1, "llm": 1, "retriever": 1, "retrieved 2": 1}
+
+
+def test_a_completion_models_tokens_reach_the_messages_stream(minilm):
+    """``stream_mode="messages"`` (what Studio shows as a run streams) delivers a completion
+    model's tokens as it writes them, tagged with the node that asked; until 2026-12-02 a
+    ``BaseLLM``'s calls reached that stream not at all (it carries chat-model runs only)."""
+    from langchain_core.language_models.fake import FakeStreamingListLLM
+
+    store = InMemoryVectorStore(minilm)
+    store.add_documents([Document("Paris is the capital of France.", metadata={"title": "Paris"})])
+    graph = build_graph("vanilla", Components(llm=FakeStreamingListLLM(responses=["Paris"]), vectorstore=store))
+    parts = [(m.content, meta["langgraph_node"]) for m, meta in
+             graph.stream({"question": QUESTION}, stream_mode="messages", context=RAGContext(k=1)) if m.content]
+    assert parts == [(c, "generate") for c in "Paris"]  # the fake writes a character at a time (LangChain ends with an empty chunk)
+    out = graph.invoke({"question": QUESTION}, context=RAGContext(k=1))  # a plain run: one call, the same answer
+    assert out["answer"] == "Paris" and out["llm_calls"] == 1 and out["output_tokens"] >= 1

@@ -30,11 +30,11 @@ from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.language_models.llms import BaseLLM
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
-from langchain_core.runnables.config import ensure_config
 from langgraph.errors import GraphBubbleUp
 from pydantic import Field, PrivateAttr
 
 from ..errors import ConfigError, LLMError, redact, without_userinfo
+from .completion_chat import CompletionChat
 from .env import positive_number, whole_number
 from .llama import LlamaCppCompletionChat, check_gguf, gemma_gguf_path, render_messages
 from .text import message_text
@@ -347,23 +347,17 @@ def endpoint_of(llm: Any) -> str:
 
 def _reply(llm: Any, prompt: str, tags: list[str] | None, kwargs: dict[str, Any]) -> "Completion":
     """One call of :func:`complete`, with its arguments made."""
+    usage: Any
     try:
-        if isinstance(llm, BaseLLM):  # a plain completion model: the prompt goes verbatim
-            # generate() reads no run config: the run's callbacks, tags and metadata are handed over (its
-            # calls reached no callback, event stream or trace until 2026-12-01; invoke() reads them itself)
-            cfg = ensure_config()
-            res = llm.generate([prompt], callbacks=cfg.get("callbacks"), tags=[*(cfg.get("tags") or []), *(tags or [])],
-                               metadata=cfg.get("metadata"), **kwargs)
-            text = res.generations[0][0].text
-            tu = (res.llm_output or {}).get("token_usage") or {}
-            usage = {"input_tokens": tu.get("prompt_tokens"), "output_tokens": tu.get("completion_tokens")}
-            finish = (res.generations[0][0].generation_info or {}).get("finish_reason")
-        elif is_completion_model(llm):  # one behind bind / with_retry / with_fallbacks: it takes text too
+        if is_completion_model(llm) and not isinstance(llm, BaseLLM):  # one behind bind / with_retry / ...: text too
             reply = llm.invoke(prompt, {"tags": tags} if tags else None, **kwargs)
             text = reply if isinstance(reply, str) else message_text(getattr(reply, "content", reply), sep="")
             usage, finish = {}, None
         else:
-            msg = llm.invoke([HumanMessage(content=prompt)], {"tags": tags} if tags else None, **kwargs)
+            # a plain completion model as a chat model, the prompt verbatim: its run reaches the run's callbacks,
+            # traces and event streams (not until 2026-12-01), its tokens the messages stream (not until 2026-12-02)
+            chat = CompletionChat(llm=llm) if isinstance(llm, BaseLLM) else llm
+            msg = chat.invoke([HumanMessage(content=prompt)], {"tags": tags} if tags else None, **kwargs)
             # a reply in content parts (reasoning first, or text blocks): its text parts only
             text = message_text(msg.content, sep="")
             usage = getattr(msg, "usage_metadata", None) or {}

@@ -68,6 +68,20 @@ def test_llama_cpp_openai_server_answers_through_langchain_openai(tmp_path, port
         assert "paris" in out["answer"].lower()
         assert "POST /v1/completions" in (tmp_path / "llama-server.log").read_text()
         assert "sk-local-test" not in r.stdout + r.stderr
+        # the completion route streams: a graph's messages stream (what Studio shows) gets the answer's
+        # tokens as the server writes them (a completion model's calls reached it not at all until 2026-12-02)
+        from langchain_openai import OpenAI
+
+        from ragraphs.components import Components
+        from ragraphs.graphs import build_graph, get_context_class
+
+        base = OpenAI(model="gemma-local", api_key="sk-local-test", base_url=f"http://127.0.0.1:{port}/v1", max_retries=0)
+        streamed = [m for m, meta in build_graph("none", Components(llm=base)).stream(
+            {"question": "What is the capital city of France?"}, stream_mode="messages",
+            context=get_context_class("none")()) if meta["langgraph_node"] == "generate"]
+        # chunks as they come (a call made in one piece gives one whole AIMessage), the last one empty
+        assert len(streamed) >= 2 and all(type(m).__name__ == "AIMessageChunk" for m in streamed)
+        assert "paris" in "".join(m.content for m in streamed).lower()
         # a structured decision: this server refuses `json_schema` with HTTP 500 (a validation
         # error; it takes `text` and `json_object`), which is read as a refusal: the decision is
         # asked again without the schema and read leniently (it failed every decision until 2026-11-30)
