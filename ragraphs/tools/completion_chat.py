@@ -8,7 +8,10 @@ all. :func:`~ragraphs.tools.llm.complete` therefore calls such a model through
 :class:`CompletionChat`: the prompt goes to the model verbatim, as before, and its run is a
 chat-model run, so its tokens stream where a listener asks for them (the model's ``stream``;
 one piece when it cannot stream) and a plain call is one ``generate``. The model's own run
-nests inside it, with its own callbacks, tags and trace.
+nests inside it, with its own callbacks, tags and trace. A completion model behind LangChain's
+wrappers (``bind``, ``with_retry``, ``with_fallbacks``) is called through them the same way, so
+its retries and fallbacks still hold and its tokens stream too (not until 2026-12-02, night: it
+answered in one piece, outside the messages stream).
 """
 
 from __future__ import annotations
@@ -20,9 +23,11 @@ from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.language_models.llms import BaseLLM
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from langchain_core.runnables import Runnable
 from pydantic import ConfigDict
 
 from .llama import render_messages
+from .text import message_text
 
 
 def _child(run_manager: Optional[CallbackManagerForLLMRun]) -> Optional[CallbackManager]:
@@ -37,21 +42,31 @@ def _child(run_manager: Optional[CallbackManagerForLLMRun]) -> Optional[Callback
     return child
 
 
+def _text(piece: Any) -> str:
+    """A reply's text: a completion model's string, or a message's text parts (a chat model
+    among a completion model's fallbacks answers with one)."""
+    return piece if isinstance(piece, str) else message_text(getattr(piece, "content", piece), sep="")
+
+
 class CompletionChat(BaseChatModel):
-    """``llm`` (a ``BaseLLM``) as a chat model: the messages rendered verbatim (no chat
-    template) are its prompt; the reply carries its token counts and finish reason where the
-    model reports them."""
+    """``llm`` (a ``BaseLLM``, bare or behind ``bind`` / ``with_retry`` / ``with_fallbacks``)
+    as a chat model: the messages rendered verbatim (no chat template) are its prompt; the
+    reply carries its token counts and finish reason where the model reports them (a bare
+    model's; through a wrapper, the text alone: the caller counts the tokens)."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    llm: BaseLLM
+    llm: Runnable
 
     @property
     def _llm_type(self) -> str:
-        return f"completion-chat:{self.llm._llm_type}"
+        return f"completion-chat:{getattr(self.llm, '_llm_type', None) or type(self.llm).__name__}"
 
     def _generate(self, messages: list[BaseMessage], stop: Optional[list[str]] = None,
                   run_manager: Optional[CallbackManagerForLLMRun] = None, **kwargs: Any) -> ChatResult:
+        if not isinstance(self.llm, BaseLLM):  # a wrapper: its own invoke (retries, fallbacks, bound arguments)
+            reply = self.llm.invoke(render_messages(messages), {"callbacks": _child(run_manager)}, stop=stop, **kwargs)
+            return ChatResult(generations=[ChatGeneration(message=AIMessage(content=_text(reply)))])
         res = self.llm.generate([render_messages(messages)], stop=stop,
                                 callbacks=_child(run_manager), **kwargs)
         gen = res.generations[0][0]
@@ -68,11 +83,12 @@ class CompletionChat(BaseChatModel):
         one piece, where it cannot stream). A stream reports no token counts: the caller
         counts them from the text."""
         for piece in self.llm.stream(render_messages(messages), {"callbacks": _child(run_manager)}, stop=stop, **kwargs):
-            if not piece:
+            text = _text(piece)
+            if not text:
                 continue
-            chunk = ChatGenerationChunk(message=AIMessageChunk(content=piece))
+            chunk = ChatGenerationChunk(message=AIMessageChunk(content=text))
             if run_manager:
-                run_manager.on_llm_new_token(piece, chunk=chunk)
+                run_manager.on_llm_new_token(text, chunk=chunk)
             yield chunk
 
 

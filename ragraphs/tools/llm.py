@@ -349,19 +349,15 @@ def _reply(llm: Any, prompt: str, tags: list[str] | None, kwargs: dict[str, Any]
     """One call of :func:`complete`, with its arguments made."""
     usage: Any
     try:
-        if is_completion_model(llm) and not isinstance(llm, BaseLLM):  # one behind bind / with_retry / ...: text too
-            reply = llm.invoke(prompt, {"tags": tags} if tags else None, **kwargs)
-            text = reply if isinstance(reply, str) else message_text(getattr(reply, "content", reply), sep="")
-            usage, finish = {}, None
-        else:
-            # a plain completion model as a chat model, the prompt verbatim: its run reaches the run's callbacks,
-            # traces and event streams (not until 2026-12-01), its tokens the messages stream (not until 2026-12-02)
-            chat = CompletionChat(llm=llm) if isinstance(llm, BaseLLM) else llm
-            msg = chat.invoke([HumanMessage(content=prompt)], {"tags": tags} if tags else None, **kwargs)
-            # a reply in content parts (reasoning first, or text blocks): its text parts only
-            text = message_text(msg.content, sep="")
-            usage = getattr(msg, "usage_metadata", None) or {}
-            finish = (getattr(msg, "response_metadata", None) or {}).get("finish_reason")
+        # a completion model (bare or wrapped) as a chat model, the prompt verbatim: its run reaches the run's callbacks,
+        # traces and event streams (not until 2026-12-01), its tokens the messages stream (not until 2026-12-02; behind
+        # bind / with_retry / with_fallbacks, not until 2026-12-02, night)
+        chat = CompletionChat(llm=llm) if is_completion_model(llm) else llm
+        msg = chat.invoke([HumanMessage(content=prompt)], {"tags": tags} if tags else None, **kwargs)
+        # a reply in content parts (reasoning first, or text blocks): its text parts only
+        text = message_text(msg.content, sep="")
+        usage = getattr(msg, "usage_metadata", None) or {}
+        finish = (getattr(msg, "response_metadata", None) or {}).get("finish_reason")
     except ConfigError:
         raise
     except GraphBubbleUp:  # an interrupt() inside a component pauses the run; it is no failure
