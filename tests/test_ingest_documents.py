@@ -607,6 +607,41 @@ def test_a_chunk_past_the_encoders_window_is_cut_again_until_it_fits(tmp_path, c
     assert sorted(p["text"] for p in stored) == sorted({p["text"] for p in words_only})  # (equal chunks: one id)
 
 
+def test_a_chunk_is_cut_to_the_window_of_an_encoder_of_your_own(tmp_path):
+    """Embeddings of your own that hold a sentence-transformers model (as ``client``, as
+    LangChain's ``HuggingFaceEmbeddings`` do) have their chunks cut to that model's window,
+    here 64 tokens; until 2026-12-02 (night) only the packaged MiniLM's window was known, and a
+    150-word chunk was embedded by its first 64 tokens only, its end never found."""
+    from langchain_core.embeddings import Embeddings
+    from sentence_transformers import SentenceTransformer
+
+    from ragraphs.ingest import ingest
+    from ragraphs.tools.embeddings import minilm_path, past_window
+    from ragraphs.tools.vectorstore import embedded_text
+
+    class Mine(Embeddings):
+        def __init__(self):
+            self.client = SentenceTransformer(minilm_path(), device="cpu", local_files_only=True)
+            self.client.max_seq_length = 64
+
+        def embed_documents(self, texts):
+            return self.client.encode(list(texts), normalize_embeddings=True).tolist()
+
+        def embed_query(self, text):
+            return self.embed_documents([text])[0]
+
+    sentences = [f"The okapi number {i} lives in the rainforest of the Congo and eats leaves." for i in range(30)]
+    (tmp_path / "okapi.md").write_text("# Okapi\n\n" + " ".join(sentences) + "\n")
+    mine = Mine()
+    corpus = ChromaCorpus(str(tmp_path / "s"), embeddings=mine)
+    report = ingest([str(tmp_path / "okapi.md")], corpus, progress=False)
+    stored = corpus.all_passages()
+    assert not report.warnings and len(stored) > 3  # 150 words make 3 chunks by words alone
+    assert past_window(mine, [embedded_text(p) for p in stored]) == (0, 64)
+    joined = " ".join(p["text"] for p in stored)
+    assert all(s in joined for s in sentences)  # each sentence whole, none lost
+
+
 def test_a_pretty_printed_json_object_is_one_row(tmp_path):
     doc = tmp_path / "note.json"
     doc.write_text('{\n  "title": "Okapi",\n  "text": "%s"\n}\n' % OKAPI_1)

@@ -310,15 +310,30 @@ def _token_count(model: Any, texts: list[str]) -> list[int]:
     return [len(ids) for ids in model.tokenizer(texts, add_special_tokens=True, truncation=False, verbose=False)["input_ids"]]
 
 
+def _encoder_of(embeddings: Any) -> Any:
+    """The sentence-transformers model behind ``embeddings``, whose tokenizer and window
+    (``max_seq_length``) tell what fits: the packaged MiniLM's (loaded at the first ask), or one
+    that embeddings of your own hold as ``client`` or ``_client``, as LangChain's
+    ``HuggingFaceEmbeddings`` do; None when there is none (an API's embeddings)."""
+    if isinstance(embeddings, MiniLMEmbeddings):
+        return embeddings.model
+    for name in ("client", "_client"):
+        model = getattr(embeddings, name, None)
+        if callable(getattr(model, "tokenizer", None)) and isinstance(getattr(model, "max_seq_length", None), int):
+            return model
+    return None
+
+
 def window_fits(embeddings: Any) -> Callable[[str], bool] | None:
     """Whether a text fits the encoder's window whole (ingest cuts a chunk again until it does);
-    None where the window is not known (an encoder other than the packaged MiniLM). The model
-    loads at the first text asked about (benchmark rows, never cut, ask nothing)."""
-    if not isinstance(embeddings, MiniLMEmbeddings):
+    None where the window is not known (no sentence-transformers model behind ``embeddings``;
+    until 2026-12-02, night, every encoder but the packaged MiniLM). The packaged model loads at
+    the first text asked about (benchmark rows, never cut, ask nothing)."""
+    if not isinstance(embeddings, MiniLMEmbeddings) and _encoder_of(embeddings) is None:
         return None
 
     def fits(text: str) -> bool:
-        model = embeddings.model  # loaded once per process; fetched once per check
+        model = _encoder_of(embeddings)  # loaded once per process; fetched once per check
         return _token_count(model, [text])[0] <= int(model.max_seq_length)
 
     return fits
@@ -326,8 +341,10 @@ def window_fits(embeddings: Any) -> Callable[[str], bool] | None:
 
 def past_window(embeddings: Any, texts: Sequence[str]) -> tuple[int, int]:
     """(how many of ``texts`` run past the encoder's window, the window in tokens): their ends
-    are cut before embedding. Known for the packaged MiniLM (256 tokens); (0, 0) otherwise."""
-    if not isinstance(embeddings, MiniLMEmbeddings) or not texts:
+    are cut before embedding. Known where a sentence-transformers model is behind
+    ``embeddings`` (the packaged MiniLM's 256 tokens); (0, 0) otherwise."""
+    model = _encoder_of(embeddings) if texts else None
+    if model is None:
         return 0, 0
-    window = int(embeddings.model.max_seq_length)
-    return sum(n > window for n in _token_count(embeddings.model, list(texts))), window
+    window = int(model.max_seq_length)
+    return sum(n > window for n in _token_count(model, list(texts))), window
