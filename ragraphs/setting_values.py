@@ -339,8 +339,9 @@ def _other_settings(ctx: Any, cls: type) -> ConfigError:
 def refuse_other_settings(ctx: Any, cls: type) -> None:
     """A :class:`ConfigError` when ``ctx`` is one of ragraphs' settings classes other than
     ``cls`` exactly (``DRRAGContext`` handed to the vanilla graph, whose nodes' :func:`context_in`
-    takes a subclass for its base); a user's own class, a dict or none passes (read by name)."""
-    if ctx is None or type(ctx) is cls or not is_dataclass(ctx):
+    takes a subclass for its base); a user's own class, a dict or none passes (read by name), as
+    does ``cls`` watched for the settings a run reads (``replay``'s, ``_watches``)."""
+    if ctx is None or type(ctx) is cls or getattr(type(ctx), "_watches", None) is cls or not is_dataclass(ctx):
         return
     # any module of the package: a method's own settings module too (ragraphs/settings_<method>.py, as
     # docs/extending.md has new methods keep them; only ragraphs/settings.py's were refused until 2026-12-01)
@@ -423,5 +424,6 @@ def recorded_settings(ctx: Any) -> dict[str, Any]:
 
     if not is_dataclass(ctx):
         return {}
-    values = {f.name: getattr(ctx, f.name) for f in fields(ctx)}
+    own = getattr(ctx, "__dict__", {})  # past __getattribute__: recording them is no node reading them (replay's warning)
+    values = {f.name: own[f.name] if f.name in own else getattr(ctx, f.name) for f in fields(ctx)}
     return {k: v for k, v in values.items() if plain(v)}

@@ -26,7 +26,7 @@ from ..checkpoint import cli_spec, describe, open_checkpointer
 from ..errors import ConfigError, InputError
 from .common import make_components, shown_answer, stream_run
 from .threads import (CHAT, META_METHOD, META_STORE, _loads, _records_settings, check_thread_method, infer_method,
-                      store_of, stored_context, thread_config)
+                      reads_noted, store_of, stored_context, thread_config)
 
 __all__ = ["check_thread_method", "infer_method", "load_history", "open_checkpointer", "register", "store_of", "thread_config"]
 
@@ -392,9 +392,16 @@ def cmd_replay(args: argparse.Namespace) -> int:
     load_s = components.warm_up(ctx)  # so that the re-run nodes' times are their own, not the loading
     if args.trace:
         print(f"--- models loaded before the run ({load_s * 1000:.0f} ms)", file=sys.stderr)
+    ctx, read = reads_noted(ctx, sets)
     res = stream_run(graph, None, cfg, ctx, trace=args.trace)
     head = graph.get_state({"configurable": {"thread_id": args.thread_id}}).config["configurable"]["checkpoint_id"]
     _print_replay(args, method, start, res, head)
+    unread = sorted(k for k in sets if k not in read)
+    if unread:  # said nothing until 2026-12-02 (night): the replay ran as without them
+        it = "it" if len(unread) == 1 else "them"
+        print(f"warning: --set {', '.join(unread)}: no node that re-ran read {it}, so {it} changed nothing: the node "
+              f"that reads {it} ran before step {start['step']}, or is not on this run's route "
+              "(`ragraphs history` lists the steps; --from an earlier one re-runs more)", file=sys.stderr)
     return 0
 
 

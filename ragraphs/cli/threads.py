@@ -5,14 +5,15 @@ thread written elsewhere (a LangGraph server's run, a user's own code)."""
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import os
-from typing import Any
+from typing import Any, Iterable, cast
 
 from ..errors import ConfigError
 
-__all__ = ["CHAT", "META_CONTEXT", "META_METHOD", "META_STORE", "check_thread_method", "infer_method", "store_of",
-           "stored_context", "thread_config"]
+__all__ = ["CHAT", "META_CONTEXT", "META_METHOD", "META_STORE", "check_thread_method", "infer_method", "reads_noted",
+           "store_of", "stored_context", "thread_config"]
 
 META_METHOD = "ragraphs_method"
 META_CONTEXT = "ragraphs_context"
@@ -111,3 +112,23 @@ def infer_method(node_names: set[str]) -> str | None:
         if node_names and node_names <= nodes and (best is None or len(nodes) < best[0]):
             best = (len(nodes), m)
     return best[1] if best else None
+
+
+def reads_noted(ctx: Any, names: Iterable[str]) -> tuple[Any, set[str]]:
+    """``ctx`` (a run's settings) as an instance of a subclass of its class that notes which of
+    ``names`` are read, with the set it fills: the nodes read their settings off the run's
+    context, so after a run the set holds those some node (or route) read. ``replay`` warns of a
+    ``--set`` that no re-run node read."""
+    watched, read = frozenset(names), set()
+    base = type(ctx)
+
+    def __getattribute__(self: Any, name: str) -> Any:
+        if name in watched:
+            read.add(name)
+        return object.__getattribute__(self, name)
+
+    noted = copy.copy(ctx)
+    # `_watches`: the graphs take it for the class it watches (another of ragraphs' settings classes is refused)
+    noted.__class__ = cast(Any, type(base))(base.__name__, (base,), {
+        "__getattribute__": __getattribute__, "_watches": base, "__module__": base.__module__, "__qualname__": base.__qualname__})
+    return noted, read

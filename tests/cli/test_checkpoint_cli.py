@@ -90,6 +90,37 @@ def test_a_replay_says_an_empty_answer_as_ask_does(tmp_path, capsys):
     assert code == 0 and json.loads(out)["answer"] == "" and json.loads(out)["from_step"] == 0
 
 
+def test_a_replay_says_which_set_settings_no_rerun_node_read(tmp_path, capsys):
+    """``replay --from`` a step after retrieval with ``--set k=2`` re-runs only the answer, which
+    reads no ``k``: one warning names it (until 2026-12-02, night, the replay ran as without it
+    and said nothing); from a step before retrieval, ``k`` is read, two passages kept, and no
+    warning. The model's setting, read by ``generate``, is never warned of."""
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text(json.dumps({"title": "Lima", "text": "Lima is the capital of Peru."}) + "\n"
+                      + json.dumps({"title": "Paris", "text": "Paris is the capital of France."}) + "\n")
+    store = ["--store", str(tmp_path / "store")]
+    assert main_captured(capsys, "ingest", str(corpus), *store, "--quiet")[0] == 0
+    code, _, _ = main_captured(capsys, "ask", "What is the capital of Peru?", "--method", "vanilla", "--llm", "fake:Lima",
+                               "--k", "1", *store, "--thread", "kk", "--quiet")
+    assert code == 0
+    hist = json.loads(main_captured(capsys, "history", "kk", "--json")[1])
+    before_generate = next(c["checkpoint_id"] for c in hist["checkpoints"] if c["next"] == ["generate"])
+    code, out, err = main_captured(capsys, "replay", "kk", "--from", before_generate, "--set", "k=2", "--set",
+                                   "llm=fake:Cusco", "--quiet")
+    assert code == 0 and out.strip() == "Cusco"
+    warned = [line for line in err.splitlines() if line.startswith("warning: ")]
+    assert len(warned) == 1 and warned[0].startswith("warning: --set k: no node that re-ran read it, so it changed nothing")
+    code, out, err = main_captured(capsys, "replay", "kk", "--from", "0", "--set", "k=2", "--set", "llm=fake:Cusco", "--json")
+    assert code == 0 and json.loads(out)["answer"] == "Cusco" and "warning" not in err
+    from ragraphs.checkpoint import open_checkpointer
+    from ragraphs.cli.debug import _checkpoints_only
+    from ragraphs.graphs import build_graph
+
+    graph = build_graph("vanilla", _checkpoints_only(), checkpointer=open_checkpointer(str(tmp_path / "home" / "checkpoints.sqlite")))
+    state = graph.get_state({"configurable": {"thread_id": "kk"}}).values
+    assert state["answer"] == "Cusco" and len(state["passages"]) == 2 and hist["context"]["k"] == 1
+
+
 def test_a_second_question_on_a_thread_is_its_own_run_and_history_shows_both(tmp_path, capsys):
     """``ask --thread`` twice: the second run's passages, calls and trace are its own, not
     added to the first run's; ``history`` shows each question where its run begins."""
