@@ -54,6 +54,7 @@ import numpy as np
 
 from ..errors import InputError, check_writable_file
 from ..state.types import Passage
+from .calibrate_report import calibration_provenance, print_calibration
 
 
 def _objectives(cands: np.ndarray, s: np.ndarray, y: np.ndarray, alpha: float, above: bool) -> np.ndarray:
@@ -270,11 +271,12 @@ def _pooled_corpus(passages: list, embeddings: Any, quiet: bool) -> Any:
         return InMemoryCorpus(passages, embeddings)
 
 
-def cmd_calibrate(args: argparse.Namespace) -> int:
+def _calibration_inputs(args: argparse.Namespace) -> tuple[list, Any, Any]:
+    """The questions (``--data``, its part, ``--limit``), the corpus pooling the whole file's
+    paragraphs, and the evaluator the fit reads (``--judge``)."""
     from ..components import Components
     from ..datasets import load_dataset, parse_data_spec, pooled_passages, select_part
     from ..tools.embeddings import MiniLMEmbeddings
-    from ..settings import PAPER_LOWER, PAPER_UPPER
 
     path, part, nparts = parse_data_spec(args.data)
     _refuse_bad_args(args, path)
@@ -294,8 +296,13 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         from ..tools.judges import CosineJudge
 
         judges = {"evaluator": CosineJudge(embeddings)}
-    c = Components(retriever=corpus, embeddings=embeddings, judges=judges)
-    judge = c.judge("evaluator")
+    judge = Components(retriever=corpus, embeddings=embeddings, judges=judges).judge("evaluator")
+    return examples, corpus, judge
+
+
+def _judged_retrievals(args: argparse.Namespace, examples: list, corpus: Any, judge: Any) -> tuple[list, list]:
+    """Each question's retrieval judged and labelled, and (``--misses withheld``) each one again
+    with its gold withheld; an :class:`InputError` when they leave nothing to fit on."""
     rows = collect(examples, corpus, judge, args.k, args.retrieval)
     if not any(any(r["labels"]) for r in rows):
         raise InputError("no retrieved document is a gold supporting paragraph: nothing to calibrate on")
@@ -304,6 +311,23 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         raise InputError(f"calibration needs both relevant and irrelevant samples, and all {len(rows)} retrievals hold a "
                          "gold supporting paragraph (no miss for the rule to fit on): add --misses withheld "
                          "(each question's retrieval with its gold withheld), --unit doc, or more questions")
+    return rows, missed
+
+
+def _strip_cut(examples: list, rows: list, judge: Any, alpha: float) -> tuple[float | None, list]:
+    """The strip threshold fitted on the retrieved documents' strips (None when every strip, or
+    none, holds a gold answer), and the strips' labels."""
+    strip_s, strip_y = collect_strips(examples, [r["docs"] for r in rows], judge)
+    if strip_y and any(strip_y) and not all(strip_y):
+        return calibrate_thresholds(strip_s, strip_y, alpha)["upper"], strip_y
+    return None, strip_y
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    from ..settings import PAPER_LOWER, PAPER_UPPER
+
+    examples, corpus, judge = _calibration_inputs(args)
+    rows, missed = _judged_retrievals(args, examples, corpus, judge)
     fitted = lower_from(calibrate_rows(rows + missed, args.unit, args.alpha), judge, args.lower)
     other = "question" if args.unit == "doc" else "doc"
     try:  # the other unit, for comparison: none when it has no samples of one kind (every retrieval holds gold)
@@ -313,11 +337,10 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     stability = bootstrap_range(rows + missed, args.unit, args.alpha, args.bootstrap)
     maxes = [max(r["scores"]) if r["scores"] else -1.0 for r in rows]
     missed_maxes = [max(r["scores"]) if r["scores"] else -1.0 for r in missed]
-    strip_s, strip_y = collect_strips(examples, [r["docs"] for r in rows], judge)
-    strip_cut = None
-    if strip_y and any(strip_y) and not all(strip_y):
-        strip_cut = calibrate_thresholds(strip_s, strip_y, args.alpha)["upper"]
+    strip_cut, strip_y = _strip_cut(examples, rows, judge, args.alpha)
     has_gold = [any(r["labels"]) for r in rows]
+    shares = lambda xs, f: action_shares(xs, f["upper"], f["lower"])  # noqa: E731
+    paper = {"upper": PAPER_UPPER, "lower": PAPER_LOWER}
     report = {
         "data": args.data,
         "questions": len(rows),
@@ -328,18 +351,18 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         "calibrated": fitted,
         "bootstrap_90": stability,
         f"calibrated_{other}": {k: fitted_other[k] for k in ("upper", "lower")} if fitted_other else None,
-        f"shares_calibrated_{other}": action_shares(maxes, fitted_other["upper"], fitted_other["lower"]) if fitted_other else None,
+        f"shares_calibrated_{other}": shares(maxes, fitted_other) if fitted_other else None,
         f"quality_calibrated_{other}": (action_quality(maxes, has_gold, fitted_other["upper"], fitted_other["lower"])
                                         if fitted_other else None),
         "retrieval_has_gold": round(sum(has_gold) / max(1, len(rows)), 4),
-        "shares_calibrated": action_shares(maxes, fitted["upper"], fitted["lower"]),
-        "shares_paper": action_shares(maxes, PAPER_UPPER, PAPER_LOWER),
+        "shares_calibrated": shares(maxes, fitted),
+        "shares_paper": shares(maxes, paper),
         "quality_calibrated": action_quality(maxes, has_gold, fitted["upper"], fitted["lower"]),
         "quality_paper": action_quality(maxes, has_gold, PAPER_UPPER, PAPER_LOWER),
         **({
             "withheld_misses": len(missed),
-            "shares_withheld_calibrated": action_shares(missed_maxes, fitted["upper"], fitted["lower"]),
-            "shares_withheld_paper": action_shares(missed_maxes, PAPER_UPPER, PAPER_LOWER),
+            "shares_withheld_calibrated": shares(missed_maxes, fitted),
+            "shares_withheld_paper": shares(missed_maxes, paper),
         } if missed else {}),
         "strip_threshold": strip_cut,
         "strips": {"n": len(strip_y), "with_answer": int(sum(strip_y))},
@@ -353,67 +376,8 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report))
     else:
-        _print_calibration(report, args)
+        print_calibration(report, args)
     return 0
-
-
-def _print_calibration(report: dict, args: argparse.Namespace) -> None:
-    """The calibration as a person reads it: the cuts, how stable they are, and the actions' shares."""
-    from ..settings import PAPER_LOWER, PAPER_UPPER
-
-    f, stability, strip_cut = report["calibrated"], report["bootstrap_90"], report["strip_threshold"]
-    other = "question" if args.unit == "doc" else "doc"
-    fitted_other, missed = report[f"calibrated_{other}"], report.get("withheld_misses", 0)
-    print(f"calibrated on {report['questions']} questions of {args.data} (k={args.k}, unit={args.unit}, judge={report['judge']}):")
-    print(f"  upper = {f['upper']}  lower = {f['lower']}   (paper: upper {PAPER_UPPER}, lower {PAPER_LOWER})")
-    if f["lower_from"] == "judge":
-        print(f"  lower: the evaluator's own relevance cut (--lower judge); the paper's rule fits {f['lower_rule']}")
-    if stability:
-        print(f"  over {stability['resamples']} bootstrap resamples of the questions, 90% of the rule's fits lie in: upper "
-              f"{stability['upper'][0]} to {stability['upper'][1]}, lower {stability['lower_rule'][0]} to "
-              f"{stability['lower_rule'][1]} ({f['n'] - f['n_relevant']} irrelevant samples to fit on)")
-    print(f"  objective: upper {f['objective_upper']}, the rule's lower {f['objective_lower']} (alpha {f['alpha']}; {f['n']} samples, {f['n_relevant']} relevant)")
-    sh = report[f"shares_calibrated_{other}"]
-    if fitted_other is None:
-        print(f"  with unit={other}: not fitted (its samples are all relevant)")
-    else:
-        print(
-            f"  with unit={other}: upper = {fitted_other['upper']}  lower = {fitted_other['lower']}: correct "
-            f"{sh['correct']:.1%}, ambiguous {sh['ambiguous']:.1%}, incorrect {sh['incorrect']:.1%}"
-        )
-    print(f"  retrievals holding a gold paragraph: {report['retrieval_has_gold']:.1%}")
-    if missed:
-        sh = report["shares_withheld_calibrated"]
-        print(
-            f"  {missed} retrievals with the question's gold withheld (true misses): correct "
-            f"{sh['correct']:.1%}, ambiguous {sh['ambiguous']:.1%}, incorrect {sh['incorrect']:.1%}"
-        )
-    if strip_cut is not None:
-        print(f"  strip threshold = {strip_cut} ({report['strips']['n']} strips, {report['strips']['with_answer']} holding a gold answer)")
-    for name in ("calibrated", "paper"):
-        sh = report[f"shares_{name}"]
-        q = report[f"quality_{name}"]
-        print(
-            f"  actions ({name} thresholds): correct {sh['correct']:.1%}, ambiguous {sh['ambiguous']:.1%}, "
-            f"incorrect {sh['incorrect']:.1%}; correct precision {q['correct_precision']}, "
-            f"incorrect precision {q['incorrect_precision']}"
-        )
-    print(f"  use: ragraphs ask --method crag {report['use']}")
-
-
-def calibration_provenance(args: Any) -> dict[str, Any]:
-    """What a report needs to be made again: every argument (``args``: the ``--alpha``,
-    ``--retrieval``, ``--limit``, ``--lower``, ``--dataset``, ``--bootstrap`` ... the fit read;
-    until 2026-11-30 the report held only some), the evaluator judge's folder and the sha256 of
-    its ``ragraphs_judge.json`` (``judge_source``; every ``train-judge`` output has the same
-    ``name``; None for ``--judge cosine``), and the package versions."""
-    from ..evaluation.provenance import json_safe, judge_sources, versions
-
-    given = {k: v for k, v in vars(args).items() if k != "func" and not k.startswith("_")}
-    source = None
-    if getattr(args, "judge", "default") == "default":
-        source = next(({"variable": var, **e} for var, e in judge_sources().items() if "evaluator" in e["roles"]), None)
-    return {"args": json_safe(given), "judge_source": source, "versions": versions()}
 
 
 def register(sub: Any) -> None:
