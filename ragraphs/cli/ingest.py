@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import sys
+from typing import Any
 
 from ..errors import ConfigError, InputError, check_folder_place
 from ..tools.text import CHUNK_WORDS
@@ -42,6 +43,64 @@ def _first_missing(path: str) -> str | None:
     return top
 
 
+def _refuse_bad_input(args: argparse.Namespace) -> None:
+    """An :class:`InputError` for a path that is not there, or a store folder placed where
+    ingest would read it; before any store opens."""
+    from ..sources import is_url
+
+    for p in args.paths:
+        if not is_url(p) and not os.path.exists(p):
+            raise InputError(f"no such file or directory: {p}")
+    if args.store and not args.store_url:
+        check_folder_place(args.store, "--store")
+        _check_store_place(args.store, args.paths)
+
+
+def _print_notes(report: Any, paths: list[str]) -> None:
+    """What was skipped and why, the first 20 warnings, and a walk that found no file, on stderr."""
+    for msg in report.skipped_dirs + report.skipped_files:
+        print(f"skipped: {msg}", file=sys.stderr)
+    for msg in report.warnings[:20]:
+        print(f"warning: {msg}", file=sys.stderr)
+    if len(report.warnings) > 20:
+        print(f"warning: ... and {len(report.warnings) - 20} more warnings", file=sys.stderr)
+    if not report.files and not report.skipped_files and not report.skipped_dirs:
+        print(f"warning: no files found in {', '.join(paths)}", file=sys.stderr)
+
+
+def _summary(report: Any, total: int) -> dict[str, Any]:
+    """The run's summary (what ``--json`` prints)."""
+    return {
+        "files": report.files,
+        "passages": report.passages,
+        "added": report.added,
+        "already_present": report.passages - report.added,
+        "removed": report.removed,
+        "removed_gone": report.removed_gone,
+        "skipped_files": len(report.skipped_files),
+        "skipped_dirs": len(report.skipped_dirs),
+        "skipped": report.skipped_files + report.skipped_dirs,  # "PATH: why" each (stderr only until 2026-12-01)
+        "seconds": round(report.seconds, 2),
+        "passages_per_s": round(report.passages / report.seconds if report.seconds else 0.0, 1),
+        "store_total": total,
+    }
+
+
+def _summary_line(summary: dict[str, Any], seconds: float, unmade: str | None, store: str | None) -> str:
+    """The summary as one line for a person (``seconds`` unrounded)."""
+    s = summary
+    rate = s["passages"] / seconds if seconds else 0.0
+    return (
+        f"ingested {s['files']} file(s): {s['passages']} passages, {s['added']} new, {s['already_present']} already present, "
+        + (f"{s['removed']} of earlier versions removed, " if s["removed"] else "")
+        + (f"{s['removed_gone']} of files gone removed, " if s["removed_gone"] else "")
+        + f"{s['skipped_files']} file(s) skipped"
+        + (f" and {s['skipped_dirs']} folder(s)" if s["skipped_dirs"] else "") + " "
+        f"in {seconds:.1f}s ({rate:.1f} passages/s); "
+        + (f"no store made at {store}" if unmade else f"store now holds {s['store_total']}")
+    )
+
+
 def cmd_ingest(args: argparse.Namespace) -> int:
     from ..ingest import ingest
     from ..settings import default_store_path
@@ -51,16 +110,9 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     store_from_env(args)  # RAGRAPHS_STORE_URL / RAGRAPHS_COLLECTION, as the server's graphs read them
     if args.chunk_words < 1:
         raise InputError(f"--chunk-words must be at least 1, got {args.chunk_words}")
-    from ..sources import is_url
-
     if args.remove:
         return _remove(args)
-    for p in args.paths:
-        if not is_url(p) and not os.path.exists(p):
-            raise InputError(f"no such file or directory: {p}")
-    if args.store and not args.store_url:
-        check_folder_place(args.store, "--store")
-        _check_store_place(args.store, args.paths)
+    _refuse_bad_input(args)
     store = None if args.store_url else (args.store or default_store_path())
     made = _first_missing(store) if store else None  # the folder this run makes, if any
     corpus = ChromaCorpus(
@@ -73,46 +125,13 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     )
     report = ingest(args.paths, corpus, max_words=args.chunk_words, progress=not args.quiet, replace=not args.keep_old,
                     sync=args.sync)
-    for msg in report.skipped_dirs + report.skipped_files:
-        print(f"skipped: {msg}", file=sys.stderr)
-    for msg in report.warnings[:20]:
-        print(f"warning: {msg}", file=sys.stderr)
-    if len(report.warnings) > 20:
-        print(f"warning: ... and {len(report.warnings) - 20} more warnings", file=sys.stderr)
-    if not report.files and not report.skipped_files and not report.skipped_dirs:
-        print(f"warning: no files found in {', '.join(args.paths)}", file=sys.stderr)
+    _print_notes(report, args.paths)
     unmade = made if made and not report.passages else None  # nothing to store: no empty store left (until 2026-12-02)
     total = 0 if unmade else corpus.count()
     if unmade:
         shutil.rmtree(unmade, ignore_errors=True)
-    rate = report.passages / report.seconds if report.seconds else 0.0
-    summary = {
-        "files": report.files,
-        "passages": report.passages,
-        "added": report.added,
-        "already_present": report.passages - report.added,
-        "removed": report.removed,
-        "removed_gone": report.removed_gone,
-        "skipped_files": len(report.skipped_files),
-        "skipped_dirs": len(report.skipped_dirs),
-        "skipped": report.skipped_files + report.skipped_dirs,  # "PATH: why" each (stderr only until 2026-12-01)
-        "seconds": round(report.seconds, 2),
-        "passages_per_s": round(rate, 1),
-        "store_total": total,
-    }
-    if args.json:
-        print(json.dumps(summary))
-    else:
-        print(
-            f"ingested {report.files} file(s): {report.passages} passages, {report.added} new, "
-            f"{summary['already_present']} already present, "
-            + (f"{report.removed} of earlier versions removed, " if report.removed else "")
-            + (f"{report.removed_gone} of files gone removed, " if report.removed_gone else "")
-            + f"{summary['skipped_files']} file(s) skipped"
-            + (f" and {summary['skipped_dirs']} folder(s)" if report.skipped_dirs else "") + " "
-            f"in {report.seconds:.1f}s ({rate:.1f} passages/s); "
-            + (f"no store made at {store}" if unmade else f"store now holds {total}")
-        )
+    summary = _summary(report, total)
+    print(json.dumps(summary) if args.json else _summary_line(summary, report.seconds, unmade, store))
     return 0 if report.files or not (report.skipped_files or report.skipped_dirs) else 1
 
 
