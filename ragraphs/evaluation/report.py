@@ -261,6 +261,79 @@ def plot_paired(summaries: list[dict], records: dict[str, list[dict]], path: str
     return True
 
 
+def _plot_lines(summaries: list[dict], records: dict[str, list[dict]], plots_dir: str, paired: Any) -> list[str]:
+    """The report's pictures, each drawn into ``plots_dir`` and linked; a plot that fails is
+    one line saying so (a plot must never lose the results)."""
+    lines: list[str] = []
+    try:
+        if plot_paired(summaries, records, os.path.join(plots_dir, "paired.png"), paired=paired):
+            lines += ["![Against the reference, question by question](plots/paired.png)", ""]
+    except Exception as e:
+        lines += [f"(paired differences: plot failed: {type(e).__name__}: {e})", ""]
+    plots = [
+        ("answers.png", plot_answer_metrics, "Answer quality per method"),
+        ("recall.png", plot_recall, "Recall of gold supporting paragraphs"),
+        ("node_times.png", plot_node_times, "Time per node"),
+    ]
+    for name, fn, title in plots:
+        try:
+            ok = fn(summaries, os.path.join(plots_dir, name))
+        except Exception as e:
+            lines += [f"({title}: plot failed: {type(e).__name__}: {e})", ""]
+            continue
+        if ok:
+            lines += [f"![{title}](plots/{name})", ""]
+    return lines
+
+
+def _subset_lines(summaries: list[dict]) -> list[str]:
+    """The scores of each subset of a file that mixes several (none for one)."""
+    subsets = [s for s in summaries if s.get("by_subset")]
+    if not subsets:
+        return []
+    lines = ["## By subset", "", "| run | subset | n | EM | F1 | acc | recall |", "| --- | --- | --- | --- | --- | --- | --- |"]
+    for s in subsets:
+        for name, v in s["by_subset"].items():
+            lines.append(
+                f"| {s['label']} | {name} | {v['n']} | {fmt(v['em'], True)} | {fmt(v['f1'], True)} | "
+                f"{fmt(v['acc'], True)} | {fmt(v['recall'], True)} |"
+            )
+    return lines + [""]
+
+
+def _node_time_lines(summaries: list[dict]) -> list[str]:
+    """Each run's seconds per node and their share of its wall time, then the time outside nodes."""
+    lines = ["## Time per node", "", "| run | node | s/question | share of wall |", "| --- | --- | --- | --- |"]
+    for s in summaries:
+        wall = s.get("latency_s_avg") or 0.0
+        for node, t in (s.get("node_s_avg") or {}).items():
+            lines.append(f"| {s['label']} | {node} | {t:.4f} | {100 * t / wall if wall else 0:.1f}% |")
+        if s.get("overhead_s_avg") is not None:
+            lines.append(f"| {s['label']} | (outside nodes) | {s['overhead_s_avg']:.4f} | {fmt(s['overhead_pct'])}% |")
+    return lines + [""]
+
+
+def _run_lines(s: dict, recs: list[dict], dataset: str) -> list[str]:
+    """One run's section: where its per-question results are, its failures (the first 10) and
+    its first five answers."""
+    errs = [r for r in recs if r.get("error")]
+    lines = [f"## {s['label']}", "", f"Per-question results: `runs/{dataset}/{s['label']}/results.jsonl`.", ""]
+    if errs:
+        lines += [f"{len(errs)} question(s) failed:", ""]
+        lines += [f"- `{r['id']}`: {r['error']}" for r in errs[:10]]
+        lines.append("")
+    shown = [r for r in recs if not r.get("error")][:5]
+    if shown:
+        lines += ["| question | gold | prediction | EM | recall |", "| --- | --- | --- | --- | --- |"]
+        for r in shown:
+            q = r["question"].replace("|", "/")[:90]
+            g = " / ".join(r["gold"][:3]).replace("|", "/")[:50]
+            p = (r["prediction"] or "").replace("|", "/").replace("\n", " ")[:60]
+            lines.append(f"| {q} | {g} | {p} | {fmt(r.get('em'), True)} | {fmt(r.get('recall'), True)} |")
+        lines.append("")
+    return lines
+
+
 def write_report(
     out: str,
     summaries: list[dict],
@@ -291,59 +364,11 @@ def write_report(
     ]
     paired = paired_runs(summaries, records)  # the bootstrap once, for the table and its picture
     lines += paired_section(summaries, records, paired)
-    try:
-        if plot_paired(summaries, records, os.path.join(out, "plots", "paired.png"), paired=paired):
-            lines += ["![Against the reference, question by question](plots/paired.png)", ""]
-    except Exception as e:  # a plot must never lose the results
-        lines += [f"(paired differences: plot failed: {type(e).__name__}: {e})", ""]
-    plots = [
-        ("answers.png", plot_answer_metrics, "Answer quality per method"),
-        ("recall.png", plot_recall, "Recall of gold supporting paragraphs"),
-        ("node_times.png", plot_node_times, "Time per node"),
-    ]
-    for name, fn, title in plots:
-        try:
-            ok = fn(summaries, os.path.join(out, "plots", name))
-        except Exception as e:  # a plot must never lose the results
-            lines += [f"({title}: plot failed: {type(e).__name__}: {e})", ""]
-            continue
-        if ok:
-            lines += [f"![{title}](plots/{name})", ""]
-    subsets = [s for s in summaries if s.get("by_subset")]
-    if subsets:
-        lines += ["## By subset", "", "| run | subset | n | EM | F1 | acc | recall |", "| --- | --- | --- | --- | --- | --- | --- |"]
-        for s in subsets:
-            for name, v in s["by_subset"].items():
-                lines.append(
-                    f"| {s['label']} | {name} | {v['n']} | {fmt(v['em'], True)} | {fmt(v['f1'], True)} | "
-                    f"{fmt(v['acc'], True)} | {fmt(v['recall'], True)} |"
-                )
-        lines.append("")
-    lines += ["## Time per node", "", "| run | node | s/question | share of wall |", "| --- | --- | --- | --- |"]
+    lines += _plot_lines(summaries, records, os.path.join(out, "plots"), paired)
+    lines += _subset_lines(summaries)
+    lines += _node_time_lines(summaries)
     for s in summaries:
-        wall = s.get("latency_s_avg") or 0.0
-        for node, t in (s.get("node_s_avg") or {}).items():
-            lines.append(f"| {s['label']} | {node} | {t:.4f} | {100 * t / wall if wall else 0:.1f}% |")
-        if s.get("overhead_s_avg") is not None:
-            lines.append(f"| {s['label']} | (outside nodes) | {s['overhead_s_avg']:.4f} | {fmt(s['overhead_pct'])}% |")
-    lines.append("")
-    for s in summaries:
-        recs = records.get(s["label"]) or []
-        errs = [r for r in recs if r.get("error")]
-        lines += [f"## {s['label']}", "", f"Per-question results: `runs/{dataset}/{s['label']}/results.jsonl`.", ""]
-        if errs:
-            lines += [f"{len(errs)} question(s) failed:", ""]
-            lines += [f"- `{r['id']}`: {r['error']}" for r in errs[:10]]
-            lines.append("")
-        shown = [r for r in recs if not r.get("error")][:5]
-        if shown:
-            lines += ["| question | gold | prediction | EM | recall |", "| --- | --- | --- | --- | --- |"]
-            for r in shown:
-                q = r["question"].replace("|", "/")[:90]
-                g = " / ".join(r["gold"][:3]).replace("|", "/")[:50]
-                p = (r["prediction"] or "").replace("|", "/").replace("\n", " ")[:60]
-                lines.append(f"| {q} | {g} | {p} | {fmt(r.get('em'), True)} | {fmt(r.get('recall'), True)} |")
-            lines.append("")
+        lines += _run_lines(s, records.get(s["label"]) or [], dataset)
     path = os.path.join(out, "report.md")
     with open(path, "w", encoding="utf-8") as fh:
         fh.write("\n".join(lines))
