@@ -40,15 +40,6 @@ def summarize(records: list[dict], *, spec: Any = None, dataset: str = "", data:
     """Averages over the records of one run (the object `ragraphs eval --json` prints); ``spec``,
     the run's :class:`~ragraphs.evaluation.runner.RunSpec`, adds its settings."""
     ok = [r for r in records if not r.get("error")]
-    walls = [r["wall_s"] for r in ok]
-    nodes: dict[str, float] = {}
-    for r in ok:
-        for k, v in (r.get("node_s") or {}).items():
-            nodes[k] = nodes.get(k, 0.0) + v
-    total_wall = sum(walls)
-    total_over = sum(r.get("overhead_s") or 0.0 for r in ok)
-    with_gold = [r for r in records if r.get("recall") is not None]
-    scored = [r for r in ok if r.get("em") is not None]  # none in a retrieval-only run
     out: dict[str, Any] = {
         "method": spec.method if spec else None,
         "label": spec.label if spec else None,
@@ -56,12 +47,37 @@ def summarize(records: list[dict], *, spec: Any = None, dataset: str = "", data:
         "data": data,
         "n": len(records),
         "errors": len(records) - len(ok),
+        **_scores(records),
+        **_costs(ok),
+        **_timing(ok),
+    }
+    if spec is not None:
+        out.update({"k": spec.k, "strategy": spec.strategy, "retrieval": spec.retrieval,
+                    "retrieval_only": spec.retrieval_only, "llm": run_llm(spec), "settings": spec.settings})
+    by_subset = _by_subset(records)
+    if by_subset:
+        out["by_subset"] = by_subset
+    return out
+
+
+def _scores(records: list[dict]) -> dict[str, Any]:
+    """Answer and retrieval quality, over every question (one that failed counts 0)."""
+    with_gold = [r for r in records if r.get("recall") is not None]
+    return {
         "em": _r(mean(r.get("em") for r in records)),
         "f1": _r(mean(r.get("f1") for r in records)),
         "acc": _r(mean(r.get("acc") for r in records)),
         "recall": _r(mean(r.get("recall") for r in records)),
         "recall_all": _r(mean(float(r["recall"] == 1.0) for r in with_gold)) if with_gold else None,
         "n_with_gold": len(with_gold),
+    }
+
+
+def _costs(ok: list[dict]) -> dict[str, Any]:
+    """What the questions that ran cost and how their decisions went: documents, calls,
+    tokens, iterations, parse failures, empty answers and how loops ended."""
+    scored = [r for r in ok if r.get("em") is not None]  # none in a retrieval-only run
+    return {
         "docs_avg": _r(mean(r.get("docs") for r in ok), 3),
         "llm_calls_avg": _r(mean(r.get("llm_calls") for r in ok), 3),
         "web_calls_avg": _r(mean(r.get("web_calls") for r in ok), 3),
@@ -74,6 +90,20 @@ def summarize(records: list[dict], *, spec: Any = None, dataset: str = "", data:
         "empty_answers": sum(not str(r.get("prediction") or "").strip() for r in scored) if scored else None,
         "guard_hit_rate": _r(mean(float(r["guard_hit"]) for r in ok if r.get("guard_hit") is not None), 3),
         "ended": _ended(ok),
+    }
+
+
+def _timing(ok: list[dict]) -> dict[str, Any]:
+    """Latency of the questions that ran, per node and per retrieval stage, and the harness's
+    own overhead."""
+    walls = [r["wall_s"] for r in ok]
+    nodes: dict[str, float] = {}
+    for r in ok:
+        for k, v in (r.get("node_s") or {}).items():
+            nodes[k] = nodes.get(k, 0.0) + v
+    total_wall = sum(walls)
+    total_over = sum(r.get("overhead_s") or 0.0 for r in ok)
+    return {
         "latency_s_avg": _r(mean(walls), 4),
         "latency_s_max": _r(max(walls), 4) if walls else None,
         "node_s_avg": {k: round(v / len(ok), 5) for k, v in nodes.items()} if ok else {},
@@ -82,21 +112,23 @@ def summarize(records: list[dict], *, spec: Any = None, dataset: str = "", data:
         "overhead_s_avg": _r(total_over / len(ok), 6) if ok else None,
         "overhead_pct": _r(100.0 * total_over / total_wall, 3) if total_wall > 0 else None,
     }
-    if spec is not None:
-        out.update({"k": spec.k, "strategy": spec.strategy, "retrieval": spec.retrieval,
-                    "retrieval_only": spec.retrieval_only, "llm": run_llm(spec), "settings": spec.settings})
+
+
+def _by_subset(records: list[dict]) -> dict[str, dict]:
+    """Scores per dataset of a file that mixes two or more (each record's ``subset``: its
+    example's dataset, as a file of NQ and TriviaQA rows holds)."""
     subsets = sorted({str(r["subset"]) for r in records if r.get("subset")})
-    if len(subsets) > 1:
-        out["by_subset"] = {
-            s: {
-                "n": len(rs),
-                "em": _r(mean(r.get("em") for r in rs)),
-                "f1": _r(mean(r.get("f1") for r in rs)),
-                "acc": _r(mean(r.get("acc") for r in rs)),
-                "recall": _r(mean(r.get("recall") for r in rs)),
-            }
-            for s in subsets
-            for rs in [[r for r in records if r.get("subset") == s]]
+    if len(subsets) < 2:
+        return {}
+    out: dict[str, dict] = {}
+    for s in subsets:
+        rs = [r for r in records if r.get("subset") == s]
+        out[s] = {
+            "n": len(rs),
+            "em": _r(mean(r.get("em") for r in rs)),
+            "f1": _r(mean(r.get("f1") for r in rs)),
+            "acc": _r(mean(r.get("acc") for r in rs)),
+            "recall": _r(mean(r.get("recall") for r in rs)),
         }
     return out
 
