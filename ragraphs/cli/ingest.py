@@ -19,7 +19,7 @@ def _check_store_place(store: str, paths: list[str]) -> None:
     store), nor a folder of other files: Chroma writes its files there, and a documents folder holding a store is skipped by
     every later ingest (`ask`'s advice for a missing store led there until 2026-11-30)."""
     from ..sources import is_url
-    from ..tools.vectorstore import holds_other_files
+    from ..tools.chroma_open import holds_other_files
 
     where = os.path.realpath(store)
     for p in paths:

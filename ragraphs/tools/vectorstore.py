@@ -12,19 +12,18 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import threading
 import time
 import warnings
 from typing import Any, Callable, Iterable, Protocol, Sequence, runtime_checkable
-from urllib.parse import urlparse
 
 import numpy as np
 
-from ..errors import ConfigError, StoreError, check_folder_place
+from ..errors import ConfigError, StoreError
 from ..state.types import Passage, make_passage, with_score
 from .bm25 import BM25Index
-from .embeddings import MiniLMEmbeddings, embed_queries, embed_texts, embedder_id, same_embedder, unit_rows
+from .chroma_open import check_collection_name, chroma_client, open_collection
+from .embeddings import MiniLMEmbeddings, embed_queries, embed_texts, unit_rows
 from .titles import TitleIndex
 
 MODES = ("dense", "bm25", "hybrid")
@@ -47,32 +46,6 @@ def rrf_fuse(lists: Sequence[list[Passage]], k: int, c: int = 60) -> list[Passag
             first.setdefault(p["id"], p)
     ranked = sorted(scores, key=lambda i: -scores[i])[:k]
     return [with_score(first[i], scores[i]) for i in ranked]
-
-
-def _client(path: str | None, url: str | None):
-    import chromadb
-    from chromadb.config import Settings
-
-    settings = Settings(anonymized_telemetry=False, allow_reset=False)
-    if url:
-        u = urlparse(url)
-        if u.scheme not in ("http", "https") or not u.hostname:
-            raise ConfigError(f"bad Chroma server URL {url!r} (expected http://host:port)")
-        try:
-            return chromadb.HttpClient(
-                host=u.hostname,
-                port=u.port or (443 if u.scheme == "https" else 8000),
-                ssl=u.scheme == "https",
-                settings=settings,
-            )
-        except Exception as e:
-            raise StoreError(f"cannot reach Chroma server at {url}: {e}") from e
-    assert path
-    try:
-        os.makedirs(path, exist_ok=True)
-        return chromadb.PersistentClient(path=path, settings=settings)
-    except Exception as e:
-        raise StoreError(f"cannot open Chroma store at {path}: {type(e).__name__}: {e}") from e
 
 
 def _digest(ids: Iterable[str]) -> str:
@@ -110,13 +83,6 @@ def _warn_empty(where: str, collection: str, url: bool = False) -> None:
                   "an error", UserWarning, stacklevel=4)
 
 
-def holds_other_files(path: str) -> bool:
-    """Whether the folder ``path`` is no Chroma store and holds files of other kinds (hidden ones,
-    a ``.gitkeep`` or macOS's ``.DS_Store``, aside): no place for a store's files."""
-    return (os.path.isdir(path) and not os.path.isfile(os.path.join(path, "chroma.sqlite3"))
-            and any(not n.startswith(".") for n in os.listdir(path)))
-
-
 class ChromaCorpus:
     """Passages in a Chroma collection, with a lazily built BM25 index beside it.
 
@@ -136,58 +102,13 @@ class ChromaCorpus:
     ):
         if not path and not url:
             raise ConfigError("ChromaCorpus needs a directory path or a server url")
-        # Chroma's rules, checked here so that a bad name is a ConfigError (exit 2), not a StoreError
-        if (not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{1,510}[A-Za-z0-9]", collection or "")
-                or ".." in collection or re.fullmatch(r"\d{1,3}(\.\d{1,3}){3}", collection)):
-            raise ConfigError(
-                f"bad collection name {collection!r}: 3-512 characters of letters, digits, '.', '_' or '-', "
-                "starting and ending with a letter or digit, no '..', not an IPv4 address"
-            )
+        check_collection_name(collection)
         self.path, self.url, self.collection_name = path, url, collection
         self._check_empty = create  # the command line opens with create=False and says so itself
         chosen = embeddings is not None  # the caller's choice is kept; the default follows the store
         self.embeddings = embeddings or MiniLMEmbeddings()
-        # a folder without Chroma's file is no store: opening it would write one there (a folder
-        # of the user's documents got a chroma.sqlite3, and ingest skipped it from then on)
-        if path and not url:  # a file there: no "no store" advice, no raw FileExistsError from makedirs
-            check_folder_place(path, "store", ConfigError)
-        if not create and path and not url and not os.path.isfile(os.path.join(path, "chroma.sqlite3")):
-            hint = ("that folder holds other files; give `ragraphs ingest YOUR_DOCS --store NEW_FOLDER` a new folder"
-                    if holds_other_files(path) else f"`ragraphs ingest YOUR_DOCS --store {path}` makes one")
-            raise ConfigError(f"no store at {path}; {hint}")
-        self._client = _client(path, url)
-        emb_name = embedder_id(self.embeddings)
-        try:
-            if create:
-                self._col = self._client.get_or_create_collection(
-                    collection,
-                    metadata={"hnsw:space": "cosine", "embedding": emb_name},
-                    embedding_function=None,
-                )
-            else:
-                self._col = self._client.get_collection(collection, embedding_function=None)
-        except Exception as e:
-            if not create and type(e).__name__ == "NotFoundError":  # a mistyped name: the user's to mend
-                try:
-                    names = sorted(c if isinstance(c, str) else c.name for c in self._client.list_collections())
-                except Exception:  # pragma: no cover - the listing is only a hint
-                    names = []
-                where = url or path
-                raise ConfigError(f"no collection {collection!r} in the store at {where} (its collections: "
-                                  f"{', '.join(names) or 'none'}); `ragraphs ingest PATH --collection {collection}` "
-                                  "makes one") from e
-            raise StoreError(f"cannot open collection {collection!r}: {type(e).__name__}: {e}") from e
-        stored = (self._col.metadata or {}).get("embedding")
-        if stored and stored != emb_name and not chosen and stored in ("all-MiniLM-L6-v2", "all-MiniLM-L6-v2-int8"):
-            # a store built by `ingest --exact` (float32), or without it (int8): read it with its own encoder
-            self.embeddings = MiniLMEmbeddings(fast=stored.endswith("-int8"))
-        elif stored and not same_embedder(str(stored), emb_name):
-            hint = {"all-MiniLM-L6-v2": " (`ragraphs ingest --exact` writes with it)",
-                    "all-MiniLM-L6-v2-int8": " (`ragraphs ingest` without --exact writes with it)"}.get(str(stored), "")
-            raise ConfigError(
-                f"collection {collection!r} was built with embeddings {stored!r}{hint}, not {emb_name!r}; "
-                "use the same embeddings or another collection"
-            )
+        self._client, self._col, self.embeddings = open_collection(path, url, collection, self.embeddings,
+                                                                   chosen=chosen, create=create)
         self._bm25: BM25Index | None = None
         self._bm25_key: tuple[int, str] = (-1, "")
         self._bm25_checked = 0.0
@@ -197,12 +118,18 @@ class ChromaCorpus:
         self._lock = threading.RLock()
         self._count: tuple[int, float] | None = None  # (size, when read); this process's writes clear it
         self._recheck_s = 0.0  # how long the last read of every id took
+        # the size the client's dense index was read at (None: take the next one, after this
+        # process's own write), and whether the ids changed under it; reads and a reopen take turns
+        self._dense_count: int | None = None
+        self._dense_stale = False
+        self._col_lock = threading.RLock()
 
     def _read(self, what: Callable[[], Any]) -> Any:
         """A read of the collection; a failing store (a Chroma server gone mid-run) is a
         :class:`StoreError` (it was the client's own error until 2026-11-30)."""
         try:
-            return what()
+            with self._col_lock:  # not while the client is opened again (:meth:`_follow_other_writers`)
+                return what()
         except (ConfigError, StoreError):
             raise
         except Exception as e:
@@ -214,7 +141,7 @@ class ChromaCorpus:
         ``fresh`` (another's write is seen within that; every search read it until 2026-12-01)."""
         got, now = self._count, time.monotonic()
         if fresh or got is None or now - got[1] >= COUNT_TTL_S:
-            got = self._count = (int(self._read(self._col.count)), now)
+            got = self._count = (int(self._read(lambda: self._col.count())), now)
         return got[0]
 
     def existing_ids(self, ids: Sequence[str]) -> set[str]:
@@ -241,7 +168,7 @@ class ChromaCorpus:
             raise StoreError(f"cannot write to the vector store: {type(e).__name__}: {e}") from e
         if ids:
             with self._lock:
-                self._bm25, self._count = None, None
+                self._bm25, self._count, self._dense_count = None, None, None
         return len(ids)
 
     def add(
@@ -282,7 +209,7 @@ class ChromaCorpus:
                 progress(len(batch))
         if added:
             with self._lock:
-                self._bm25, self._count = None, None
+                self._bm25, self._count, self._dense_count = None, None, None
         return added
 
     # ---------------------------------------------------------------- reading
@@ -335,7 +262,7 @@ class ChromaCorpus:
         with self._lock:
             self._recheck, self._recheck_s = None, time.monotonic() - start
             if changed and self._bm25_key[1] == digest:
-                self._ids_changed = True
+                self._ids_changed = self._dense_stale = True
 
     def title_index(self) -> TitleIndex:
         """The collection's passages by title (built with the BM25 index's passages, rebuilt with it)."""
@@ -354,6 +281,7 @@ class ChromaCorpus:
         if n == 0:
             return [[] for _ in range(len(vectors))]
         k = max(1, min(k, n))
+        self._follow_other_writers(n)
         res = self._read(lambda: self._col.query(
             query_embeddings=np.asarray(vectors).tolist(),
             n_results=k,
@@ -368,6 +296,28 @@ class ChromaCorpus:
                 row.append(_stored_passage(i, d, m, 1.0 - float(dist)))
             out.append(row)
         return out
+
+    def _follow_other_writers(self, n: int) -> None:
+        """Open the store's folder again when another process wrote to it since this client read
+        its dense index (its size ``n`` is another, or the ids changed under the same size): an
+        embedded Chroma client keeps its process's copy of that index, and a new client on the
+        same folder shares it, so a dense search missed another process's passages until restart
+        (until 2026-12-03). This process's own writes are in its copy already."""
+        if self.url or not self.path:  # a Chroma server serves every client's writes
+            return
+        with self._lock:
+            if self._dense_count is None:
+                self._dense_count = n
+            if n == self._dense_count and not self._dense_stale:
+                return
+            self._dense_count, self._dense_stale = n, False
+        with self._col_lock:
+            try:
+                self._client.close()  # the process's copy is let go when no other client holds it
+                self._client = chroma_client(self.path, None)
+                self._col = self._client.get_collection(self.collection_name, embedding_function=None)
+            except Exception as e:
+                raise StoreError(f"cannot open the vector store at {self.path} again: {type(e).__name__}: {e}") from e
 
     def search_many(self, queries: Sequence[str], k: int, mode: str = "dense") -> list[list[Passage]]:
         if mode not in MODES:

@@ -200,3 +200,66 @@ def test_a_mistyped_store_or_collection_through_python_warns_once_that_it_is_emp
         code, out_text, err = main_captured(capsys, "ask", "Capital of Peru?", "--llm", "fake:x", "--store", empty)
     assert code == 0 and err.count("is empty") == 1 and "warning: the store is empty" in err
     assert not [w for w in caught if "is empty" in str(w.message)]
+
+
+_OTHER_PROCESS = """
+import json, sys
+sys.path.insert(0, {tests!r})
+from fakes import HashEmbeddings
+from ragraphs.state.types import make_passage
+from ragraphs.tools.vectorstore import ChromaCorpus
+store = ChromaCorpus({path!r}, embeddings=HashEmbeddings(dim=256))
+store.remove([make_passage(t, x, "corpus")["id"] for t, x in {remove!r}])
+store.add([make_passage(t, x, "corpus") for t, x in {add!r}])
+print(json.dumps([store.search(x, 1, mode="dense")[0]["title"] for _, x in {find!r}]))
+"""
+
+
+def _in_another_process(path: str, add=(), remove=(), find=()) -> list[str]:
+    """Runs a second process on the store folder (as `ragraphs ingest` beside a running chat):
+    it removes and adds passages, then answers a dense search for each text of ``find``."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    tests = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    code = _OTHER_PROCESS.format(tests=tests, path=path, add=list(add), remove=list(remove), find=list(find))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_a_long_running_reader_finds_what_another_process_ingests_by_dense_search(tmp_path, monkeypatch):
+    """A store folder read by one process (a chat, a LangGraph server) while another ingests
+    into it: the reader's dense search finds the new passages (it missed them until restart
+    until 2026-12-03: the embedded Chroma client keeps its process's copy of the dense index,
+    and a new client on the folder shares that copy), a passage another process re-ingested
+    under the same count too, and what is on disk stays whole for a third process."""
+    monkeypatch.setattr(V, "COUNT_TTL_S", 0.0)
+    path = str(tmp_path / "store")
+    reader = ChromaCorpus(path, embeddings=HashEmbeddings(dim=256))
+    towns = [(f"Town {i}", f"{w} is a town of {n} with a market") for i, (w, n) in enumerate(zip(
+        ("ashford", "brill", "cowley", "denham", "eynsham", "frilford"),
+        ("bakers", "weavers", "millers", "potters", "tanners", "smiths")))]
+    reader.add([make_passage(t, x, "corpus") for t, x in towns])
+    keeper = ("Zorblat", "zorblat kept the lighthouse of the northern cape")
+    assert reader.search(keeper[1], 1, mode="dense")[0]["title"] != "Zorblat"
+    _in_another_process(path, add=[keeper])
+    assert reader.search(keeper[1], 1, mode="dense")[0]["title"] == "Zorblat"
+    ferry = ("Quimby", "quimby ran the ferry across the southern bay")
+    _in_another_process(path, add=[ferry])
+    assert [reader.search(x, 1, mode="dense")[0]["title"] for x in (ferry[1], keeper[1], towns[2][1])] == [
+        "Quimby", "Zorblat", "Town 2"]
+    # re-ingested elsewhere, the count kept: seen once the ids are read again (a reader with a
+    # BM25 index, hybrid's, reads them now and then)
+    assert reader.search(keeper[1], 1, mode="hybrid")[0]["title"] == "Zorblat"
+    bell = ("Zorblat", "zorblat rang the harbour bell at dawn each day")
+    _in_another_process(path, add=[bell], remove=[keeper])
+    monkeypatch.setattr(V, "BM25_RECHECK_S", 0.0)
+    reader.search(bell[1], 1, mode="hybrid")  # the ids are read again in a thread of their own
+    recheck = reader._recheck
+    recheck is None or recheck.join(timeout=30)
+    assert reader.search(bell[1], 1, mode="dense")[0]["text"] == bell[1]
+    # the reader let its copy go without writing it back over another's: a new process finds all
+    assert _in_another_process(path, find=[bell, ferry, towns[4]]) == ["Zorblat", "Quimby", "Town 4"]

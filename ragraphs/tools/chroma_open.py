@@ -1,0 +1,107 @@
+"""Opening a Chroma store: its client (an embedded folder or a server), the collection by a
+checked name, and the embeddings it was built with; :class:`~ragraphs.tools.vectorstore.ChromaCorpus`
+reads and writes it."""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+from urllib.parse import urlparse
+
+from ..errors import ConfigError, StoreError, check_folder_place
+from .embeddings import MiniLMEmbeddings, embedder_id, same_embedder
+
+
+def chroma_client(path: str | None, url: str | None) -> Any:
+    """A Chroma client: an embedded one on the folder ``path``, or a server's at ``url``."""
+    import chromadb
+    from chromadb.config import Settings
+
+    settings = Settings(anonymized_telemetry=False, allow_reset=False)
+    if url:
+        u = urlparse(url)
+        if u.scheme not in ("http", "https") or not u.hostname:
+            raise ConfigError(f"bad Chroma server URL {url!r} (expected http://host:port)")
+        try:
+            return chromadb.HttpClient(
+                host=u.hostname,
+                port=u.port or (443 if u.scheme == "https" else 8000),
+                ssl=u.scheme == "https",
+                settings=settings,
+            )
+        except Exception as e:
+            raise StoreError(f"cannot reach Chroma server at {url}: {e}") from e
+    assert path
+    try:
+        os.makedirs(path, exist_ok=True)
+        return chromadb.PersistentClient(path=path, settings=settings)
+    except Exception as e:
+        raise StoreError(f"cannot open Chroma store at {path}: {type(e).__name__}: {e}") from e
+
+
+def check_collection_name(collection: str) -> None:
+    """Chroma's rules for a collection's name, checked here so that a bad name is a
+    ConfigError (exit 2), not a StoreError."""
+    if (not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{1,510}[A-Za-z0-9]", collection or "")
+            or ".." in collection or re.fullmatch(r"\d{1,3}(\.\d{1,3}){3}", collection)):
+        raise ConfigError(
+            f"bad collection name {collection!r}: 3-512 characters of letters, digits, '.', '_' or '-', "
+            "starting and ending with a letter or digit, no '..', not an IPv4 address"
+        )
+
+
+def holds_other_files(path: str) -> bool:
+    """Whether the folder ``path`` is no Chroma store and holds files of other kinds (hidden ones,
+    a ``.gitkeep`` or macOS's ``.DS_Store``, aside): no place for a store's files."""
+    return (os.path.isdir(path) and not os.path.isfile(os.path.join(path, "chroma.sqlite3"))
+            and any(not n.startswith(".") for n in os.listdir(path)))
+
+
+def open_collection(path: str | None, url: str | None, collection: str, embeddings: Any, *,
+                    chosen: bool, create: bool) -> tuple[Any, Any, Any]:
+    """The client, the collection and the embeddings to read it with: the caller's when
+    ``chosen``, else the packaged MiniLM the store was built with (float32 or int8). With
+    ``create`` False a missing store or collection is a ConfigError that says how to make it."""
+    # a folder without Chroma's file is no store: opening it would write one there (a folder
+    # of the user's documents got a chroma.sqlite3, and ingest skipped it from then on)
+    if path and not url:  # a file there: no "no store" advice, no raw FileExistsError from makedirs
+        check_folder_place(path, "store", ConfigError)
+    if not create and path and not url and not os.path.isfile(os.path.join(path, "chroma.sqlite3")):
+        hint = ("that folder holds other files; give `ragraphs ingest YOUR_DOCS --store NEW_FOLDER` a new folder"
+                if holds_other_files(path) else f"`ragraphs ingest YOUR_DOCS --store {path}` makes one")
+        raise ConfigError(f"no store at {path}; {hint}")
+    client = chroma_client(path, url)
+    emb_name = embedder_id(embeddings)
+    try:
+        if create:
+            col = client.get_or_create_collection(
+                collection,
+                metadata={"hnsw:space": "cosine", "embedding": emb_name},
+                embedding_function=None,
+            )
+        else:
+            col = client.get_collection(collection, embedding_function=None)
+    except Exception as e:
+        if not create and type(e).__name__ == "NotFoundError":  # a mistyped name: the user's to mend
+            try:
+                names = sorted(c if isinstance(c, str) else c.name for c in client.list_collections())
+            except Exception:  # pragma: no cover - the listing is only a hint
+                names = []
+            where = url or path
+            raise ConfigError(f"no collection {collection!r} in the store at {where} (its collections: "
+                              f"{', '.join(names) or 'none'}); `ragraphs ingest PATH --collection {collection}` "
+                              "makes one") from e
+        raise StoreError(f"cannot open collection {collection!r}: {type(e).__name__}: {e}") from e
+    stored = (col.metadata or {}).get("embedding")
+    if stored and stored != emb_name and not chosen and stored in ("all-MiniLM-L6-v2", "all-MiniLM-L6-v2-int8"):
+        # a store built by `ingest --exact` (float32), or without it (int8): read it with its own encoder
+        embeddings = MiniLMEmbeddings(fast=stored.endswith("-int8"))
+    elif stored and not same_embedder(str(stored), emb_name):
+        hint = {"all-MiniLM-L6-v2": " (`ragraphs ingest --exact` writes with it)",
+                "all-MiniLM-L6-v2-int8": " (`ragraphs ingest` without --exact writes with it)"}.get(str(stored), "")
+        raise ConfigError(
+            f"collection {collection!r} was built with embeddings {stored!r}{hint}, not {emb_name!r}; "
+            "use the same embeddings or another collection"
+        )
+    return client, col, embeddings
