@@ -121,6 +121,7 @@ class ChromaCorpus:
         # the size the client's dense index was read at (None: take the next one, after this
         # process's own write), and whether the ids changed under it; reads and a reopen take turns
         self._dense_count: int | None = None
+        self._dense_digest: str | None = None  # its ids' (taken by the next read of every id when None)
         self._dense_stale = False
         self._col_lock = threading.RLock()
 
@@ -168,7 +169,7 @@ class ChromaCorpus:
             raise StoreError(f"cannot write to the vector store: {type(e).__name__}: {e}") from e
         if ids:
             with self._lock:
-                self._bm25, self._count, self._dense_count = None, None, None
+                self._bm25, self._count, self._dense_count, self._dense_digest = None, None, None, None
         return len(ids)
 
     def add(
@@ -209,7 +210,7 @@ class ChromaCorpus:
                 progress(len(batch))
         if added:
             with self._lock:
-                self._bm25, self._count, self._dense_count = None, None, None
+                self._bm25, self._count, self._dense_count, self._dense_digest = None, None, None, None
         return added
 
     # ---------------------------------------------------------------- reading
@@ -239,30 +240,42 @@ class ChromaCorpus:
             now = time.monotonic()
             index = self._bm25
             stale = index is None or self._bm25_key[0] != n or self._ids_changed
-            # <= 1% of a core: 100 times the last read's time apart (every 10 s at any size until 2026-12-01)
-            if not stale and now - self._bm25_checked >= max(BM25_RECHECK_S, 100 * self._recheck_s) and self._recheck is None:
-                self._bm25_checked = now
-                self._recheck = threading.Thread(target=self._recheck_ids, args=(self._bm25_key[1],),
-                                                 name="ragraphs-store-recheck", daemon=True)
-                self._recheck.start()
+            if not stale:
+                self._start_recheck(self._bm25_key[1], now)
             if stale or index is None:
                 passages = self.all_passages()  # the digest of their ids: no second read of the collection
                 index = self._bm25 = BM25Index(passages)
                 self._bm25_key, self._bm25_checked = (n, _digest(p["id"] for p in passages)), now
                 self._titles, self._ids_changed = None, False
+                self._dense_digest = self._dense_digest or self._bm25_key[1]
             return index
 
+    def _start_recheck(self, digest: str, now: float) -> None:
+        """Read every id again, in a thread of its own, if none runs and the last read was long
+        enough ago: <= 1% of a core, 100 times the last read's time apart (every 10 s at any size
+        until 2026-12-01). Call with ``_lock`` held."""
+        if self._recheck is None and now - self._bm25_checked >= max(BM25_RECHECK_S, 100 * self._recheck_s):
+            self._bm25_checked = now
+            self._recheck = threading.Thread(target=self._recheck_ids, args=(digest,),
+                                             name="ragraphs-store-recheck", daemon=True)
+            self._recheck.start()
+
     def _recheck_ids(self, digest: str) -> None:
-        """Whether the collection's ids still give ``digest``; a change marks the index stale."""
+        """Whether the collection's ids still give ``digest`` (the BM25 index's, "" for none) and
+        the dense index's; a change marks that index stale."""
         start = time.monotonic()
         try:
-            changed = self._ids_digest() != digest
+            now = self._ids_digest()
         except Exception:  # a failing store: the next read meets it and says so
-            changed = False
+            now = None
         with self._lock:
             self._recheck, self._recheck_s = None, time.monotonic() - start
-            if changed and self._bm25_key[1] == digest:
-                self._ids_changed = self._dense_stale = True
+            if now is None:
+                return
+            if digest and now != digest and self._bm25_key[1] == digest:
+                self._ids_changed = True
+            self._dense_digest = self._dense_digest or now
+            self._dense_stale = self._dense_stale or now != self._dense_digest
 
     def title_index(self) -> TitleIndex:
         """The collection's passages by title (built with the BM25 index's passages, rebuilt with it)."""
@@ -309,6 +322,7 @@ class ChromaCorpus:
             if self._dense_count is None:
                 self._dense_count = n
             if n == self._dense_count and not self._dense_stale:
+                self._start_recheck(self._bm25_key[1] if self._bm25 is not None else "", time.monotonic())
                 return
             self._dense_count, self._dense_stale = n, False
         with self._col_lock:
@@ -318,6 +332,9 @@ class ChromaCorpus:
                 self._col = self._client.get_collection(self.collection_name, embedding_function=None)
             except Exception as e:
                 raise StoreError(f"cannot open the vector store at {self.path} again: {type(e).__name__}: {e}") from e
+        digest = self._ids_digest()  # what the new copy holds (rare: after another's write)
+        with self._lock:
+            self._dense_digest = digest
 
     def search_many(self, queries: Sequence[str], k: int, mode: str = "dense") -> list[list[Passage]]:
         if mode not in MODES:
