@@ -116,10 +116,29 @@ def cmd_train_judge(args: argparse.Namespace) -> int:
 
 def cmd_judge_eval(args: argparse.Namespace) -> int:
     from .embeddings import MiniLMEmbeddings
-    from .judges import LLMJudge, baseline_judge, evaluate_judge, load_default_judge, load_judge
-    from .judges.core import default_judge_source
+    from .judges import baseline_judge, evaluate_judge
 
     _check_files(args.data)
+    _refuse_judge_eval_options(args)
+    enc = MiniLMEmbeddings(fast=True)
+    judge, weights = _judge_to_measure(args, enc)
+    base = baseline_judge(args.judge, enc) if args.baseline and args.model != "cosine" else None
+    timing = not args.no_timing
+    res = evaluate_judge(args.judge, judge, args.data, threshold=args.threshold, seed=args.seed, limit=args.limit,
+                         batch=args.batch, timing=timing, baseline=base, pair_tokens=args.pair_tokens)
+    for f in res.get("files_without_items", []):  # on stderr with --json too: stdout holds the JSON only
+        print(f"warning: {f}: no labelled items for the {args.judge} judge; left out", file=sys.stderr)
+    if args.model == "trained":  # which judge was measured: the name is the same for every train-judge folder
+        res["weights"] = weights or "shipped"
+    if args.json:
+        print(json.dumps(res))
+    else:
+        _print_judge_eval(args, res, weights)
+    return 0
+
+
+def _refuse_judge_eval_options(args: argparse.Namespace) -> None:
+    """A bad value, or an option the chosen ``--model`` does not read, refused before any work."""
     if args.batch < 1:
         raise ConfigError("--batch must be >= 1")
     if args.threshold is not None and not math.isfinite(args.threshold):  # reported accuracy 0.5 "at threshold nan"
@@ -138,33 +157,27 @@ def cmd_judge_eval(args: argparse.Namespace) -> int:
         raise ConfigError("--baseline adds the cosine floor beside another model; --model cosine is that floor")
     if args.llm is not None and args.model != "llm":
         raise ConfigError(f"--llm is for --model llm, not --model {args.model}")
-    enc = MiniLMEmbeddings(fast=True)
-    weights = None
+
+
+def _judge_to_measure(args: argparse.Namespace, enc: Any) -> tuple[Any, str | None]:
+    """The judge ``--model`` names and, for a trained one, where its weights came from."""
+    from .judges import LLMJudge, baseline_judge, load_default_judge, load_judge
+    from .judges.core import default_judge_source
+
     if args.model == "trained":  # --weights, else the judge the graphs load (RAGRAPHS_RERANKER, RAGRAPHS_JUDGES_DIR)
         if args.weights:
-            weights = args.weights
-            judge = load_judge(args.judge, weights)
-        else:  # the evaluator ignored RAGRAPHS_RERANKER, which the graphs and calibrate-crag read, until 2026-11-30
-            named = default_judge_source(args.judge)
-            weights = f"{named[1]} ({named[0]})" if named else None
-            judge = load_default_judge(args.judge)
-    elif args.model == "cosine":
-        judge = baseline_judge(args.judge, enc)
-    else:
-        from .llm import make_llm
+            return load_judge(args.judge, args.weights), args.weights
+        # the evaluator ignored RAGRAPHS_RERANKER, which the graphs and calibrate-crag read, until 2026-11-30
+        named = default_judge_source(args.judge)
+        return load_default_judge(args.judge), (f"{named[1]} ({named[0]})" if named else None)
+    if args.model == "cosine":
+        return baseline_judge(args.judge, enc), None
+    from .llm import make_llm
 
-        judge = LLMJudge(make_llm(args.llm, max_tokens=4), args.judge)
-    base = baseline_judge(args.judge, enc) if args.baseline and args.model != "cosine" else None
-    timing = not args.no_timing
-    res = evaluate_judge(args.judge, judge, args.data, threshold=args.threshold, seed=args.seed, limit=args.limit,
-                         batch=args.batch, timing=timing, baseline=base, pair_tokens=args.pair_tokens)
-    for f in res.get("files_without_items", []):  # on stderr with --json too: stdout holds the JSON only
-        print(f"warning: {f}: no labelled items for the {args.judge} judge; left out", file=sys.stderr)
-    if args.model == "trained":  # which judge was measured: the name is the same for every train-judge folder
-        res["weights"] = weights or "shipped"
-    if args.json:
-        print(json.dumps(res))
-        return 0
+    return LLMJudge(make_llm(args.llm, max_tokens=4), args.judge), None
+
+
+def _print_judge_eval(args: argparse.Namespace, res: dict, weights: str | None) -> None:
     source = f", from {weights}" if weights else (", shipped" if args.model == "trained" else "")
     print(f"{args.judge} judge ({res['model']}{source}) on {', '.join(res['files'])}: {res['n']} items, {res['positives']} positive")
     print(f"  accuracy {res['accuracy']:.3f} at threshold {res['threshold']:.3f} (at the best threshold on these items, "
@@ -178,7 +191,6 @@ def cmd_judge_eval(args: argparse.Namespace) -> int:
         b = res["baseline"]
         print(f"  baseline {b['model']}: accuracy {b['accuracy']:.3f} at its best threshold on these items "
               f"({b['threshold']:.3f}), AUC {b['auc']:.3f}")
-    return 0
 
 
 def register(subparsers) -> None:
