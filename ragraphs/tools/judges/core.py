@@ -128,23 +128,9 @@ def load_cross_encoder(path: str | os.PathLike, backend: str | None = None, max_
     if not local and _path_like(str(path)):  # "org/name" goes on to the local model cache
         raise ConfigError(f"judge model not found: {p}")
     meta = _describe(p) if local else {}
-    onnx_file = p / meta.get("onnx_file", _ONNX_FILE) if local else None
-    if backend is None:  # a ragraphs judge directory names its ONNX file: that one, or an error naming it
-        backend = "onnx" if onnx_file is not None and (onnx_file.is_file() or meta.get("onnx_file")) else "torch"
-    if backend not in ("onnx", "torch"):
-        raise ConfigError(f"unknown judge backend {backend!r}; choose onnx or torch")
-    if backend == "onnx" and onnx_file is None:
-        raise ConfigError(f"the onnx judge backend needs a model directory holding its ONNX file; {path} is not a directory here")
+    backend, onnx_file = _judge_backend(p, str(path), local, meta, backend)
     if local:
-        needed = [p / "config.json"] + ([onnx_file] if backend == "onnx" and onnx_file is not None else [])
-        for f in needed:
-            if not f.is_file():
-                raise ConfigError(f"judge model file missing: {f}")
-        if p.is_dir() and not has_tokenizer(p):
-            # a folder without one loaded a tokenizer of a few tokens: every word [UNK], every pair one
-            # score, no error (judge-eval, rerank= and train-judge's teachers read it until 2026-12-01)
-            raise ConfigError(f"judge model file missing: {p / 'tokenizer.json'} (the folder holds no tokenizer: "
-                              f"{', '.join(TOKENIZER_FILES)})")
+        _check_judge_files(p, backend, onnx_file)
     threads = positive_int("RAGRAPHS_JUDGE_THREADS") or 0
     key = (str(p.resolve()) if local else str(path), backend, max_length, threads)
     # a ragraphs judge reads the length it was trained with; another CrossEncoder keeps its own
@@ -154,32 +140,60 @@ def load_cross_encoder(path: str | os.PathLike, backend: str | None = None, max_
             return _MODELS[key]
         # a sentence-embedding model (a folder, or a cached name's config), before it loads
         _refuse_bi_encoder(p if local else _cached_folder(str(path)))
-        from ...quiet import quiet_loading
-
-        try:
-            with quiet_loading():
-                if backend == "onnx" and onnx_file is not None:
-                    from .onnx import OnnxCrossEncoder
-
-                    model = OnnxCrossEncoder(p, str(onnx_file.relative_to(p)), max_length=length or 256,
-                                             threads=threads)
-                else:
-                    from sentence_transformers import CrossEncoder
-
-                    model = CrossEncoder(str(p) if local else str(path), max_length=length, device="cpu",
-                                         local_files_only=True)
-        except ConfigError:  # one that names its file already (the tokenizer's)
-            raise
-        except Exception as e:  # corrupt weights, unreadable ONNX graph, bad config, unknown name
-            where = onnx_file if backend == "onnx" else (_unreadable_file(p) if local else p)
-            if not local and isinstance(e, OSError):  # a name not in the local model cache (no hub is reached)
-                raise ConfigError(f"judge model {str(path)!r}: no such folder, and no model of that name in the local "
-                                  "Hugging Face cache (ragraphs loads models offline): give a CrossEncoder folder "
-                                  "or a cached model name") from e
-            why = " ".join(str(e).split())[:200]  # one line
-            raise ConfigError(f"judge model could not be loaded from {where}: {type(e).__name__}: {why}") from e
+        model = _load_model(p, str(path), local, backend, onnx_file, length, threads)
         _MODELS[key] = (model, meta)
         return _MODELS[key]
+
+
+def _judge_backend(p: Path, spec: str, local: bool, meta: dict, backend: str | None) -> tuple[str, Path | None]:
+    """The backend to run a judge with (``onnx`` where a ragraphs judge folder names its ONNX
+    file, else ``torch``) and that file, for a folder."""
+    onnx_file = p / meta.get("onnx_file", _ONNX_FILE) if local else None
+    if backend is None:  # a ragraphs judge directory names its ONNX file: that one, or an error naming it
+        backend = "onnx" if onnx_file is not None and (onnx_file.is_file() or meta.get("onnx_file")) else "torch"
+    if backend not in ("onnx", "torch"):
+        raise ConfigError(f"unknown judge backend {backend!r}; choose onnx or torch")
+    if backend == "onnx" and onnx_file is None:
+        raise ConfigError(f"the onnx judge backend needs a model directory holding its ONNX file; {spec} is not a directory here")
+    return backend, onnx_file
+
+
+def _check_judge_files(p: Path, backend: str, onnx_file: Path | None) -> None:
+    """A judge folder's config, ONNX file (for that backend) and tokenizer, each named when missing."""
+    needed = [p / "config.json"] + ([onnx_file] if backend == "onnx" and onnx_file is not None else [])
+    for f in needed:
+        if not f.is_file():
+            raise ConfigError(f"judge model file missing: {f}")
+    if p.is_dir() and not has_tokenizer(p):
+        # a folder without one loaded a tokenizer of a few tokens: every word [UNK], every pair one
+        # score, no error (judge-eval, rerank= and train-judge's teachers read it until 2026-12-01)
+        raise ConfigError(f"judge model file missing: {p / 'tokenizer.json'} (the folder holds no tokenizer: "
+                          f"{', '.join(TOKENIZER_FILES)})")
+
+
+def _load_model(p: Path, spec: str, local: bool, backend: str, onnx_file: Path | None, length: int | None, threads: int):
+    """The model itself, loaded quietly; what fails to load is a ConfigError naming its file."""
+    from ...quiet import quiet_loading
+
+    try:
+        with quiet_loading():
+            if backend == "onnx" and onnx_file is not None:
+                from .onnx import OnnxCrossEncoder
+
+                return OnnxCrossEncoder(p, str(onnx_file.relative_to(p)), max_length=length or 256, threads=threads)
+            from sentence_transformers import CrossEncoder
+
+            return CrossEncoder(str(p) if local else spec, max_length=length, device="cpu", local_files_only=True)
+    except ConfigError:  # one that names its file already (the tokenizer's)
+        raise
+    except Exception as e:  # corrupt weights, unreadable ONNX graph, bad config, unknown name
+        where = onnx_file if backend == "onnx" else (_unreadable_file(p) if local else p)
+        if not local and isinstance(e, OSError):  # a name not in the local model cache (no hub is reached)
+            raise ConfigError(f"judge model {spec!r}: no such folder, and no model of that name in the local "
+                              "Hugging Face cache (ragraphs loads models offline): give a CrossEncoder folder "
+                              "or a cached model name") from e
+        why = " ".join(str(e).split())[:200]  # one line
+        raise ConfigError(f"judge model could not be loaded from {where}: {type(e).__name__}: {why}") from e
 
 
 def _path_like(spec: str) -> bool:
