@@ -28,6 +28,7 @@ from .titles import TitleIndex
 
 MODES = ("dense", "bm25", "hybrid")
 BM25_RECHECK_S = 10.0  # seconds between two reads of a collection's ids for a change that kept its count
+REOPEN_S = 5.0  # seconds between two openings of a store folder again (50,000 passages: about 0.3 s each)
 COUNT_TTL_S = 1.0  # a collection's size is read at most this often (a DR-RAG question read it 9 times)
 
 
@@ -123,6 +124,7 @@ class ChromaCorpus:
         self._dense_count: int | None = None
         self._dense_digest: str | None = None  # its ids' (taken by the next read of every id when None)
         self._dense_stale = False
+        self._reopened = float("-inf")  # when it was last opened again
         self._col_lock = threading.RLock()
 
     def _read(self, what: Callable[[], Any]) -> Any:
@@ -321,10 +323,13 @@ class ChromaCorpus:
         with self._lock:
             if self._dense_count is None:
                 self._dense_count = n
+            now = time.monotonic()
             if n == self._dense_count and not self._dense_stale:
-                self._start_recheck(self._bm25_key[1] if self._bm25 is not None else "", time.monotonic())
+                self._start_recheck(self._bm25_key[1] if self._bm25 is not None else "", now)
                 return
-            self._dense_count, self._dense_stale = n, False
+            if now - self._reopened < REOPEN_S:  # another's ingest under way: its passages wait a few seconds
+                return
+            self._dense_count, self._dense_stale, self._reopened = n, False, now
         with self._col_lock:
             try:
                 self._client.close()  # the process's copy is let go when no other client holds it

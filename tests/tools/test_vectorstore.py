@@ -237,6 +237,7 @@ def test_a_long_running_reader_finds_what_another_process_ingests_by_dense_searc
     and a new client on the folder shares that copy), a passage another process re-ingested
     under the same count too, and what is on disk stays whole for a third process."""
     monkeypatch.setattr(V, "COUNT_TTL_S", 0.0)
+    monkeypatch.setattr(V, "REOPEN_S", 0.0)  # at most every 5 s (a 50,000-passage store takes about 0.3 s)
     path = str(tmp_path / "store")
     reader = ChromaCorpus(path, embeddings=HashEmbeddings(dim=256))
     towns = [(f"Town {i}", f"{w} is a town of {n} with a market") for i, (w, n) in enumerate(zip(
@@ -249,6 +250,9 @@ def test_a_long_running_reader_finds_what_another_process_ingests_by_dense_searc
     assert reader.search(keeper[1], 1, mode="dense")[0]["title"] == "Zorblat"
     ferry = ("Quimby", "quimby ran the ferry across the southern bay")
     _in_another_process(path, add=[ferry])
+    monkeypatch.setattr(V, "REOPEN_S", 600.0)  # opened again a moment ago: the next waits
+    assert reader.search(ferry[1], 1, mode="dense")[0]["title"] != "Quimby"
+    monkeypatch.setattr(V, "REOPEN_S", 0.0)
     assert [reader.search(x, 1, mode="dense")[0]["title"] for x in (ferry[1], keeper[1], towns[2][1])] == [
         "Quimby", "Zorblat", "Town 2"]
     # re-ingested elsewhere, the count kept: seen once the ids are read again (now and then, in a
