@@ -50,6 +50,39 @@ def decompose(doc: Passage, sentences_per_strip: int = 3) -> list[str]:
     return [u for u in units if u.strip()]
 
 
+def _strip_scores(judge: Any, question: str, texts: list[str], known: Mapping[str, float] | None) -> list[float]:
+    """The judge's score of each strip (as it reads it), each distinct text scored once and one
+    it gave already (``known``) not again."""
+    known = known or {}
+    todo = [t for t in dict.fromkeys(texts) if t not in known]
+    fresh = dict(zip(todo, (float(x) for x in judge.score_batch([(question, t) for t in todo])))) if todo else {}
+    return [float(known[t]) if t in known else fresh[t] for t in texts]
+
+
+def _recompose(docs: list[Passage], units: list[tuple[int, int, str]], scores: list[float], chosen: list[int],
+               source: str, keep_doc_ids: bool) -> tuple[list[Passage], list[dict]]:
+    """One passage per document of the chosen strips (its kept strips joined in their order),
+    and the kept strips' record for the trace."""
+    by_doc: dict[int, list[int]] = {}
+    for i in chosen:
+        by_doc.setdefault(units[i][0], []).append(i)
+    passages: list[Passage] = []
+    kept: list[dict] = []
+    for di, idxs in by_doc.items():
+        d = docs[di]
+        # the document's own metadata rides along (a file's path and page, a user's keys; only
+        # the url did until 2026-11-30), then what refinement adds
+        meta = {**{k: v for k, v in (d.get("meta") or {}).items() if k not in _OWN_KEYS},
+                "doc_id": d["id"],
+                "strips": [units[i][2] for i in idxs],
+                "strip_scores": [round(scores[i], 4) for i in idxs]}
+        passages.append(make_passage(d.get("title", ""), join_sentences(units[i][2] for i in idxs), source,
+                                     max(scores[i] for i in idxs), id=d["id"] if keep_doc_ids else None, **meta))
+        kept += [{"doc": d.get("title", ""), "strip": units[i][1], "score": round(scores[i], 4), "text": units[i][2][:200]}
+                 for i in idxs]
+    return passages, kept
+
+
 def refine_knowledge(
     judge: Any,
     question: str,
@@ -72,17 +105,10 @@ def refine_knowledge(
     score), e.g. CRAG's evaluation of each whole document: a document of one strip is not
     scored again.
     """
-    units: list[tuple[int, int, str]] = []
-    for di, d in enumerate(docs):
-        for si, s in enumerate(decompose(d, sentences_per_strip)):
-            units.append((di, si, s))
+    units = [(di, si, s) for di, d in enumerate(docs) for si, s in enumerate(decompose(d, sentences_per_strip))]
     if not units:
         return Refined([], "", [], 0, 0, 0)
-    texts = [judge_text(docs[di].get("title", ""), s) for di, si, s in units]
-    known = known or {}
-    todo = [t for t in dict.fromkeys(texts) if t not in known]
-    fresh = dict(zip(todo, (float(x) for x in judge.score_batch([(question, t) for t in todo])))) if todo else {}
-    scores = [float(known[t]) if t in known else fresh[t] for t in texts]
+    scores = _strip_scores(judge, question, [judge_text(docs[di].get("title", ""), s) for di, _si, s in units], known)
     above = [i for i, sc in enumerate(scores) if sc > threshold]
     n_below = len(units) - len(above)
     fallback = not above and top_k > 0
@@ -90,33 +116,7 @@ def refine_knowledge(
         above = [max(range(len(scores)), key=scores.__getitem__)]
     best = sorted(above, key=lambda i: -scores[i])[: max(0, int(top_k))]
     chosen = sorted(best, key=lambda i: (units[i][0], units[i][1]))  # original order
-    by_doc: dict[int, list[int]] = {}
-    for i in chosen:
-        by_doc.setdefault(units[i][0], []).append(i)
-    passages: list[Passage] = []
-    kept: list[dict] = []
-    for di, idxs in by_doc.items():
-        d = docs[di]
-        text = join_sentences(units[i][2] for i in idxs)
-        # the document's own metadata rides along (a file's path and page, a user's keys; only
-        # the url did until 2026-11-30), then what refinement adds
-        meta = {**{k: v for k, v in (d.get("meta") or {}).items() if k not in _OWN_KEYS},
-                "doc_id": d["id"],
-                "strips": [units[i][2] for i in idxs],
-                "strip_scores": [round(scores[i], 4) for i in idxs]}
-        p = make_passage(
-            d.get("title", ""),
-            text,
-            source,
-            max(scores[i] for i in idxs),
-            id=d["id"] if keep_doc_ids else None,
-            **meta,
-        )
-        passages.append(p)
-        for i in idxs:
-            kept.append(
-                {"doc": d.get("title", ""), "strip": units[i][1], "score": round(scores[i], 4), "text": units[i][2][:200]}
-            )
+    passages, kept = _recompose(docs, units, scores, chosen, source, keep_doc_ids)
     knowledge = "\n\n".join(p["text"] for p in passages)
     return Refined(
         passages,
