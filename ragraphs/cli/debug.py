@@ -51,14 +51,7 @@ def _graph_for(thread_id: str, saver, method: str | None, components=None, where
     from ..graphs import build_graph, method_names
 
     components = components if components is not None else _checkpoints_only()
-
-    try:
-        tup = saver.get_tuple({"configurable": {"thread_id": thread_id}})
-    except (ValueError, TypeError, sqlite3.DatabaseError) as e:  # damaged, or a foreign table of that name
-        raise ConfigError(f"cannot read the checkpoints of thread {thread_id!r}: {type(e).__name__}: {e}") from e
-    if tup is None:
-        raise InputError(f"no checkpoints for thread {thread_id!r}" + (f" in {where}" if where else ""))
-    meta = dict(tup.metadata or {})
+    meta = _latest_metadata(saver, thread_id, where)
     # runs made by ragraphs carry their method; runs made on a LangGraph server carry the
     # graph id (the same names, see langgraph.json)
     recorded = meta.get(META_METHOD) or (meta.get("graph_id") if meta.get("graph_id") in {*method_names(), CHAT} else None)
@@ -69,27 +62,44 @@ def _graph_for(thread_id: str, saver, method: str | None, components=None, where
         from ..graphs.chat import build_chat_graph
 
         return build_chat_graph(components, checkpointer=saver), CHAT, meta
-    if not method:
-        seen: set[str] = set()
-        traced = False
-        for tup in saver.list({"configurable": {"thread_id": thread_id}}):
-            if _nested(tup):
-                continue
-            for entry in (tup.checkpoint.get("channel_values") or {}).get("trace") or []:
-                if isinstance(entry, dict) and entry.get("node"):
-                    seen.add(entry["node"])
-                    traced = True
-            seen.update(k for k in (tup.checkpoint.get("channel_versions") or {}) if k.startswith("branch:to:"))
-        if not traced:  # another LangGraph app's thread: node names alone matched any retrieve -> generate graph
-            raise ConfigError(f"thread {thread_id!r} holds no ragraphs trace: not a ragraphs run, or one that "
-                              "recorded nothing; pass --method if it is one")
-        nodes = {s.removeprefix("branch:to:") for s in seen} - {"__start__"}
-        method = infer_method(nodes)
-        if not method:
-            raise ConfigError(f"cannot tell which method thread {thread_id!r} ran; pass --method")
+    method = method or _method_from_trace(saver, thread_id)
     if method not in method_names():
         raise ConfigError(f"thread {thread_id!r} ran method {method!r}, which is not available here")
     return build_graph(method, components, checkpointer=saver), method, meta
+
+
+def _latest_metadata(saver, thread_id: str, where: str) -> dict:
+    """The metadata of the thread's latest checkpoint; a thread the saver lacks, or cannot read,
+    is an error naming it."""
+    try:
+        tup = saver.get_tuple({"configurable": {"thread_id": thread_id}})
+    except (ValueError, TypeError, sqlite3.DatabaseError) as e:  # damaged, or a foreign table of that name
+        raise ConfigError(f"cannot read the checkpoints of thread {thread_id!r}: {type(e).__name__}: {e}") from e
+    if tup is None:
+        raise InputError(f"no checkpoints for thread {thread_id!r}" + (f" in {where}" if where else ""))
+    return dict(tup.metadata or {})
+
+
+def _method_from_trace(saver, thread_id: str) -> str:
+    """The method a thread that did not record its own ran, told from the nodes its traces and
+    branches name."""
+    seen: set[str] = set()
+    traced = False
+    for tup in saver.list({"configurable": {"thread_id": thread_id}}):
+        if _nested(tup):
+            continue
+        for entry in (tup.checkpoint.get("channel_values") or {}).get("trace") or []:
+            if isinstance(entry, dict) and entry.get("node"):
+                seen.add(entry["node"])
+                traced = True
+        seen.update(k for k in (tup.checkpoint.get("channel_versions") or {}) if k.startswith("branch:to:"))
+    if not traced:  # another LangGraph app's thread: node names alone matched any retrieve -> generate graph
+        raise ConfigError(f"thread {thread_id!r} holds no ragraphs trace: not a ragraphs run, or one that "
+                          "recorded nothing; pass --method if it is one")
+    method = infer_method({s.removeprefix("branch:to:") for s in seen} - {"__start__"})
+    if not method:
+        raise ConfigError(f"cannot tell which method thread {thread_id!r} ran; pass --method")
+    return method
 
 
 def load_history(graph, thread_id: str) -> list[dict]:
