@@ -219,6 +219,24 @@ def complete(
     call's run (``["nostream"]`` keeps it out of LangGraph's messages stream). Connection
     failures are raised as :class:`LLMError` with a one-line message.
     """
+    kwargs = _call_kwargs(llm, stop, max_tokens, grammar, response_format)
+    try:
+        return _reply(llm, prompt, tags, kwargs)
+    except LLMError as e:
+        if "extra_body" not in kwargs or not _refused_max_tokens(e):
+            raise
+        # an endpoint of OpenAI's own models that refuses `max_tokens`: the call again without it
+        # (an empty extra_body too: it replaces the model's own), and for this model from then on
+        kwargs["extra_body"] = {k: v for k, v in kwargs["extra_body"].items() if k != "max_tokens"}
+        out = _reply(llm, prompt, tags, kwargs)
+        _NO_EXTRA_MAX.add(llm)
+        return out
+
+
+def _call_kwargs(llm: BaseLanguageModel, stop: list[str] | None, max_tokens: int | None, grammar: str | None,
+                 response_format: dict | None) -> dict[str, Any]:
+    """The call's keyword arguments as this kind of model reads them: its constraint, its stop
+    strings and its length limit."""
     kwargs: dict[str, Any] = {}
     if grammar:
         kwargs["grammar"] = grammar
@@ -243,20 +261,14 @@ def complete(
         # ChatOpenAI): langchain-openai sends `max_completion_tokens`, which llama-cpp-python's
         # server ignores (it wrote until its context was full); they all read `max_tokens`
         kwargs["extra_body"] = {**bound_extra_body(llm), "max_tokens": int(limit)}
-    try:
-        return _reply(llm, prompt, tags, kwargs)
-    except LLMError as e:
-        said = str(e.__cause__ or "").lower()
-        refused = (getattr(e.__cause__, "status_code", None) == 400 and "max_tokens" in said
-                   and any(w in said for w in ("unsupported parameter", "not supported", "unrecognized", "extra inputs")))
-        if "extra_body" not in kwargs or not refused:
-            raise
-        # an endpoint of OpenAI's own models that refuses `max_tokens`: the call again without it
-        # (an empty extra_body too: it replaces the model's own), and for this model from then on
-        kwargs["extra_body"] = {k: v for k, v in kwargs["extra_body"].items() if k != "max_tokens"}
-        out = _reply(llm, prompt, tags, kwargs)
-        _NO_EXTRA_MAX.add(llm)
-        return out
+    return kwargs
+
+
+def _refused_max_tokens(e: LLMError) -> bool:
+    """Whether the server refused the call for its ``max_tokens`` (a 400 naming it unsupported)."""
+    said = str(e.__cause__ or "").lower()
+    return (getattr(e.__cause__, "status_code", None) == 400 and "max_tokens" in said
+            and any(w in said for w in ("unsupported parameter", "not supported", "unrecognized", "extra inputs")))
 
 
 OPENAI_HOSTS = ("api.openai.com", "openai.azure.com")  # endpoints that read max_completion_tokens only
