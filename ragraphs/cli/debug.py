@@ -191,17 +191,7 @@ def print_history(rows: list[dict], *, full: bool = False, out=None) -> None:
         head = f"step {r['step']:>3}  {r['checkpoint_id']}  {r['source'] or '':6}"
         ran = r["ran"]
         if not ran:
-            if r["source"] == "input":
-                what = "input received"
-            elif r["source"] == "fork":
-                what = "fork: a copy of its parent, where a replay starts"
-            elif r["source"] == "update":
-                what = "state edited (update_state)"
-            elif r["step"] == 0 or prev_source == "input":
-                what = "ran __start__ (input written to the state)"
-            else:
-                what = "(no trace entry)"
-            print(f"{head}  {what}", file=out)
+            print(f"{head}  {_no_trace_line(r, prev_source)}", file=out)
         prev_source = r["source"]
         if r.get("question") and r["question"] != asked:  # a later question asked on the same thread
             asked = r["question"]
@@ -215,6 +205,15 @@ def print_history(rows: list[dict], *, full: bool = False, out=None) -> None:
         print(f"{'':12}next: {', '.join(r['next']) if r['next'] else '(end)'}", file=out)
         if not r["next"] and r["answer"] is not None:
             print(f"{'':12}answer: {r['answer']}", file=out)
+
+
+def _no_trace_line(row: dict, prev_source: str | None) -> str:
+    """What a checkpoint that wrote no trace entry is: the input, a fork, an edit, the start."""
+    said = {"input": "input received", "fork": "fork: a copy of its parent, where a replay starts",
+            "update": "state edited (update_state)"}.get(row["source"])
+    if said:
+        return said
+    return "ran __start__ (input written to the state)" if row["step"] == 0 or prev_source == "input" else "(no trace entry)"
 
 
 def _nested(tup: Any) -> bool:
