@@ -148,7 +148,8 @@ class ChromaCorpus:
         return got[0]
 
     def existing_ids(self, ids: Sequence[str]) -> set[str]:
-        return {i for s in range(0, len(ids), 500) for i in self._col.get(ids=list(ids[s : s + 500]), include=[])["ids"]}
+        with self._col_lock:  # every read and write of the collection: not while it is opened again
+            return {i for s in range(0, len(ids), 500) for i in self._col.get(ids=list(ids[s : s + 500]), include=[])["ids"]}
 
     def ids_from(self, path: str | list[str], key: str = "path") -> set[str]:
         """Ids of the stored passages that ingest read from ``path`` (a file's absolute path or a
@@ -156,8 +157,9 @@ class ChromaCorpus:
         if not isinstance(path, list):
             path = [path]
         try:  # a list read 500 at a time, as existing_ids reads
-            return {i for s in range(0, len(path), 500)
-                    for i in self._col.get(where={key: {"$in": path[s : s + 500]}}, include=[])["ids"]}
+            with self._col_lock:
+                return {i for s in range(0, len(path), 500)
+                        for i in self._col.get(where={key: {"$in": path[s : s + 500]}}, include=[])["ids"]}
         except Exception as e:
             raise StoreError(f"cannot read the vector store: {type(e).__name__}: {e}") from e
 
@@ -165,8 +167,9 @@ class ChromaCorpus:
         """Delete these passages; returns how many were asked for."""
         ids = list(ids)
         try:
-            for s in range(0, len(ids), 500):
-                self._col.delete(ids=ids[s : s + 500])
+            with self._col_lock:
+                for s in range(0, len(ids), 500):
+                    self._col.delete(ids=ids[s : s + 500])
         except Exception as e:
             raise StoreError(f"cannot write to the vector store: {type(e).__name__}: {e}") from e
         if ids:
@@ -203,8 +206,9 @@ class ChromaCorpus:
                         m[key] = val
                 metas.append(m)
             try:
-                self._col.upsert(ids=[p["id"] for p in batch], embeddings=vecs.tolist(),
-                                 documents=[p["text"] for p in batch], metadatas=metas)
+                with self._col_lock:
+                    self._col.upsert(ids=[p["id"] for p in batch], embeddings=vecs.tolist(),
+                                     documents=[p["text"] for p in batch], metadatas=metas)
             except Exception as e:
                 raise StoreError(f"cannot write to the vector store: {type(e).__name__}: {e}") from e
             added += len(batch)
