@@ -142,31 +142,10 @@ class TitleIndex:
     def __init__(self, passages: Iterable[Passage]):
         self._by: dict[tuple[str, ...], list[Passage]] = {}
         self._cap: dict[tuple[str, ...], bool] = {}  # a mention needs a capital (every title of the key has one)
-        word_pages: set[tuple[str, ...]] = set()  # one-word names with a disambiguation: "Arizona (song)"
-        passages = list(passages)
-        shorts: dict[tuple[str, ...], list[Passage]] = {}
-        for p in passages:
-            if (p.get("meta") or {}).get("title_from") == "file":  # a file's name, not a page's title
-                continue
-            title = p.get("title") or ""
-            key = title_key(title)
-            if _indexable(key):
-                self._by.setdefault(key, []).append(p)
-                self._cap[key] = self._cap.get(key, True) and _proper(title)
-                if _DISAMBIGUATION.search(title) and _one_word(key):
-                    word_pages.add(key)
-            short = short_key(title)
-            if short is not None:
-                shorts.setdefault(short, []).append(p)
-        # short names: not a page's own title, and one title behind each
         self._short: dict[str, tuple[str, ...]] = {}  # title -> its short name, where it is used
-        for key, ps in shorts.items():
-            if key not in self._by and len({p.get("title") for p in ps}) == 1:
-                self._by[key] = ps
-                self._cap[key] = all(_proper(p.get("title") or "") for p in ps)
-                self._short[ps[0].get("title") or ""] = key
-                if _one_word(key):
-                    word_pages.add(key)
+        passages = list(passages)
+        word_pages, shorts = self._index_titles(passages)  # word_pages: one-word names with a disambiguation
+        self._index_short_names(shorts, word_pages)
         self._longest = max((len(k) for k in self._by), default=0)
         self._size = len(passages)
         # how many passages name each title, with the same scan as named_in (one-word
@@ -181,6 +160,36 @@ class TitleIndex:
         for title, key in list(self._short.items()):
             if key in self._generic:  # a generic short name names nothing
                 del self._by[key], self._cap[key], self._short[title]
+
+    def _index_titles(self, passages: list[Passage]) -> tuple[set[tuple[str, ...]], dict[tuple[str, ...], list[Passage]]]:
+        """Each page's title indexed (a file's name is not one); returns the one-word names with
+        a disambiguation ("Arizona (song)") and the passages by their title's short name."""
+        word_pages: set[tuple[str, ...]] = set()
+        shorts: dict[tuple[str, ...], list[Passage]] = {}
+        for p in passages:
+            if (p.get("meta") or {}).get("title_from") == "file":  # a file's name, not a page's title
+                continue
+            title = p.get("title") or ""
+            key = title_key(title)
+            if _indexable(key):
+                self._by.setdefault(key, []).append(p)
+                self._cap[key] = self._cap.get(key, True) and _proper(title)
+                if _DISAMBIGUATION.search(title) and _one_word(key):
+                    word_pages.add(key)
+            short = short_key(title)
+            if short is not None:
+                shorts.setdefault(short, []).append(p)
+        return word_pages, shorts
+
+    def _index_short_names(self, shorts: dict[tuple[str, ...], list[Passage]], word_pages: set[tuple[str, ...]]) -> None:
+        """Short names indexed where no page has one as its own title and one title is behind each."""
+        for key, ps in shorts.items():
+            if key not in self._by and len({p.get("title") for p in ps}) == 1:
+                self._by[key] = ps
+                self._cap[key] = all(_proper(p.get("title") or "") for p in ps)
+                self._short[ps[0].get("title") or ""] = key
+                if _one_word(key):
+                    word_pages.add(key)
 
     def __len__(self) -> int:
         return len(self._by)
