@@ -60,34 +60,47 @@ class PooledCorpus(InMemoryCorpus):
         vectors = None
         if cache and self.passages:
             self.cache_path = os.path.join(cache_dir(), corpus_key(self.passages, embeddings) + ".npy")
-            try:
-                v = np.load(self.cache_path)
-                if v.shape[0] == len(self.passages):
-                    vectors, self.cached = v.astype(np.float32), True
-            except (OSError, ValueError):
-                vectors = None
-            if self.cached and getattr(embeddings, "per_text", False) and not os.path.exists(_keys_path(self.cache_path)):
-                # a corpus cached before the text digests were kept: other pools can use it from now on
-                _atomic_save(_keys_path(self.cache_path), _text_keys([_passage_text(p) for p in self.passages]))
+            vectors = self._cached_vectors()
         if vectors is None:
-            texts = [_passage_text(p) for p in self.passages]
-            # an embedder whose vector depends on its text alone can take any cached corpus's vectors
-            keys = _text_keys(texts) if self.cache_path and getattr(embeddings, "per_text", False) else None
-            known = _cached_by_text(self.cache_path, keys) if self.cache_path and keys is not None else {}
-            todo = [i for i in range(len(texts)) if i not in known]
-            if todo and not quiet:
-                reused = f" ({len(known)} cached)" if known else ""
-                print(f"embedding the pooled corpus: {len(todo)} passages{reused} ...", file=sys.stderr, flush=True)
-            rows = dict(known)
-            if todo:
-                rows.update(zip(todo, embed_texts(embeddings, [texts[i] for i in todo])))
-            vectors = np.stack([rows[i] for i in range(len(texts))]).astype(np.float32) if texts else np.zeros((0, 384), np.float32)
-            if self.cache_path:
-                _atomic_save(self.cache_path, vectors)
-                if keys is not None:
-                    _atomic_save(_keys_path(self.cache_path), keys)
+            vectors = self._embedded(quiet)
         self.vectors = unit_rows(vectors)
         self._bm25 = BM25Index(self.passages)
+
+    def _cached_vectors(self) -> np.ndarray | None:
+        """This corpus's vectors from the cache, when it holds them."""
+        assert self.cache_path
+        try:
+            v = np.load(self.cache_path)
+        except (OSError, ValueError):
+            return None
+        if v.shape[0] != len(self.passages):
+            return None
+        self.cached = True
+        if getattr(self.embeddings, "per_text", False) and not os.path.exists(_keys_path(self.cache_path)):
+            # a corpus cached before the text digests were kept: other pools can use it from now on
+            _atomic_save(_keys_path(self.cache_path), _text_keys([_passage_text(p) for p in self.passages]))
+        return v.astype(np.float32)
+
+    def _embedded(self, quiet: bool) -> np.ndarray:
+        """The passages embedded (a text another cached corpus of the same embedder holds is taken
+        from it), and saved to the cache."""
+        texts = [_passage_text(p) for p in self.passages]
+        # an embedder whose vector depends on its text alone can take any cached corpus's vectors
+        keys = _text_keys(texts) if self.cache_path and getattr(self.embeddings, "per_text", False) else None
+        known = _cached_by_text(self.cache_path, keys) if self.cache_path and keys is not None else {}
+        todo = [i for i in range(len(texts)) if i not in known]
+        if todo and not quiet:
+            reused = f" ({len(known)} cached)" if known else ""
+            print(f"embedding the pooled corpus: {len(todo)} passages{reused} ...", file=sys.stderr, flush=True)
+        rows = dict(known)
+        if todo:
+            rows.update(zip(todo, embed_texts(self.embeddings, [texts[i] for i in todo])))
+        vectors = np.stack([rows[i] for i in range(len(texts))]).astype(np.float32) if texts else np.zeros((0, 384), np.float32)
+        if self.cache_path:
+            _atomic_save(self.cache_path, vectors)
+            if keys is not None:
+                _atomic_save(_keys_path(self.cache_path), keys)
+        return vectors
 
 
 def _text_keys(texts: list[str]) -> np.ndarray:
