@@ -63,14 +63,8 @@ def open_collection(path: str | None, url: str | None, collection: str, embeddin
     """The client, the collection and the embeddings to read it with: the caller's when
     ``chosen``, else the packaged MiniLM the store was built with (float32 or int8). With
     ``create`` False a missing store or collection is a ConfigError that says how to make it."""
-    # a folder without Chroma's file is no store: opening it would write one there (a folder
-    # of the user's documents got a chroma.sqlite3, and ingest skipped it from then on)
-    if path and not url:  # a file there: no "no store" advice, no raw FileExistsError from makedirs
-        check_folder_place(path, "store", ConfigError)
-    if not create and path and not url and not os.path.isfile(os.path.join(path, "chroma.sqlite3")):
-        hint = ("that folder holds other files; give `ragraphs ingest YOUR_DOCS --store NEW_FOLDER` a new folder"
-                if holds_other_files(path) else f"`ragraphs ingest YOUR_DOCS --store {path}` makes one")
-        raise ConfigError(f"no store at {path}; {hint}")
+    if path and not url:
+        _refuse_no_store(path, create)
     client = chroma_client(path, url)
     emb_name = embedder_id(embeddings)
     try:
@@ -93,15 +87,32 @@ def open_collection(path: str | None, url: str | None, collection: str, embeddin
                               f"{', '.join(names) or 'none'}); `ragraphs ingest PATH --collection {collection}` "
                               "makes one") from e
         raise StoreError(f"cannot open collection {collection!r}: {type(e).__name__}: {e}") from e
+    return client, col, _reading_embeddings(col, collection, embeddings, emb_name, chosen)
+
+
+def _refuse_no_store(path: str, create: bool) -> None:
+    """A folder that is no store: a file there, or (``create`` False) no Chroma file in it. Opening
+    it would write one there (a folder of the user's documents got a chroma.sqlite3, and ingest
+    skipped it from then on)."""
+    check_folder_place(path, "store", ConfigError)  # a file there: no "no store" advice, no raw FileExistsError
+    if not create and not os.path.isfile(os.path.join(path, "chroma.sqlite3")):
+        hint = ("that folder holds other files; give `ragraphs ingest YOUR_DOCS --store NEW_FOLDER` a new folder"
+                if holds_other_files(path) else f"`ragraphs ingest YOUR_DOCS --store {path}` makes one")
+        raise ConfigError(f"no store at {path}; {hint}")
+
+
+def _reading_embeddings(col: Any, collection: str, embeddings: Any, emb_name: str, chosen: bool) -> Any:
+    """The embeddings to read the collection with: the packaged MiniLM it was built with
+    (float32 or int8) unless the caller ``chosen`` theirs; others than it was built with are refused."""
     stored = (col.metadata or {}).get("embedding")
     if stored and stored != emb_name and not chosen and stored in ("all-MiniLM-L6-v2", "all-MiniLM-L6-v2-int8"):
         # a store built by `ingest --exact` (float32), or without it (int8): read it with its own encoder
-        embeddings = MiniLMEmbeddings(fast=stored.endswith("-int8"))
-    elif stored and not same_embedder(str(stored), emb_name):
+        return MiniLMEmbeddings(fast=stored.endswith("-int8"))
+    if stored and not same_embedder(str(stored), emb_name):
         hint = {"all-MiniLM-L6-v2": " (`ragraphs ingest --exact` writes with it)",
                 "all-MiniLM-L6-v2-int8": " (`ragraphs ingest` without --exact writes with it)"}.get(str(stored), "")
         raise ConfigError(
             f"collection {collection!r} was built with embeddings {stored!r}{hint}, not {emb_name!r}; "
             "use the same embeddings or another collection"
         )
-    return client, col, embeddings
+    return embeddings
