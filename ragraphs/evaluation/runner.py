@@ -146,13 +146,7 @@ def score_example(ex, final: dict, wall_s: float, *, retrieval_only: bool) -> di
     gold_ids = {g["id"] for g, f in zip(gold, found) if f}
     prediction = str(final.get("answer") or "")
     scores = {"em": None, "f1": None, "acc": None} if retrieval_only else answer_scores(prediction, ex.answers)
-    node_s: dict[str, float] = {}
-    retrieval_s = 0.0  # the nodes that made no LLM call (retrieval, reranking, selection, web)
-    for e in final.get("trace") or []:
-        name = str(e.get("node", "?"))
-        node_s[name] = node_s.get(name, 0.0) + float(e.get("elapsed_s") or 0.0)
-        if not e.get("llm_calls"):
-            retrieval_s += float(e.get("elapsed_s") or 0.0)
+    node_s, retrieval_s = _node_times(final.get("trace") or [])
     inside = sum(node_s.values())
     gold_all = {g["id"] for g in gold}
     stages = stage_recall(final.get("trace") or [], gold_all)
@@ -169,6 +163,34 @@ def score_example(ex, final: dict, wall_s: float, *, retrieval_only: bool) -> di
         "gold_found": sorted(gold_ids),
         "docs": len(passages),
         "passages": [_passage_record(p, g) for p, g in zip(passages, in_gold)],
+        **_run_counts(final),
+        "wall_s": round(wall_s, 6),
+        "node_s": {k: round(v, 6) for k, v in node_s.items()},
+        "retrieval_s": round(retrieval_s, 6),
+        "overhead_s": round(max(0.0, wall_s - inside), 6),
+        "stage_recall": stages["recall"],
+        "stage_docs": stages["docs"],
+        "trace": _trace_summary(final.get("trace") or []),
+        "error": None,
+    }
+
+
+def _node_times(trace: list[dict]) -> tuple[dict[str, float], float]:
+    """Seconds per node, and those of the nodes that made no LLM call (retrieval, reranking,
+    selection, web)."""
+    node_s: dict[str, float] = {}
+    retrieval_s = 0.0
+    for e in trace:
+        name = str(e.get("node", "?"))
+        node_s[name] = node_s.get(name, 0.0) + float(e.get("elapsed_s") or 0.0)
+        if not e.get("llm_calls"):
+            retrieval_s += float(e.get("elapsed_s") or 0.0)
+    return node_s, retrieval_s
+
+
+def _run_counts(final: dict) -> dict[str, Any]:
+    """What the run counted: LLM and web calls, tokens, iterations, parse failures, how it ended."""
+    return {
         "llm_calls": int(final.get("llm_calls") or 0),
         "web_calls": int(final.get("web_calls") or 0),
         # why a web search the run was given gave nothing (CRAG, ERM4); "no web search configured" is no fault
@@ -180,14 +202,6 @@ def score_example(ex, final: dict, wall_s: float, *, retrieval_only: bool) -> di
         # looping methods (MIGRES) say how the run ended: "guard" = stopped by max_iterations
         "guard_hit": (final.get("final") == "guard") if "final" in final else None,
         "ended": final.get("final"),
-        "wall_s": round(wall_s, 6),
-        "node_s": {k: round(v, 6) for k, v in node_s.items()},
-        "retrieval_s": round(retrieval_s, 6),
-        "overhead_s": round(max(0.0, wall_s - inside), 6),
-        "stage_recall": stages["recall"],
-        "stage_docs": stages["docs"],
-        "trace": _trace_summary(final.get("trace") or []),
-        "error": None,
     }
 
 
