@@ -142,22 +142,9 @@ def check_values(ctx: Any) -> None:
         if typing.get_origin(tp) is Literal and isinstance(v, str):  # "CFS" reads as "cfs"
             v = next((c for c in typing.get_args(tp) if isinstance(c, str) and c.lower() == v.lower()), v)
             object.__setattr__(ctx, f.name, v)
-        if f.name in locked:  # (a field without any default is the caller's to give: never locked)
-            default = f.default if f.default is not MISSING else (
-                f.default_factory() if f.default_factory is not MISSING else MISSING)
-            if default is not MISSING and v != default:
-                means = " (the server's own choice, from its environment)" if default in ("", None) else ""
-                raise ConfigError(f"run setting {f.name!r} is locked here (RAGRAPHS_LOCKED_SETTINGS): it keeps its "
-                                  f"default {shown_value(default)}{means}")
-        ok, want = _accepts(tp, v)
-        low = f.metadata.get("minimum")
-        if low is not None:  # one message for -2 and 0 alike: the field's own floor
-            want = want.replace(">= 0", f">= {low}")
-            if ok and isinstance(v, numbers.Real) and v < low:
-                ok = False
-        span = f.metadata.get("range")
-        if span is not None and ok and isinstance(v, numbers.Real) and not span[0] <= v <= span[1]:
-            ok, want = False, f"{want.replace(' >= 0', '')} from {span[0]:g} to {span[1]:g}"
+        if f.name in locked:
+            _refuse_unlocked(f, v)
+        ok, want = _in_bounds(f, *_accepts(tp, v), v)
         if not ok:
             # --set reads a value as JSON: reservoir_collection=2024 is a number (the shell drops "")
             hint = (f" (--set reads values as JSON: write --set {f.name}='\"{shown_value(v)}\"' for the text)"
@@ -166,6 +153,31 @@ def check_values(ctx: Any) -> None:
         problem = f.metadata.get("check", lambda _: None)(v)
         if problem:
             raise ConfigError(f"run setting {f.name!r}: {problem}")
+
+
+def _refuse_unlocked(f: Any, v: Any) -> None:
+    """A locked setting (``$RAGRAPHS_LOCKED_SETTINGS``) keeps its default (a field without any
+    default is the caller's to give: never locked)."""
+    default = f.default if f.default is not MISSING else (
+        f.default_factory() if f.default_factory is not MISSING else MISSING)
+    if default is not MISSING and v != default:
+        means = " (the server's own choice, from its environment)" if default in ("", None) else ""
+        raise ConfigError(f"run setting {f.name!r} is locked here (RAGRAPHS_LOCKED_SETTINGS): it keeps its "
+                          f"default {shown_value(default)}{means}")
+
+
+def _in_bounds(f: Any, ok: bool, want: str, v: Any) -> tuple[bool, str]:
+    """The type check's verdict with the field's own ``minimum`` and ``range`` applied, and what
+    it then wants (one message for -2 and 0 alike: the field's own floor)."""
+    low = f.metadata.get("minimum")
+    if low is not None:
+        want = want.replace(">= 0", f">= {low}")
+        if ok and isinstance(v, numbers.Real) and v < low:
+            ok = False
+    span = f.metadata.get("range")
+    if span is not None and ok and isinstance(v, numbers.Real) and not span[0] <= v <= span[1]:
+        ok, want = False, f"{want.replace(' >= 0', '')} from {span[0]:g} to {span[1]:g}"
+    return ok, want
 
 
 RERANK_NONE = ("", "none", "off", "false", "no")
