@@ -40,30 +40,8 @@ def _check_training_shape(args: argparse.Namespace) -> None:
     if args.layers is not None and args.layers > 6 and args.init is None:
         raise ConfigError(f"--layers keeps the first N of the start model's layers (MiniLM has 6), got {args.layers}")
     for opt, d in [("--init", args.init), *(("--teachers", t) for t in args.teachers or ())]:
-        if d is None:
-            continue
-        if not os.path.isdir(d):
-            raise InputError(f"{opt}: no such folder: {d}")
-        # what the training reads of it, checked before the items are built and the teachers run
-        if not os.path.isfile(os.path.join(d, "config.json")):
-            raise InputError(f"{opt}: {d} holds no judge: no config.json there")
-        if not any(os.path.isfile(os.path.join(d, f)) for f in JUDGE_WEIGHTS):
-            raise InputError(f"{opt}: {d} holds no judge weights: none of {', '.join(JUDGE_WEIGHTS)}")
-        # a folder without a tokenizer read every word as [UNK] and its teachers' labels were one value;
-        # a damaged ONNX file was a traceback after the items were built (both until 2026-12-01)
-        from .judges.core import TOKENIZER_FILES, has_tokenizer
-
-        if not has_tokenizer(d):
-            raise InputError(f"{opt}: {d} holds no tokenizer: none of {', '.join(TOKENIZER_FILES)}")
-        only_onnx = os.path.join(d, JUDGE_WEIGHTS[-1])
-        if not any(os.path.isfile(os.path.join(d, f)) for f in JUDGE_WEIGHTS[:-1]):
-            try:
-                import onnx
-
-                onnx.load(only_onnx, load_external_data=False)
-            except Exception as e:
-                raise InputError(f"{opt}: {only_onnx} cannot be read: {type(e).__name__}: "
-                                 f"{' '.join(str(e).split())[:160]}") from e
+        if d is not None:
+            _check_judge_folder(opt, d)
     if args.layers is not None and args.init is not None:
         try:
             with open(os.path.join(args.init, "config.json"), encoding="utf-8") as fh:
@@ -72,6 +50,32 @@ def _check_training_shape(args: argparse.Namespace) -> None:
             raise InputError(f"--init: {args.init}/config.json cannot be read: {e}") from e
         if have and args.layers > have:
             raise ConfigError(f"--layers keeps the first N of the --init model's {have} layers, got {args.layers}")
+
+
+def _check_judge_folder(opt: str, d: str) -> None:
+    """What the training reads of a judge folder (``--init``, a ``--teachers`` one), checked
+    before the items are built and the teachers run."""
+    if not os.path.isdir(d):
+        raise InputError(f"{opt}: no such folder: {d}")
+    if not os.path.isfile(os.path.join(d, "config.json")):
+        raise InputError(f"{opt}: {d} holds no judge: no config.json there")
+    if not any(os.path.isfile(os.path.join(d, f)) for f in JUDGE_WEIGHTS):
+        raise InputError(f"{opt}: {d} holds no judge weights: none of {', '.join(JUDGE_WEIGHTS)}")
+    # a folder without a tokenizer read every word as [UNK] and its teachers' labels were one value;
+    # a damaged ONNX file was a traceback after the items were built (both until 2026-12-01)
+    from .judges.core import TOKENIZER_FILES, has_tokenizer
+
+    if not has_tokenizer(d):
+        raise InputError(f"{opt}: {d} holds no tokenizer: none of {', '.join(TOKENIZER_FILES)}")
+    only_onnx = os.path.join(d, JUDGE_WEIGHTS[-1])
+    if not any(os.path.isfile(os.path.join(d, f)) for f in JUDGE_WEIGHTS[:-1]):
+        try:
+            import onnx
+
+            onnx.load(only_onnx, load_external_data=False)
+        except Exception as e:
+            raise InputError(f"{opt}: {only_onnx} cannot be read: {type(e).__name__}: "
+                             f"{' '.join(str(e).split())[:160]}") from e
 
 
 def cmd_train_judge(args: argparse.Namespace) -> int:
