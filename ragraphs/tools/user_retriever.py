@@ -52,12 +52,7 @@ def document_passage(d: Any, score: float | None = None, source: str = "corpus")
     label = origin in KINDS  # a kind's name, not a file or page
     kind = origin if label and (origin == source or _marked_by_ragraphs(d, md)) else source
     title = str(md.get("title") or "") or (origin.rstrip("/").rsplit("/", 1)[-1] if not label else "")
-    meta = {k: (list(v) if isinstance(v, tuple) else v) for k, v in md.items()
-            if k not in ("title", "id", "source") and isinstance(k, str) and _plain(v)}
-    if origin and not label:  # a loader's file or page: as ingest keeps it
-        meta.setdefault("url" if origin.startswith(("http://", "https://")) else "path", origin)
-    elif label and kind != origin:  # the user's own label, kept
-        meta["source"] = origin
+    meta = _document_meta(md, origin, label, kind)
     # the document's id first: a user's metadata["id"] is often a chunk number per file, shared
     # by chunks of other files (they merged into one passage until 2026-11-30, and an int id
     # reached nodes that take ids as text)
@@ -70,6 +65,18 @@ def document_passage(d: Any, score: float | None = None, source: str = "corpus")
     if meta:
         p["meta"] = meta
     return p
+
+
+def _document_meta(md: dict, origin: str, label: bool, kind: str) -> dict:
+    """A document's plain metadata as a passage's ``meta``: its file or page as ingest keeps it
+    (``path`` or ``url``), a user's own label of a kind's name as ``source``."""
+    meta = {k: (list(v) if isinstance(v, tuple) else v) for k, v in md.items()
+            if k not in ("title", "id", "source") and isinstance(k, str) and _plain(v)}
+    if origin and not label:  # a loader's file or page: as ingest keeps it
+        meta.setdefault("url" if origin.startswith(("http://", "https://")) else "path", origin)
+    elif label and kind != origin:  # the user's own label, kept
+        meta["source"] = origin
+    return meta
 
 
 def _takes_query_k_mode(method: Any) -> bool:
