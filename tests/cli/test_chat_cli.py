@@ -168,7 +168,7 @@ def test_in_a_terminal_it_prompts_and_ctrl_d_ends(store, tmp_path):
     conversation with exit status 0."""
     import os
     import pty
-    import select
+    import selectors
     import signal
     import subprocess
     import sys
@@ -184,11 +184,16 @@ def test_in_a_terminal_it_prompts_and_ctrl_d_ends(store, tmp_path):
     os.close(slave)
     seen = b""
 
+    # epoll, not select(): a test session past 1,023 open files (Chroma keeps some of every store
+    # it opened) made select() fail with "filedescriptor out of range"
+    waiting = selectors.DefaultSelector()
+    waiting.register(master, selectors.EVENT_READ)
+
     def until(token: bytes, times: int = 1, seconds: float = 120) -> None:
         nonlocal seen
         end = time.time() + seconds
         while seen.count(token) < times and time.time() < end:
-            ready, _, _ = select.select([master], [], [], max(0.0, end - time.time()))
+            ready = waiting.select(max(0.0, end - time.time()))
             if not ready:  # nothing more came: the assertions below say what is missing
                 break
             try:
@@ -207,6 +212,7 @@ def test_in_a_terminal_it_prompts_and_ctrl_d_ends(store, tmp_path):
         assert proc.wait(60) == 0
     finally:
         proc.kill()
+        waiting.close()
         os.close(master)
     text = seen.decode("utf-8", "replace").replace("\r", "")
     assert "chat with vanilla, thread chat-" in text and "exit or Ctrl-D ends" in text
