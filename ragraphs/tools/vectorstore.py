@@ -156,12 +156,8 @@ class ChromaCorpus:
         page's address, their ``path`` metadata), or any of a list; ``key="real"``: by where a link led."""
         if not isinstance(path, list):
             path = [path]
-        try:  # a list read 500 at a time, as existing_ids reads
-            with self._col_lock:
-                return {i for s in range(0, len(path), 500)
-                        for i in self._col.get(where={key: {"$in": path[s : s + 500]}}, include=[])["ids"]}
-        except Exception as e:
-            raise StoreError(f"cannot read the vector store: {type(e).__name__}: {e}") from e
+        return self._read(lambda: {i for s in range(0, len(path), 500)  # 500 at a time, as existing_ids reads
+                                   for i in self._col.get(where={key: {"$in": path[s : s + 500]}}, include=[])["ids"]})
 
     def remove(self, ids: Iterable[str]) -> int:
         """Delete these passages; returns how many were asked for."""

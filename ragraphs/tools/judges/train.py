@@ -210,7 +210,7 @@ def train_judges(files: Sequence[str], out_dir: str | os.PathLike, cfg: TrainCon
     """Train the multi-task judge on ``files``; write the ONNX int8 model to ``out_dir``."""
     import torch
 
-    _trainer_parts()  # the training extras, before any work
+    parts = _trainer_parts()  # the training extras, before any work
     cfg = cfg or TrainConfig()
     device = "cuda" if torch.cuda.is_available() else "cpu"  # a GPU only speeds training up
     check_data_files(files)
@@ -227,7 +227,7 @@ def train_judges(files: Sequence[str], out_dir: str | os.PathLike, cfg: TrainCon
                            max_length=cfg.max_length, log=log, progress=progress)
         train_rows = [(a, b, round(float(y), 5)) for (a, b, _y), y in zip(train_rows, soft)]
     out = Path(out_dir)
-    model, loss_curve, steps = _fit(train_rows, cfg, out / "_train", device, log, progress)
+    model, loss_curve, steps = _fit(parts, train_rows, cfg, out / "_train", device, log, progress)
     t1 = time.perf_counter()
     phase = {"lr": cfg.lr, "epochs": cfg.epochs, "warmup": cfg.warmup_ratio, "steps": steps, "seconds": round(t1 - t0, 1)}
     loss_curve, phases = _after_prior(cfg, loss_curve, phase)
@@ -332,14 +332,15 @@ def _training_items(files: Sequence[str], cfg: TrainConfig,
     return by_role, train_rows, val
 
 
-def _fit(train_rows: list[tuple], cfg: TrainConfig, work: Path, device: str, log: Callable[[str], None],
-         progress: bool) -> tuple[Any, list[list], int]:
-    """The cross-encoder fine-tuned on the rows with sentence-transformers' trainer; its loss
+def _fit(parts: tuple[Any, Any, Any, Any], train_rows: list[tuple], cfg: TrainConfig, work: Path, device: str,
+         log: Callable[[str], None], progress: bool) -> tuple[Any, list[list], int]:
+    """The cross-encoder fine-tuned on the rows with sentence-transformers' trainer (``parts``:
+    :func:`_trainer_parts`); its loss
     curve ([step, loss]) and its number of steps."""
     from ...quiet import quiet_loading
     from ..embeddings import minilm_path
 
-    Dataset, CrossEncoderTrainer, CrossEncoderTrainingArguments, BinaryCrossEntropyLoss = _trainer_parts()
+    Dataset, CrossEncoderTrainer, CrossEncoderTrainingArguments, BinaryCrossEntropyLoss = parts
     ds = Dataset.from_dict({"text_a": [r[0] for r in train_rows], "text_b": [r[1] for r in train_rows],
                             "label": [r[2] for r in train_rows]})
     start = str(torch_weights(cfg.init, work / "_init")) if cfg.init else minilm_path()
