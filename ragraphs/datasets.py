@@ -212,27 +212,24 @@ LOADERS: dict[str, Callable[[dict, str], Example]] = {
 }
 
 
+_FORMATS: tuple[tuple[str, Callable[[dict], bool]], ...] = (
+    ("popqa-web", lambda r: "results" in r and "question" in r),
+    ("musique", lambda r: "paragraphs" in r and "question_decomposition" in r),
+    ("popqa", lambda r: "possible_answers" in r),
+    ("2wikimultihopqa", lambda r: any(k in r for k in ("evidences", "top_rank_questions", "entity_ids"))),
+    ("hotpotqa", lambda r: "supporting_facts" in r or ("context" in r and "_id" in r)),
+    ("strategyqa", lambda r: "facts" in r and "decomposition" in r),
+    ("flashrag", lambda r: "golden_answers" in r),
+    ("odqa", lambda r: "question" in r and ("answer" in r or "short_answers" in r) and "dataset" in r),
+    # plain question-answer rows: {question, answers} or {question, answer}
+    ("flashrag", lambda r: isinstance(r.get("question"), str) and ("answers" in r or "answer" in r)),
+)
+"""Each format with the keys that mark its rows, in the order they are tried (the first wins)."""
+
+
 def detect_format(row: dict) -> str | None:
     """Guess a row's dataset format from its keys."""
-    if "results" in row and "question" in row:
-        return "popqa-web"
-    if "paragraphs" in row and "question_decomposition" in row:
-        return "musique"
-    if "possible_answers" in row:
-        return "popqa"
-    if "evidences" in row or "top_rank_questions" in row or "entity_ids" in row:
-        return "2wikimultihopqa"
-    if "supporting_facts" in row or ("context" in row and "_id" in row):
-        return "hotpotqa"
-    if "facts" in row and "decomposition" in row:
-        return "strategyqa"
-    if "golden_answers" in row:
-        return "flashrag"
-    if "question" in row and ("answer" in row or "short_answers" in row) and "dataset" in row:
-        return "odqa"
-    if isinstance(row.get("question"), str) and ("answers" in row or "answer" in row):
-        return "flashrag"  # plain question-answer rows: {question, answers} or {question, answer}
-    return None
+    return next((name for name, marks in _FORMATS if marks(row)), None)
 
 
 def _what_is_missing(row: dict) -> str:
@@ -283,32 +280,55 @@ def iter_rows(path: str, report: LoadReport | None = None, warn: Callable[[str],
     ``>`` writes: every line was refused as broken until 2026-11-30)."""
     if not os.path.exists(path):
         raise InputError(f"no such file: {path}")
-    warn = warn or (lambda m: print(m, file=sys.stderr))
+    enc, head = _encoding_and_head(path)
+    whole = _whole_file_rows(path, enc, head)
+    if whole is not None:
+        yield from whole
+        return
+    yield from _jsonl_rows(path, enc, report, warn or (lambda m: print(m, file=sys.stderr)), example)
+
+
+def _encoding_and_head(path: str) -> tuple[str, bytes]:
+    """A file's encoding (UTF-16 by its byte-order mark, else UTF-8) and its first characters,
+    past the mark and leading blanks, as UTF-8."""
     with open(path, "rb") as fh:
         raw = fh.read(64)
-    enc = "utf-16" if raw[:2] in (b"\xff\xfe", b"\xfe\xff") else "utf-8-sig"
-    # the first characters, past a byte-order mark
-    head = raw.decode(enc, errors="ignore").encode("utf-8").lstrip() if enc == "utf-16" else \
-        raw.removeprefix(b"\xef\xbb\xbf").lstrip()
+    if raw[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        return "utf-16", raw.decode("utf-16", errors="ignore").encode("utf-8").lstrip()
+    return "utf-8-sig", raw.removeprefix(b"\xef\xbb\xbf").lstrip()
+
+
+def _whole_file_rows(path: str, enc: str, head: bytes) -> list[dict] | None:
+    """The objects of a JSON array file or of one pretty-printed object; None for a file read
+    line by line (JSONL, or an object whose lines do not parse as a whole)."""
     if head.startswith(b"["):
         try:
             with open(path, encoding=enc, errors="replace") as fh:
                 data = json.load(fh)
         except ValueError as e:
             raise InputError(f"{path}: not valid JSON ({e})") from e
-        for row in data:
-            if isinstance(row, dict):
-                yield row
-        return
+        return [row for row in data if isinstance(row, dict)]
     if head.startswith(b"{") and not _first_line_is_json(path, enc):  # one pretty-printed object, not JSONL
         try:
             with open(path, encoding=enc, errors="replace") as fh:
                 whole = json.load(fh)
         except ValueError:
-            whole = None  # broken lines: read line by line below, each reported
-        if isinstance(whole, dict):
-            yield whole
-            return
+            return None  # broken lines: read line by line, each reported
+        return [whole] if isinstance(whole, dict) else None
+    return None
+
+
+def _json_object(line: str) -> dict:
+    row = json.loads(line)
+    if not isinstance(row, dict):
+        raise ValueError("not a JSON object")
+    return row
+
+
+def _jsonl_rows(path: str, enc: str, report: LoadReport | None, warn: Callable[[str], None],
+                example: str) -> Iterator[dict]:
+    """The objects of a JSONL file, its broken lines reported (held until a row reads: a file
+    of broken lines only is one error)."""
     broken, good = 0, 0
     held: list[str] = []  # the first broken lines, held until a row reads (none may: one error then)
     with open(path, encoding=enc, errors="replace") as fh:
@@ -316,14 +336,12 @@ def iter_rows(path: str, report: LoadReport | None = None, warn: Callable[[str],
             if not line.strip():
                 continue
             try:
-                row = json.loads(line)
-                if not isinstance(row, dict):
-                    raise ValueError("not a JSON object")
+                row = _json_object(line)
             except ValueError as e:
+                broken += 1
                 msg = f"{path}:{n}: skipped broken line ({str(e)[:80]})"
                 if report is not None:
                     report.skipped.append(msg)
-                broken += 1
                 if broken <= BROKEN_SHOWN:
                     (warn if good else held.append)(msg)
                 continue

@@ -23,7 +23,7 @@ from .sources import (is_url, iter_files, not_documents, one_name_per_file, page
                       path_text, printable_path)  # (importable from here as before)
 from .ingest_remove import gone_ids  # noqa: F401  (importable from here as before)
 from .state.types import Passage, make_passage, passage_id
-from .tools.documents import docx_title, html_file_text, notebook_markdown, pdf_pages, read_docx
+from .tools.documents import docx_title, html_file_text, html_to_text, notebook_markdown, pdf_pages, read_docx
 from .tools.text import CHUNK_WORDS, chunk_lines, chunk_table, chunk_text
 
 MD_EXT = {".md", ".markdown"}
@@ -58,34 +58,6 @@ class IngestReport:
     unwalked: list[str] = field(default_factory=list)  # folders that could not be listed: sync removes nothing under them
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
-
-
-def html_to_text(html: str) -> tuple[str, str]:
-    """(title, main text) of an HTML page, with a real extractor; scripts never kept."""
-    title = ""
-    m = re.search(r"<title[^>]*>(.*?)</title>", html, re.I | re.S)
-    if m:
-        title = " ".join(m.group(1).split())
-    text = ""
-    import trafilatura  # a broken install is an error, not a silent fallback to the whole body
-
-    # each <pre> block fenced, so that its code keeps its lines in the chunks (run into prose until 2026-12-02)
-    fenced = re.sub(r"(</pre\s*>)", "\n```\\1", re.sub(r"(<pre\b[^>]*>)", "\\1```\n", html, flags=re.I), flags=re.I)
-    try:
-        text = trafilatura.extract(fenced, include_comments=False, include_tables=True, favor_recall=True) or ""
-    except Exception:
-        text = ""
-    if not text.strip():
-        from lxml import html as lh
-
-        try:
-            doc = lh.fromstring(html)
-            for bad in doc.xpath("//script|//style|//noscript|//template"):
-                bad.drop_tree()
-            text = "\n\n".join(" ".join(t.split()) for t in doc.xpath("//body//text()") if t.strip())
-        except Exception:
-            text = ""
-    return title, text
 
 
 _NON_ASCII = re.compile(r"[^\x00-\x7f\ufffd]")
@@ -272,9 +244,21 @@ def read_url(url: str, max_words: int = CHUNK_WORDS, fetcher=None, warn: Callabl
     guard of :class:`~ragraphs.tools.fetch.PageFetcher` holds (redirects checked, a deadline,
     a size cap of :data:`MAX_URL_BYTES`). Each passage keeps the final address in ``meta``
     (``path`` and ``url``)."""
-    import tempfile
+    final, ctype, charset, body = _fetch_page(url, fetcher)
+    name = final.rstrip("/").rsplit("/", 1)[-1] or final
+    if ctype == "application/pdf" or body.startswith(b"%PDF-"):
+        title, pages = _url_pdf_pages(url, body, warn)
+        return _paged(partial(_url_chunks, fits=fits), title or os.path.splitext(name)[0], pages, final, max_words)
+    title, text = _page_text(url, ctype, charset, body, name)
+    rows_kept = ctype in ("text/markdown", "text/x-markdown", "", "text/html", "application/xhtml+xml")  # code, tables
+    return _url_chunks(title, text, final, max_words, _markdown_chunks if rows_kept else chunk_text, fits)
 
-    from .tools.fetch import TEXT_TYPES, FetchError, PageFetcher, decode_page
+
+def _fetch_page(url: str, fetcher=None) -> tuple[str, str, str | None, bytes]:
+    """The page at ``url`` fetched: its final address, content type, charset and body; an
+    :class:`InputError` for a page that could not be fetched, an HTTP error, a page over
+    :data:`MAX_URL_BYTES` or an empty one."""
+    from .tools.fetch import FetchError, PageFetcher
 
     fetcher = fetcher or PageFetcher(timeout=URL_TIMEOUT_S, max_bytes=MAX_URL_BYTES, allow_private=True,
                                      user_agent="ragraphs/0.1 (ingest)")
@@ -289,31 +273,38 @@ def read_url(url: str, max_words: int = CHUNK_WORDS, fetcher=None, warn: Callabl
         raise InputError(f"{url}: larger than {MAX_URL_BYTES // 2**20} MiB")
     if not body.strip():
         raise InputError(f"{url}: empty page")
-    final = page_address(final)
-    name = final.rstrip("/").rsplit("/", 1)[-1] or final
+    return page_address(final), ctype, charset, body
+
+
+def _url_pdf_pages(url: str, body: bytes, warn: Callable[[str], None] | None) -> tuple[str, list[tuple[int, str]]]:
+    """A fetched PDF's title and pages, read from a temporary copy; its messages name ``url``."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="ragraphs-url-") as d:
+        path = os.path.join(d, "page.pdf")
+        with open(path, "wb") as fh:
+            fh.write(body)
+        try:
+            return pdf_pages(path, warn=(lambda m: warn(m.replace(path, url, 1))) if warn else None)
+        except InputError as e:
+            raise InputError(f"{url}: {str(e).split(': ', 1)[-1]}") from e
+
+
+def _page_text(url: str, ctype: str, charset: str | None, body: bytes, name: str) -> tuple[str, str]:
+    """A fetched page's title and text by its content type: Markdown (titled by its first
+    heading), any other text (by ``name``), HTML (its main text, titled by ``<title>``)."""
+    from .tools.fetch import TEXT_TYPES, decode_page
+
     decoded = (lambda raw: decode_page(raw, charset)) if charset else _decode
-    if ctype == "application/pdf" or body.startswith(b"%PDF-"):
-        with tempfile.TemporaryDirectory(prefix="ragraphs-url-") as d:
-            path = os.path.join(d, "page.pdf")
-            with open(path, "wb") as fh:
-                fh.write(body)
-            try:
-                title, pages = pdf_pages(path, warn=(lambda m: warn(m.replace(path, url, 1))) if warn else None)
-            except InputError as e:
-                raise InputError(f"{url}: {str(e).split(': ', 1)[-1]}") from e
-        return _paged(partial(_url_chunks, fits=fits), title or os.path.splitext(name)[0], pages, final, max_words)
-    elif ctype in ("text/markdown", "text/x-markdown"):
+    if ctype in ("text/markdown", "text/x-markdown"):
         text = decoded(body)
-        title, text = _md_title(text, name), _md_body(text)
-    elif ctype in TEXT_TYPES or (ctype.startswith("text/") and ctype != "text/html"):
-        title, text = name, decoded(body)
-    elif ctype in ("", "text/html", "application/xhtml+xml"):
+        return _md_title(text, name), _md_body(text)
+    if ctype in TEXT_TYPES or (ctype.startswith("text/") and ctype != "text/html"):
+        return name, decoded(body)
+    if ctype in ("", "text/html", "application/xhtml+xml"):
         title, text = html_to_text(decoded(body) if charset else html_file_text(body, decoded(body)))
-        title = title or name
-    else:
-        raise InputError(f"{url}: not a page ingest reads ({ctype}): HTML, text or PDF")
-    rows_kept = ctype in ("text/markdown", "text/x-markdown", "", "text/html", "application/xhtml+xml")  # code, tables
-    return _url_chunks(title, text, final, max_words, _markdown_chunks if rows_kept else chunk_text, fits)
+        return title or name, text
+    raise InputError(f"{url}: not a page ingest reads ({ctype}): HTML, text or PDF")
 
 
 def _url_chunks(title: str, text: str, final: str, max_words: int, cut: Callable[..., list[str]] = chunk_text,
@@ -359,6 +350,11 @@ def collect_passages(
                 got = read_file(f, max_words=max_words, warn=report.warnings.append, fits=fits)
         except InputError as e:
             report.skipped_files.append(str(e))
+            continue
+        except Exception as e:  # a reader's library failing on a file it should have refused: that file
+            # skipped, not the whole run stopped (a damaged PDF or DOCX stopped it until 2026-12-03)
+            report.skipped_files.append(f"{printable_path(f) if not is_url(f) else f}: could not be read "
+                                        f"({type(e).__name__}: {' '.join(str(e).split())[:160]})")
             continue
         report.files += 1
         if not got:

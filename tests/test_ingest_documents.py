@@ -490,6 +490,89 @@ def test_a_pdf_page_whose_text_stream_is_damaged_is_said_not_taken_for_a_scan(tm
     assert "1 of 2 pages gave no text (page 1)" in cap.err and "Traceback" not in cap.err
 
 
+def _patch_zip_headers(path: Path, *, method: int | None = None, encrypted: bool = False) -> Path:
+    """Set every member's compression method, or its encrypted flag, in the zip's local and
+    central headers: what a zip made by another tool (an unknown method) or with a password
+    looks like to :mod:`zipfile`."""
+    raw = bytearray(path.read_bytes())
+    for sig, flag_at, method_at in ((b"PK\x03\x04", 6, 8), (b"PK\x01\x02", 8, 10)):
+        i = raw.find(sig)
+        while i >= 0:
+            if method is not None:
+                raw[i + method_at:i + method_at + 2] = method.to_bytes(2, "little")
+            if encrypted:
+                raw[i + flag_at] |= 1
+            i = raw.find(sig, i + 4)
+    path.write_bytes(bytes(raw))
+    return path
+
+
+def _damage_member(path: Path, member: str) -> Path:
+    """Flip the first compressed bytes of one member: zlib cannot inflate it."""
+    with zipfile.ZipFile(path) as z:
+        info = z.getinfo(member)
+    raw = bytearray(path.read_bytes())
+    name_len, extra_len = (int.from_bytes(raw[info.header_offset + k:info.header_offset + k + 2], "little") for k in (26, 28))
+    start = info.header_offset + 30 + name_len + extra_len
+    raw[start:start + 6] = bytes(b ^ 0xFF for b in raw[start:start + 6])
+    path.write_bytes(bytes(raw))
+    return path
+
+
+def test_a_file_its_library_fails_on_is_one_skipped_line_and_the_folder_goes_on(tmp_path, capsys, minilm):
+    """Damage that pypdf and zipfile meet with errors of their own, not their "corrupt file" ones:
+    a PDF stream whose filter name is garbled (pypdf: NotImplementedError), a DOCX packed with a
+    compression method zipfile lacks (NotImplementedError) or with a password (RuntimeError), and
+    a DOCX whose properties part (its title) does not inflate (zlib.error). Each bad file is one
+    ``skipped:`` line and the folder's other files are ingested; the DOCX whose title alone is
+    damaged is read, titled by its file name. **Was a bug** (until 2026-12-03): each stopped the
+    whole ingest with a traceback, and nothing of the folder was stored."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    pdf = write_pdf(folder / "filter.pdf", [OKAPI_1])
+    pdf.write_bytes(pdf.read_bytes().replace(b"/FlateDecode", b"/FlateDecodX"))
+    method = _patch_zip_headers(write_docx(folder / "method.docx", "Quokka notes", [QUOKKA]), method=99)
+    locked = _patch_zip_headers(write_docx(folder / "locked.docx", "Quokka notes", [QUOKKA]), encrypted=True)
+    titled = _damage_member(write_docx(folder / "titled.docx", "Okapi notes", [OKAPI_2], title="Okapis"),
+                            "docProps/core.xml")
+    (folder / "good.txt").write_text(OKAPI_2)
+    for bad, why in ((pdf, "not a readable PDF \\(corrupt\\?\\): NotImplementedError: Unsupported filter"),
+                     (method, "not a readable DOCX \\(corrupt\\?\\): NotImplementedError"),
+                     (locked, "encrypted \\(password-protected\\) DOCX")):
+        with pytest.raises(InputError, match=why):
+            read_file(str(bad))
+    (p,) = read_file(str(titled))
+    assert p["title"] == "titled" and "striped hindquarters" in p["text"]
+    assert main(["ingest", str(folder), "--store", str(tmp_path / "store"), "--json"]) == 0
+    cap = capsys.readouterr()
+    assert json.loads(cap.out.strip().splitlines()[-1])["added"] == 2, cap.err
+    skipped = [line for line in cap.err.splitlines() if "skipped:" in line]
+    assert len(skipped) == 3 and all(any(f.name in line for line in skipped) for f in (pdf, method, locked))
+    assert "Traceback" not in cap.err
+
+
+def test_a_reader_failing_on_one_file_skips_that_file_alone(tmp_path, monkeypatch):
+    """The last guard of a folder's walk: a reader failing in a way no reader check foresaw (a
+    library's own bug) skips that file, named with the error, and the walk goes on. **Was a
+    bug** (until 2026-12-03): it stopped the whole walk."""
+    import ragraphs.ingest as ingest
+
+    (tmp_path / "a.txt").write_text(OKAPI_1)
+    (tmp_path / "b.txt").write_text(QUOKKA)
+    real = ingest.read_file
+
+    def read(path, **kw):
+        if path.endswith("a.txt"):
+            raise RecursionError("maximum recursion depth exceeded")
+        return real(path, **kw)
+
+    monkeypatch.setattr(ingest, "read_file", read)
+    passages, report = ingest.collect_passages([str(tmp_path)])
+    assert [p["meta"]["path"].rsplit("/", 1)[-1] for p in passages] == ["b.txt"]
+    assert report.skipped_files == [f"{tmp_path / 'a.txt'}: could not be read (RecursionError: maximum recursion "
+                                    "depth exceeded)"]
+
+
 def test_text_files_of_other_encodings_and_markdown_titles(tmp_path):
     cp = tmp_path / "cafe.txt"
     cp.write_bytes("Le café coûte 3 €. Müller sagt: “Hallo” – gut.".encode("cp1252"))

@@ -53,36 +53,47 @@ def pdf_pages(path: str, warn: Callable[[str], None] | None = None) -> tuple[str
     Pages whose text pypdf could not decode (a damaged content stream) are said to ``warn``
     while the rest is read; a file where no page decodes is an error naming the damage, not
     "no text layer" (it read as scanned until 2026-11-30)."""
-    from langchain_community.document_loaders import PyPDFLoader
-    from pypdf.errors import EmptyFileError, FileNotDecryptedError, PdfReadError, PyPdfError
-
-    try:
-        with _library_log("pypdf") as damage, warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            pages = PyPDFLoader(path, mode="page").load()
-    except FileNotDecryptedError as e:
-        raise InputError(f"{path}: encrypted PDF (needs a password); decrypt it first") from e
-    except EmptyFileError as e:
-        raise InputError(f"{path}: empty file") from e
-    except (PdfReadError, PyPdfError, ValueError, KeyError, TypeError, AttributeError, IndexError) as e:
-        if "decrypt" in str(e).lower() or "encrypt" in str(e).lower():
-            raise InputError(f"{path}: encrypted PDF (needs a password); decrypt it first") from e
-        raise InputError(f"{path}: not a readable PDF (corrupt?): {_error_line(e)}") from e
+    pages, damage = _load_pdf_pages(path)
     texts = [(d.page_content or "").strip() for d in pages]
-    text = "\n\n".join(t for t in texts if t)
-    empty = [i + 1 for i, t in enumerate(texts) if not t]
-    if damage and (empty or not pages):
-        if not text:
-            raise InputError(f"{path}: not a readable PDF (corrupt?): no page's text could be read ({damage[-1]})")
-        if warn is not None:
-            shown = ", ".join(map(str, empty[:10])) + (", ..." if len(empty) > 10 else "")
-            warn(f"{path}: {len(empty)} of {len(texts)} pages gave no text (page {shown}); pypdf: {damage[-1]}; "
-                 "the other pages are ingested")
-    if not text:
+    if damage and (not pages or not all(texts)):
+        _say_damage(path, texts, damage[-1], warn)
+    if not any(texts):
         raise InputError(f"{path}: PDF without a text layer (scanned? run OCR first)")
     meta = pages[0].metadata if pages else {}
     title = str(meta.get("title") or "").strip()
     return title, [(i + 1, t) for i, t in enumerate(texts) if t]
+
+
+def _load_pdf_pages(path: str) -> tuple[list, list[str]]:
+    """A PDF's pages read by pypdf (through LangChain's loader), and the damage pypdf logged
+    while reading them; an :class:`InputError` for an encrypted, empty or unreadable file."""
+    from langchain_community.document_loaders import PyPDFLoader
+    from pypdf.errors import EmptyFileError, FileNotDecryptedError
+
+    try:
+        with _library_log("pypdf") as damage, warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return PyPDFLoader(path, mode="page").load(), damage
+    except FileNotDecryptedError as e:
+        raise InputError(f"{path}: encrypted PDF (needs a password); decrypt it first") from e
+    except EmptyFileError as e:
+        raise InputError(f"{path}: empty file") from e
+    except Exception as e:  # pypdf meets a damaged file with many kinds of error (an unknown filter's is
+        # a NotImplementedError: it stopped a whole folder's ingest until 2026-12-03)
+        if "decrypt" in str(e).lower() or "encrypt" in str(e).lower():
+            raise InputError(f"{path}: encrypted PDF (needs a password); decrypt it first") from e
+        raise InputError(f"{path}: not a readable PDF (corrupt?): {_error_line(e)}") from e
+
+
+def _say_damage(path: str, texts: list[str], damage: str, warn: Callable[[str], None] | None) -> None:
+    """Pages pypdf could not decode: an error when no page gave text, else said to ``warn``."""
+    empty = [i + 1 for i, t in enumerate(texts) if not t]
+    if len(empty) == len(texts):
+        raise InputError(f"{path}: not a readable PDF (corrupt?): no page's text could be read ({damage})")
+    if warn is not None:
+        shown = ", ".join(map(str, empty[:10])) + (", ..." if len(empty) > 10 else "")
+        warn(f"{path}: {len(empty)} of {len(texts)} pages gave no text (page {shown}); pypdf: {damage}; "
+             "the other pages are ingested")
 
 
 # the parts of a DOCX that docx2txt reads whole into memory (its own patterns)
@@ -114,8 +125,13 @@ def read_docx(path: str, head: bytes, max_bytes: int | None = None) -> str:
         docs = Docx2txtLoader(path).load()
     except InputError:
         raise
-    except (zipfile.BadZipFile, KeyError, ValueError, OSError, SyntaxError, zlib.error) as e:  # ParseError is a SyntaxError
+    except (zipfile.BadZipFile, KeyError, ValueError, OSError, SyntaxError, zlib.error, NotImplementedError, EOFError) as e:
+        # ParseError is a SyntaxError; an unknown compression method a NotImplementedError (a RuntimeError: caught first)
         raise InputError(f"{path}: not a readable DOCX (corrupt?): {_error_line(e)}") from e
+    except RuntimeError as e:  # zipfile's refusal of an encrypted member (it stopped a folder's ingest until 2026-12-03)
+        if "encrypted" not in str(e):
+            raise
+        raise InputError(f"{path}: encrypted (password-protected) DOCX, not readable without its password") from e
     return "\n\n".join(d.page_content for d in docs)
 
 
@@ -130,10 +146,39 @@ def docx_title(path: str) -> str:
             if z.getinfo("docProps/core.xml").file_size > 1_000_000:
                 return ""
             root = ElementTree.fromstring(z.read("docProps/core.xml"))
-    except (KeyError, OSError, ValueError, SyntaxError, zipfile.BadZipFile):
+    except Exception:  # no title, whatever the damage: a damaged, encrypted or oddly packed core.xml (only
+        # some of these were caught until 2026-12-03; the text itself is checked by read_docx)
         return ""
     found = root.find("{http://purl.org/dc/elements/1.1/}title")
     return " ".join((found.text or "").split()) if found is not None else ""
+
+
+def html_to_text(html: str) -> tuple[str, str]:
+    """(title, main text) of an HTML page, with a real extractor; scripts never kept."""
+    title = ""
+    m = re.search(r"<title[^>]*>(.*?)</title>", html, re.I | re.S)
+    if m:
+        title = " ".join(m.group(1).split())
+    text = ""
+    import trafilatura  # a broken install is an error, not a silent fallback to the whole body
+
+    # each <pre> block fenced, so that its code keeps its lines in the chunks (run into prose until 2026-12-02)
+    fenced = re.sub(r"(</pre\s*>)", "\n```\\1", re.sub(r"(<pre\b[^>]*>)", "\\1```\n", html, flags=re.I), flags=re.I)
+    try:
+        text = trafilatura.extract(fenced, include_comments=False, include_tables=True, favor_recall=True) or ""
+    except Exception:
+        text = ""
+    if not text.strip():
+        from lxml import html as lh
+
+        try:
+            doc = lh.fromstring(html)
+            for bad in doc.xpath("//script|//style|//noscript|//template"):
+                bad.drop_tree()
+            text = "\n\n".join(" ".join(t.split()) for t in doc.xpath("//body//text()") if t.strip())
+        except Exception:
+            text = ""
+    return title, text
 
 
 def html_file_text(raw: bytes, text: str) -> str:
