@@ -220,17 +220,27 @@ def complete(
     failures are raised as :class:`LLMError` with a one-line message.
     """
     kwargs = _call_kwargs(llm, stop, max_tokens, grammar, response_format)
-    try:
-        return _reply(llm, prompt, tags, kwargs)
-    except LLMError as e:
-        if "extra_body" not in kwargs or not _refused_max_tokens(e):
-            raise
-        # an endpoint of OpenAI's own models that refuses `max_tokens`: the call again without it
-        # (an empty extra_body too: it replaces the model's own), and for this model from then on
+    while True:
+        try:
+            return _reply(llm, prompt, tags, kwargs)
+        except LLMError as e:
+            if not _drop_refused(llm, kwargs, e):
+                raise
+
+
+def _drop_refused(llm: BaseLanguageModel, kwargs: dict[str, Any], e: LLMError) -> bool:
+    """Whether the call may go again without the parameter its endpoint refused, for this model
+    from then on: `max_tokens` (an empty extra_body too: it replaces the model's own), or `stop`
+    (OpenAI's reasoning models: every call failed until 2026-12-03; answers are cut after)."""
+    if "extra_body" in kwargs and "max_tokens" in kwargs["extra_body"] and _refused(e, "max_tokens"):
         kwargs["extra_body"] = {k: v for k, v in kwargs["extra_body"].items() if k != "max_tokens"}
-        out = _reply(llm, prompt, tags, kwargs)
         _NO_EXTRA_MAX.add(llm)
-        return out
+        return True
+    if "stop" in kwargs and _refused(e, "stop"):
+        del kwargs["stop"]
+        _NO_STOP.add(wrapped_model(llm))
+        return True
+    return False
 
 
 def _call_kwargs(llm: BaseLanguageModel, stop: list[str] | None, max_tokens: int | None, grammar: str | None,
@@ -249,7 +259,7 @@ def _call_kwargs(llm: BaseLanguageModel, stop: list[str] | None, max_tokens: int
         # a chat model may open its reply with a blank line: keep only visible stop
         # strings (answers are cut to their first non-empty line afterwards), at most 4
         stop = [s for s in stop if s.strip()][:4]
-    if stop:
+    if stop and wrapped_model(llm) not in _NO_STOP:  # the model, however it is wrapped
         kwargs["stop"] = stop
     if max_tokens:
         kwargs["max_tokens"] = max_tokens
@@ -264,10 +274,10 @@ def _call_kwargs(llm: BaseLanguageModel, stop: list[str] | None, max_tokens: int
     return kwargs
 
 
-def _refused_max_tokens(e: LLMError) -> bool:
-    """Whether the server refused the call for its ``max_tokens`` (a 400 naming it unsupported)."""
+def _refused(e: LLMError, parameter: str) -> bool:
+    """Whether the server refused the call for its ``parameter`` (a 400 naming it unsupported)."""
     said = str(e.__cause__ or "").lower()
-    return (getattr(e.__cause__, "status_code", None) == 400 and "max_tokens" in said
+    return (getattr(e.__cause__, "status_code", None) == 400 and re.search(rf"\b{parameter}\b", said) is not None
             and any(w in said for w in ("unsupported parameter", "not supported", "unrecognized", "extra inputs")))
 
 
@@ -297,8 +307,8 @@ class ModelMarks:
         return len(self._weak) + len(self._held)
 
 
-# the chat models whose endpoint refused `max_tokens` beside `max_completion_tokens`
-_NO_EXTRA_MAX = ModelMarks()
+# the chat models whose endpoint refused `max_tokens` beside `max_completion_tokens`, or `stop`
+_NO_EXTRA_MAX, _NO_STOP = ModelMarks(), ModelMarks()
 
 
 def _layers(llm: Any) -> list[Any]:

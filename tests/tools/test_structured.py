@@ -555,6 +555,60 @@ def test_a_refused_schema_is_remembered_for_that_model_object_only(monkeypatch):
     assert gone() is None and len(S._NO_SCHEMA._weak) == 0
 
 
+def test_an_endpoint_that_refuses_stop_is_called_again_without_it():
+    """OpenAI's reasoning models refuse `stop` (a 400: "Unsupported parameter: 'stop' is not
+    supported with this model."): the call goes again without it, and that model is not sent
+    it again; a proxy that refuses `max_tokens` too gets both dropped, one refusal each. The
+    answer is still read to its first line. **Was a bug** (until 2026-12-03): every call failed
+    with the 400, so no method ran on such a model."""
+    from langchain_openai import ChatOpenAI
+
+    from ragraphs.errors import LLMError
+    from ragraphs.graphs.vanilla import build_vanilla_graph
+    from ragraphs.state.types import make_passage
+    from ragraphs.tools.llm import complete
+
+    def refuse(*params):
+        def respond(body, headers):
+            for p in params:
+                if p in body:
+                    return 400, {"error": {"message": f"Unsupported parameter: '{p}' is not supported with this model.",
+                                           "type": "invalid_request_error", "param": p}}
+            return 200, chat_completion("Paris\n\nParis is the capital of France, on the Seine.", body["model"], 5, 9)
+        return respond
+
+    server = ChatEndpoint(refuse("stop"))
+    try:
+        o4 = ChatOpenAI(model="o4-mini", api_key="x", base_url=server.url, max_retries=0)
+        assert complete(o4, "Question: capital of France?\nAnswer:", stop=["Question:"]).text.startswith("Paris")
+        assert complete(o4, "Q", stop=["Question:"]).text.startswith("Paris")
+        corpus = LexicalRetriever([make_passage("France", "Paris is the capital of France.")])
+        graph = build_vanilla_graph(Components(llm=o4, retriever=corpus))
+        assert graph.invoke({"question": "What is the capital of France?"})["answer"] == "Paris"
+        assert complete(o4.bind(temperature=0), "Q", stop=["Question:"]).text.startswith("Paris")  # however wrapped
+    finally:
+        server.close()
+    assert ["stop" in b for b in server.bodies] == [True, False, False, False, False]
+    both = ChatEndpoint(refuse("max_tokens", "stop"))
+    try:
+        proxied = ChatOpenAI(model="o4-mini", api_key="x", base_url=both.url, max_retries=0)
+        assert complete(proxied, "Q", stop=["Question:"], max_tokens=5).text.startswith("Paris")
+        assert complete(proxied, "Q", stop=["Question:"], max_tokens=5).text.startswith("Paris")
+    finally:
+        both.close()
+    assert [("max_tokens" in b, "stop" in b) for b in both.bodies] == [(True, True), (False, True), (False, False),
+                                                                        (False, False)]
+    # a 400 of another kind that names no refused parameter is raised, not retried
+    other = ChatEndpoint(lambda body, h: (400, {"error": {"message": "The prompt is too long to stop here.",
+                                                          "type": "invalid_request_error"}}))
+    try:
+        with pytest.raises(LLMError, match="too long"):
+            complete(ChatOpenAI(model="o4-mini", api_key="x", base_url=other.url, max_retries=0), "Q", stop=["Q:"])
+    finally:
+        other.close()
+    assert len(other.bodies) == 1
+
+
 def test_openai_compatible_calls_found_in_review(monkeypatch):
     """Review of 2026-11-30: a user's own ChatOpenAI at a local server gets `max_tokens` too
     (llama-cpp-python's server ignores `max_completion_tokens`); a reasoning model's inline
