@@ -53,6 +53,29 @@ def test_a_documents_own_id_wins_over_a_chunk_number_in_its_metadata(minilm):
     assert document_passage(passage_document(p))["id"] == p["id"]
 
 
+def test_chunks_numbered_alike_in_several_files_stay_apart_without_a_document_id():
+    """A retriever that keeps no ``Document.id`` (BM25Retriever, a search API) over chunks whose
+    ``metadata["id"]`` is a chunk number per file: each chunk is its own passage, its id the
+    metadata's after its file (``/docs/beta.md#1``), the number kept in ``meta["metadata_id"]``.
+    **Was a bug** (until 2026-12-03): the three merged into the first, and the LLM read one file
+    of three."""
+    from langchain_core.callbacks import CallbackManagerForRetrieverRun
+    from langchain_core.retrievers import BaseRetriever
+
+    class Chunks(BaseRetriever):
+        def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
+            return [Document(f"Chunk 1 of {f}: the {f} service starts on port 80{i}.",
+                             metadata={"id": 1, "source": f"/docs/{f}.md"}) for i, f in enumerate(("alpha", "beta", "gamma"))]
+
+    c = Components(llm=FakeListChatModel(responses=["80"] * 3), retriever=Chunks())
+    out = build_graph("vanilla", c).invoke({"question": "Which port does each service start on?"}, context=RAGContext(k=3))
+    assert [p["id"] for p in out["passages"]] == ["/docs/alpha.md#1", "/docs/beta.md#1", "/docs/gamma.md#1"]
+    assert [p["meta"] for p in out["passages"]] == [{"path": f"/docs/{f}.md", "metadata_id": 1} for f in ("alpha", "beta", "gamma")]
+    # a web page's chunk likewise; a label of a kind's name is no file: the number alone
+    assert document_passage(Document("x", metadata={"id": 2, "source": "https://e.org/a"}))["id"] == "https://e.org/a#2"
+    assert document_passage(Document("x", metadata={"id": 2, "source": "memory"}))["id"] == "2"
+
+
 def test_a_users_source_label_is_kept_and_is_no_passage_kind():
     """A user's document whose ``metadata["source"]`` is "memory" or "web" is a corpus passage with
     that label in ``meta["source"]`` (it became a memory passage until 2026-11-30: counted as

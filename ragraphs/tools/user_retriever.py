@@ -40,8 +40,8 @@ def _marked_by_ragraphs(d: Any, md: dict) -> bool:
 def document_passage(d: Any, score: float | None = None, source: str = "corpus") -> Passage:
     """A LangChain ``Document`` as a passage: its metadata's ``title`` (else the file or page
     its ``source`` names), its plain metadata in ``meta``, its id (the document's own, else
-    ``metadata["id"]``, as text; a different ``metadata["id"]`` is kept as ``meta["metadata_id"]``)
-    or one hashed from its text.
+    ``metadata["id"]`` as text, after its file or page when it names one: ``"a.txt#1"``; a
+    different ``metadata["id"]`` is kept as ``meta["metadata_id"]``) or one hashed from its text.
 
     A ``source`` of "web" or "memory" is the passage's kind only on a document ragraphs made
     (:func:`_marked_by_ragraphs`); on a user's document it is a label, kept in ``meta["source"]``,
@@ -58,6 +58,10 @@ def document_passage(d: Any, score: float | None = None, source: str = "corpus")
     # reached nodes that take ids as text)
     doc_id = getattr(d, "id", None)
     pid = doc_id if doc_id not in (None, "") else md.get("id")
+    if pid is md.get("id") and pid not in (None, "") and origin and not label:
+        # no id of its own: the metadata's, within its file or page (a retriever that keeps no
+        # Document.id, as BM25Retriever: chunks of files numbered alike merged until 2026-12-03)
+        pid = f"{origin}#{pid}"
     if md.get("id") not in (None, "") and str(md["id"]) != str(pid) and _plain(md["id"]):
         meta.setdefault("metadata_id", md["id"])  # the user's own id, kept beside the store's
     p = make_passage(title, d.page_content, kind, None if score is None else float(score),
