@@ -246,9 +246,14 @@ def cut_aside(answer: str) -> str:
     return head if _WORD.search(head) else answer
 
 
-def clean_answer(text: str, max_chars: int = 300, cut_asides: bool = True) -> str:
+def clean_answer(text: str, max_chars: int = 300, cut_asides: bool = True, whole: bool = False) -> str:
     """Keep the first non-empty line of a model's answer, without an 'Answer:' prefix and
-    (``cut_asides``) without a parenthetical aside and what follows it (:func:`cut_aside`)."""
+    (``cut_asides``) without a parenthetical aside and what follows it (:func:`cut_aside`);
+    ``whole``: every line, only the prefix taken off the first (the ``whole_answer`` setting)."""
+    if whole:
+        first, _, rest = (text or "").strip().partition("\n")
+        first = _PREFIX.sub("", _MD_LABEL.sub("", first.strip())).strip()
+        return f"{first}\n{rest}".strip() if first else rest.strip()
     for line in (text or "").splitlines():
         line = _MD_LABEL.sub("", _FENCE_MARKS.sub("", line.strip()))
         wrapped = _MD_WRAPPED.fullmatch(line.strip())

@@ -1,10 +1,7 @@
-"""Run settings (the graphs' ``context_schema``) and where ragraphs keeps its data.
-
-One dataclass per method (:class:`RAGContext` for the baselines, :class:`CRAGContext`,
-:class:`DRRAGContext`, :class:`ERM4Context`, :class:`MIGRESContext`). They sit here, below
-the nodes, so that nodes read them (``ctx = context_of(runtime, XContext)``) without
-importing a graph module; the graph modules re-export them.
-"""
+"""Run settings (the graphs' ``context_schema``) and where ragraphs keeps its data: one dataclass
+per method (:class:`RAGContext` for the baselines, :class:`CRAGContext`, :class:`DRRAGContext`,
+:class:`ERM4Context`, :class:`MIGRESContext`), here, below the nodes, so that nodes read them
+(``ctx = context_of(runtime, XContext)``) without importing a graph module (which re-export them)."""
 
 from __future__ import annotations
 
@@ -52,6 +49,8 @@ class RAGContext(metaclass=NamesChecked):
         metadata={"description": "cut an answer at its first parenthesis when words come before it: "
                   "'John Crockett (1753 – after 1802)' -> 'John Crockett' (false: keep the answer as written)"},
     )
+    whole_answer: bool = field(default=False, metadata={"description": "keep the model's whole answer, every line, not its first line "
+                               "cut to 300 characters (a chat model that answers in paragraphs; raise max_new_tokens too)"})
     skip_generation: bool = field(default=False, metadata={"description": "stop before the final answer (retrieval-only evaluation)"})
     rerank: str = rerank_field("re-ranker of the retrieved candidates: none | evaluator (the graph's evaluator judge: the shipped "
                                "cross-encoder unless Components' judges or RAGRAPHS_RERANKER name another) | a CrossEncoder path or name")

@@ -18,7 +18,7 @@ def build_none_graph(
 ) -> CompiledStateGraph[RAGState, RAGContext, RAGInput, RAGOutput]:
     """Compile the no-retrieval graph over ``components`` (embedded defaults if None): one node,
     ``generate``, where the LLM answers the question from its own knowledge. Of the run settings
-    it reads ``llm``, ``max_new_tokens``, ``cut_asides`` and ``skip_generation``; nothing is
+    it reads ``llm``, ``max_new_tokens``, ``cut_asides``, ``whole_answer`` and ``skip_generation``; nothing is
     retrieved, so the retrieval settings have no effect."""
     c = components_of(components, "build_none_graph")
     g = StateGraph(RAGState, context_schema=RAGContext, input_schema=RAGInput, output_schema=RAGOutput)

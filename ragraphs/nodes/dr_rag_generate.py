@@ -90,7 +90,7 @@ def make_dr_generate(c: Components) -> Node[DRRAGState, DRRAGContext]:
         else:
             prompt, stop = dr_rag_answer_prompt(state["question"], passages, int(ctx.max_passage_chars)), STOP_DR
         out = complete(c.llm(ctx.llm, max_tokens=max_new), prompt, stop=stop, max_tokens=max_new)
-        answer = clean_answer(out.text, cut_asides=bool(ctx.cut_asides))
+        answer = clean_answer(out.text, cut_asides=bool(ctx.cut_asides), whole=bool(ctx.whole_answer))
         return {
             "answer": answer,
             **llm_usage(out),

@@ -390,7 +390,7 @@ def make_generate(c: Components) -> Node[ERM4State, ERM4Context]:
         prompt = rag_answer_prompt(q, passages, max_chars=int(ctx.max_passage_chars))
         out = complete(_llm(c, ctx), prompt, stop=STOP_ANSWER, max_tokens=int(ctx.max_new_tokens))
         return {
-            "answer": clean_answer(out.text, cut_asides=bool(ctx.cut_asides)),
+            "answer": clean_answer(out.text, cut_asides=bool(ctx.cut_asides), whole=bool(ctx.whole_answer)),
             **llm_usage(out),
             "_trace": {"question": q, "n_passages": len(passages), "raw": out.text[:500], "input_tokens": out.input_tokens},
         }
@@ -407,7 +407,7 @@ def make_backoff_generate(c: Components) -> Node[ERM4State, ERM4Context]:
             return {"answer": "", "_trace": {"skipped": "skip_generation", "backoff": True}}
         q = _question_for_answer(state, ctx)
         out = complete(_llm(c, ctx), closed_book_prompt(q), stop=STOP_ANSWER, max_tokens=int(ctx.max_new_tokens))
-        return {"answer": clean_answer(out.text, cut_asides=bool(ctx.cut_asides)), **llm_usage(out), "_trace": {"question": q, "backoff": True, "raw": out.text[:500]}}
+        return {"answer": clean_answer(out.text, cut_asides=bool(ctx.cut_asides), whole=bool(ctx.whole_answer)), **llm_usage(out), "_trace": {"question": q, "backoff": True, "raw": out.text[:500]}}
 
     return backoff
 

@@ -29,7 +29,7 @@ def make_generate(c: Components, *, passages_key: str = "passages", question_key
             return {"answer": "", "_trace": {"skipped": "skip_generation", "n_passages": len(passages)}}
         prompt = rag_answer_prompt(question, passages, max_chars=int(ctx.max_passage_chars))
         out = complete(_llm(c, ctx), prompt, stop=STOP_ANSWER, max_tokens=int(ctx.max_new_tokens))
-        answer = clean_answer(out.text, cut_asides=bool(ctx.cut_asides))
+        answer = clean_answer(out.text, cut_asides=bool(ctx.cut_asides), whole=bool(ctx.whole_answer))
         return {
             "answer": answer,
             **llm_usage(out),
@@ -52,6 +52,6 @@ def make_generate_closed_book(c: Components) -> Node[Any, Any]:
             stop=STOP_ANSWER,
             max_tokens=int(ctx.max_new_tokens),
         )
-        return {"answer": clean_answer(out.text, cut_asides=bool(ctx.cut_asides)), **llm_usage(out), "_trace": {"raw": out.text[:500]}}
+        return {"answer": clean_answer(out.text, cut_asides=bool(ctx.cut_asides), whole=bool(ctx.whole_answer)), **llm_usage(out), "_trace": {"raw": out.text[:500]}}
 
     return generate

@@ -340,7 +340,7 @@ def make_main_judge(c: Components) -> Node[MIGRESState, MIGRESContext]:
         statements = [u["info"] for u in state.get("useful_info") or []]
         out = decide(_llm(c, ctx), main_prompt(state["question"], statements), MainVerdict, stop=STOP_LINE,
                      max_tokens=int(ctx.judge_max_tokens), legacy=read_main_legacy)
-        v = verdict(out.value.answer, out.value.missing_information, bool(ctx.cut_asides)) if out.value is not None else verdict("", "")
+        v = verdict(out.value.answer, out.value.missing_information, bool(ctx.cut_asides), bool(ctx.whole_answer)) if out.value is not None else verdict("", "")
         missing = v["missing"]
         if not v["answered"] and not missing:
             missing = one_line(state["question"])  # nothing named: the question itself is what is missing

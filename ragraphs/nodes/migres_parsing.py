@@ -94,10 +94,10 @@ def parse_main(text: str) -> dict:
     return {**verdict(str(raw_answer or ""), missing), "explanation": one_line(explanation, 1000), "parsed": bool(obj)}
 
 
-def verdict(raw_answer: str, missing: str, cut_asides: bool = True) -> dict:
+def verdict(raw_answer: str, missing: str, cut_asides: bool = True, whole: bool = False) -> dict:
     """``{"answered", "answer", "missing"}`` from the Main Module's answer and missing information:
     an empty answer, or one that says "unanswerable" (or the like), is no answer."""
-    answer = clean_answer(raw_answer, cut_asides=cut_asides)
+    answer = clean_answer(raw_answer, cut_asides=cut_asides, whole=whole)
     # a refusal as the answer reads and as written: "No Answer (band)" loses its aside to the cleaning
     answered = bool(answer) and not (refuses(answer) and refuses(raw_answer)) \
         and normalize_answer(answer) not in ("", "none", "n a", "null")

@@ -127,10 +127,10 @@ def make_final_answer(c: Components) -> Node[MIGRESState, MIGRESContext]:
                     "_trace": {"skipped": "skip_generation", "evidence": [p["id"] for p in evidence]}}
         prompt = reader_prompt(state, evidence, ctx)
         out = complete(_llm(c, ctx), prompt, stop=STOP_ANSWER, max_tokens=int(ctx.max_new_tokens))
-        answer = clean_answer(out.text, cut_asides=bool(ctx.cut_asides))
+        answer = clean_answer(out.text, cut_asides=bool(ctx.cut_asides), whole=bool(ctx.whole_answer))
         usage = llm_usage(out)
         shortened = refused = None
-        if ctx.shorten_answers and reads_as_sentence(answer):
+        if ctx.shorten_answers and not ctx.whole_answer and reads_as_sentence(answer):
             # the small reader tends to copy a whole sentence (a statement, a passage's line)
             short, extra, refused = shorten(_llm(c, ctx), state["question"], answer, ctx)
             usage = {k: v + extra[k] for k, v in usage.items()}

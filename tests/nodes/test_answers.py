@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from ragraphs.components import Components
@@ -78,3 +80,46 @@ def test_the_setting_reaches_the_graphs_answer(cut, expected):
     g = build_vanilla_graph(Components(llm=llm, retriever=One()))
     out = g.invoke({"question": "Who is Crockett County named after?"}, context=RAGContext(cut_asides=cut))
     assert out["answer"] == expected
+
+
+CHATTY = ("Sure! Here is what the passages say:\n\nParis is the capital of France. "
+          + "It is known for its museums, parks and long history. " * 8).strip()
+
+
+def _chatty_script(prompt: str) -> str:
+    from fakes import migres_prompt_kind
+
+    kind = migres_prompt_kind(prompt)
+    if kind == "main":  # MIGRES's Main Module: its answer as JSON
+        return json.dumps({"answer": CHATTY, "missing_information": ""})
+    if kind in ("queries", "leaf"):
+        return "[]"
+    return CHATTY if prompt.rstrip().endswith("Answer:") else "capital of France"
+
+
+@pytest.mark.parametrize("method", ["vanilla", "none", "crag", "dr-rag", "erm4", "migres"])
+def test_whole_answer_keeps_a_chat_models_paragraphs(method):
+    """``whole_answer``: a chat model that answers in paragraphs keeps its whole answer, in every
+    method; by default the answer is still its first line (the short answers the benchmarks score).
+    **Was a gap** (until 2026-12-03): no setting kept more than the first line, cut to 300
+    characters, so such a model's answer read "Sure! Here is what the passages say:"."""
+    from fakes import ConstJudge, ScriptedChat
+
+    from ragraphs.graphs import build_graph
+
+    judges = {"evaluator": ConstJudge(0.9), "pair": ConstJudge(0.9), "nli": ConstJudge(0.9)}
+    answers = {}
+    for whole in (False, True):
+        c = Components(llm=ScriptedChat(script=_chatty_script), retriever=One(), judges=judges)
+        context = {"whole_answer": whole, "max_new_tokens": 400,
+                   **({"reservoir_collection": f"whole-{whole}"} if method == "erm4" else {})}  # no memory of the other run
+        answers[whole] = build_graph(method, c).invoke({"question": "Tell me about Paris."}, context=context)["answer"]
+    assert answers[True] == CHATTY and len(answers[True]) > 300
+    assert answers[False] == "Sure! Here is what the passages say:"
+
+
+def test_whole_answer_takes_off_the_answer_label_alone():
+    assert clean_answer("**Answer:** Paris.\n\nIt is the capital (and largest city).", whole=True) == \
+        "Paris.\n\nIt is the capital (and largest city)."
+    assert clean_answer("  \nAnswer:\nParis\n", whole=True) == "Paris"
+    assert clean_answer("", whole=True) == ""
