@@ -169,6 +169,7 @@ class Components:
         self.given_judges: dict[str, Any] = dict(self.judges)
         self.extra: dict[str, Any] = dict(extra or {})
         self._lock = threading.RLock()
+        self._checked: dict[str, tuple[Any, Any]] = {}  # role -> (judge, the judge as the nodes read it)
 
     # the LLM: the user's model wins over the context's spec
     def llm(self, spec: str | None = None, max_tokens: int = 64) -> BaseLanguageModel:
@@ -233,7 +234,12 @@ class Components:
                 from .tools.judges.core import judge_for
 
                 self.judges[name] = judge_for(name, self.judges.get(name), embeddings=self.embeddings)
-            return self.judges[name]
+            judge, got = self.judges[name], self._checked.get(name)
+            if got is None or got[0] is not judge:  # a judge of the user's: each score checked where it is read
+                from .tools.judges.checked import checked_judge
+
+                self._checked[name] = got = (judge, checked_judge(name, judge))
+            return got[1]
 
     def reranker(self, spec: str):
         """The judge a ``rerank`` setting names (None for ``none``; ``evaluator``: this graph's

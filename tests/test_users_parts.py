@@ -285,3 +285,55 @@ def test_a_wrapped_completion_models_tokens_stream_and_its_wrappers_still_hold(m
     backed = down.with_retry(stop_after_attempt=2).with_fallbacks([FakeListLLM(responses=["Lyon"])])
     out = build_graph("vanilla", Components(llm=backed, vectorstore=store)).invoke({"question": QUESTION}, context=RAGContext(k=1))
     assert out["answer"] == "Lyon" and down.calls == 2 and out["llm_calls"] == 1
+
+
+class _Four:
+    def search(self, q, k, mode="dense"):
+        return [make_passage(f"Doc {i}", f"Paris fact number {i}: Paris is the capital of France.") for i in range(4)]
+
+
+class _Judge:
+    """A judge of the user's own whose scores are given: a list, or a generator of them."""
+
+    def __init__(self, scores, lazy=False, name="mine"):
+        self.scores, self.lazy, self.name = scores, lazy, name
+
+    def score_batch(self, pairs):
+        return (s for s in self.scores) if self.lazy else self.scores
+
+
+@pytest.mark.parametrize("scores, said", [
+    ([0.9], "gave 1 scores for 4 inputs"),  # three documents were dropped by zip until 2026-12-03
+    ([0.9] * 6, "gave 6 scores for 4 inputs"),
+    ([0.9, float("nan"), 0.9, 0.9], "gave nan for input 1 of 4"),  # routed to Ambiguous
+    ([[0.1, 0.9]] * 4, "gave 8 scores for 4 inputs"),  # two labels per pair
+    ("high", "must give one number per input; got str"),
+])
+def test_a_judge_of_your_own_that_gives_a_wrong_score_count_or_nan_is_one_clear_error(scores, said):
+    """A judge of the user's own is checked where the nodes read it: one finite number per input,
+    else a ``ConfigError`` naming the role, the judge's type and what it gave. **Was a bug**
+    (until 2026-12-03): too few scores dropped the documents past them without a word (CRAG kept
+    one of four), too many ran past the documents, NaN routed CRAG to Ambiguous."""
+    c = Components(llm=FakeListChatModel(responses=["Paris"] * 4), retriever=_Four(), judges={"evaluator": _Judge(scores)})
+    with pytest.raises(ConfigError, match=r"the evaluator judge \(_Judge\.score_batch\) " + said.replace("(", r"\(")):
+        build_graph("crag", c).invoke({"question": QUESTION}, context={"web": "none"})
+
+
+def test_a_judge_of_your_own_that_scores_well_runs_as_given():
+    """A good judge runs unchanged: a generator of scores is read, its own attributes (``name``)
+    reach the run, and the pair role's ``score_pair`` is checked too."""
+    mine = _Judge([0.9, 0.8, 0.7, 0.6], lazy=True)
+    c = Components(llm=FakeListChatModel(responses=["Paris"] * 4), retriever=_Four(), judges={"evaluator": mine})
+    out = build_graph("crag", c).invoke({"question": QUESTION}, context={"web": "none"})
+    assert out["answer"] == "Paris" and out["action"] == "correct" and len(out["scores"]) == 4
+    assert c.judge("evaluator").name == "mine" and c.judge("evaluator").inner is mine and c.given_judges["evaluator"] is mine
+
+    class Pair:
+        def score_pair(self, q, d1, d2):
+            return float("nan")
+
+    c = Components(llm=FakeListChatModel(responses=["Paris"] * 4), retriever=_Four(), judges={"pair": Pair()})
+    assert not hasattr(c.judge("pair"), "score_batch")  # what the judge lacks, the checked one lacks
+    with pytest.raises(ConfigError, match=r"the pair judge \(Pair\.score_pair\) gave nan"):
+        c.judge("pair").score_pair("q", "a", "b")
+    assert c.judge("nli") is c.judge("nli") and type(c.judge("nli")).__module__.startswith("ragraphs.tools.judges.")

@@ -62,7 +62,7 @@ def test_reranker_setting():
     j = ByNumber()
     c = Components(judges={"evaluator": j})
     assert rerank_spec(RAGContext()) == "none" and reranker_of(c, "none") is None
-    assert reranker_of(c, "evaluator") is j
+    assert reranker_of(c, "evaluator").inner is j  # the user's judge, its scores checked (since 2026-12-03)
     with pytest.raises(ConfigError):
         reranker_of(c, "/no/such/cross-encoder")
 
