@@ -333,28 +333,10 @@ def collect_passages(
     for f in files:
         if not is_url(f):
             report.walked.append(path_text(f))
-            if os.path.islink(f) and not os.path.exists(f):
-                report.skipped_files.append(f"{printable_path(f)}: a link to nothing (broken symbolic link)")
+            if _not_read(f, read_as, report):
                 continue
-            if not os.path.isfile(f):  # a named pipe would block the read for ever
-                report.skipped_files.append(f"{printable_path(f)}: not a regular file (a pipe, socket or device)")
-                continue
-            if read_as.get(f, f) != f:  # stored twice, under each name, until 2026-12-02
-                report.warnings.append(f"{printable_path(f)}: the same file as {printable_path(read_as[f])}; read once, "
-                                       "as that")
-                continue
-        try:
-            if is_url(f):
-                got = read_url(f, max_words=max_words, warn=report.warnings.append, fits=fits)
-            else:
-                got = read_file(f, max_words=max_words, warn=report.warnings.append, fits=fits)
-        except InputError as e:
-            report.skipped_files.append(str(e))
-            continue
-        except Exception as e:  # a reader's library failing on a file it should have refused: that file
-            # skipped, not the whole run stopped (a damaged PDF or DOCX stopped it until 2026-12-03)
-            report.skipped_files.append(f"{printable_path(f) if not is_url(f) else f}: could not be read "
-                                        f"({type(e).__name__}: {' '.join(str(e).split())[:160]})")
+        got = _read_one(f, max_words, fits, report)
+        if got is None:
             continue
         report.files += 1
         if not got:
@@ -362,6 +344,35 @@ def collect_passages(
         passages.extend(got)
     report.passages = len({p["id"] for p in passages})
     return passages, report
+
+
+def _not_read(f: str, read_as: dict[str, str], report: IngestReport) -> bool:
+    """Whether the walk leaves ``f`` unread, said in ``report``: a broken link, no regular file,
+    or a file read under another name."""
+    if os.path.islink(f) and not os.path.exists(f):
+        report.skipped_files.append(f"{printable_path(f)}: a link to nothing (broken symbolic link)")
+    elif not os.path.isfile(f):  # a named pipe would block the read for ever
+        report.skipped_files.append(f"{printable_path(f)}: not a regular file (a pipe, socket or device)")
+    elif read_as.get(f, f) != f:  # stored twice, under each name, until 2026-12-02
+        report.warnings.append(f"{printable_path(f)}: the same file as {printable_path(read_as[f])}; read once, as that")
+    else:
+        return False
+    return True
+
+
+def _read_one(f: str, max_words: int, fits: Fits | None, report: IngestReport) -> list[Passage] | None:
+    """The passages of one file or page; None when it is skipped, said in ``report``."""
+    try:
+        if is_url(f):
+            return read_url(f, max_words=max_words, warn=report.warnings.append, fits=fits)
+        return read_file(f, max_words=max_words, warn=report.warnings.append, fits=fits)
+    except InputError as e:
+        report.skipped_files.append(str(e))
+    except Exception as e:  # a reader's library failing on a file it should have refused: that file
+        # skipped, not the whole run stopped (a damaged PDF or DOCX stopped it until 2026-12-03)
+        report.skipped_files.append(f"{printable_path(f) if not is_url(f) else f}: could not be read "
+                                    f"({type(e).__name__}: {' '.join(str(e).split())[:160]})")
+    return None
 
 
 def _earlier_versions(corpus, passages: list[Passage]) -> set[str]:

@@ -32,11 +32,11 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Callable, Protocol, runtime_checkable
 from urllib.parse import urlencode, urlsplit
 
-from langgraph.errors import GraphBubbleUp
-
 from ..errors import ConfigError, InputError
 from ..state.types import Passage, make_passage
 from .bm25 import BM25Index
+from .web_tools import (  # noqa: F401  (importable from here as before)
+    LangChainToolWebSearch, LangChainWebSearch, WebSearchError, _web_passage, tool_results)
 
 
 @runtime_checkable
@@ -87,10 +87,6 @@ class OfflineCorpusSearch:
         return [{**p, "source": "web"} for p in self.index.search(query, k)]
 
 
-class WebSearchError(Exception):
-    """A web search backend failed (network, timeout, bad response)."""
-
-
 MAX_RESULTS = 1000  # read at most this many items of one backend answer
 
 
@@ -108,37 +104,30 @@ def usable_results(raw: Any, source: str = "web") -> tuple[list[Passage], int]:
         return [], 0
     if isinstance(raw, (str, bytes, Mapping)) or not isinstance(raw, Iterable):
         raise WebSearchError(f"the web search returned a {type(raw).__name__}, not a list of results")
-    out: list[Passage] = []
-    bad = 0
-    for item in itertools.islice(raw, MAX_RESULTS):
-        if not isinstance(item, Mapping):
-            bad += 1
-            continue
-        text = item.get("text")
-        text = "" if text is None else text
-        meta_in = item.get("meta")
-        # a LangChain document's metadata ("source": "wikipedia", "score") must not clash with the passage's own fields
-        meta = {str(k): v for k, v in meta_in.items() if str(k) not in _OWN} if isinstance(meta_in, Mapping) else {}
-        if "url" in meta and not isinstance(meta["url"], str):
-            del meta["url"]
-        if not isinstance(text, str) or not (text.strip() or meta.get("url")):
-            bad += 1
-            continue
-        title = item.get("title")
-        title = title if isinstance(title, str) else ("" if title is None else str(title))
-        pid = item.get("id")
-        score = item.get("score")
-        out.append(
-            make_passage(
-                title,
-                text,
-                source,
-                float(score) if isinstance(score, (int, float)) and not isinstance(score, bool) else None,
-                id=pid if isinstance(pid, str) and pid.strip() else None,
-                **meta,
-            )
-        )
-    return out, bad
+    items = list(itertools.islice(raw, MAX_RESULTS))
+    out = [p for p in map(lambda item: _usable(item, source), items) if p is not None]
+    return out, len(items) - len(out)
+
+
+def _usable(item: Any, source: str) -> Passage | None:
+    """One item of a backend's answer as a passage, None when it is malformed."""
+    if not isinstance(item, Mapping):
+        return None
+    text = item.get("text")
+    text = "" if text is None else text
+    meta_in = item.get("meta")
+    # a LangChain document's metadata ("source": "wikipedia", "score") must not clash with the passage's own fields
+    meta = {str(k): v for k, v in meta_in.items() if str(k) not in _OWN} if isinstance(meta_in, Mapping) else {}
+    if "url" in meta and not isinstance(meta["url"], str):
+        del meta["url"]
+    if not isinstance(text, str) or not (text.strip() or meta.get("url")):
+        return None
+    title = item.get("title")
+    title = title if isinstance(title, str) else ("" if title is None else str(title))
+    pid, score = item.get("id"), item.get("score")
+    return make_passage(title, text, source,
+                        float(score) if isinstance(score, (int, float)) and not isinstance(score, bool) else None,
+                        id=pid if isinstance(pid, str) and pid.strip() else None, **meta)
 
 
 def call_with_timeout(fn: Callable, timeout: float, *args: Any) -> Any:
@@ -164,10 +153,6 @@ def search_checked(backend: Any, query: str, k: int, timeout: float) -> tuple[li
     included), checked by :func:`usable_results`: the usable passages and the number of
     malformed items dropped. Raises on failure or timeout; callers record it and go on."""
     return call_with_timeout(lambda: usable_results(backend.search(query, k)), timeout)
-
-
-def _web_passage(title: str, text: str, url: str, engine: str, rank: int) -> Passage:
-    return make_passage(" ".join((title or "").split()), " ".join((text or "").split()), "web", url=url, engine=engine, rank=rank)
 
 
 def is_wikipedia(url: str) -> bool:
@@ -282,115 +267,6 @@ class DuckDuckGoSearch:
             if len(out) >= k:
                 break
         return out
-
-
-class LangChainWebSearch:
-    """A LangChain retriever as a :class:`WebSearch`: its first ``k`` documents become web
-    passages (title from the metadata's ``title``, else the URL). A document whose metadata
-    ``url`` or ``source`` is an http(s) address keeps it in ``meta["url"]``, so the methods fetch
-    the page as they do for the other backends (``fetch_pages=false`` keeps the retriever's text)."""
-
-    def __init__(self, retriever: Any, name: str | None = None):
-        self.inner = retriever
-        self.name = name or type(retriever).__name__
-
-    def search(self, query: str, k: int = 5) -> list[Passage]:
-        try:
-            docs = list(self.inner.invoke(query))
-        except GraphBubbleUp:  # an interrupt() inside the backend pauses the run; it is no failure
-            raise
-        except Exception as e:  # the retriever's own network or API errors
-            raise WebSearchError(f"{self.name} failed: {type(e).__name__}: {e}") from e
-        out = []
-        for rank, d in enumerate(docs[: max(0, int(k))]):
-            md = d.metadata or {}
-            url = next((str(md[key]) for key in ("url", "source")
-                        if str(md.get(key) or "").startswith(("http://", "https://"))), "")
-            out.append(_web_passage(str(md.get("title") or url), d.page_content or "", url, self.name, rank))
-        return out
-
-
-# the keys search tools give a result's address and text under (SearXNG and DuckDuckGo's
-# "link" and "snippet", Tavily's "url" and "content", ddgs' "href" and "body")
-_URL_KEYS = ("link", "url", "href", "source")
-_TEXT_KEYS = ("snippet", "content", "body", "text", "page_content", "description")
-
-
-def tool_results(output: Any) -> list[dict]:
-    """A search tool's output as rows of ``title``, ``url`` and ``text``, in the tool's order.
-
-    Read: a list of results (mappings or ``Document``s); a mapping with a ``results`` list
-    (Tavily's form); either as JSON text or as a Python literal (``SearxSearchResults`` returns
-    ``str(list)``). Any other text is one result without a title or address (a tool that
-    answers in prose, such as ``DuckDuckGoSearchRun``)."""
-    if isinstance(output, str):
-        text = output.strip()
-        if text[:1] in "[{":
-            import ast
-
-            for read in (json.loads, ast.literal_eval):
-                try:
-                    return tool_results(read(text))
-                except (ValueError, SyntaxError, RecursionError, MemoryError):
-                    continue
-        return [{"title": "", "url": "", "text": text}] if text else []
-    if isinstance(output, Mapping):
-        inner = output.get("results")
-        return tool_results(inner) if isinstance(inner, list) else tool_results([output])
-    if hasattr(output, "page_content"):  # a Document
-        return tool_results([{**(getattr(output, "metadata", None) or {}), "page_content": output.page_content}])
-    if not isinstance(output, (list, tuple)):
-        return tool_results(str(output)) if output is not None else []
-    rows = []
-    for item in output:
-        if isinstance(item, str) or hasattr(item, "page_content"):
-            rows.extend(tool_results(item))
-            continue
-        if not isinstance(item, Mapping):
-            continue
-        url = next((str(item[key]) for key in _URL_KEYS
-                    if str(item.get(key) or "").startswith(("http://", "https://"))), "")
-        text = next((str(item[key]) for key in _TEXT_KEYS if str(item.get(key) or "").strip()), "")
-        if text or url:
-            rows.append({"title": str(item.get("title") or ""), "url": url, "text": text})
-    return rows
-
-
-def _has_artifact(tool: Any) -> bool:
-    return getattr(tool, "response_format", None) == "content_and_artifact"
-
-
-def _artifact_or_content(tool: Any, query: str) -> Any:
-    """A ``content_and_artifact`` tool's results: its artifact (``DuckDuckGoSearchResults``'
-    raw results, each with its ``link``), which a plain ``invoke`` leaves out for a text that
-    names no address in a form :func:`tool_results` reads; its content when there is none."""
-    names = list(getattr(tool, "args", None) or {}) or ["query"]
-    msg = tool.invoke({"name": getattr(tool, "name", "search"), "args": {names[0]: query}, "id": "ragraphs-web",
-                       "type": "tool_call"})
-    artifact = getattr(msg, "artifact", None)
-    return artifact if isinstance(artifact, (list, tuple, Mapping)) and artifact else getattr(msg, "content", msg)
-
-
-class LangChainToolWebSearch:
-    """A LangChain search tool as a :class:`WebSearch`: the tool is invoked with the query, and
-    the first ``k`` results of its output (read by :func:`tool_results`) become web passages;
-    those with an address keep it in ``meta["url"]``, so the methods fetch the page as they do
-    for the other backends. How many results the tool returns is the tool's own setting
-    (``max_results``, ``num_results``)."""
-
-    def __init__(self, tool: Any, name: str | None = None):
-        self.inner = tool
-        self.name = name or str(getattr(tool, "name", "") or type(tool).__name__)
-
-    def search(self, query: str, k: int = 5) -> list[Passage]:
-        try:
-            output = self.inner.invoke(query) if not _has_artifact(self.inner) else _artifact_or_content(self.inner, query)
-        except GraphBubbleUp:  # an interrupt() inside the backend pauses the run; it is no failure
-            raise
-        except Exception as e:  # the tool's own network or API errors
-            raise WebSearchError(f"{self.name} failed: {type(e).__name__}: {e}") from e
-        rows = tool_results(output)[: max(0, int(k))]
-        return [_web_passage(r["title"] or r["url"], r["text"], r["url"], self.name, rank) for rank, r in enumerate(rows)]
 
 
 def as_web_search(backend: Any) -> Any:

@@ -384,6 +384,53 @@ def test_search_tools_outputs_of_every_common_shape_become_passages():
         LangChainToolWebSearch(broken).search("q")
 
 
+def test_an_async_search_tool_of_your_own_searches_in_sync_and_async_runs():
+    """A ``@tool async def`` (``invoke`` refuses it: "StructuredTool does not support sync
+    invocation") is awaited on an event loop of its own: CRAG's Incorrect route reads its
+    results under ``invoke`` and ``ainvoke``, and a search called where a loop already runs (a
+    notebook cell) goes through a thread of its own. **Was a bug** (until 2026-12-03): every
+    search failed, recorded as ``web_error``, and CRAG answered from the corpus alone."""
+    import asyncio
+
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+    from langchain_core.tools import tool
+
+    from fakes import ConstJudge
+    from ragraphs.components import Components
+    from ragraphs.graphs.crag import build_crag_graph
+    from ragraphs.tools.web_tools import LangChainToolWebSearch
+
+    asked = []
+
+    @tool
+    async def web(query: str) -> str:
+        """Search the web."""
+        asked.append(query)
+        await asyncio.sleep(0)
+        return json.dumps([{"title": "Lima", "url": "https://en.wikipedia.org/wiki/Lima",
+                            "content": "Lima is the capital and largest city of Peru."}])
+
+    class Nothing:
+        def search(self, q, k, mode="dense"):
+            return [{"id": "x", "title": "Bananas", "text": "A banana is a fruit.", "source": "corpus", "score": 0.1}]
+
+    def graph():
+        return build_crag_graph(Components(llm=FakeListChatModel(responses=["Lima"] * 8), retriever=Nothing(),
+                                           web_search=web, judges={"evaluator": ConstJudge(-0.9)}))
+
+    context = {"fetch_pages": False}
+    for out in (graph().invoke({"question": "What is the capital of Peru?"}, context=context),
+                asyncio.run(graph().ainvoke({"question": "What is the capital of Peru?"}, context=context))):
+        assert out["action"] == "incorrect" and not out.get("web_error")
+        assert [p["meta"]["url"] for p in out["passages"] if p["source"] == "web"] == ["https://en.wikipedia.org/wiki/Lima"]
+    assert len(asked) == 2
+
+    async def in_a_running_loop():
+        return LangChainToolWebSearch(web).search("capital of Peru", k=1)
+
+    assert [p["title"] for p in asyncio.run(in_a_running_loop())] == ["Lima"] and len(asked) == 3
+
+
 def test_result_metadata_that_names_a_passage_field_is_left_out():
     from ragraphs.tools.websearch import usable_results
 
