@@ -337,3 +337,29 @@ def test_a_judge_of_your_own_that_scores_well_runs_as_given():
     with pytest.raises(ConfigError, match=r"the pair judge \(Pair\.score_pair\) gave nan"):
         c.judge("pair").score_pair("q", "a", "b")
     assert c.judge("nli") is c.judge("nli") and type(c.judge("nli")).__module__.startswith("ragraphs.tools.judges.")
+
+
+def test_a_search_hit_of_your_own_takes_the_field_types_the_nodes_read():
+    """A retriever of your own whose hits carry every field but of other types (a title of 3, an
+    id of 5, a numpy score): the passage has them as text and a float, and DR-RAG's title links
+    read it; a ``meta`` that is no dict, or a score that is no number, is a ``ConfigError`` naming
+    the retriever and the field. **Was a bug** (until 2026-12-03): such a hit reached the nodes as
+    it was, and DR-RAG failed with a TypeError deep in its title index."""
+    import numpy as np
+
+    class Mine:
+        def __init__(self, **hit):
+            self.hit = {"id": 5, "title": 3, "text": "Paris is the capital of France.", "source": "corpus",
+                        "score": np.float32(0.75), **hit}
+
+        def search(self, q, k, mode="dense"):
+            return [dict(self.hit)]
+
+    for method in ("vanilla", "dr-rag"):
+        c = Components(llm=FakeListChatModel(responses=["Paris"] * 3), retriever=Mine(meta={"path": "/docs/fr.md"}))
+        (p,) = build_graph(method, c).invoke({"question": QUESTION})["passages"]
+        assert (p["id"], p["title"], p["meta"]["path"]) == ("5", "3", "/docs/fr.md") and isinstance(p["score"], float)
+    for bad, said in (({"meta": "fr.md"}, "'meta' is str"), ({"score": "high"}, "'score' is str")):
+        c = Components(llm=FakeListChatModel(responses=["Paris"]), retriever=Mine(**bad))
+        with pytest.raises(ConfigError, match=f"Mine.search returned a hit whose {said}"):
+            build_graph("vanilla", c).invoke({"question": QUESTION})

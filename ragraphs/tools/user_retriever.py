@@ -13,6 +13,7 @@ from __future__ import annotations
 import inspect
 from typing import Any, Sequence, cast
 
+import numpy as np
 from langchain_core.callbacks import CallbackManager
 from langchain_core.runnables.config import ensure_config
 
@@ -118,15 +119,27 @@ class CheckedRetriever:
             if hasattr(h, "page_content") and hasattr(h, "metadata"):  # a LangChain Document
                 out.append(document_passage(h))
             elif isinstance(h, dict) and isinstance(h.get("text"), str):
-                if not h.get("id") or not all(k in h for k in ("title", "source", "score")):
-                    p = make_passage(str(h.get("title") or ""), h["text"], str(h.get("source") or "corpus"),
-                                     h.get("score"), id=h.get("id") or None)
-                    h = {**p, **{k: v for k, v in h.items() if v is not None}, "id": p["id"]}
-                out.append(cast(Passage, h))
+                out.append(self._hit_passage(h))
             else:
                 raise ConfigError(f"{type(self.inner).__name__}.search returned {type(h).__name__}; each hit must be "
                                   "a passage dict with a 'text' (title, id, score, source optional) or a LangChain Document")
         return out
+
+    def _hit_passage(self, h: dict) -> Passage:
+        """A passage dict of the user's search with the field types the nodes read: title, id and
+        source as text (an id hashed from title and text when it has none), score a number or
+        None, ``meta`` a dict; its other keys kept. A title of 3 or an id of 5 reached the nodes
+        as they were (a TypeError deep in DR-RAG's title links) until 2026-12-03."""
+        score, meta = h.get("score"), h.get("meta")
+        if meta is not None and not isinstance(meta, dict) or \
+                score is not None and (isinstance(score, bool) or not isinstance(score, (int, float, np.number))):
+            bad = "meta" if meta is not None and not isinstance(meta, dict) else "score"
+            raise ConfigError(f"{type(self.inner).__name__}.search returned a hit whose {bad!r} is {type(h[bad]).__name__}; "
+                              "'score' must be a number or None, 'meta' a dict")
+        pid = h.get("id")
+        p = make_passage("" if h.get("title") is None else str(h["title"]), h["text"], str(h.get("source") or "corpus"),
+                         None if score is None else float(score), id=None if pid in (None, "") else str(pid))
+        return cast(Passage, {**{k: v for k, v in h.items() if v is not None}, **p})
 
     def search(self, query: str, k: int, mode: str = "dense") -> list[Passage]:
         if not hasattr(self.inner, "search"):  # one with the batch search only
