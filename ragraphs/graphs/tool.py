@@ -97,6 +97,11 @@ def method_tool(method: str, components: Any = None, *, name: str | None = None,
                           f"takes); got {tool_name!r}")
     return StructuredTool.from_function(
         func=run, coroutine=arun, name=tool_name, args_schema=Question, response_format="content_and_artifact",
-        description=description or (f"Answers a question from the documents with {method} retrieval-augmented "
-                                     "generation; returns the answer and its numbered sources."),
+        description=description or _DEFAULT_DESCRIPTION.get(method, f"Answers a question from the documents with {method} "
+                                                              "retrieval-augmented generation; returns the answer and its numbered sources."),
     )
+
+
+# a method that reads no documents says so (the `none` tool claimed documents and sources until 2026-12-03)
+_DEFAULT_DESCRIPTION = {"none": "Answers a question from the language model's own knowledge, reading no documents; "
+                                "returns the answer alone."}

@@ -96,6 +96,19 @@ def test_tool_message_cuts_long_sources_and_errors():
         method_tool("vanilla", _components(), artifact="all")
 
 
+
+def test_the_no_retrieval_tool_says_it_reads_no_documents():
+    """An agent picks a tool by its description: the ``none`` method's says it reads no documents
+    (it claimed "from the documents ... numbered sources" until 2026-12-03); a method that
+    retrieves keeps its own, and a description given wins."""
+    none = method_tool("none", _components())
+    assert "reading no documents" in none.description and "sources" not in none.description
+    assert "from the documents with dr-rag" in method_tool("dr-rag", _components()).description
+    assert method_tool("none", _components(), description="Trivia.").description == "Trivia."
+    msg = none.invoke({"name": none.name, "args": {"question": "What is the capital of Peru?"}, "id": "1", "type": "tool_call"})
+    assert msg.content == "Lima" and msg.artifact["passages"] == []
+
+
 @pytest.mark.slow
 def test_dr_rag_as_a_tool_on_the_real_stack(data_dir, minilm, gemma):
     """Gemma 3 270M, MiniLM, the shipped judges and the real HotpotQA sample."""
