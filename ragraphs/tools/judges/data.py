@@ -151,26 +151,30 @@ def pair_items(examples, rng: random.Random, title_prob: float = 1.0, neg_ratio:
         dis = [p for p in ex.paragraphs if not (p.get("meta") or {}).get("supporting")]
         if len(sup) < 2 or not dis:
             continue
+
+        def triple(a: Passage, b: Passage, label: int, kind: str = ex.dataset) -> Item:
+            return Item((ex.question, _ptext(a, rng, title_prob), _ptext(b, rng, title_prob)), label, ex.id, kind)
+
         if mine is not None:
-            for a in sup:
-                for x in mine(ex, a):
-                    d1, d2 = (a, x) if rng.random() < 0.5 else (x, a)
-                    items.append(Item((ex.question, _ptext(d1, rng, title_prob), _ptext(d2, rng, title_prob)), 0, ex.id,
-                                      ex.dataset + "-mined"))
+            items += [triple(*_shuffled(rng, x, a), 0, ex.dataset + "-mined") for a in sup for x in mine(ex, a)]
         pos = [(a, b) for i, a in enumerate(sup) for b in sup[i + 1 :]]
-        for a, b in pos:
-            if rng.random() < 0.5:
-                a, b = b, a
-            items.append(Item((ex.question, _ptext(a, rng, title_prob), _ptext(b, rng, title_prob)), 1, ex.id, ex.dataset))
-        for _ in range(neg_ratio * len(pos)):
-            if len(dis) >= 2 and rng.random() < 1 / 3:
-                a, b = rng.sample(dis, 2)
-            else:
-                a, b = rng.choice(sup), rng.choice(dis)
-                if rng.random() < 0.5:
-                    a, b = b, a
-            items.append(Item((ex.question, _ptext(a, rng, title_prob), _ptext(b, rng, title_prob)), 0, ex.id, ex.dataset))
+        items += [triple(*_shuffled(rng, a, b), 1) for a, b in pos]
+        items += [triple(*_pair_negative(rng, sup, dis), 0) for _ in range(neg_ratio * len(pos))]
     return _balance(items, rng, neg_ratio)
+
+
+def _shuffled(rng: random.Random, a: Passage, b: Passage) -> tuple[Passage, Passage]:
+    """``a`` and ``b`` in either order, even odds."""
+    return (b, a) if rng.random() < 0.5 else (a, b)
+
+
+def _pair_negative(rng: random.Random, sup: list[Passage], dis: list[Passage]) -> tuple[Passage, Passage]:
+    """A negative pair: two distractors (a third of the time, where there are two), else a
+    supporting paragraph and a distractor in either order."""
+    if len(dis) >= 2 and rng.random() < 1 / 3:
+        a, b = rng.sample(dis, 2)
+        return a, b
+    return _shuffled(rng, rng.choice(sup), rng.choice(dis))
 
 
 def _statement(subject: str, relation: str, obj: str) -> str:
@@ -181,41 +185,53 @@ _DECOMP = re.compile(r"^(.*?)\s*>>\s*(.*)$")
 
 
 def _facts(row: dict, ex) -> list[tuple[str, str, str, Passage]]:
-    """(subject, relation, object, supporting paragraph) facts annotated in a row."""
+    """(subject, relation, object, supporting paragraph) facts annotated in a row: 2Wiki's
+    evidences, MuSiQue's decomposition."""
+    if "evidences" in row:  # 2WikiMultihopQA
+        return _evidence_facts(row, ex)
+    if "question_decomposition" in row:  # MuSiQue
+        return _decomposition_facts(row)
+    return []
+
+
+def _evidence_facts(row: dict, ex) -> list[tuple[str, str, str, Passage]]:
+    """2Wiki's (subject, relation, object) evidences whose subject titles a paragraph of the row."""
     from ...datasets import _maybe_literal
 
-    out: list[tuple[str, str, str, Passage]] = []
     by_title: dict[str, Passage] = {}
     for p in ex.paragraphs:
         by_title.setdefault(p["title"].strip().lower(), p)
-    if "evidences" in row:  # 2WikiMultihopQA
-        for ev in _maybe_literal(row.get("evidences")) or []:
-            if isinstance(ev, (list, tuple)) and len(ev) == 3:
-                s, r, o = (str(x) for x in ev)
-                p = by_title.get(s.strip().lower())
-                if p is not None and s.strip() and o.strip():
-                    out.append((s, r, o, p))
-    elif "question_decomposition" in row:  # MuSiQue
-        steps = _maybe_literal(row.get("question_decomposition")) or []
-        raw_paras = [p for p in row.get("paragraphs") or []]
-        answers: list[str] = []
-        for st in steps:
-            if not isinstance(st, dict):
-                continue
-            q = str(st.get("question", ""))
-            a = str(st.get("answer", ""))
-            q = re.sub(r"#(\d+)", lambda m: answers[int(m.group(1)) - 1] if 0 < int(m.group(1)) <= len(answers) else m.group(0), q)
-            answers.append(a)
-            idx = st.get("paragraph_support_idx")
-            if not isinstance(idx, int) or not (0 <= idx < len(raw_paras)) or not a.strip():
-                continue
-            rp = raw_paras[idx]
-            p = make_passage(rp.get("title", ""), " ".join(str(rp.get("paragraph_text", "")).split()), "corpus")
-            m = _DECOMP.match(q)
-            if m:
-                out.append((m.group(1), m.group(2), a, p))
-            else:
-                out.append((q.rstrip("?").strip() + "?", "", a, p))
+    out: list[tuple[str, str, str, Passage]] = []
+    for ev in _maybe_literal(row.get("evidences")) or []:
+        if isinstance(ev, (list, tuple)) and len(ev) == 3:
+            s, r, o = (str(x) for x in ev)
+            p = by_title.get(s.strip().lower())
+            if p is not None and s.strip() and o.strip():
+                out.append((s, r, o, p))
+    return out
+
+
+def _decomposition_facts(row: dict) -> list[tuple[str, str, str, Passage]]:
+    """MuSiQue's steps with their supporting paragraph: "subject >> relation" questions as
+    (subject, relation, answer), others as (question, "", answer); ``#n`` is step n's answer."""
+    from ...datasets import _maybe_literal
+
+    raw_paras = [p for p in row.get("paragraphs") or []]
+    answers: list[str] = []
+    out: list[tuple[str, str, str, Passage]] = []
+    for st in _maybe_literal(row.get("question_decomposition")) or []:
+        if not isinstance(st, dict):
+            continue
+        q, a = str(st.get("question", "")), str(st.get("answer", ""))
+        q = re.sub(r"#(\d+)", lambda m: answers[int(m.group(1)) - 1] if 0 < int(m.group(1)) <= len(answers) else m.group(0), q)
+        answers.append(a)
+        idx = st.get("paragraph_support_idx")
+        if not isinstance(idx, int) or not (0 <= idx < len(raw_paras)) or not a.strip():
+            continue
+        rp = raw_paras[idx]
+        p = make_passage(rp.get("title", ""), " ".join(str(rp.get("paragraph_text", "")).split()), "corpus")
+        m = _DECOMP.match(q)
+        out.append((m.group(1), m.group(2), a, p) if m else (q.rstrip("?").strip() + "?", "", a, p))
     return out
 
 
@@ -242,22 +258,35 @@ def nli_items(examples, rng: random.Random, title_prob: float = 1.0) -> list[Ite
                 continue  # the annotated object is not written in the paragraph: skip as unclear
             hyp = _hypothesis(s, r, o)
             items.append(Item((hyp, prem), 1, ex.id, ex.dataset))
-            kind = rng.random()
-            others = [q for q in ex.paragraphs if q["id"] != p["id"] and not _contains(q["text"] + " " + q["title"], [o])]
-            if kind < 0.4 and others:  # another paragraph of the question that lacks the object
-                q = rng.choice(others)
-                items.append(Item((hyp, _ptext(q, rng, title_prob)), 0, ex.id, ex.dataset + "-otherpara"))
-            elif kind < 0.75 and r and len(objects_by_rel.get(r, [])) > 1:  # object swapped
-                for _ in range(10):
-                    o2 = rng.choice(objects_by_rel[r])
-                    if not _contains(p["text"] + " " + p["title"], [o2]) and not _contains(o, [o2]):
-                        items.append(Item((_hypothesis(s, r, o2), prem), 0, ex.id, ex.dataset + "-objswap"))
-                        break
-            elif r and len(relations) > 1:  # relation swapped: the object is there, the claim is not
-                r2 = rng.choice(relations)
-                if r2 != r and r2.split()[-1] != r.split()[-1]:
-                    items.append(Item((_hypothesis(s, r2, o), prem), 0, ex.id, ex.dataset + "-relswap"))
+            neg = _nli_negative(ex, (s, r, o, p), prem, rng, title_prob, objects_by_rel, relations)
+            if neg is not None:
+                items.append(neg)
     return _balance(items, rng)
+
+
+def _nli_negative(ex, fact: tuple[str, str, str, Passage], prem: str, rng: random.Random, title_prob: float,
+                  objects_by_rel: dict[str, list[str]], relations: list[str]) -> Item | None:
+    """A fact's negative, one of three kinds by chance: another paragraph of the question that
+    lacks the object, the object swapped for another of the relation's, or the relation swapped
+    (the object is there, the claim is not); None when the kind drawn finds none."""
+    s, r, o, p = fact
+    hyp = _hypothesis(s, r, o)
+    kind = rng.random()
+    others = [q for q in ex.paragraphs if q["id"] != p["id"] and not _contains(q["text"] + " " + q["title"], [o])]
+    if kind < 0.4 and others:
+        q = rng.choice(others)
+        return Item((hyp, _ptext(q, rng, title_prob)), 0, ex.id, ex.dataset + "-otherpara")
+    if kind < 0.75 and r and len(objects_by_rel.get(r, [])) > 1:
+        for _ in range(10):
+            o2 = rng.choice(objects_by_rel[r])
+            if not _contains(p["text"] + " " + p["title"], [o2]) and not _contains(o, [o2]):
+                return Item((_hypothesis(s, r, o2), prem), 0, ex.id, ex.dataset + "-objswap")
+        return None
+    if r and len(relations) > 1:
+        r2 = rng.choice(relations)
+        if r2 != r and r2.split()[-1] != r.split()[-1]:
+            return Item((_hypothesis(s, r2, o), prem), 0, ex.id, ex.dataset + "-relswap")
+    return None
 
 
 def build_items(judge: str, files: Sequence[str], seed: int = 0, limit: int | None = None, embed: Any = None,
