@@ -141,25 +141,36 @@ def print_trace(node: str, update: dict, at: float) -> None:
     # a new question on a used thread: its entry node `start` sets the earlier run's keys back to empty
     # and says so in its trace entry (graphs._common.start_at); one line says so, in place of
     # every emptied key (until 2026-11-30 any reset value, on every run, read as one)
-    update = {k: written(v) for k, v in update.items()}
-    entries = update.get("trace") or []
-    fresh = any(isinstance(e, dict) and e.get("earlier_run_reset") for e in entries)
-    took = sum(float(e.get("elapsed_s", 0)) for e in entries)
-    shown = {k: v for k, v in update.items() if k not in ("trace",) and not (fresh and v in ("", [], {}, 0, False))}
-    details = [{k: v for k, v in e.items() if k not in ("node", "elapsed_s", "earlier_run_reset")} for e in entries]
+    fresh, took, shown, details = _trace_parts({k: written(v) for k, v in update.items()})
     print(f"--- [{at:7.2f}s] {node} ({took * 1000:.0f} ms)", file=sys.stderr)
     if fresh:
         print("    a new question on this thread: the earlier run's state set back to empty", file=sys.stderr)
     if details and any(details):
         print("    details: " + json.dumps(details[0] if len(details) == 1 else details, default=str)[:2000], file=sys.stderr)
     for k, v in shown.items():
-        if k == "passages" and isinstance(v, list):
-            for p in v:
-                sc = p.get("score")
-                print(f"    passage {p['id'][:8]} [{p.get('source')}] {'' if sc is None else f'{sc:.3f} '}{p['title'][:60]}", file=sys.stderr)
-        else:
-            print(f"    {k}: {json.dumps(v, default=str)[:500]}", file=sys.stderr)
+        for line in _passage_lines(v) if k == "passages" and isinstance(v, list) else [f"{k}: {json.dumps(v, default=str)[:500]}"]:
+            print(f"    {line}", file=sys.stderr)
     sys.stderr.flush()
+
+
+def _trace_parts(update: dict) -> tuple[bool, float, dict, list[dict]]:
+    """Of a node's update: whether it starts a new question on a used thread, its nodes' time,
+    the keys to show (not those set back to empty then) and its trace entries' details."""
+    entries = update.get("trace") or []
+    fresh = any(isinstance(e, dict) and e.get("earlier_run_reset") for e in entries)
+    took = sum(float(e.get("elapsed_s", 0)) for e in entries)
+    shown = {k: v for k, v in update.items() if k not in ("trace",) and not (fresh and v in ("", [], {}, 0, False))}
+    details = [{k: v for k, v in e.items() if k not in ("node", "elapsed_s", "earlier_run_reset")} for e in entries]
+    return fresh, took, shown, details
+
+
+def _passage_lines(passages: list) -> list[str]:
+    """A trace's line per passage: its id's start, kind, score and title."""
+    lines = []
+    for p in passages:
+        sc = p.get("score")
+        lines.append(f"passage {p['id'][:8]} [{p.get('source')}] {'' if sc is None else f'{sc:.3f} '}{p['title'][:60]}")
+    return lines
 
 
 @dataclass

@@ -283,16 +283,7 @@ def _refuse_another_run(out_dir: str, spec: Any, cfg: dict, old: dict | None) ->
     search, judges or corpus; a folder written before one of them was recorded resumes as before."""
     if old is None:
         return
-    # a setting added since the old run was written reads as its default there
-    defaults = {f.name: f.default for f in fields(spec) if f.default is not MISSING}
-    old_spec = {**defaults, **old["spec"]} if isinstance(old.get("spec"), dict) else None
-    if old_spec != cfg["spec"] or old.get("data") != cfg["data"]:
-        raise ConfigError(f"{out_dir} holds results of other settings or another data file; use another --out or --fresh")
-    old_hashes = old.get("data_sha256")  # none: written before 2026-11-30
-    edited = [p for p, h in old_hashes.items() if cfg["data_sha256"].get(p, h) != h] if isinstance(old_hashes, dict) else []
-    if edited:
-        raise ConfigError(f"{out_dir} holds results of another version of {edited[0]} (its sha256 differs: edited "
-                          "since); use another --out or --fresh")
+    _refuse_other_settings_or_data(out_dir, spec, cfg, old)
     for key, what in GUARDED.items():
         if key == "llm_endpoint" and not _names_openai(old.get("spec")):
             continue  # written from RAGRAPHS_LLM before 2026-11-30: the answers are the spec's model's
@@ -303,6 +294,21 @@ def _refuse_another_run(out_dir: str, spec: Any, cfg: dict, old: dict | None) ->
     if "corpus" in old and old["corpus"] != cfg["corpus"]:
         raise ConfigError(f"{out_dir} holds results retrieved from another corpus ({old['corpus'] or 'the data file'}, "
                           f"now {cfg['corpus'] or 'the data file'}); use another --out or --fresh")
+
+
+def _refuse_other_settings_or_data(out_dir: str, spec: Any, cfg: dict, old: dict) -> None:
+    """A :class:`ConfigError` when the earlier run had other settings, another data file, or
+    another version of a data file (its sha256, recorded since 2026-11-30)."""
+    # a setting added since the old run was written reads as its default there
+    defaults = {f.name: f.default for f in fields(spec) if f.default is not MISSING}
+    old_spec = {**defaults, **old["spec"]} if isinstance(old.get("spec"), dict) else None
+    if old_spec != cfg["spec"] or old.get("data") != cfg["data"]:
+        raise ConfigError(f"{out_dir} holds results of other settings or another data file; use another --out or --fresh")
+    old_hashes = old.get("data_sha256")  # none: written before 2026-11-30
+    edited = [p for p, h in old_hashes.items() if cfg["data_sha256"].get(p, h) != h] if isinstance(old_hashes, dict) else []
+    if edited:
+        raise ConfigError(f"{out_dir} holds results of another version of {edited[0]} (its sha256 differs: edited "
+                          "since); use another --out or --fresh")
 
 
 # the judge sources a run reads from the environment (a judge given to the components, by its
