@@ -301,7 +301,9 @@ def start_at(
         asked = question_of(held) if "question" in keep else str(held.get("question") or "")
         update: dict[str, Any] = {}
         if settings is not None:  # what the routers read where LangGraph gives them no runtime
-            update[RUN_SETTINGS] = recorded_settings(context_of(runtime, settings))
+            ctx = context_of(runtime, settings)
+            update[RUN_SETTINGS] = recorded_settings(ctx)
+            _warn_configurable_settings(ctx, getattr(runtime, "context", None))
         mark: dict[str, Any] = {"node": name, "elapsed_s": 0.0, "asked": asked[:RUN_QUESTION_CHARS]}
         # the thread holds an earlier run: its trace (every run's entry node writes one); a state
         # without a trace key, by its values (LangGraph hands a fresh run its reducers' empty values)
@@ -319,6 +321,26 @@ def start_at(
     graph.add_node(name, entry)
     graph.add_edge(START, name)
     graph.add_edge(name, first)
+
+
+def _warn_configurable_settings(ctx: Any, given: Any) -> None:
+    """A warning for run settings given the older way, in ``config["configurable"]``, which the
+    graphs do not read (the run's context, ``given``, does): each one the context does not give
+    (they were dropped without a word until 2026-12-03; a LangGraph server, which copies the
+    context there and the configurable values into the context, says nothing)."""
+    from langgraph.config import get_config
+
+    try:
+        configurable = get_config().get("configurable") or {}
+    except RuntimeError:  # outside a run
+        return
+    names = [f.name for f in dataclasses.fields(ctx) if f.name in configurable
+             and not (f.name in given if isinstance(given, dict) else hasattr(given, f.name))]
+    if names:
+        import warnings
+
+        warnings.warn(f"run setting(s) {', '.join(names)} given in config['configurable'] are not read: pass the run's "
+                      f"settings as its context, invoke(..., context={{{names[0]!r}: ...}})", UserWarning, stacklevel=2)
 
 
 class RecordedRuntime:

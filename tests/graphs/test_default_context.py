@@ -228,3 +228,24 @@ def test_every_method_runs_as_a_subgraph_under_a_parents_own_context(corpus, met
     g.add_edge("rag", END)
     out = g.compile().invoke({"question": QUESTION}, context=App())
     assert isinstance(out["answer"], str) and _entries(out, first)[0]["k"] == 2
+
+
+@pytest.mark.parametrize("method", ["vanilla", "dr-rag", "crag"])
+def test_settings_given_in_configurable_are_not_read_and_a_warning_says_so(method):
+    """``config={"configurable": {"k": 1}}``, the form before LangGraph's run context: the
+    graphs read their settings from the context alone, and a warning names each setting given
+    there that the context does not give. A setting the context gives too, as a LangGraph
+    server's copy of the context, is no warning. **Was a gap** (until 2026-12-03): the setting
+    was dropped without a word (four passages where one was asked for)."""
+    import warnings
+
+    c = Components(llm=FakeListChatModel(responses=["the Danube"] * 8), retriever=small_corpus(DOCS),
+                   judges={"evaluator": ConstJudge(0.9), "pair": ConstJudge(0.9)})
+    g = build_graph(method, c)
+    with pytest.warns(UserWarning, match=r"run setting\(s\) k given in config\['configurable'\] are not read: pass "
+                                         r"the run's settings as its context, invoke\(\.\.\., context=\{'k': \.\.\.\}\)"):
+        g.invoke({"question": QUESTION}, config={"configurable": {"k": 1, "thread_id": "t"}})
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message="run setting")
+        out = g.invoke({"question": QUESTION}, config={"configurable": {"k": 2}}, context={"k": 2})
+    assert out["answer"] == "the Danube" and (method == "crag" or len(out["passages"]) == 2)
