@@ -301,7 +301,7 @@ def start_at(
         asked = question_of(held) if "question" in keep else str(held.get("question") or "")
         update: dict[str, Any] = {}
         if settings is not None:  # what the routers read where LangGraph gives them no runtime
-            ctx = context_of(runtime, settings)
+            ctx: Any = context_of(runtime, settings)
             update[RUN_SETTINGS] = recorded_settings(ctx)
             _warn_configurable_settings(ctx, getattr(runtime, "context", None))
         mark: dict[str, Any] = {"node": name, "elapsed_s": 0.0, "asked": asked[:RUN_QUESTION_CHARS]}
