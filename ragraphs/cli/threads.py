@@ -10,7 +10,7 @@ import json
 import os
 from typing import Any, Iterable, cast
 
-from ..errors import ConfigError
+from ..errors import ConfigError, without_userinfo
 
 __all__ = ["CHAT", "META_CONTEXT", "META_METHOD", "META_STORE", "check_thread_method", "infer_method", "reads_noted",
            "store_of", "stored_context", "thread_config"]
@@ -62,7 +62,7 @@ def store_of(args: argparse.Namespace) -> dict[str, Any]:
     store = getattr(args, "store", None)
     return {
         "store": os.path.abspath(store) if store else None,
-        "store_url": getattr(args, "store_url", None),
+        "store_url": without_userinfo(url) if (url := getattr(args, "store_url", None)) else None,  # no password kept
         "collection": getattr(args, "collection", None),
     }
 

@@ -142,8 +142,14 @@ def _cached_by_text(cache_path: str, keys: np.ndarray) -> dict[int, np.ndarray]:
 
 
 def _atomic_save(path: str, arr: np.ndarray) -> None:
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".npy.tmp")
+    """Save ``arr`` at ``path`` whole or not at all; a cache that cannot be written (a home that is
+    a file or read-only) is left unwritten: the run goes on (it stopped with a traceback until
+    2026-12-03)."""
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".npy.tmp")
+    except OSError:
+        return
     try:
         with os.fdopen(fd, "wb") as fh:
             np.save(fh, arr)

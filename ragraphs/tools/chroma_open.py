@@ -7,9 +7,9 @@ from __future__ import annotations
 import os
 import re
 from typing import Any
-from urllib.parse import urlparse
+from urllib.parse import unquote, urlparse
 
-from ..errors import ConfigError, StoreError, check_folder_place
+from ..errors import ConfigError, StoreError, check_folder_place, without_userinfo
 from .embeddings import MiniLMEmbeddings, embedder_id, same_embedder
 
 
@@ -20,24 +20,46 @@ def chroma_client(path: str | None, url: str | None) -> Any:
 
     settings = Settings(anonymized_telemetry=False, allow_reset=False)
     if url:
-        u = urlparse(url)
-        if u.scheme not in ("http", "https") or not u.hostname:
-            raise ConfigError(f"bad Chroma server URL {url!r} (expected http://host:port)")
-        try:
-            return chromadb.HttpClient(
-                host=u.hostname,
-                port=u.port or (443 if u.scheme == "https" else 8000),
-                ssl=u.scheme == "https",
-                settings=settings,
-            )
-        except Exception as e:
-            raise StoreError(f"cannot reach Chroma server at {url}: {e}") from e
+        return _server_client(url, settings)
     assert path
     try:
         os.makedirs(path, exist_ok=True)
         return chromadb.PersistentClient(path=path, settings=settings)
     except Exception as e:
         raise StoreError(f"cannot open Chroma store at {path}: {type(e).__name__}: {e}") from e
+
+
+def _server_client(url: str, settings: Any) -> Any:
+    """A Chroma server's client at ``url``: an IPv6 host in its brackets, a ``user:password@``
+    part sent as HTTP basic auth and never shown (until 2026-12-03 it was printed in errors and
+    recorded in threads, never sent; an IPv6 host or a malformed address failed unreadably)."""
+    import base64
+
+    import chromadb
+
+    shown = without_userinfo(url)
+    try:
+        u = urlparse(url)
+        port = u.port or (443 if u.scheme == "https" else 8000)
+    except ValueError as e:
+        raise ConfigError(f"bad Chroma server URL {shown!r} ({e}; expected http://host:port)") from e
+    if u.scheme not in ("http", "https") or not u.hostname:
+        raise ConfigError(f"bad Chroma server URL {shown!r} (expected http://host:port)")
+    headers = None
+    if u.username is not None:
+        token = base64.b64encode(f"{unquote(u.username)}:{unquote(u.password or '')}".encode()).decode()
+        headers = {"Authorization": f"Basic {token}"}
+    try:
+        return chromadb.HttpClient(host=f"[{u.hostname}]" if ":" in u.hostname else u.hostname, port=port,
+                                   ssl=u.scheme == "https", headers=headers, settings=settings)
+    except Exception as e:
+        raise StoreError(f"cannot reach Chroma server at {shown}: {redact_userinfo(str(e), url)}") from e
+
+
+def redact_userinfo(text: str, url: str) -> str:
+    """``text`` with ``url``'s password taken out (a library's message may quote the address)."""
+    password = urlparse(url).password
+    return without_userinfo(text.replace(password, "***") if password else text)
 
 
 def check_collection_name(collection: str) -> None:

@@ -703,3 +703,17 @@ def test_a_blank_web_setting_reads_ragraphs_web(monkeypatch, data_dir):
     monkeypatch.setenv("RAGRAPHS_WEB", snapshot)
     assert web_spec(CRAGContext(web="  ")) == snapshot and web_spec(CRAGContext()) == snapshot
     assert web_spec(CRAGContext(web="none")) == ""
+
+
+def test_eval_runs_when_its_vector_cache_cannot_be_written(data_dir, tmp_path, monkeypatch, capsys, minilm):
+    """``$RAGRAPHS_HOME`` a file (or read-only): the pooled corpus's vector cache is not written
+    and the run goes on, its results as without the cache. **Was a bug** (until 2026-12-03): a
+    traceback ending ``NotADirectoryError: .../eval-cache``, exit 1 (``calibrate-crag`` too)."""
+    home = tmp_path / "home-is-a-file"
+    home.write_text("x")
+    monkeypatch.setenv("RAGRAPHS_HOME", str(home))
+    rc = main(["eval", "--data", str(data_dir / "hotpotqa.sample.jsonl"), "--limit", "3", "--retrieval-only", "--quiet",
+               "--out", str(tmp_path / "out")])
+    cap = capsys.readouterr()
+    assert rc == 0 and "Traceback" not in cap.err and (tmp_path / "out" / "report.md").exists()
+    assert home.read_text() == "x"

@@ -266,3 +266,51 @@ def test_a_long_running_reader_finds_what_another_process_ingests_by_dense_searc
     assert reader.search(bell[1], 1, mode="dense")[0]["text"] == bell[1]
     # the reader let its copy go without writing it back over another's: a new process finds all
     assert _in_another_process(path, find=[bell, ferry, towns[4]]) == ["Zorblat", "Quimby", "Town 4"]
+
+
+def test_a_chroma_server_address_with_a_password_an_ipv6_host_or_a_bad_port():
+    """``--store-url http://admin:s3cret@host:port``: the user and password go to the server as
+    HTTP basic auth and appear in no error and no thread record; an IPv6 host keeps its
+    brackets; a malformed address or port is a ``ConfigError`` (exit 2). **Were bugs** (until
+    2026-12-03): the password was printed in errors and recorded in checkpoints, and never sent;
+    ``http://[::1]:8799`` failed as "Invalid port", ``http://[::1`` with a traceback."""
+    import argparse
+    import base64
+    import http.server
+    import threading
+
+    from ragraphs.cli.threads import store_of
+    from ragraphs.errors import ConfigError, StoreError
+    from ragraphs.tools.chroma_open import chroma_client
+
+    seen = []
+
+    class Refuse(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            seen.append(self.headers.get("Authorization"))
+            self.send_response(401)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(b'{"error": "Unauthorized", "message": "Unauthorized"}')
+
+        def log_message(self, *a):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Refuse)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://admin:s3cret@127.0.0.1:{server.server_address[1]}"
+    try:
+        with pytest.raises(StoreError) as e:
+            chroma_client(None, url)
+    finally:
+        server.shutdown()
+    assert "s3cret" not in str(e.value) and f"127.0.0.1:{server.server_address[1]}" in str(e.value)
+    assert seen and seen[0] == "Basic " + base64.b64encode(b"admin:s3cret").decode()
+    assert store_of(argparse.Namespace(store=None, store_url=url, collection="c"))["store_url"] == \
+        f"http://127.0.0.1:{server.server_address[1]}"
+    for bad in ("http://[::1", "http://127.0.0.1:99999", "ftp://127.0.0.1:8000"):
+        with pytest.raises(ConfigError, match="bad Chroma server URL"):
+            chroma_client(None, bad)
+    with pytest.raises(StoreError) as e:  # nothing listens there: refused, and the address read as IPv6
+        chroma_client(None, "http://[::1]:9")
+    assert "Invalid port" not in str(e.value)
