@@ -165,7 +165,8 @@ def _file_bytes(path: str) -> bytes:
         with open(path, "rb") as fh:
             return fh.read()
     except OSError as e:
-        raise InputError(f"cannot read {path}: {e.strerror}") from e
+        # `PATH: why`, as every other skipped file (it was "cannot read PATH: ..." until 2026-12-03)
+        raise InputError(f"{printable_path(path)}: cannot read it ({e.strerror})") from e
 
 
 def _json_passages(path: str, name: str, chunks: Callable, max_words: int,
@@ -340,7 +341,7 @@ def collect_passages(
             continue
         report.files += 1
         if not got:
-            report.warnings.append(f"{f}: no text found; nothing ingested from it")
+            report.warnings.append(f"{printable_path(f) if not is_url(f) else f}: no text found; nothing ingested from it")
         passages.extend(got)
     report.passages = len({p["id"] for p in passages})
     return passages, report

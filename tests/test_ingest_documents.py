@@ -1008,3 +1008,15 @@ def test_skip_reasons_in_json_a_langchain_store_refused_and_no_chunk_advice_for_
     assert main(["ingest", str(data_dir / "musique.sample.jsonl"), "--store", str(tmp_path / "b"), "--quiet",
                  "--chunk-words", "20"]) == 0
     assert "run past the encoder" not in capsys.readouterr().err
+
+
+def test_a_file_that_cannot_be_read_is_skipped_as_path_then_why(tmp_path):
+    """The ``skipped`` line of a file that cannot be read starts with its path, as every other
+    skipped file's does (``ingest --json``'s ``skipped`` entries are ``PATH: why``). **Was a gap**
+    (until 2026-12-03): ``cannot read PATH: Permission denied``."""
+    from ragraphs.ingest import _file_bytes
+
+    gone = tmp_path / "gone.txt"
+    with pytest.raises(InputError) as e:
+        _file_bytes(str(gone))
+    assert str(e.value) == f"{gone}: cannot read it (No such file or directory)"
