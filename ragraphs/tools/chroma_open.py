@@ -53,13 +53,8 @@ def _server_client(url: str, settings: Any) -> Any:
         return chromadb.HttpClient(host=f"[{u.hostname}]" if ":" in u.hostname else u.hostname, port=port,
                                    ssl=u.scheme == "https", headers=headers, settings=settings)
     except Exception as e:
-        raise StoreError(f"cannot reach Chroma server at {shown}: {redact_userinfo(str(e), url)}") from e
-
-
-def redact_userinfo(text: str, url: str) -> str:
-    """``text`` with ``url``'s password taken out (a library's message may quote the address)."""
-    password = urlparse(url).password
-    return without_userinfo(text.replace(password, "***") if password else text)
+        # the client is given the host alone: its message holds no password
+        raise StoreError(f"cannot reach Chroma server at {shown}: {e}") from e
 
 
 def check_collection_name(collection: str) -> None:

@@ -131,9 +131,9 @@ class CheckedRetriever:
         None, ``meta`` a dict; its other keys kept. A title of 3 or an id of 5 reached the nodes
         as they were (a TypeError deep in DR-RAG's title links) until 2026-12-03."""
         score, meta = h.get("score"), h.get("meta")
-        if meta is not None and not isinstance(meta, dict) or \
-                score is not None and (isinstance(score, bool) or not isinstance(score, (int, float, np.number))):
-            bad = "meta" if meta is not None and not isinstance(meta, dict) else "score"
+        number = score is None or isinstance(score, (int, float, np.number)) and not isinstance(score, bool)
+        bad = "meta" if meta is not None and not isinstance(meta, dict) else None if number else "score"
+        if bad:
             raise ConfigError(f"{type(self.inner).__name__}.search returned a hit whose {bad!r} is {type(h[bad]).__name__}; "
                               "'score' must be a number or None, 'meta' a dict")
         pid = h.get("id")
