@@ -328,16 +328,20 @@ def settings_for(method: str, values: dict[str, Any], methods: list[str] | None 
 
 def parse_settings(pairs: list[str] | None) -> dict[str, Any]:
     """``--set KEY=VALUE`` options as a dict; a value is JSON when it parses (numbers, true,
-    null, lists), else the string itself."""
+    null, lists), else the string itself. A key given twice with two values is an
+    :class:`InputError` (the last one won, silently, until 2026-12-03)."""
     out: dict[str, Any] = {}
     for kv in pairs or []:
         key, eq, val = kv.partition("=")
         if not eq or not key.strip():
             raise InputError(f"--set expects KEY=VALUE, got {kv!r}")
         try:
-            out[key.strip()] = json.loads(val)
+            value = json.loads(val)
         except ValueError:
-            out[key.strip()] = val
+            value = val
+        if key.strip() in out and out[key.strip()] != value:
+            raise InputError(f"--set {key.strip()} is given twice ({out[key.strip()]!r}, then {value!r}); give it once")
+        out[key.strip()] = value
     return out
 
 

@@ -17,11 +17,24 @@ def _as_text(path: str, errors: str) -> str:
         return os.fsencode(path).decode("utf-8", errors)
 
 
+# the control characters (C0 but the tab, DEL, C1) as ``\xNN``; the second table keeps line breaks
+_CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7f, *range(0x80, 0xa0)) if c != 0x09}
+_CONTROLS_BUT_LINES = {c: v for c, v in _CONTROLS.items() if c != 0x0a}
+
+
+def escape_controls(text: str, lines: bool = False) -> str:
+    """``text`` with its control characters written as ``\\xNN`` (the tab kept, and line breaks
+    where ``lines``): a document, file name or answer printed to a terminal shows an escape
+    sequence's bytes instead of recolouring, retitling or clearing the terminal (until 2026-12-03
+    they reached it raw), and a file name with a line break in it stays one line."""
+    return text.translate(_CONTROLS_BUT_LINES if lines else _CONTROLS)
+
+
 def printable_path(path: str) -> str:
     """A file path or name as text to show: a name that is not UTF-8 (a Latin-1 file name, one
-    from a Windows zip) reads with U+FFFD in place of its bytes; its surrogate escapes failed the
-    embedder and lost the whole ingest until 2026-11-30."""
-    return _as_text(path, "replace")
+    from a Windows zip) reads with U+FFFD in place of its bytes (its surrogate escapes failed the
+    embedder and lost the whole ingest until 2026-11-30); a control character in it as ``\\xNN``."""
+    return escape_controls(_as_text(path, "replace"))
 
 
 def path_text(path: str) -> str:

@@ -896,7 +896,7 @@ def test_sync_keeps_what_was_ingested_through_a_linked_folder(tmp_path, capsys, 
 def test_remove_takes_out_what_a_file_folder_or_page_put_in(tmp_path, capsys, minilm):
     """``ingest --remove``: a file's passages (the file already deleted), a folder's (every file
     under it), nothing read or embedded; a path that matched nothing is a warning and exit 1;
-    --sync beside it is refused."""
+    --sync or --chunk-words beside it is refused."""
     notes, other = notes_and_other(tmp_path)
     store = tmp_path / "store"
     assert main(["ingest", str(notes), str(other), "--store", str(store), "--quiet"]) == 0
@@ -916,6 +916,8 @@ def test_remove_takes_out_what_a_file_folder_or_page_put_in(tmp_path, capsys, mi
 
     assert main(["ingest", "--remove", str(notes), "--sync", "--store", str(store)]) == 2
     assert "--remove reads no files, so --sync would change nothing; drop it" in capsys.readouterr().err
+    assert main(["ingest", "--remove", str(notes), "--chunk-words", "80", "--store", str(store)]) == 2
+    assert "--remove reads no files, so --chunk-words would change nothing; drop it" in capsys.readouterr().err
     assert main(["ingest", "--remove", str(notes), "--store", str(tmp_path / "no-store")]) == 2
     assert "no store at" in capsys.readouterr().err
     assert not (tmp_path / "no-store").exists()

@@ -121,6 +121,10 @@ def test_set_options_parse_as_json_where_they_can():
     for bad in ("k", "=3"):
         with pytest.raises(InputError, match="--set expects KEY=VALUE"):
             parse_settings([bad])
+    # one key, two values: refused (the last one won, silently, until 2026-12-03); the same value twice is one
+    with pytest.raises(InputError, match=r"--set k is given twice \(2, then 5\); give it once"):
+        parse_settings(["k=2", "k =5"])
+    assert parse_settings(["k=2", "k=2.0"]) == {"k": 2}
 
 
 @pytest.mark.parametrize("cls, values, message", [

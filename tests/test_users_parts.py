@@ -363,3 +363,69 @@ def test_a_search_hit_of_your_own_takes_the_field_types_the_nodes_read():
         c = Components(llm=FakeListChatModel(responses=["Paris"]), retriever=Mine(**bad))
         with pytest.raises(ConfigError, match=f"Mine.search returned a hit whose {said}"):
             build_graph("vanilla", c).invoke({"question": QUESTION})
+
+
+def test_a_chunk_a_retriever_returns_twice_reaches_the_llm_once():
+    """A store holding one chunk twice, through a retriever that keeps no ``Document.id`` (so both
+    get one id, made of title and text), or a search of your own returning a hit twice: each
+    method's prompt reads it once and its budget of k holds three different passages. **Was a
+    bug** (until 2026-12-03): DR-RAG's and ERM4's prompts read it twice, in place of another."""
+    from langchain_core.callbacks import CallbackManagerForRetrieverRun
+    from langchain_core.retrievers import BaseRetriever
+
+    from fakes import OverlapJudge, ScriptedChat
+
+    seine = Document("The Seine flows through Paris.", metadata={"title": "Paris"})
+    docs = [seine, seine, Document("The Danube flows through Vienna.", metadata={"title": "Vienna"}),
+            Document("The Spree flows through Berlin.", metadata={"title": "Berlin"})]
+
+    class Twice(BaseRetriever):
+        def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
+            return list(docs)
+
+    class Mine:
+        def search(self, q, k, mode="dense"):
+            return [{"id": "p", "title": "Paris", "text": seine.page_content}] * 2 + [{"id": "v", "title": "Vienna",
+                                                                                       "text": docs[2].page_content}]
+
+    prompts: list[str] = []
+    judges = {"evaluator": OverlapJudge("evaluator"), "nli": OverlapJudge("nli"), "pair": ConstJudge(0.9)}
+    for retriever in (Twice(), Mine()):
+        c = Components(llm=ScriptedChat(script=lambda p: prompts.append(p) or "the Seine"), retriever=retriever, judges=judges)
+        for method in ("vanilla", "dr-rag", "erm4"):
+            ctx = {"k": 3, **({"reservoir_collection": "twice"} if method == "erm4" else {})}
+            out = build_graph(method, c).invoke({"question": "Which river flows through Paris?"}, context=ctx)
+            ids = [p["id"] for p in out["passages"]]
+            assert len(ids) == len(set(ids)) and prompts[-1].count(seine.page_content) <= 1, (method, ids)
+            assert len(ids) == (3 if isinstance(retriever, Twice) else 2) or method == "erm4", (method, ids)
+
+
+def test_a_retriever_that_is_async_only_is_awaited_under_invoke_and_ainvoke():
+    """A LangChain retriever over an async client (its ``_get_relevant_documents`` raises
+    ``NotImplementedError``) is awaited on an event loop of its own, whether the graph runs with
+    ``invoke`` or ``ainvoke``; a sync retriever's own ``NotImplementedError`` still reaches the
+    user. **Was a bug** (until 2026-12-03): every run failed, ``ainvoke``'s too."""
+    import asyncio
+
+    from langchain_core.callbacks import CallbackManagerForRetrieverRun
+    from langchain_core.retrievers import BaseRetriever
+
+    class AsyncOnly(BaseRetriever):
+        def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
+            raise NotImplementedError("this retriever is async only")
+
+        async def _aget_relevant_documents(self, query: str, *, run_manager) -> list[Document]:
+            await asyncio.sleep(0)
+            return [Document("The Seine flows through Paris.", metadata={"title": "Paris"})]
+
+    class Unfinished(BaseRetriever):
+        def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
+            raise NotImplementedError("not written yet")
+
+    g = build_graph("vanilla", Components(llm=FakeListChatModel(responses=["the Seine"] * 2), retriever=AsyncOnly()))
+    question = {"question": "Which river flows through Paris?"}
+    assert [p["title"] for p in g.invoke(question)["passages"]] == ["Paris"]
+    assert [p["title"] for p in asyncio.run(g.ainvoke(question))["passages"]] == ["Paris"]
+    g = build_graph("vanilla", Components(llm=FakeListChatModel(responses=["x"]), retriever=Unfinished()))
+    with pytest.raises(NotImplementedError, match="not written yet"):
+        g.invoke(question)

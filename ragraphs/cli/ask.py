@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from ..errors import ConfigError, InputError
+from ..sources import escape_controls
 from ..state.types import passage_place
 from .common import (add_run_args, add_store_args, make_components, refuse_clashes, refuse_missing_web, shown_answer,
                      store_from_env, stream_run, keeps_no_passage, warn_if_empty, NO_PASSAGES)
@@ -150,9 +151,9 @@ def _print_result(args: argparse.Namespace, result: dict, load_s: float) -> None
         print("passages:" if retrieval_only else "\npassages:")
         for i, p in enumerate(passages, 1):
             sc = p.get("score")
-            txt = " ".join(p["text"].split())
-            where = passage_place(p)
-            print(f"  [{i}] {p['title']} ({p.get('source')}{'' if sc is None else f', {sc:.3f}'}"
+            txt = escape_controls(" ".join(p["text"].split()))  # a document's escape sequence shown, not run
+            where = escape_controls(passage_place(p))
+            print(f"  [{i}] {escape_controls(str(p['title']))} ({p.get('source')}{'' if sc is None else f', {sc:.3f}'}"
                   f"{f', {where}' if where else ''}): " + (txt if retrieval_only else txt[:160]))
     if not args.quiet:
         times = ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in result["node_times"].items())

@@ -20,6 +20,7 @@ from typing import Any, cast
 from langchain_core.runnables import RunnableConfig
 
 from ..errors import ConfigError, InputError, RagraphsError, redact
+from ..sources import escape_controls
 from .ask import validate_question
 from .common import (add_run_args, add_store_args, make_components, refuse_clashes, refuse_missing_web, shown_answer, store_from_env,
                      keeps_no_passage, shown_sources, warn_if_empty, NO_PASSAGES)
@@ -104,6 +105,10 @@ def _chat_settings(args: argparse.Namespace) -> tuple[dict, Any, Any]:
               **{k: v for k, v in options.items() if v is not None}, **sets}
     ctx = chat_context(args.method, values)
     settings = method_context(ctx)  # names and values checked here, before any model loads
+    if "history_turns" in values and ctx.follow_up != "rewrite":  # read by the rewrite alone (ignored until 2026-12-03)
+        given = "--history-turns" if args.history_turns is not None else "--set history_turns"
+        raise ConfigError(f"{given} is read only by --follow-up rewrite (the earlier turns the rewrite reads); "
+                          f"add --follow-up rewrite or drop {given}")
     refuse_missing_web(settings)
     return values, ctx, settings
 
@@ -200,7 +205,7 @@ def _print_turn(args: argparse.Namespace, thread: str, question: str, out: dict)
         return
     print(shown_answer(str(reply.content), args.quiet), flush=True)
     if read_as != question and not args.quiet:
-        print(f"  read as: {read_as}", flush=True)
+        print(f"  read as: {escape_controls(read_as)}", flush=True)
     if passages and not args.quiet:
         print(f"  sources: {shown_sources(passages)}", flush=True)
     elif keeps_no_passage(args.method, passages, args.quiet):  # said since 2026-12-02, as ask says it

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ConfigError
+from ..sources import escape_controls
 from ..state.types import passage_place, written
 
 
@@ -125,15 +126,16 @@ def shown_sources(passages: list) -> str:
     path never)."""
     seen: dict[tuple[str, str], None] = {}
     for p in passages:
-        seen.setdefault((str(p.get("title") or "(untitled)"), passage_place(p)), None)
+        seen.setdefault((escape_controls(str(p.get("title") or "(untitled)")), escape_controls(passage_place(p))), None)
     return "; ".join(f"{title} ({where})" if where else title for title, where in seen)
 
 
 def shown_answer(answer: str, quiet: bool) -> str:
     """The answer as a person reads it: an empty one (the embedded model abstains by opening its
     answer with a line break) is said, not a blank line (until 2026-12-02); ``--quiet`` output
-    stays the bare answer, for scripts."""
-    return answer if answer.strip() or quiet else NO_ANSWER
+    stays the bare answer, for scripts. Its control characters are shown as ``\\xNN`` (an
+    answer quoting a document's escape sequences reached the terminal raw until 2026-12-03)."""
+    return escape_controls(answer, lines=True) if answer.strip() or quiet else NO_ANSWER
 
 
 def print_trace(node: str, update: dict, at: float) -> None:

@@ -24,6 +24,7 @@ from typing import Any
 
 from ..checkpoint import cli_spec, describe, open_checkpointer
 from ..errors import ConfigError, InputError
+from ..sources import escape_controls
 from .common import make_components, shown_answer, stream_run
 from .threads import (CHAT, META_METHOD, META_STORE, _loads, _records_settings, check_thread_method, infer_method,
                       reads_noted, store_of, stored_context, thread_config)
@@ -195,7 +196,7 @@ def print_history(rows: list[dict], *, full: bool = False, out=None) -> None:
         prev_source = r["source"]
         if r.get("question") and r["question"] != asked:  # a later question asked on the same thread
             asked = r["question"]
-            print(f"{'':12}question: {asked}", file=out)
+            print(f"{'':12}question: {escape_controls(asked)}", file=out)
         for i, e in enumerate(ran):
             lead = head if i == 0 else " " * len(head)
             print(f"{lead}  ran {e.get('node')} ({float(e.get('elapsed_s', 0)) * 1000:.0f} ms)", file=out)
@@ -204,7 +205,7 @@ def print_history(rows: list[dict], *, full: bool = False, out=None) -> None:
                 print(f"{'':12}details: {det if full else det[:400]}", file=out)
         print(f"{'':12}next: {', '.join(r['next']) if r['next'] else '(end)'}", file=out)
         if not r["next"] and r["answer"] is not None:
-            print(f"{'':12}answer: {r['answer']}", file=out)
+            print(f"{'':12}answer: {escape_controls(str(r['answer']))}", file=out)
 
 
 def _no_trace_line(row: dict, prev_source: str | None) -> str:
@@ -263,7 +264,7 @@ def cmd_history(args: argparse.Namespace) -> int:
     print(f"thread {args.thread_id}: method {method}; {len(rows)} checkpoints in {describe(args.checkpointer)}")
     question = next((r["question"] for r in rows if r.get("question")), None)
     if question:
-        print(f"question: {question}")
+        print(f"question: {escape_controls(question)}")
     if ctx:  # a thread whose runs had other settings says which are the latest run's (until
         # 2026-11-30 the latest run's read as the whole thread's)
         label = ("settings" if len(contexts) <= 1 else

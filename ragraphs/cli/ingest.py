@@ -108,7 +108,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     from ..tools.vectorstore import ChromaCorpus
 
     store_from_env(args)  # RAGRAPHS_STORE_URL / RAGRAPHS_COLLECTION, as the server's graphs read them
-    if args.chunk_words < 1:
+    if args.chunk_words is not None and args.chunk_words < 1:
         raise InputError(f"--chunk-words must be at least 1, got {args.chunk_words}")
     if args.remove:
         return _remove(args)
@@ -123,7 +123,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         # it (refused, naming no option, until 2026-11-30); a new store gets the int8 one
         embeddings=MiniLMEmbeddings(fast=False) if args.exact else None,
     )
-    report = ingest(args.paths, corpus, max_words=args.chunk_words, progress=not args.quiet, replace=not args.keep_old,
+    report = ingest(args.paths, corpus, max_words=args.chunk_words or CHUNK_WORDS, progress=not args.quiet, replace=not args.keep_old,
                     sync=args.sync)
     _print_notes(report, args.paths)
     unmade = made if made and not report.passages else None  # nothing to store: no empty store left (until 2026-12-02)
@@ -142,7 +142,8 @@ def _remove(args: argparse.Namespace) -> int:
     from ..settings import default_store_path
     from ..tools.vectorstore import ChromaCorpus
 
-    clash = [f for f, on in (("--sync", args.sync), ("--keep-old", args.keep_old), ("--exact", args.exact)) if on]
+    clash = [f for f, on in (("--sync", args.sync), ("--keep-old", args.keep_old), ("--exact", args.exact),
+                             ("--chunk-words", args.chunk_words is not None)) if on]
     if clash:
         raise ConfigError(f"--remove reads no files, so {', '.join(clash)} would change nothing; drop it")
     refuse_blank(args.paths)  # before the store opens
@@ -174,7 +175,7 @@ def register(sub) -> None:
                         "that is not binary is read as plain text), "
                         "or http(s) addresses of pages (HTML, text, PDF)")
     add_store_args(p)
-    p.add_argument("--chunk-words", type=int, default=CHUNK_WORDS,
+    p.add_argument("--chunk-words", type=int, default=None,  # None: not given (--remove refuses it given)
                    help=f"words per chunk (default {CHUNK_WORDS}, which fits the encoder's 256 tokens in plain prose; "
                         "a chunk that runs past them, as code and tables may, is cut again until it fits)")
     p.add_argument("--exact", action="store_true", help="float32 encoder instead of the int8 fast path (use for the whole store)")

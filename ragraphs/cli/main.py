@@ -115,6 +115,23 @@ def refuse_blank(args: argparse.Namespace) -> None:
             raise InputError(f"--{dest.replace('_', '-')} is blank (an unset shell variable?); give a value or leave it out")
 
 
+# options (and ingest's PATHs) that name a file or folder: a leading ~ is the home folder
+PATH_VALUES = ("out", "corpus", "store", "checkpointer", "weights", "init", "data", "pool", "web", "teachers", "paths")
+
+
+def expand_home(args: argparse.Namespace) -> None:
+    """A leading ``~`` in a path option read as the shell reads it unquoted: ``--store=~/x``
+    (which no shell expands) is the home folder's ``x``, not a folder ``./~/x`` (made until
+    2026-12-03, while ``--checkpointer=~/x`` was expanded)."""
+    def home(v: Any) -> Any:
+        return os.path.expanduser(v) if isinstance(v, str) and v.startswith("~") else v
+
+    for dest in PATH_VALUES:
+        value = getattr(args, dest, None)
+        if value:
+            setattr(args, dest, [home(v) for v in value] if isinstance(value, list) else home(value))
+
+
 def main(argv: list[str] | None = None) -> int:
     from .. import quiet
     from ..tools.env import flag
@@ -124,6 +141,7 @@ def main(argv: list[str] | None = None) -> int:
         # inside: a bad variable read while the verbs load (RAGRAPHS_LOCKED_SETTINGS) is one line too
         args = build_parser().parse_args(argv)
         refuse_blank(args)
+        expand_home(args)
         utf8_pipes()
         with quiet.output(verbose=bool(args.verbose) or quiet.is_verbose()):
             return int(args.func(args) or 0)

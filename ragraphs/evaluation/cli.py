@@ -26,15 +26,20 @@ from .runner import ORACLE, RunSpec, iter_specs, run_spec, unique_ids
 SUMMARY_KEYS = ("em", "f1", "acc", "empty_answers", "recall", "docs_avg", "llm_calls_avg", "iterations_avg", "parse_failures", "guard_hit_rate", "web_calls_avg", "latency_s_avg")
 
 
-def _csv(value: str | None) -> list[str]:
-    return [v.strip() for v in (value or "").split(",") if v.strip()]
+def _csv(value: str | None, option: str) -> list[str]:
+    """A comma list's items; none for no value, an :class:`InputError` for an empty item
+    (``2,,4``, ``,``: one dropped without a word, or no run at all, until 2026-12-03)."""
+    items = [v.strip() for v in (value or "").split(",")]
+    if (value or "").strip() and not all(items):
+        raise InputError(f"{option} has an empty item in {value!r} (a comma too many?)")
+    return [v for v in items if v]
 
 
 def _ks(value: str | None) -> list[int | None]:
     if not value:
         return [None]
     out: list[int | None] = []
-    for v in _csv(value):
+    for v in _csv(value, "--k"):
         try:
             k = int(v)
         except ValueError:
@@ -49,9 +54,9 @@ def resolve_methods(args: argparse.Namespace) -> list[str]:
     from ..graphs import METHODS, method_names
 
     if args.compare:
-        methods = method_names() + [ORACLE] if args.compare == "all" else _csv(args.compare)
+        methods = method_names() + [ORACLE] if args.compare == "all" else _csv(args.compare, "--compare")
     else:
-        methods = _csv(args.method) or ["vanilla"]
+        methods = _csv(args.method, "--method") or ["vanilla"]
     if args.oracle and ORACLE not in methods:
         methods.append(ORACLE)
     known = method_names()
@@ -160,7 +165,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     _refuse_unused(args)
     methods = resolve_methods(args)
     ks = _ks(args.k)
-    strategies: list[str | None] = list(_csv(args.strategy)) or [None]
+    strategies: list[str | None] = list(_csv(args.strategy, "--strategy")) or [None]
     settings = parse_settings(args.set)
     _refuse_clashes(args, methods, ks, strategies, settings)
     if args.limit is not None and args.limit < 1:

@@ -24,11 +24,12 @@ question the rewrite made of it.
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import fields
 from typing import Annotated, Any, Sequence
 
 from langchain_core.runnables import RunnableLambda
-from langchain_core.messages import AnyMessage
+from langchain_core.messages import AnyMessage, convert_to_messages
 from langgraph.channels.delta import DeltaChannel
 from langgraph.graph import END, START, StateGraph, add_messages
 from langgraph.graph.state import CompiledStateGraph
@@ -45,11 +46,26 @@ from ..state.types import Passage, add_trace
 from ._common import Routes, components_of, nested_run, routed, timed
 
 
+_MESSAGE_IDS = uuid.UUID("5f0c1a52-7a8e-4b8e-9a57-2c3d1e0b6a41")  # the namespace of the ids given below
+
+
+def _with_ids(write: Any, at: int) -> list:
+    """A write's messages, each without an id given one made of its place in the list and its
+    content. The channel keeps the writes as sent and folds them again on every read of the
+    thread, so ``add_messages``' random ids changed each time: a user message could not be
+    removed (``RemoveMessage``) nor edited by its id, and an edit was added as a new message
+    (until 2026-12-03)."""
+    msgs = convert_to_messages(write if isinstance(write, list) else [write])
+    return [m if m.id else m.model_copy(update={"id": str(uuid.uuid5(_MESSAGE_IDS, f"{at + i}\x00{m.type}\x00{m.content!r}"))})
+            for i, m in enumerate(msgs)]
+
+
 def fold_messages(messages: list, writes: Sequence[Any]) -> list:
-    """``add_messages`` over a batch of writes, one after another (DeltaChannel's reducer)."""
+    """``add_messages`` over a batch of writes, one after another (DeltaChannel's reducer); the
+    same ids on every fold (:func:`_with_ids`)."""
     out: Any = messages
     for w in writes:
-        out = add_messages(out, w)
+        out = add_messages(out, _with_ids(w, len(out)))
     return list(out)
 
 

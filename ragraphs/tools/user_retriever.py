@@ -19,8 +19,34 @@ from langchain_core.runnables.config import ensure_config
 
 from ..errors import ConfigError
 from ..state.types import Passage, make_passage
+from .aio import run_to_end
 
 KINDS = ("corpus", "web", "memory")  # the passage sources ragraphs routes on
+
+
+def _distinct(passages: list[Passage]) -> list[Passage]:
+    """The passages with one of each id, the first kept: a store holding a chunk twice (a
+    ``Document`` without an id has one made of its title and text) gave DR-RAG and ERM4 the
+    same passage twice, in their prompts and their budget, until 2026-12-03."""
+    firsts: dict[str, Passage] = {}
+    for p in passages:
+        firsts.setdefault(p["id"], p)
+    return list(firsts.values())
+
+
+def _retrieved(inner: Any, query: str) -> list:
+    """A LangChain retriever's documents: ``invoke``; a retriever that is async only (its sync
+    method raises ``NotImplementedError``, its ``_aget_relevant_documents`` its own) through
+    ``ainvoke`` on an event loop of its own (it failed every run, ``ainvoke``'s too, until 2026-12-03)."""
+    from langchain_core.retrievers import BaseRetriever
+
+    try:
+        return inner.invoke(query)
+    except NotImplementedError:
+        if not (isinstance(inner, BaseRetriever)
+                and type(inner)._aget_relevant_documents is not BaseRetriever._aget_relevant_documents):
+            raise
+    return run_to_end(lambda: inner.ainvoke(query))
 
 
 def _plain(value: Any) -> bool:
@@ -123,7 +149,7 @@ class CheckedRetriever:
             else:
                 raise ConfigError(f"{type(self.inner).__name__}.search returned {type(h).__name__}; each hit must be "
                                   "a passage dict with a 'text' (title, id, score, source optional) or a LangChain Document")
-        return out
+        return _distinct(out)
 
     def _hit_passage(self, h: dict) -> Passage:
         """A passage dict of the user's search with the field types the nodes read: title, id and
@@ -173,7 +199,7 @@ class LangChainRetriever:
     def search(self, query: str, k: int, mode: str = "dense") -> list[Passage]:
         inner = self.inner
         if hasattr(inner, "invoke") and not hasattr(inner, "similarity_search"):
-            return [document_passage(d, None, self.source) for d in inner.invoke(query)[:k]]  # a retriever: its own run
+            return _distinct([document_passage(d, None, self.source) for d in _retrieved(inner, query)])[:k]  # its own run
         # a vector store's search is no run of its own: it is made a retriever run of the caller's, so
         # callbacks, event streams and traces see it (they did not until 2026-12-01)
         cfg = ensure_config()
@@ -186,7 +212,7 @@ class LangChainRetriever:
             run.on_retriever_error(e)
             raise
         run.on_retriever_end([d for d, _ in pairs])
-        return [document_passage(d, s, self.source) for d, s in pairs]
+        return _distinct([document_passage(d, s, self.source) for d, s in pairs])
 
     @staticmethod
     def _scored(inner: Any, query: str, k: int) -> list:

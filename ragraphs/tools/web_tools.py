@@ -9,9 +9,6 @@ wraps either.
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures as cf
-import contextvars
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -19,6 +16,7 @@ from typing import Any
 from langgraph.errors import GraphBubbleUp
 
 from ..state.types import Passage, make_passage
+from .aio import run_to_end
 
 
 class WebSearchError(Exception):
@@ -112,12 +110,7 @@ def _invoke(tool: Any, arg: Any) -> Any:
     its own, in a thread of its own when this one runs a loop (a notebook, an async app)."""
     if getattr(tool, "coroutine", None) is None or getattr(tool, "func", "") is not None:
         return tool.invoke(arg)
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(tool.ainvoke(arg))
-    with cf.ThreadPoolExecutor(max_workers=1, thread_name_prefix="web-tool") as ex:
-        return ex.submit(contextvars.copy_context().run, asyncio.run, tool.ainvoke(arg)).result()
+    return run_to_end(lambda: tool.ainvoke(arg))
 
 
 def _has_artifact(tool: Any) -> bool:

@@ -130,6 +130,15 @@ def test_follow_up_rewrite_prints_how_a_later_message_was_read(store, capsys, mo
     assert code == 0 and [json.loads(line)["read_as"] for line in out.splitlines()][1] == "Where was Sørensen from?"
     code, _, err = _chat(capsys, monkeypatch, "q\n", store, "--llm", "fake:x", "--set", "history_turns=0")
     assert code == 2 and "history_turns" in err
+    # the turns the rewrite reads, given with no rewrite: refused, not ignored (until 2026-12-03)
+    code, out, err = _chat(capsys, monkeypatch, "q\n", store, "--llm", "fake:x", "--history-turns", "5")
+    assert (code, out) == (2, "") and "--history-turns is read only by --follow-up rewrite" in err
+    code, _, err = _chat(capsys, monkeypatch, "q\n", store, "--llm", "fake:x", "--set", "history_turns=5",
+                         "--follow-up", "alone")
+    assert code == 2 and "--set history_turns is read only by --follow-up rewrite" in err
+    code, _, _ = _chat(capsys, monkeypatch, "q\n", store, "--llm", "fake:x", "--k", "1", "--history-turns", "5",
+                       "--set", "follow_up=rewrite")
+    assert code == 0
 
 
 def test_a_thread_goes_on_later_and_history_shows_its_turns(store, tmp_path, capsys, monkeypatch):

@@ -641,3 +641,51 @@ def test_eval_refuses_an_option_and_set_giving_one_setting_two_values(tmp_path, 
         assert (code, out, err) == (2, "", f"ragraphs: error: {said}; give one of them\n"), extra
     code, out, err = main_captured(capsys, "eval", "--data", str(missing), "--k", "4", "--set", "k=4")
     assert (code, err) == (2, f"ragraphs: error: --data: no such file: {missing}\n")  # past the check
+
+
+def test_a_leading_tilde_in_a_path_option_is_the_home_folder(tmp_path, capsys, monkeypatch, data_dir):
+    """``--store=~/x`` (which no shell expands) made a folder ``./~/x`` until 2026-12-03, while
+    ``--checkpointer=~/x`` was the home folder's: every path option now reads ``~`` alike."""
+    from conftest import main_captured
+
+    home, work = tmp_path / "home", tmp_path / "work"
+    home.mkdir(), work.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(work)
+    (home / "notes.md").write_text("# Okapi\n\nThe okapi is a giraffid of the Congo.\n", encoding="utf-8")
+    code, out, err = main_captured(capsys, "ingest", "~/notes.md", "--store=~/st", "--quiet", "--json")
+    assert code == 0 and json.loads(out)["added"] == 1, err
+    assert (home / "st").is_dir() and not (work / "~").exists()
+    code, out, _ = main_captured(capsys, "ask", "What is an okapi?", "--store=~/st", "--llm", "fake:a giraffid",
+                                 "--retrieval-only", "--quiet")
+    assert code == 0 and "The okapi is a giraffid" in out
+    (home / "data.jsonl").write_text((data_dir / "popqa.sample.jsonl").read_text(encoding="utf-8"), encoding="utf-8")
+    code, _, err = main_captured(capsys, "eval", "--data=~/data.jsonl", "--method", "none", "--limit", "1",
+                                 "--llm", "fake:x", "--out=~/runs", "--quiet")
+    assert code == 0 and (home / "runs").is_dir() and not (work / "~").exists(), err
+
+
+def test_escape_sequences_in_documents_names_and_answers_are_shown_not_run(tmp_path, capsys, monkeypatch):
+    """A document, a file name or an answer with a terminal's escape sequences (ESC, OSC's bell,
+    a carriage return) reached the terminal raw until 2026-12-03: it could recolour, retitle or
+    rewrite it, and a line break in a file name split ``sources:`` over two lines."""
+    from conftest import main_captured
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "okapi.md").write_text("# Okapi \x1b[31mred\x1b[0m\n\nThe okapi \x1b]0;pwned\x07 is a giraffid.\r of the Congo.\n",
+                                   encoding="utf-8")
+    (docs / "zebra\x1b[2J\nname.txt").write_text("The zebra is striped.\n", encoding="utf-8")
+    store = tmp_path / "store"
+    code, out, err = main_captured(capsys, "ingest", docs, "--store", store, "--quiet")
+    assert code == 0 and "\x1b" not in out + err, err
+    code, out, err = main_captured(capsys, "ask", "What is an okapi?", "--store", store, "--llm", "fake:\x1b[2Ja giraffid\x07",
+                                   "--k", "2")
+    assert code == 0 and not any(c in out + err for c in "\x1b\x07\r"), out
+    assert out.splitlines()[0] == "\\x1b[2Ja giraffid\\x07"
+    assert "Okapi \\x1b[31mred\\x1b[0m (corpus" in out and "zebra\\x1b[2J\\x0aname" in out
+    monkeypatch.setattr("sys.stdin", io.StringIO("What is a zebra?\n"))
+    code, out, err = main_captured(capsys, "chat", "--store", store, "--llm", "fake:striped", "--k", "2")
+    assert code == 0 and not any(c in out + err for c in "\x1b\x07\r"), out
+    sources = [line for line in out.splitlines() if line.startswith("  sources: ")]
+    assert len(sources) == 1 and "zebra\\x1b[2J\\x0aname.txt" in sources[0]

@@ -281,6 +281,12 @@ def test_cli_single_method_prints_one_summary(tmp_path, data_dir, capsys):
         (["--method", "none", "--set", "nonexistent=3"], "has no setting 'nonexistent'"),
         (["--method", "none", "--set", "novalue"], "--set expects KEY=VALUE"),
         (["--method", "none", "--k", "two"], "--k expects integers"),
+        # an empty item: refused (dropped, or no run at all for `,`, until 2026-12-03)
+        (["--method", "vanilla", "--k", "2,,4"], "--k has an empty item in '2,,4' (a comma too many?)"),
+        (["--method", "vanilla", "--k", ","], "--k has an empty item"),
+        (["--compare", "none,,vanilla"], "--compare has an empty item"),
+        (["--method", "none,"], "--method has an empty item"),
+        (["--method", "dr-rag", "--strategy", "qdc,"], "--strategy has an empty item"),
         (["--method", "none", "--limit", "0"], "--limit must be at least 1"),
     ],
 )

@@ -117,6 +117,27 @@ def test_a_long_threads_checkpoints_hold_each_message_once(corpus, tmp_path):
     assert lengths == sorted(lengths, reverse=True) and set(range(2, 2 * turns + 1, 2)) <= set(lengths)
 
 
+def test_a_user_message_keeps_its_id_so_it_can_be_edited_or_removed(corpus, tmp_path):
+    """The channel folds the writes again on every read: a message sent without an id (a tuple,
+    a server's dict) got a new random id each time until 2026-12-03, so ``RemoveMessage`` of it
+    failed and an edit by its id was added as a new message. The AI answer's id was stable."""
+    from langchain_core.messages import RemoveMessage
+
+    saver = _sqlite_saver(tmp_path)
+    g = _chat(corpus, ["the Danube", "the Tiber"], checkpointer=saver)
+    cfg = {"configurable": {"thread_id": "ids"}}
+    out = g.invoke({"messages": [("user", "Which river flows through Vienna?")]}, cfg, context=ChatContext(k=1))
+    g.invoke({"messages": [{"role": "user", "content": "Which river flows through Vienna?"}]}, cfg,
+             context=ChatContext(k=1))  # the same words again: another message, another id
+    ids = [m.id for m in g.get_state(cfg).values["messages"]]
+    assert ids[:2] == [m.id for m in out["messages"]] and len(set(ids)) == 4
+    assert ids == [m.id for m in g.get_state(cfg).values["messages"]]  # read again: the same ids
+    g.update_state(cfg, {"messages": [HumanMessage("Which river flows through Rome?", id=ids[2])]})
+    assert [m.content for m in g.get_state(cfg).values["messages"]][2:] == ["Which river flows through Rome?", "the Tiber"]
+    g.update_state(cfg, {"messages": [RemoveMessage(id=ids[0]), RemoveMessage(id=ids[1])]})
+    assert [m.id for m in g.get_state(cfg).values["messages"]] == ids[2:]
+
+
 def test_a_thread_the_plain_messages_state_wrote_goes_on(corpus, tmp_path):
     """A thread written before the messages became a ``DeltaChannel`` (whole lists in each
     checkpoint) keeps its conversation when the chat answers on it."""
