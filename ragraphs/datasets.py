@@ -289,13 +289,17 @@ def iter_rows(path: str, report: LoadReport | None = None, warn: Callable[[str],
 
 
 def _encoding_and_head(path: str) -> tuple[str, bytes]:
-    """A file's encoding (UTF-16 by its byte-order mark, else UTF-8) and its first characters,
-    past the mark and leading blanks, as UTF-8."""
+    """A file's encoding (UTF-16 by its byte-order mark, or without one by its NULs, as
+    :func:`~ragraphs.tools.documents.text_encoding` reads it; else UTF-8) and its first
+    characters, past the mark and leading blanks, as UTF-8."""
+    from .tools.documents import text_encoding
+
     with open(path, "rb") as fh:
-        raw = fh.read(64)
-    if raw[:2] in (b"\xff\xfe", b"\xfe\xff"):
-        return "utf-16", raw.decode("utf-16", errors="ignore").encode("utf-8").lstrip()
-    return "utf-8-sig", raw.removeprefix(b"\xef\xbb\xbf").lstrip()
+        raw = fh.read(4096)
+    enc = text_encoding(raw)
+    if enc and enc.startswith("utf-16"):  # (one with no mark was read as UTF-8, every line broken, until 2026-12-03)
+        return enc, raw[:64].decode(enc, errors="ignore").encode("utf-8").lstrip()
+    return "utf-8-sig", raw[:64].removeprefix(b"\xef\xbb\xbf").lstrip()
 
 
 def _whole_file_rows(path: str, enc: str, head: bytes) -> list[dict] | None:

@@ -23,7 +23,8 @@ from .sources import (is_url, iter_files, not_documents, one_name_per_file, page
                       path_text, printable_path)  # (importable from here as before)
 from .ingest_remove import gone_ids  # noqa: F401  (importable from here as before)
 from .state.types import Passage, make_passage, passage_id
-from .tools.documents import docx_title, html_file_text, html_to_text, notebook_markdown, pdf_pages, read_docx
+from .tools.documents import (decode_text as _decode, docx_title, html_file_text, html_to_text, notebook_markdown, pdf_pages,
+                              read_docx, text_encoding)
 from .tools.text import CHUNK_WORDS, chunk_lines, chunk_table, chunk_text
 
 MD_EXT = {".md", ".markdown"}
@@ -58,27 +59,6 @@ class IngestReport:
     unwalked: list[str] = field(default_factory=list)  # folders that could not be listed: sync removes nothing under them
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
-
-
-_NON_ASCII = re.compile(r"[^\x00-\x7f\ufffd]")
-
-
-def _decode(raw: bytes) -> str:
-    # utf-8-sig: a byte-order mark is not text (it broke a JSONL file's first line)
-    for enc in ("utf-16",) if raw[:2] in (b"\xff\xfe", b"\xfe\xff") else ("utf-8-sig",):
-        try:
-            return raw.decode(enc)
-        except UnicodeDecodeError:
-            pass
-    # UTF-8 text with a few damaged bytes stays UTF-8 (the bad bytes become U+FFFD);
-    # text in a legacy 8-bit encoding has (almost) no valid multi-byte sequences: latin-1
-    lenient = raw.decode("utf-8-sig", "replace")
-    if len(_NON_ASCII.findall(lenient)) > lenient.count("\ufffd"):
-        return lenient
-    try:  # Windows' 8-bit text: its euro sign, curly quotes and dashes are not latin-1's controls
-        return raw.decode("cp1252")
-    except UnicodeDecodeError:  # one of the five bytes cp1252 leaves undefined
-        return raw.decode("latin-1")  # never fails; non-UTF-8 text survives mostly readable
 
 
 def _md_title(text: str, fallback: str) -> str:
@@ -214,7 +194,7 @@ def read_file(path: str, max_words: int = CHUNK_WORDS, warn: Callable[[str], Non
     if ext in DOCX_EXT:
         text = read_docx(path, raw[:8], MAX_FILE_BYTES)  # checked first: a damaged file is named by it
         return chunks(docx_title(path) or name, text, path, max_words)
-    if b"\x00" in raw[:4096] and not raw[:2] in (b"\xff\xfe", b"\xfe\xff"):
+    if text_encoding(raw) is None:
         raise InputError(f"{path}: binary file, not text")
     if ext == ".ipynb":  # Markdown cells and fenced code, not the JSON (until 2026-12-02)
         text = notebook_markdown(path, _decode(raw))

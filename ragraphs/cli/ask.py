@@ -175,6 +175,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
     if args.method not in method_names():  # before the ingest, not after it
         raise ConfigError(f"unknown method {args.method!r}; choose from {', '.join(method_names())}")
     validate_question(args.question)
+    if args.llm:  # a spec it cannot build refused before the ingest, not after it (until 2026-12-03)
+        from ..tools.llm import make_llm
+
+        make_llm(args.llm)  # (kept: the run's model is this one, loaded once)
     sample = str(resources.files("ragraphs") / "data" / "sample")
     store = args.store or str(data_dir() / "demo-chroma")
     # the two commands' own parsers fill every option's default

@@ -5,6 +5,7 @@ cells as Markdown."""
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import logging
 import re
@@ -217,3 +218,51 @@ def notebook_markdown(path: str, text: str) -> str:
     except (ValueError, KeyError, TypeError, AttributeError) as e:
         raise InputError(f"{path}: not a readable notebook (corrupt?): {_error_line(e)}") from e
     return "\n\n".join(p for p in parts if p)
+
+
+_NON_ASCII = re.compile(r"[^\x00-\x7f\ufffd]")
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+
+def text_encoding(raw: bytes) -> str | None:
+    """How a file's bytes read as text: ``utf-16`` after a byte-order mark; ``utf-16-le`` or
+    ``-be`` without one (as some Windows tools write it: a NUL beside every ASCII letter, read
+    as a binary file until 2026-12-03); ``utf-8`` (with fall-backs, :func:`decode_text`) with no
+    NUL in its first 4 KB; None for a binary file."""
+    head = raw[:4096]
+    if head[:2] in _UTF16_BOMS:
+        return "utf-16"
+    if b"\x00" not in head:
+        return "utf-8"
+    even, odd = head[0::2], head[1::2]
+    for enc, zeros, letters in (("utf-16-le", odd, even), ("utf-16-be", even, odd)):
+        if len(head) >= 4 and zeros.count(0) >= 0.9 * len(zeros) and 0 not in letters:
+            try:  # the head alone (a character cut at its end is no fault)
+                codecs.getincrementaldecoder(enc)().decode(head, final=False)
+                return enc
+            except UnicodeDecodeError:
+                return None
+    return None
+
+
+def decode_text(raw: bytes) -> str:
+    """A text file's bytes as text (:func:`text_encoding`). UTF-8 text with a few damaged bytes
+    stays UTF-8 (the bad bytes become U+FFFD); text in a legacy 8-bit encoding (almost no valid
+    multi-byte sequences) is read as Windows' cp1252, else latin-1."""
+    enc = text_encoding(raw) or "utf-8"
+    if enc != "utf-8":
+        try:
+            return raw.decode(enc)
+        except UnicodeDecodeError:
+            pass
+    try:  # utf-8-sig: a byte-order mark is not text (it broke a JSONL file's first line)
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        pass
+    lenient = raw.decode("utf-8-sig", "replace")
+    if len(_NON_ASCII.findall(lenient)) > lenient.count("\ufffd"):
+        return lenient
+    try:  # Windows' 8-bit text: its euro sign, curly quotes and dashes are not latin-1's controls
+        return raw.decode("cp1252")
+    except UnicodeDecodeError:  # one of the five bytes cp1252 leaves undefined
+        return raw.decode("latin-1")  # never fails; non-UTF-8 text survives mostly readable

@@ -274,6 +274,27 @@ def test_a_utf16_jsonl_file_is_read_as_utf8_is(tmp_path, capsys):
         assert len(rows) == 2 and rows[0].question == json.loads(lines[0])["question"], name
 
 
+def test_utf16_text_without_a_byte_order_mark_is_read_not_called_binary(tmp_path, capsys):
+    """UTF-16 with no byte-order mark (as some Windows tools write it) was refused as a binary
+    file until 2026-12-03; a file of NULs and bytes that is no UTF-16 still is."""
+    from conftest import main_captured
+
+    from ragraphs.ingest import read_file
+
+    text = "Zoë Okapi\r\n\r\nThe okapi is a giraffid of the Congo, first described in 1901.\r\n"
+    for enc in ("utf-16-le", "utf-16-be"):
+        f = tmp_path / f"{enc}.txt"
+        f.write_bytes(text.encode(enc))
+        (p,) = read_file(str(f))
+        assert "The okapi is a giraffid of the Congo" in p["text"] and "\x00" not in p["text"], enc
+    rows = tmp_path / "rows.jsonl"
+    rows.write_bytes('{"title": "Zoë", "text": "Zoë is a first name."}\n{"title": "B", "text": "Beta."}\n'.encode("utf-16-le"))
+    assert [p["title"] for p in read_file(str(rows))] == ["Zoë", "B"]
+    (tmp_path / "data.bin").write_bytes(bytes([0x41, 0, 0xD8, 0] * 40 + [0, 0, 7, 1] * 10))
+    code, out, err = main_captured(capsys, "ingest", tmp_path, "--store", tmp_path / "s", "--json", "--quiet")
+    assert code == 0 and '"added": 4' in out and "data.bin: binary file, not text" in err
+
+
 def test_a_named_pipe_is_skipped_not_waited_on(tmp_path, capsys):
     from conftest import main_captured
 
@@ -689,3 +710,12 @@ def test_escape_sequences_in_documents_names_and_answers_are_shown_not_run(tmp_p
     assert code == 0 and not any(c in out + err for c in "\x1b\x07\r"), out
     sources = [line for line in out.splitlines() if line.startswith("  sources: ")]
     assert len(sources) == 1 and "zebra\\x1b[2J\\x0aname.txt" in sources[0]
+
+
+def test_the_demo_refuses_a_model_spec_before_it_ingests(tmp_path, capsys):
+    """``demo --llm nope:x`` ingested the sample first and failed after (until 2026-12-03)."""
+    from conftest import main_captured
+
+    code, out, err = main_captured(capsys, "demo", "--llm", "nope:x", "--store", tmp_path / "demo")
+    assert code == 2 and "unknown LLM spec 'nope:x'" in err and "ingest" not in out
+    assert not (tmp_path / "demo").exists()
