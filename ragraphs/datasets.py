@@ -289,15 +289,14 @@ def iter_rows(path: str, report: LoadReport | None = None, warn: Callable[[str],
 
 
 def _encoding_and_head(path: str) -> tuple[str, bytes]:
-    """A file's encoding (UTF-16 by its byte-order mark, or without one by its NULs, as
-    :func:`~ragraphs.tools.documents.text_encoding` reads it; else UTF-8) and its first
-    characters, past the mark and leading blanks, as UTF-8."""
+    """A file's encoding (UTF-16 with its byte-order mark or, since 2026-12-03, without one:
+    :func:`~ragraphs.tools.documents.text_encoding`; else UTF-8) and its first characters, past
+    the mark and leading blanks, as UTF-8."""
     from .tools.documents import text_encoding
 
     with open(path, "rb") as fh:
         raw = fh.read(4096)
-    enc = text_encoding(raw)
-    if enc and enc.startswith("utf-16"):  # (one with no mark was read as UTF-8, every line broken, until 2026-12-03)
+    if (enc := text_encoding(raw) or "").startswith("utf-16"):
         return enc, raw[:64].decode(enc, errors="ignore").encode("utf-8").lstrip()
     return "utf-8-sig", raw[:64].removeprefix(b"\xef\xbb\xbf").lstrip()
 
