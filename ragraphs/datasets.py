@@ -24,6 +24,7 @@ from typing import Any, Callable, Iterator
 
 from .errors import InputError
 from .state.types import Passage, make_passage
+from .tools.documents import text_encoding
 
 DATASETS = ("hotpotqa", "2wikimultihopqa", "musique", "popqa", "odqa", "nq", "triviaqa", "strategyqa", "popqa-web", "flashrag")
 ALIASES = {"2wiki": "2wikimultihopqa", "hotpot": "hotpotqa", "tqa": "triviaqa", "popqa_web": "popqa-web"}
@@ -289,11 +290,8 @@ def iter_rows(path: str, report: LoadReport | None = None, warn: Callable[[str],
 
 
 def _encoding_and_head(path: str) -> tuple[str, bytes]:
-    """A file's encoding (UTF-16 with its byte-order mark or, since 2026-12-03, without one:
-    :func:`~ragraphs.tools.documents.text_encoding`; else UTF-8) and its first characters, past
-    the mark and leading blanks, as UTF-8."""
-    from .tools.documents import text_encoding
-
+    """A file's encoding (UTF-16, with a byte-order mark or without: ``text_encoding``; else
+    UTF-8) and its first characters, past the mark and leading blanks, as UTF-8."""
     with open(path, "rb") as fh:
         raw = fh.read(4096)
     if (enc := text_encoding(raw) or "").startswith("utf-16"):
