@@ -391,14 +391,15 @@ def cmd_replay(args: argparse.Namespace) -> int:
         "configurable": dict(start["config"]["configurable"]),
         "metadata": thread_config(args.thread_id, method, values, ns.__dict__)["metadata"],
     }
-    if not args.json:
-        print(f"replaying thread {args.thread_id} ({method}) from step {start['step']} "
-              f"[{start['checkpoint_id']}]; next: {', '.join(start['next']) or '(end)'}", file=sys.stderr)
     if method != "none":  # the store and MiniLM opened before the clock, as `ask` does (warm_up warms a built one)
         try:
             components.retriever
         except (ConfigError, InputError):  # a replay after the retrieval may need no store: a node that does says so
-            pass
+            if args.store or args.store_url or args.collection:  # one named here: refused before the replay's fork
+                raise  # is written (a dead branch that every later plain `replay ID` resumed, until 2026-12-03)
+    if not args.json:
+        print(f"replaying thread {args.thread_id} ({method}) from step {start['step']} "
+              f"[{start['checkpoint_id']}]; next: {', '.join(start['next']) or '(end)'}", file=sys.stderr)
     load_s = components.warm_up(ctx)  # so that the re-run nodes' times are their own, not the loading
     if args.trace:
         print(f"--- models loaded before the run ({load_s * 1000:.0f} ms)", file=sys.stderr)

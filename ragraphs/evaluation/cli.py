@@ -27,12 +27,13 @@ SUMMARY_KEYS = ("em", "f1", "acc", "empty_answers", "recall", "docs_avg", "llm_c
 
 
 def _csv(value: str | None, option: str) -> list[str]:
-    """A comma list's items; none for no value, an :class:`InputError` for an empty item
-    (``2,,4``, ``,``: one dropped without a word, or no run at all, until 2026-12-03)."""
+    """A comma list's items, each once (``--k 4,4`` ran twice until 2026-12-03); none for no
+    value, an :class:`InputError` for an empty item (``2,,4``, ``,``: one dropped without a
+    word, or no run at all, until 2026-12-03)."""
     items = [v.strip() for v in (value or "").split(",")]
     if (value or "").strip() and not all(items):
         raise InputError(f"{option} has an empty item in {value!r} (a comma too many?)")
-    return [v for v in items if v]
+    return list(dict.fromkeys(v for v in items if v))
 
 
 def _ks(value: str | None) -> list[int | None]:
@@ -47,7 +48,7 @@ def _ks(value: str | None) -> list[int | None]:
         if k < 1:
             raise InputError("--k must be at least 1")
         out.append(k)
-    return out
+    return list(dict.fromkeys(out))  # 4 and 04 once
 
 
 def resolve_methods(args: argparse.Namespace) -> list[str]:

@@ -22,6 +22,11 @@ def fmt(v: Any, pct: bool = False) -> str:
     return str(v)
 
 
+def _tokens(v: Any) -> str:
+    """A mean count of tokens, whole (514.30 read as a precision it has not, until 2026-12-03)."""
+    return "-" if v is None else f"{v:.0f}"
+
+
 def recall_over(s: dict) -> int | None:
     """The questions a summary's recall is over, when fewer than its ``n`` (some had no gold
     paragraph: 82 of 2Wiki's 100); None when it is over all of them, or there is no recall."""
@@ -51,7 +56,7 @@ def summary_table(summaries: list[dict], *, first: str = "run") -> str:
             f"| {name} | {s['n']} | {fmt(s['em'], True)} | {fmt(s['f1'], True)} | {fmt(s['acc'], True)} | "
             f"{fmt(s.get('empty_answers'))} | {_recall_cell(s)} | {fmt(s['docs_avg'])} | {fmt(s['llm_calls_avg'])} | {fmt(s.get('iterations_avg'))} | "
             f"{fmt(s.get('parse_failures'))} | {fmt(s.get('guard_hit_rate'), True)} | {fmt(s['web_calls_avg'])} | "
-            f"{fmt(s.get('input_tokens_avg'))} | {fmt(s['latency_s_avg'])} | {fmt(s['overhead_pct'])} | {s['errors']} |"
+            f"{_tokens(s.get('input_tokens_avg'))} | {fmt(s['latency_s_avg'])} | {fmt(s['overhead_pct'])} | {s['errors']} |"
         )
     return "\n".join(lines)
 
@@ -343,8 +348,14 @@ def write_report(
     data: str = "",
     argv: list[str] | None = None,
 ) -> str:
-    """Write ``OUT/report.md``, ``OUT/summary.json`` and ``OUT/plots/*.png``; returns the report's path."""
-    os.makedirs(os.path.join(out, "plots"), exist_ok=True)
+    """Write ``OUT/report.md``, ``OUT/summary.json`` and ``OUT/plots/*.png`` of this command's runs
+    (each run's folder keeps its own summary); returns the report's path. An earlier command's
+    pictures are removed (a ``paired.png`` the report no longer named stayed until 2026-12-03)."""
+    plots = os.path.join(out, "plots")
+    os.makedirs(plots, exist_ok=True)
+    for old in os.listdir(plots):
+        if old.endswith(".png"):
+            os.remove(os.path.join(plots, old))
     with open(os.path.join(out, "summary.json"), "w", encoding="utf-8") as fh:
         json.dump(summaries, fh, indent=1)
     lines = [f"# Evaluation: {dataset}", ""]

@@ -482,3 +482,29 @@ def test_a_checkpointer_closes_on_request_and_a_windows_share_reads_read_only(tm
         "file:////fileserver/team/runs/checkpoints.sqlite?mode=ro"
     assert read_only_uri(PureWindowsPath(r"C:\runs\checkpoints.sqlite")) == "file:///C:/runs/checkpoints.sqlite?mode=ro"
     assert read_only_uri(tmp_path / "c.sqlite").startswith("file:///")
+
+
+def test_a_replay_over_a_store_named_wrong_is_refused_before_it_forks_the_thread(tmp_path, capsys):
+    """``replay ID --from 1 --collection nope`` wrote its fork, recording ``nope``, then failed:
+    every later plain ``replay ID`` resumed that dead branch and failed alike, and a replay from
+    ``generate`` took the wrong name silently (until 2026-12-03). Now refused before any checkpoint."""
+    docs = tmp_path / "peru.md"
+    docs.write_text("# Peru\n\nLima is the capital of Peru.\n", encoding="utf-8")
+    store = tmp_path / "store"
+    assert main_captured(capsys, "ingest", docs, "--store", store, "--quiet")[0] == 0
+    code, out, _ = main_captured(capsys, "ask", "What is the capital of Peru?", "--store", store, "--llm", "fake:Lima",
+                                 "--thread", "wrong", "--quiet")
+    assert code == 0 and out.strip() == "Lima"
+    db = tmp_path / "home" / "checkpoints.sqlite"
+
+    def count() -> int:
+        with sqlite3.connect(db) as conn:
+            return conn.execute("SELECT count(*) FROM checkpoints WHERE thread_id='wrong'").fetchone()[0]
+
+    before = count()
+    for step, option in (("1", ("--collection", "nope")), ("2", ("--store", str(tmp_path / "elsewhere")))):
+        code, out, err = main_captured(capsys, "replay", "wrong", "--from", step, *option)
+        assert code == 2 and ("no collection 'nope'" in err or "no store at" in err) and "replaying" not in err, err
+    assert count() == before
+    code, out, err = main_captured(capsys, "replay", "wrong")
+    assert code == 0 and "is complete (answer: 'Lima')" in err

@@ -723,3 +723,35 @@ def test_eval_runs_when_its_vector_cache_cannot_be_written(data_dir, tmp_path, m
     cap = capsys.readouterr()
     assert rc == 0 and "Traceback" not in cap.err and (tmp_path / "out" / "report.md").exists()
     assert home.read_text() == "x"
+
+
+def test_a_value_named_twice_in_a_comma_list_runs_once(data_dir, capsys):
+    """``--k 4,04,4`` (or ``--strategy cfs,cfs``) ran the same configuration again and printed it
+    twice until 2026-12-03; like ``--compare``'s methods, each is run once, in the order given."""
+    argv = ["eval", "--data", str(data_dir / "hotpotqa.sample.jsonl"), "--limit", "1", "--retrieval-only", "--quiet",
+            "--json"]
+    assert main(argv + ["--k", "4,04,2,4"]) == 0
+    assert [r["k"] for r in _last_json(capsys)["runs"]] == [4, 2]
+    assert main(argv + ["--method", "dr-rag", "--strategy", "cfs,sm,cfs", "--k", "2"]) == 0
+    assert [r["label"].split("-")[2] for r in _last_json(capsys)["runs"]] == ["cfs", "sm"]
+
+
+def test_a_later_command_into_the_same_out_leaves_no_picture_of_the_earlier_one(data_dir, tmp_path, capsys):
+    """``report.md`` covers the last command's runs; a ``plots/paired.png`` of an earlier
+    ``--compare`` stayed beside it, named by no report, until 2026-12-03. Each run's own folder stays."""
+    out = tmp_path / "out"
+    argv = ["eval", "--data", str(data_dir / "popqa.sample.jsonl"), "--dataset", "popqa", "--limit", "2",
+            "--llm", "fake:x", "--quiet", "--out", str(out)]
+    assert main(argv + ["--compare", "none,vanilla"]) == 0
+    assert (out / "plots" / "paired.png").exists()
+    assert main(argv + ["--method", "vanilla", "--k", "3"]) == 0
+    capsys.readouterr()
+    report = (out / "report.md").read_text()
+    assert not (out / "plots" / "paired.png").exists() and "paired.png" not in report
+    lines = report.splitlines()
+    head = next(line for line in lines if line.startswith("| run |")).split(" | ")
+    row = next(line for line in lines if line.startswith("| vanilla-k3-fake_x |")).split(" | ")
+    tokens = row[head.index("input tokens")]
+    assert tokens.isdigit(), tokens  # a mean of whole tokens, not 514.30
+    assert sorted(p.name for p in (out / "runs" / "popqa").iterdir()) == ["none-fake_x", "vanilla-fake_x",
+                                                                           "vanilla-k3-fake_x"]
