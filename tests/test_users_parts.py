@@ -429,3 +429,23 @@ def test_a_retriever_that_is_async_only_is_awaited_under_invoke_and_ainvoke():
     g = build_graph("vanilla", Components(llm=FakeListChatModel(responses=["x"]), retriever=Unfinished()))
     with pytest.raises(NotImplementedError, match="not written yet"):
         g.invoke(question)
+
+
+def test_a_settings_object_changed_after_it_was_made_is_checked_when_a_run_starts(minilm):
+    """The settings classes check their values when made; one changed afterwards (``ctx.k = 0``,
+    ``ctx.upper = "high"``) ran unchecked into the nodes until 2026-12-03. Now the run's entry
+    node checks it again: the same ``ConfigError`` as at construction, before any node runs."""
+    from ragraphs.settings import CRAGContext
+
+    c = Components(llm=FakeListChatModel(responses=["Paris"] * 4),
+                   retriever=InMemoryVectorStore.from_texts(["Paris is the capital of France."], minilm))
+    ctx = RAGContext()
+    ctx.k = 0
+    with pytest.raises(ConfigError, match="'k' must be a whole number >= 1, got 0"):
+        build_graph("vanilla", c).invoke({"question": QUESTION}, context=ctx)
+    crag = CRAGContext(web="none")
+    crag.upper = "high"  # type: ignore[assignment]
+    with pytest.raises(ConfigError, match="run setting 'upper' must be a number"):
+        build_graph("crag", c).invoke({"question": QUESTION}, context=crag)
+    ctx.k = 1  # set right again: runs
+    assert build_graph("vanilla", c).invoke({"question": QUESTION}, context=ctx)["answer"] == "Paris"

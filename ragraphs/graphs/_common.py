@@ -22,7 +22,7 @@ from langgraph.types import Overwrite
 from langgraph.typing import ContextT as C
 
 from ..errors import ConfigError
-from ..setting_values import RUN_SETTINGS, recorded_settings, refuse_other_settings
+from ..setting_values import RUN_SETTINGS, check_values, recorded_settings, refuse_other_settings
 from ..settings import context_of
 from ..state.types import Node
 
@@ -302,6 +302,8 @@ def start_at(
         update: dict[str, Any] = {}
         if settings is not None:  # what the routers read where LangGraph gives them no runtime
             ctx: Any = context_of(runtime, settings)
+            if ctx is getattr(runtime, "context", None):  # the caller's object: changed since it was made?
+                check_values(ctx)  # (a value set after it was built ran unchecked until 2026-12-03)
             update[RUN_SETTINGS] = recorded_settings(ctx)
             _warn_configurable_settings(ctx, getattr(runtime, "context", None))
         mark: dict[str, Any] = {"node": name, "elapsed_s": 0.0, "asked": asked[:RUN_QUESTION_CHARS]}
