@@ -88,15 +88,17 @@ def check_writable_file(path: str, option: str = "--out") -> None:
 _SECRET_NAME = re.compile(r"(API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD)$", re.I)
 
 
-def redact(text: str) -> str:
+def redact(text: str, *secrets: str | None) -> str:
     """``text`` with the values of secret environment variables (``OPENAI_API_KEY``,
-    ``*_TOKEN``, ``*_SECRET``, ``*_PASSWORD``...) replaced by ``***``.
+    ``*_TOKEN``, ``*_SECRET``, ``*_PASSWORD``...) and the ``secrets`` given (a model's own key,
+    set in Python and in no variable: shown until 2026-12-03) replaced by ``***``.
 
     Used on every error message ragraphs prints or records: a server may echo the key it
     was sent (``Incorrect API key provided: sk-...``) and the message must not carry it on.
     """
-    for name, value in os.environ.items():
-        if len(value) >= 6 and _SECRET_NAME.search(name) and value in text:
+    values = [v for name, v in os.environ.items() if _SECRET_NAME.search(name)] + [s for s in secrets if s]
+    for value in values:
+        if len(value) >= 6 and value in text:
             text = text.replace(value, "***")
     return text
 

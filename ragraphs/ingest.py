@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterable
 
 from .errors import ConfigError, InputError
 from .sources import (is_url, iter_files, not_documents, one_name_per_file, page_address, path_list,  # noqa: F401
-                      path_text, printable_path)  # (importable from here as before)
+                      name_text, path_text, printable_path)  # (importable from here as before)
 from .ingest_remove import gone_ids  # noqa: F401  (importable from here as before)
 from .state.types import Passage, make_passage, passage_id
 from .tools.documents import (decode_text as _decode, docx_title, html_file_text, html_to_text, notebook_markdown, pdf_pages,
@@ -103,10 +103,10 @@ def _chunks(title: str, text: str, source: str, max_words: int, cut: Callable[..
     """The passages of one file's text; ``meta["path"]`` is the file's absolute path, which
     ingest's replacement of a changed file's old passages matches on."""
     path = path_text(source)
-    title = printable_path(title)
+    title = name_text(title)  # (kept as it is: the prompts quote it on one line, the command line escapes it)
     # a title that is only the file's name ("notes", "plan") names no page: DR-RAG's title links
     # leave it out (every text saying "notes" linked to every notes.txt until 2026-11-30)
-    meta: dict[str, str] = {"title_from": "file"} if title == printable_path(os.path.splitext(os.path.basename(source))[0]) else {}
+    meta: dict[str, str] = {"title_from": "file"} if title == name_text(os.path.splitext(os.path.basename(source))[0]) else {}
     real = path_text(os.path.realpath(source))
     if real != path:  # read through a link: where it led, so that another spelling's passages are replaced
         meta["real"] = real

@@ -30,11 +30,16 @@ def escape_controls(text: str, lines: bool = False) -> str:
     return text.translate(_CONTROLS_BUT_LINES if lines else _CONTROLS)
 
 
+def name_text(name: str) -> str:
+    """A file name (or a title made of one) as text to keep: one that is not UTF-8 (a Latin-1 file
+    name, one from a Windows zip) reads with U+FFFD in place of its bytes; its surrogate escapes
+    failed the embedder and lost the whole ingest until 2026-11-30."""
+    return _as_text(name, "replace")
+
+
 def printable_path(path: str) -> str:
-    """A file path or name as text to show: a name that is not UTF-8 (a Latin-1 file name, one
-    from a Windows zip) reads with U+FFFD in place of its bytes (its surrogate escapes failed the
-    embedder and lost the whole ingest until 2026-11-30); a control character in it as ``\\xNN``."""
-    return escape_controls(_as_text(path, "replace"))
+    """A file path or name as text to show: :func:`name_text`, a control character in it as ``\\xNN``."""
+    return escape_controls(name_text(path))
 
 
 def path_text(path: str) -> str:

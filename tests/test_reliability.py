@@ -596,6 +596,29 @@ def test_api_key_echoed_by_a_refusing_server_is_masked(tmp_path, openai_stub):
     assert SECRET not in r.stderr.decode()
 
 
+def test_a_key_set_in_python_alone_and_a_debug_traceback_are_masked_too(tmp_path, openai_stub):
+    """A key given to your own ``ChatOpenAI(api_key=...)``, in no variable, and echoed by the
+    server; and ``RAGRAPHS_DEBUG=1``'s traceback of an echoed key set in ``OPENAI_API_KEY``.
+    **Were bugs** (until 2026-12-03): the error showed the first, the traceback the second, twice."""
+    from langchain_openai import ChatOpenAI
+
+    from ragraphs.errors import LLMError
+    from ragraphs.tools.llm import complete
+
+    stub = openai_stub("echo401")
+    llm = ChatOpenAI(model="stub", api_key=SECRET, base_url=stub.url, max_retries=0)
+    with pytest.raises(LLMError) as caught:
+        complete(llm, "What is the capital of France?")
+    assert "Incorrect API key provided: ***" in str(caught.value) and SECRET not in str(caught.value)
+    r = subprocess.run([PY, "-m", "ragraphs", "ask", "What is the capital of France?", "--method", "none", "--llm",
+                        "openai:stub"], capture_output=True, timeout=240,
+                       env=_env(tmp_path, OPENAI_BASE_URL=stub.url, OPENAI_API_KEY=SECRET, RAGRAPHS_LLM_RETRIES="0",
+                                RAGRAPHS_DEBUG="1"))
+    err = r.stderr.decode()
+    assert r.returncode == 1 and "Traceback (most recent call last)" in err and "Incorrect API key provided: ***" in err
+    assert SECRET not in err
+
+
 def test_a_refused_placeholder_key_says_openai_api_key_is_not_set(tmp_path, openai_stub):
     """``OPENAI_API_KEY`` unset: ragraphs sends a placeholder key (keyless local servers take
     any), and a server that wants a key answers 401. The error line says the variable is not set;

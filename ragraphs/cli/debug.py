@@ -196,7 +196,7 @@ def print_history(rows: list[dict], *, full: bool = False, out=None) -> None:
         prev_source = r["source"]
         if r.get("question") and r["question"] != asked:  # a later question asked on the same thread
             asked = r["question"]
-            print(f"{'':12}question: {escape_controls(asked)}", file=out)
+            print(f"{'':12}question: {escape_controls(str(asked))}", file=out)
         for i, e in enumerate(ran):
             lead = head if i == 0 else " " * len(head)
             print(f"{lead}  ran {e.get('node')} ({float(e.get('elapsed_s', 0)) * 1000:.0f} ms)", file=out)
@@ -264,7 +264,7 @@ def cmd_history(args: argparse.Namespace) -> int:
     print(f"thread {args.thread_id}: method {method}; {len(rows)} checkpoints in {describe(args.checkpointer)}")
     question = next((r["question"] for r in rows if r.get("question")), None)
     if question:
-        print(f"question: {escape_controls(question)}")
+        print(f"question: {escape_controls(str(question))}")
     if ctx:  # a thread whose runs had other settings says which are the latest run's (until
         # 2026-11-30 the latest run's read as the whole thread's)
         label = ("settings" if len(contexts) <= 1 else

@@ -137,6 +137,8 @@ def main(argv: list[str] | None = None) -> int:
     from ..tools.env import flag
 
     debug = flag("RAGRAPHS_DEBUG")
+    if debug:  # the traceback a debug run ends with, its secrets masked (a server's echo of the key was shown
+        sys.excepthook = _redacted_traceback  # whole until 2026-12-03)
     try:
         # inside: a bad variable read while the verbs load (RAGRAPHS_LOCKED_SETTINGS) is one line too
         args = build_parser().parse_args(argv)
@@ -161,6 +163,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"ragraphs: error: {redact(str(cause))}", file=sys.stderr)
             return cause.exit_code
         raise
+
+
+def _redacted_traceback(kind: type[BaseException], value: BaseException, tb: Any) -> None:
+    import traceback
+
+    sys.stderr.write(redact("".join(traceback.format_exception(kind, value, tb))))
 
 
 def _user_cause(exc: BaseException) -> RagraphsError | None:

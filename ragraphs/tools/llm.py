@@ -21,7 +21,6 @@ from __future__ import annotations
 import os
 import re
 import threading
-import weakref
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -37,6 +36,7 @@ from ..errors import ConfigError, LLMError, redact, without_userinfo
 from .completion_chat import CompletionChat
 from .env import positive_number, whole_number
 from .llama import LlamaCppCompletionChat, check_gguf, gemma_gguf_path, render_messages
+from .model_marks import ModelMarks
 from .text import message_text
 
 DEFAULT_LLM = "gemma"
@@ -230,8 +230,9 @@ def complete(
 
 def _drop_refused(llm: BaseLanguageModel, kwargs: dict[str, Any], e: LLMError) -> bool:
     """Whether the call may go again without the parameter its endpoint refused, for this model
-    from then on: `max_tokens` (an empty extra_body too: it replaces the model's own), or `stop`
-    (OpenAI's reasoning models: every call failed until 2026-12-03; answers are cut after)."""
+    from then on: `max_tokens` (an empty extra_body too: it replaces the model's own), `stop`
+    (OpenAI's reasoning models: every call failed until 2026-12-03; answers are cut after), or a
+    `temperature` of a model :func:`make_llm` built (the o-series take only their default)."""
     if "extra_body" in kwargs and "max_tokens" in kwargs["extra_body"] and _refused(e, "max_tokens"):
         kwargs["extra_body"] = {k: v for k, v in kwargs["extra_body"].items() if k != "max_tokens"}
         _NO_EXTRA_MAX.add(llm)
@@ -240,7 +241,17 @@ def _drop_refused(llm: BaseLanguageModel, kwargs: dict[str, Any], e: LLMError) -
         del kwargs["stop"]
         _NO_STOP.add(wrapped_model(llm))
         return True
+    model = wrapped_model(llm)
+    if getattr(model, "temperature", None) is not None and _refused(e, "temperature") and _made_here(model):
+        model.temperature = None  # OpenAI's o-series take the default alone (every call failed until 2026-12-03)
+        return True
     return False
+
+
+def _made_here(model: Any) -> bool:
+    """Whether :func:`make_llm` built ``model`` (its settings are ours to change; a user's are theirs)."""
+    with _CACHE_LOCK:
+        return any(m is model for m in _CACHE.values())
 
 
 def _call_kwargs(llm: BaseLanguageModel, stop: list[str] | None, max_tokens: int | None, grammar: str | None,
@@ -278,33 +289,11 @@ def _refused(e: LLMError, parameter: str) -> bool:
     """Whether the server refused the call for its ``parameter`` (a 400 naming it unsupported)."""
     said = str(e.__cause__ or "").lower()
     return (getattr(e.__cause__, "status_code", None) == 400 and re.search(rf"\b{parameter}\b", said) is not None
-            and any(w in said for w in ("unsupported parameter", "not supported", "unrecognized", "extra inputs")))
+            and any(w in said for w in ("unsupported parameter", "unsupported value", "not supported", "does not support",
+                                        "unrecognized", "extra inputs")))
 
 
 OPENAI_HOSTS = ("api.openai.com", "openai.azure.com")  # endpoints that read max_completion_tokens only
-
-
-class ModelMarks:
-    """A set of models, by identity, that forgets a model when it is collected (weakly held;
-    one that takes no weak reference is held). Holding every marked model kept each one a
-    server had refused alive for the life of the process until 2026-11-30; a plain id could
-    be another model's once the first was collected."""
-
-    def __init__(self) -> None:
-        self._weak: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
-        self._held: dict[int, Any] = {}
-
-    def add(self, model: Any) -> None:
-        try:
-            self._weak[id(model)] = model
-        except TypeError:
-            self._held[id(model)] = model
-
-    def __contains__(self, model: Any) -> bool:
-        return self._weak.get(id(model)) is model or self._held.get(id(model)) is model
-
-    def __len__(self) -> int:
-        return len(self._weak) + len(self._held)
 
 
 # the chat models whose endpoint refused `max_tokens` beside `max_completion_tokens`, or `stop`
@@ -391,7 +380,8 @@ def _reply(llm: Any, prompt: str, tags: list[str] | None, kwargs: dict[str, Any]
         first = " ".join(str(e).split())[:400]  # one line, the cause included (a first line may be "1 validation error:")
         # a server may echo the key it was sent: the message must not carry it on
         note = _key_unset_note(llm, e)
-        raise LLMError(redact(f"LLM call failed ({model_label(llm)}): {note}{type(e).__name__}: {first}")) from e
+        key = getattr(getattr(wrapped_model(llm), "openai_api_key", None), "get_secret_value", lambda: None)()
+        raise LLMError(redact(f"LLM call failed ({model_label(llm)}): {note}{type(e).__name__}: {first}", key)) from e
     text = without_thinking(text, cut=finish == "length")
     # a server that reports no usage (llama-cpp-python's when streaming): about 4 characters a token
     n_in = int(usage.get("input_tokens") or 0) or max(1, len(prompt) // 4)

@@ -35,7 +35,8 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Val
 
 from ..errors import LLMError
 from .llama import LlamaCppCompletionChat
-from .llm import Completion, ModelMarks, complete, has_fallbacks, wrapped_model
+from .llm import Completion, complete, has_fallbacks, wrapped_model
+from .model_marks import ModelMarks
 from .parsing import parse_json_object
 
 M = TypeVar("M", bound=BaseModel)
@@ -338,7 +339,9 @@ def _schema_refused(e: LLMError) -> bool:
     cause = e.__cause__
     said = str(cause or "").lower()
     kinds = {k.__name__ for k in type(cause).__mro__}  # langchain-openai's own subclasses of openai's
-    names_it = any(w in said for w in ("response_format", "json_schema", "response format"))
+    # vLLM's xgrammar / outlines refusals ("...JSON schema contains features not supported by xgrammar",
+    # "Failed to transform json schema into a grammar") read as other errors until 2026-12-03
+    names_it = any(w in said for w in ("response_format", "json_schema", "response format", "json schema"))
     if kinds & {"BadRequestError", "UnprocessableEntityError"}:
         return names_it
     # a 500 only when it is the request's validation that failed (not a transient fault of the

@@ -360,14 +360,21 @@ def test_a_wrapped_chat_model_of_a_local_server_is_sent_max_tokens_too():
     assert S.constraint_mode(make_llm("gemma").bind(temperature=0)) == "grammar"  # the embedded model's grammar
 
 
-def test_a_server_that_refuses_json_schema_is_read_leniently_from_then_on():
-    """HTTP 400 naming ``response_format`` (a server with ``json_object`` only): the decision is
-    asked again without it and read leniently, and that model is not sent a schema again."""
+@pytest.mark.parametrize("refusal", [
+    "This response_format type is unavailable now",
+    # vLLM's (xgrammar: maxLength, maxItems... unsupported; outlines): failed the decision until 2026-12-03
+    "The provided JSON schema contains features not supported by xgrammar.",
+    "Failed to transform json schema into a grammar: unsupported keyword maxItems",
+])
+def test_a_server_that_refuses_json_schema_is_read_leniently_from_then_on(refusal):
+    """HTTP 400 naming ``response_format`` (a server with ``json_object`` only) or the JSON schema
+    (vLLM's grammar backends): the decision is asked again without it and read leniently, and
+    that model is not sent a schema again."""
     from langchain_openai import ChatOpenAI
 
     def respond(body, headers):
         if "response_format" in body:
-            return 400, {"error": {"message": "This response_format type is unavailable now", "type": "invalid_request_error"}}
+            return 400, {"error": {"message": refusal, "type": "BadRequestError"}}
         return 200, chat_completion('{"keywords": ["Henry Feilden", "occupation"]}', body["model"], 9, 9)
 
     server = ChatEndpoint(respond)
@@ -607,6 +614,38 @@ def test_an_endpoint_that_refuses_stop_is_called_again_without_it():
     finally:
         other.close()
     assert len(other.bodies) == 1
+
+
+def test_an_o_series_model_made_from_a_spec_drops_the_temperature_its_endpoint_refuses(monkeypatch):
+    """``--llm openai:o4-mini``: OpenAI's o-series take only their default temperature (a 400:
+    "Unsupported value: 'temperature' does not support 0.0 with this model"). The model made from
+    the spec is called again without it, and not sent it again. **Was a bug** (until 2026-12-03):
+    every call failed. A temperature you set on a model of your own is yours: its refusal is raised."""
+    from langchain_openai import ChatOpenAI
+
+    from ragraphs.errors import LLMError
+    from ragraphs.tools.llm import complete, make_llm
+
+    def respond(body, headers):
+        if "temperature" in body and body["temperature"] != 1:
+            return 400, {"error": {"message": f"Unsupported value: 'temperature' does not support {body['temperature']} "
+                                              "with this model. Only the default (1) value is supported.",
+                                   "type": "invalid_request_error", "param": "temperature", "code": "unsupported_value"}}
+        return 200, chat_completion("1832", body["model"], 5, 2)
+
+    server = ChatEndpoint(respond)
+    monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+    monkeypatch.setenv("OPENAI_API_KEY", "x")
+    monkeypatch.setenv("RAGRAPHS_LLM_RETRIES", "0")
+    try:
+        o4 = make_llm("openai:o4-mini-temperature-test")
+        assert complete(o4, "When was Gustave Eiffel born?").text == "1832"
+        assert complete(o4, "Again?").text == "1832"
+        with pytest.raises(LLMError, match="does not support 0"):
+            complete(ChatOpenAI(model="o4-mini", api_key="x", base_url=server.url, max_retries=0, temperature=0), "Q")
+    finally:
+        server.close()
+    assert ["temperature" in b for b in server.bodies] == [True, False, False, True]
 
 
 def test_openai_compatible_calls_found_in_review(monkeypatch):
