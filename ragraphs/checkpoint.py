@@ -281,8 +281,9 @@ def _check_checkpoint_file(path: str) -> None:
 
 
 @asynccontextmanager
-async def open_async_checkpointer(spec: str | None = None) -> AsyncIterator:
-    """An async checkpointer for ``spec``, for ``graph.ainvoke`` / ``astream`` and servers.
+async def open_async_checkpointer(spec: str | None = None, *, server: bool = False) -> AsyncIterator:
+    """An async checkpointer for ``spec``, for ``graph.ainvoke`` / ``astream`` and servers
+    (``server``: the saver :mod:`ragraphs.checkpoint_server` gives a LangGraph server).
 
     PostgreSQL uses a small connection pool, so concurrent runs in one worker share it.
     """
@@ -308,7 +309,9 @@ async def open_async_checkpointer(spec: str | None = None) -> AsyncIterator:
             await pool.close()
             raise _postgres_error(spec, e) from e
         try:
-            saver = AsyncPostgresSaver(pool, serde=strict_serde())
+            from .checkpoint_server import server_postgres_saver
+
+            saver = (server_postgres_saver() if server else AsyncPostgresSaver)(pool, serde=strict_serde())
             try:  # under the lock, on a connection of its own (a pool of one would wait for itself)
                 async with await psycopg.AsyncConnection.connect(spec, autocommit=True, prepare_threshold=0,
                                                                   connect_timeout=10) as lock:
@@ -339,7 +342,9 @@ async def open_async_checkpointer(spec: str | None = None) -> AsyncIterator:
     except OSError as e:
         raise ConfigError(f"cannot create the checkpointer file {path}: {e}") from e
     async with aiosqlite.connect(path) as conn:  # AsyncSqliteSaver.from_conn_string takes no serde
-        lite = AsyncSqliteSaver(conn, serde=strict_serde())
+        from .checkpoint_server import ServerSqliteSaver
+
+        lite = (ServerSqliteSaver if server else AsyncSqliteSaver)(conn, serde=strict_serde())
         try:
             await lite.setup()
         except sqlite3.DatabaseError as e:
@@ -353,5 +358,5 @@ async def server_checkpointer() -> AsyncIterator:
     "ragraphs.checkpoint.server_checkpointer"}``, the dotted form LangGraph's loader reads): the spec comes from ``$RAGRAPHS_CHECKPOINTER``
     (a PostgreSQL URL for a multi-worker deployment; a SQLite file for one process)."""
     spec = os.environ.get(ENV_VAR) or None
-    async with open_async_checkpointer(spec) as saver:
+    async with open_async_checkpointer(spec, server=True) as saver:  # `rollback` needs adelete_for_runs
         yield saver

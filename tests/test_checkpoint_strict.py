@@ -219,3 +219,35 @@ def test_every_graph_writes_and_reads_back_its_thread_with_nothing_blocked(metho
     else:
         assert state["answer"] == out["answer"] and state["passages"] == out["passages"]
         assert state["trace"] == out["trace"]
+
+
+def test_the_servers_checkpointer_takes_a_cancelled_runs_checkpoints_out(tmp_path, monkeypatch):
+    """A LangGraph server over ``server_checkpointer`` (``RAGRAPHS_CHECKPOINTER``) calls
+    ``adelete_for_runs`` for double-texting's ``rollback`` and a cancel with ``action="rollback"``:
+    the run's checkpoints (its metadata's ``run_id``) and their writes go, the thread's earlier
+    run stays whole, the chat's messages too. **Was a bug** (until 2026-12-03): the saver had no
+    such method, the server's worker failed with a RuntimeError and the thread stayed busy."""
+    from ragraphs.checkpoint import server_checkpointer
+
+    monkeypatch.setenv("RAGRAPHS_CHECKPOINTER", str(tmp_path / "server.sqlite"))
+    corpus = [make_passage("Seine", "The Seine flows through Paris.")]
+
+    async def go() -> tuple[list, list, list, int]:
+        async with server_checkpointer() as saver:
+            chat = build_chat_graph(river_components(corpus), checkpointer=saver)
+            cfg = {"configurable": {"thread_id": "t"}}
+            for run, q in (("run-1", "Which river flows through Paris?"), ("run-2", "And through Rome?")):
+                await chat.ainvoke({"messages": [("user", q)]}, {**cfg, "metadata": {"run_id": run}},
+                                   context={"k": 1})
+            before = [m.content for m in (await chat.aget_state(cfg)).values["messages"]]
+            await saver.adelete_for_runs(["run-2"])
+            after = [m.content for m in (await chat.aget_state(cfg)).values["messages"]]
+            runs = [t.metadata.get("run_id") async for t in saver.alist(cfg)]
+            async with saver.conn.execute("SELECT count(*) FROM writes WHERE checkpoint_id NOT IN "
+                                          "(SELECT checkpoint_id FROM checkpoints)") as cur:
+                orphans = (await cur.fetchone())[0]
+            return before, after, runs, orphans
+
+    before, after, runs, orphans = asyncio.run(go())
+    assert before[:2] == after and len(before) == 4 and after[0] == "Which river flows through Paris?"
+    assert set(runs) == {"run-1"} and orphans == 0

@@ -123,8 +123,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         # it (refused, naming no option, until 2026-11-30); a new store gets the int8 one
         embeddings=MiniLMEmbeddings(fast=False) if args.exact else None,
     )
-    report = ingest(args.paths, corpus, max_words=args.chunk_words or CHUNK_WORDS, progress=not args.quiet, replace=not args.keep_old,
-                    sync=args.sync)
+    report = ingest(args.paths, corpus, max_words=args.chunk_words or CHUNK_WORDS, progress=not args.quiet,
+                    replace=not args.keep_old, sync=args.sync)
     _print_notes(report, args.paths)
     unmade = made if made and not report.passages else None  # nothing to store: no empty store left (until 2026-12-02)
     total = 0 if unmade else corpus.count()

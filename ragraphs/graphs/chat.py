@@ -56,8 +56,8 @@ def _with_ids(write: Any, at: int) -> list:
     removed (``RemoveMessage``) nor edited by its id, and an edit was added as a new message
     (until 2026-12-03)."""
     msgs = convert_to_messages(write if isinstance(write, list) else [write])
-    return [m if m.id else m.model_copy(update={"id": str(uuid.uuid5(_MESSAGE_IDS, f"{at + i}\x00{m.type}\x00{m.content!r}"))})
-            for i, m in enumerate(msgs)]
+    named = (str(uuid.uuid5(_MESSAGE_IDS, f"{at + i}\x00{m.type}\x00{m.content!r}")) for i, m in enumerate(msgs))
+    return [m if m.id else m.model_copy(update={"id": mid}) for m, mid in zip(msgs, named)]
 
 
 def fold_messages(messages: list, writes: Sequence[Any]) -> list:
