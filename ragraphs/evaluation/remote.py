@@ -53,9 +53,10 @@ async def _assistant_id(client, url: str, graph_id: str) -> str:
                           f"{str(e).replace(url, shown)}") from e
     try:
         found = await client.assistants.search(graph_id=graph_id, limit=10)
-    except Exception as e:
-        raise ConfigError(f"cannot reach the LangGraph server at {shown}: {type(e).__name__}: "
-                          f"{str(e).replace(url, shown)}") from e
+    except Exception as e:  # reached: an answer of the server's (a graph it does not serve: "cannot reach" until 2026-12-03)
+        answered = getattr(e, "response", None) is not None
+        said = f"the LangGraph server at {shown} answered" if answered else f"cannot reach the LangGraph server at {shown}"
+        raise ConfigError(f"{said}: {type(e).__name__}: {str(e).replace(url, shown)}") from e
     if not found:
         try:
             served = sorted({a["graph_id"] for a in await client.assistants.search(limit=100)})

@@ -117,3 +117,43 @@ def test_server_that_is_not_there_or_lacks_the_graph_is_one_error_line(served, d
     rc = main(base + ["--server", f"http://127.0.0.1:{free_port()}", "--pool", str(data_dir / "hotpotqa.sample.jsonl")])
     err = capsys.readouterr().err
     assert rc == 2 and "--corpus, --pool and --web are for local runs" in err
+
+
+def test_a_server_that_answers_with_an_error_is_not_called_unreachable(tmp_path):
+    """A server that answered the assistants search with an HTTP error (a graph it does not
+    serve: 404 "Graph 'short' not found") was reported as "cannot reach" until 2026-12-03."""
+    import asyncio
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    import httpx
+    from langgraph_sdk.errors import NotFoundError
+
+    from ragraphs.errors import ConfigError
+    from ragraphs.evaluation.remote import _assistant_id
+
+    class Ok(BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b"{}")
+
+        def log_message(self, *a):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Ok)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+
+    class Client:
+        class assistants:
+            @staticmethod
+            async def search(**kw):
+                response = httpx.Response(404, request=httpx.Request("POST", url + "/assistants/search"))
+                raise NotFoundError("Graph 'short' not found", response=response, body=None)
+
+    try:
+        with pytest.raises(ConfigError, match=f"the LangGraph server at {url} answered: NotFoundError: Graph 'short'"):
+            asyncio.run(_assistant_id(Client(), url, "short"))
+    finally:
+        server.shutdown()
