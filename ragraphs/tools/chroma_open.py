@@ -11,6 +11,7 @@ from urllib.parse import unquote, urlparse
 
 from ..errors import ConfigError, StoreError, check_folder_place, without_userinfo
 from .embeddings import MiniLMEmbeddings, embedder_id, same_embedder
+from .env import positive_number
 
 
 def chroma_client(path: str | None, url: str | None) -> Any:
@@ -49,12 +50,34 @@ def _server_client(url: str, settings: Any) -> Any:
     if u.username is not None:
         token = base64.b64encode(f"{unquote(u.username)}:{unquote(u.password or '')}".encode()).decode()
         headers = {"Authorization": f"Basic {token}"}
+    host = f"[{u.hostname}]" if ":" in u.hostname else u.hostname
+    timeout = positive_number("RAGRAPHS_STORE_TIMEOUT", 60.0)
+    _answers_in_time(f"{u.scheme}://{host}:{port}", shown, headers, timeout)
     try:
-        return chromadb.HttpClient(host=f"[{u.hostname}]" if ":" in u.hostname else u.hostname, port=port,
-                                   ssl=u.scheme == "https", headers=headers, settings=settings)
+        client = chromadb.HttpClient(host=host, port=port, ssl=u.scheme == "https", headers=headers, settings=settings)
     except Exception as e:
         # the client is given the host alone: its message holds no password
         raise StoreError(f"cannot reach Chroma server at {shown}: {e}") from e
+    session = getattr(getattr(client, "_server", None), "_session", None)  # chromadb's httpx client: no timeout of
+    if session is not None:  # its own, so a server that stopped answering held a run for good (until 2026-12-03)
+        import httpx
+
+        session.timeout = httpx.Timeout(timeout)
+    return client
+
+
+def _answers_in_time(base: str, shown: str, headers: dict | None, timeout: float) -> None:
+    """A :class:`StoreError` when the Chroma server at ``base`` accepts the connection and does not
+    answer its heartbeat within ``timeout`` seconds (``RAGRAPHS_STORE_TIMEOUT``); a refused
+    connection is left to the client, which says so."""
+    import httpx
+
+    try:
+        httpx.get(base + "/api/v2/heartbeat", headers=headers or {}, timeout=timeout)
+    except httpx.TimeoutException as e:
+        raise StoreError(f"Chroma server at {shown} did not answer in {timeout:g} s (RAGRAPHS_STORE_TIMEOUT)") from e
+    except httpx.HTTPError:
+        return
 
 
 def check_collection_name(collection: str) -> None:

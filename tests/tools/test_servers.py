@@ -163,3 +163,36 @@ def test_unreachable_chroma_server_is_a_clear_error(tmp_path, port, cli):
     r = cli("ingest", tmp_path / "a.txt", "--store-url", f"http://127.0.0.1:{port}")
     assert r.returncode != 0 and "Traceback" not in r.stderr
     assert r.stderr.startswith("ragraphs: error:") and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_a_chroma_server_that_stops_answering_is_a_store_error_not_a_hang(tmp_path, port, minilm, monkeypatch):
+    """A Chroma server frozen mid-session (SIGSTOP: it accepts connections and answers nothing):
+    a search, and a store opened on it, end in ``RAGRAPHS_STORE_TIMEOUT`` seconds with a
+    ``StoreError``; the server answering again, searches work. **Was a bug** (until
+    2026-12-03): chromadb's client waits without a limit, so the run hung for good."""
+    import signal
+    import time
+
+    from ragraphs.errors import StoreError
+    from ragraphs.state.types import make_passage
+    from ragraphs.tools.vectorstore import ChromaCorpus
+
+    monkeypatch.setenv("RAGRAPHS_STORE_TIMEOUT", "2")
+    proc = _start_chroma(tmp_path, port)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        corpus = ChromaCorpus(url=url, collection="frozen", embeddings=minilm)
+        corpus.add([make_passage("Lima", "Lima is the capital of Peru.")])
+        proc.send_signal(signal.SIGSTOP)
+        try:
+            t0 = time.monotonic()
+            with pytest.raises(StoreError):
+                corpus.search("capital of Peru", 1, mode="dense")
+            with pytest.raises(StoreError, match=f"Chroma server at {url} did not answer in 2 s"):
+                ChromaCorpus(url=url, collection="frozen", embeddings=minilm, create=False)
+            assert time.monotonic() - t0 < 30
+        finally:
+            proc.send_signal(signal.SIGCONT)
+        assert corpus.search("capital of Peru", 1, mode="dense")[0]["title"] == "Lima"
+    finally:
+        stop_process(proc)
