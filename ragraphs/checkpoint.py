@@ -309,8 +309,8 @@ async def open_async_checkpointer(spec: str | None = None, *, server: bool = Fal
             await pool.close()
             raise _postgres_error(spec, e) from e
         try:
-            from .checkpoint_server import server_postgres_saver
-
+            if server:
+                from .checkpoint_server import server_postgres_saver
             saver = (server_postgres_saver() if server else AsyncPostgresSaver)(pool, serde=strict_serde())
             try:  # under the lock, on a connection of its own (a pool of one would wait for itself)
                 async with await psycopg.AsyncConnection.connect(spec, autocommit=True, prepare_threshold=0,

@@ -11,6 +11,7 @@ PostgreSQL shares between a thread's checkpoints by channel version, are kept.
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Sequence
 
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
@@ -34,8 +35,9 @@ class ServerSqliteSaver(AsyncSqliteSaver):
             await self.conn.commit()
 
 
+@functools.cache
 def server_postgres_saver() -> Any:
-    """:class:`AsyncPostgresSaver` with ``adelete_for_runs`` (the class, made when the
+    """:class:`AsyncPostgresSaver` with ``adelete_for_runs`` (the class, made once, when the
     ``[postgres]`` extra is there). Not run here: no PostgreSQL server on this machine."""
     from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
