@@ -119,7 +119,7 @@ def make_llm(spec: str | None = None, *, max_tokens: int = 64, timeout: float | 
     (``BaseChatModel``), except for ``openai-completion:<model>``, which gives langchain-openai's
     completion model ``OpenAI`` (a ``BaseLLM``). :func:`complete` calls either.
 
-    Remote models time out after ``RAGRAPHS_LLM_TIMEOUT`` seconds (default 120) and are
+    Remote models wait at most ``RAGRAPHS_LLM_TIMEOUT`` seconds (default 120) for each read and are
     retried ``RAGRAPHS_LLM_RETRIES`` times (default 1).
     """
     spec = (spec or os.environ.get("RAGRAPHS_LLM") or DEFAULT_LLM).strip()
