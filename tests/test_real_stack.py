@@ -177,6 +177,58 @@ def test_the_embedded_model_streams_the_text_it_returns(gemma):
     S.Keywords.model_validate_json(streamed)
 
 
+_MANY_ASYNC_STREAMS = """
+import asyncio, os, sys
+from langchain_core.messages import HumanMessage
+from ragraphs.tools.llm import make_llm
+
+llm = make_llm("gemma", max_tokens=6)
+n = min(32, (os.cpu_count() or 1) + 4) + 3  # more callers than the event loop's executor has threads
+prompts = [[HumanMessage(f"Question: What is {i} plus {i}?\\nAnswer:")] for i in range(n)]
+alone = [llm.invoke(p).content for p in prompts]
+
+
+async def streamed(p):
+    return "".join([c.content async for c in llm.astream(p)])
+
+
+async def first_piece(p):
+    async for c in llm.astream(p):
+        return c.content  # the consumer stops early: the decoding ends, the lock is freed
+
+
+async def main():
+    try:
+        outs = await asyncio.wait_for(asyncio.gather(*map(streamed, prompts)), 150)
+        await asyncio.wait_for(first_piece(prompts[0]), 60)
+        after = await asyncio.wait_for(asyncio.to_thread(llm.invoke, prompts[1]), 60)
+    except asyncio.TimeoutError:
+        print("HUNG", flush=True)
+        os._exit(1)
+    print("SAME" if outs == alone and after.content == alone[1] else f"DIFFERENT {outs} {alone}", flush=True)
+    os._exit(0)
+
+
+asyncio.run(main())
+"""
+
+
+def test_the_embedded_model_streams_to_more_async_callers_than_executor_threads():
+    """Concurrent ``astream`` calls of the embedded model, more than the event loop's executor
+    has threads, each get the text ``invoke`` gives (greedy), and one that stops reading early
+    frees the model; they hung for good until 2026-12-03 (each chunk was read by an executor
+    thread while the lock was held, and waiting callers took every thread). In a child
+    process: a hang must fail the test, not the test run."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    r = subprocess.run([sys.executable, "-c", _MANY_ASYNC_STREAMS], capture_output=True, text=True,
+                       timeout=400, env=env)
+    assert r.stdout.strip() == "SAME", (r.stdout[-2000:], r.stderr[-2000:])
+
+
 def test_a_graph_streams_its_answer_through_langgraph_messages(tmp_path, data_dir, minilm, gemma):
     """LangGraph's ``stream_mode="messages"`` gets the embedded model's answer as it is
     written, tagged with the node that asked; the state's answer is cut from that text."""

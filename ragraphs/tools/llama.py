@@ -3,15 +3,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import atexit
+import contextvars
 import hashlib
 import os
 import threading
 import weakref
 from collections import OrderedDict
-from typing import Any, Iterator, Optional
+from typing import Any, AsyncIterator, Generator, Optional
 
-from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
@@ -250,7 +252,7 @@ class LlamaCppCompletionChat(BaseChatModel):
         stop: Optional[list[str]] = None,
         run_manager: Optional[CallbackManagerForLLMRun] = None,
         **kwargs: Any,
-    ) -> Iterator[ChatGenerationChunk]:
+    ) -> Generator[ChatGenerationChunk, None, None]:
         """Token by token, the same greedy decoding as :meth:`_generate` (the same text).
 
         LangChain takes this path when a streaming handler listens, e.g. LangGraph's
@@ -285,6 +287,58 @@ class LlamaCppCompletionChat(BaseChatModel):
                 chunk_position="last",
             )
         )
+
+    async def _astream(
+        self,
+        messages: list[BaseMessage],
+        stop: Optional[list[str]] = None,
+        run_manager: Optional[AsyncCallbackManagerForLLMRun] = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        """:meth:`_stream` for async code, decoded from start to end by one thread of its own.
+
+        LangChain's default steps the sync stream one chunk per call of the event loop's
+        executor; with the model's lock held from the first chunk to the last, callers waiting
+        for the lock took every executor thread and the holder had none left to go on (more
+        concurrent ``astream`` calls than the executor's threads hung for good until
+        2026-12-03). A consumer that stops early ends the decoding, and the lock is freed."""
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue = asyncio.Queue()
+        halt = threading.Event()
+        end = object()
+
+        def hand(item: Any) -> None:
+            try:
+                loop.call_soon_threadsafe(queue.put_nowait, item)
+            except RuntimeError:  # the loop closed: nobody reads any more
+                halt.set()
+
+        def decode() -> None:
+            try:
+                chunks = self._stream(messages, stop, None, **kwargs)
+                try:
+                    for chunk in chunks:
+                        if halt.is_set():
+                            break
+                        hand(chunk)
+                finally:
+                    chunks.close()  # frees the lock
+            except BaseException as e:  # raised in the caller's task
+                hand(e)
+            else:
+                hand(end)
+
+        threading.Thread(target=contextvars.copy_context().run, args=(decode,), daemon=True,
+                         name="ragraphs-llama-astream").start()
+        try:
+            while (item := await queue.get()) is not end:
+                if isinstance(item, BaseException):
+                    raise item
+                if run_manager and item.message.content:
+                    await run_manager.on_llm_new_token(str(item.message.content), chunk=item)
+                yield item
+        finally:
+            halt.set()
 
 
 # the llama.cpp models this process loaded, by id (pydantic models are not hashable)
