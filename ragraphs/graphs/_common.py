@@ -433,7 +433,13 @@ def nested_run() -> dict[str, Any]:
     next ``interrupt()``, and a finished run leaves none in the caller's thread (it wrote its
     state at every step until 2026-11-30; compiled without a checkpointer, for one afternoon,
     its second interrupt could never be answered). Nothing without a checkpointer above, where
-    LangGraph would warn that durability has no effect."""
+    LangGraph would warn that durability has no effect.
+
+    A step that is resumed runs its methods with LangGraph's default durability: several methods
+    run in one step (an agent's parallel tool calls, ``method_retriever.batch``) each keep
+    their state, so one that finished is not asked again while another waits for its answer
+    (with "exit" a finished run kept nothing, and its interrupt came back for ever, until
+    2026-12-03). Only resumed turns write the method's steps into the thread."""
     from langgraph.config import get_config
     from langgraph.constants import CONF, CONFIG_KEY_CHECKPOINTER
 
@@ -441,4 +447,7 @@ def nested_run() -> dict[str, Any]:
         config = get_config()
     except RuntimeError:  # not inside a graph's step
         return {}
-    return {"durability": "exit"} if (config.get(CONF) or {}).get(CONFIG_KEY_CHECKPOINTER) is not None else {}
+    conf = config.get(CONF) or {}
+    if conf.get(CONFIG_KEY_CHECKPOINTER) is None or conf.get("__pregel_resuming"):  # langgraph's CONFIG_KEY_RESUMING
+        return {}
+    return {"durability": "exit"}

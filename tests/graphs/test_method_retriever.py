@@ -143,3 +143,42 @@ def test_retriever_errors_name_the_method_or_setting():
         method_retriever("drrag")
     with pytest.raises(ConfigError, match=r"method 'dr-rag' has no setting 'strategie' \(did you mean 'strategy'"):
         method_retriever("dr-rag", strategie="cfs")
+
+
+def test_a_batch_in_one_step_whose_model_asks_a_human_resumes_to_the_end():
+    """``method_retriever.batch`` in one node of a checkpointed graph, ERM4's rewriter asking a
+    human (``interrupt()``) at each call: each answer is taken once and the step ends; the
+    interrupts came back for ever until 2026-12-03 (a finished run kept nothing, see
+    ``nested_run``)."""
+    from typing import TypedDict
+
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.types import Command, interrupt
+
+    questions = ["Capital of Peru?", "City in the Andes?"]
+
+    def asks(prompt):
+        interrupt(next(q for q in questions if q in prompt))
+        return "Lima"
+
+    retriever = method_retriever("erm4", Components(llm=ScriptedChat(script=asks), retriever=small_corpus(
+        [("Lima", "Lima is the capital of Peru."), ("Cusco", "Cusco is a city in the Andes.")])), k=1)
+
+    class S(TypedDict, total=False):
+        qs: list
+        n: list
+
+    g = StateGraph(S)
+    g.add_node("rag", lambda s: {"n": [len(docs) for docs in retriever.batch(s["qs"])]})
+    g.add_edge(START, "rag")
+    g.add_edge("rag", END)
+    app, config = g.compile(checkpointer=InMemorySaver()), {"configurable": {"thread_id": "b"}}
+    out, asked = app.invoke({"qs": questions}, config), []
+    for _ in range(10):
+        if not out.get("__interrupt__"):
+            break
+        asked += [i.value for i in out["__interrupt__"]]
+        out = app.invoke(Command(resume={i.id: "go on" for i in out["__interrupt__"]}), config)
+    # (ERM4 asks its model more than once per question: each call is answered in its turn)
+    assert not out.get("__interrupt__") and set(asked) == set(questions) and len(out["n"]) == 2
