@@ -104,14 +104,21 @@ def _chunks(title: str, text: str, source: str, max_words: int, cut: Callable[..
     ingest's replacement of a changed file's old passages matches on."""
     path = path_text(source)
     title = name_text(title)  # (kept as it is: the prompts quote it on one line, the command line escapes it)
+    real = path_text(os.path.realpath(source))
+    if real != path and title == _stem(source):  # a file read through a link is titled as the file itself: one
+        title = _stem(os.path.realpath(source))  # passage id whichever name reads it (they took turns until 2026-12-03)
     # a title that is only the file's name ("notes", "plan") names no page: DR-RAG's title links
     # leave it out (every text saying "notes" linked to every notes.txt until 2026-11-30)
-    meta: dict[str, str] = {"title_from": "file"} if title == name_text(os.path.splitext(os.path.basename(source))[0]) else {}
-    real = path_text(os.path.realpath(source))
+    meta: dict[str, str] = {"title_from": "file"} if title == _stem(os.path.realpath(source)) else {}
     if real != path:  # read through a link: where it led, so that another spelling's passages are replaced
         meta["real"] = real
     return [_file_passage(title, c, path, i, **meta) for i, c in enumerate(cut(text, max_words, fits=_titled(fits, title)))
             if c.strip()]
+
+
+def _stem(path: str) -> str:
+    """A file's name without its extension, as a title."""
+    return name_text(os.path.splitext(os.path.basename(path))[0])
 
 
 _markdown_chunks = partial(chunk_text, keep_lines=True)  # fenced code, pipe tables: their lines kept (since 2026-12-02)
@@ -394,9 +401,11 @@ def ingest(
     import time
 
     if not callable(getattr(corpus, "add", None)):  # a LangChain store failed with an AttributeError until 2026-12-01
-        raise ConfigError(f"ingest adds to a ragraphs store (ChromaCorpus, InMemoryCorpus), not to {type(corpus).__name__}: "
-                          "for a LangChain vector store, add collect_passages' passages as Documents "
-                          "(ragraphs.graphs.retriever.passage_document) with its add_documents")
+        # (it named InMemoryCorpus as one it adds to, refusing it, until 2026-12-03)
+        raise ConfigError(f"ingest adds to a ChromaCorpus, not to {type(corpus).__name__}: an InMemoryCorpus is made "
+                          "from collect_passages' passages (InMemoryCorpus(passages, embeddings)); for a LangChain "
+                          "vector store, add them as Documents (ragraphs.graphs.retriever.passage_document) with its "
+                          "add_documents")
     paths = path_list(paths)  # read twice with sync
     with warnings.catch_warnings():  # tqdm.auto warns in a notebook kernel without ipywidgets
         warnings.simplefilter("ignore")

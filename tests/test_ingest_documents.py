@@ -169,9 +169,13 @@ def test_only_bad_documents_exit_non_zero(docs, tmp_path, capsys):
     assert not (tmp_path / "s").exists()
     assert main(["ingest", str(docs / "locked.pdf"), "--store", str(tmp_path / "new" / "store"), "--quiet", "--json"]) == 1
     assert json.loads(capsys.readouterr().out)["store_total"] == 0 and not (tmp_path / "new").exists()
-    (tmp_path / "kept").mkdir()  # a folder the user made stays
+    (tmp_path / "kept").mkdir()  # an empty folder the user made stays, empty (a store was left in it until 2026-12-03)
     assert main(["ingest", str(docs / "locked.pdf"), "--store", str(tmp_path / "kept"), "--quiet"]) == 1
-    assert f"no store made at {tmp_path / 'kept'}" not in capsys.readouterr().out and (tmp_path / "kept").is_dir()
+    assert f"no store made at {tmp_path / 'kept'}" in capsys.readouterr().out and (tmp_path / "kept").is_dir()
+    assert not list((tmp_path / "kept").iterdir())
+    (tmp_path / "kept" / "mine.txt").write_text("the user's")  # a folder holding anything else: left as it is
+    main(["ingest", str(docs / "locked.pdf"), "--store", str(tmp_path / "kept"), "--quiet"])
+    assert "no store made" not in capsys.readouterr().out and [p.name for p in (tmp_path / "kept").iterdir()] == ["mine.txt"]
 
 
 def test_a_folder_walk_leaves_out_stores_environments_and_caches(tmp_path, capsys, minilm):
@@ -836,6 +840,15 @@ def test_one_file_under_two_names_is_stored_once(tmp_path, capsys, minilm):
     summary, err, _ = run("hard", docs)
     assert summary == {**summary, "files": 1, "store_total": 1}
     assert f"{okapi}: the same file as {docs / 'okapi-copy.md'}; read once" in err
+    # a text file, titled by its name, and a link to it: one passage whichever name reads it (the
+    # link's name titled its copy, and each ingest replaced the other's, until 2026-12-03)
+    (tmp_path / "notes").mkdir()
+    plain = tmp_path / "notes" / "quokka.txt"
+    plain.write_text(QUOKKA)
+    (tmp_path / "notes" / "marsupial.txt").symlink_to(plain)
+    for name in ("quokka.txt", "marsupial.txt", "quokka.txt"):
+        summary, _, stored = run("file-link", tmp_path / "notes" / name)
+        assert summary == {**summary, "removed": 0, "store_total": 1} and [p["title"] for p in stored] == ["quokka"]
 
 
 def test_page_addresses_and_collection_names(tmp_path, capsys):
@@ -1005,8 +1018,13 @@ def test_skip_reasons_in_json_a_langchain_store_refused_and_no_chunk_advice_for_
     assert main(["ingest", str(tmp_path / "in"), "--store", str(tmp_path / "s"), "--json", "--quiet"]) == 0
     summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert summary["skipped_files"] == 1 and summary["skipped"][0].startswith(f"{tmp_path / 'in' / 'bad.pdf'}: ")
-    with pytest.raises(ConfigError, match="ingest adds to a ragraphs store .*not to InMemoryVectorStore"):
+    with pytest.raises(ConfigError, match="ingest adds to a ChromaCorpus, not to InMemoryVectorStore"):
         ingest([str(tmp_path / "in" / "ok.txt")], InMemoryVectorStore(HashEmbeddings()))
+    from ragraphs.tools.vectorstore import InMemoryCorpus
+
+    # it named InMemoryCorpus among the stores it adds to while refusing it (until 2026-12-03)
+    with pytest.raises(ConfigError, match=r"not to InMemoryCorpus: an InMemoryCorpus is made from collect_passages"):
+        ingest([str(tmp_path / "in" / "ok.txt")], InMemoryCorpus([]))
     assert main(["ingest", str(data_dir / "musique.sample.jsonl"), "--store", str(tmp_path / "b"), "--quiet",
                  "--chunk-words", "20"]) == 0
     assert "run past the encoder" not in capsys.readouterr().err

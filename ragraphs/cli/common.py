@@ -18,10 +18,11 @@ from ..state.types import passage_place, written
 def add_store_args(p: argparse.ArgumentParser) -> None:
     """``--store``, ``--store-url`` and ``--collection``; a command that takes them calls
     :func:`store_from_env` on its arguments before it opens the store."""
-    p.add_argument("--store", metavar="DIR", help="Chroma directory (default: $RAGRAPHS_STORE_URL's server if set, "
-                   "else $RAGRAPHS_HOME/chroma, ~/.ragraphs/chroma)")
-    p.add_argument("--store-url", metavar="URL", help="use a Chroma server instead, e.g. http://127.0.0.1:8000 "
-                   "(default: $RAGRAPHS_STORE_URL, unless --store is given)")
+    where = p.add_mutually_exclusive_group()  # both given, --store was ignored until 2026-12-03
+    where.add_argument("--store", metavar="DIR", help="Chroma directory (default: $RAGRAPHS_STORE_URL's server if set, "
+                       "else $RAGRAPHS_HOME/chroma, ~/.ragraphs/chroma)")
+    where.add_argument("--store-url", metavar="URL", help="use a Chroma server instead, e.g. http://127.0.0.1:8000 "
+                       "(default: $RAGRAPHS_STORE_URL, unless --store is given)")
     p.add_argument("--collection", default=None, help="collection name (default: $RAGRAPHS_COLLECTION, else ragraphs)")
 
 

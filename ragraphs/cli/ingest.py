@@ -43,6 +43,20 @@ def _first_missing(path: str) -> str | None:
     return top
 
 
+def _leave_no_store(folder: str, whole: bool) -> None:
+    """Take out the empty store made in ``folder``: the folder too when this run made it
+    (``whole``), else what is in it (the user's empty folder stays)."""
+    if whole:
+        shutil.rmtree(folder, ignore_errors=True)
+        return
+    for entry in os.listdir(folder):
+        full = os.path.join(folder, entry)
+        if os.path.isdir(full):
+            shutil.rmtree(full, ignore_errors=True)
+        else:
+            os.remove(full)
+
+
 def _refuse_bad_input(args: argparse.Namespace) -> None:
     """An :class:`InputError` for a path that is not there, or a store folder placed where
     ingest would read it; before any store opens."""
@@ -115,6 +129,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     _refuse_bad_input(args)
     store = None if args.store_url else (args.store or default_store_path())
     made = _first_missing(store) if store else None  # the folder this run makes, if any
+    # an empty folder named as the store: what this run writes in it (a store was left there until 2026-12-03)
+    empty = store is not None and not made and os.path.isdir(store) and not os.listdir(store)
     corpus = ChromaCorpus(
         store,
         url=args.store_url,
@@ -126,10 +142,11 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     report = ingest(args.paths, corpus, max_words=args.chunk_words or CHUNK_WORDS, progress=not args.quiet,
                     replace=not args.keep_old, sync=args.sync)
     _print_notes(report, args.paths)
-    unmade = made if made and not report.passages else None  # nothing to store: no empty store left (until 2026-12-02)
+    # nothing to store: no empty store left (until 2026-12-02; in an empty folder of the user's, until 2026-12-03)
+    unmade = (made or (store if empty else None)) if not report.passages else None
     total = 0 if unmade else corpus.count()
-    if unmade:
-        shutil.rmtree(unmade, ignore_errors=True)
+    if unmade is not None:
+        _leave_no_store(unmade, whole=unmade == made)
     summary = _summary(report, total)
     print(json.dumps(summary) if args.json else _summary_line(summary, report.seconds, unmade, store))
     return 0 if report.files or not (report.skipped_files or report.skipped_dirs) else 1

@@ -433,13 +433,10 @@ def nested_run() -> dict[str, Any]:
     next ``interrupt()``, and a finished run leaves none in the caller's thread (it wrote its
     state at every step until 2026-11-30; compiled without a checkpointer, for one afternoon,
     its second interrupt could never be answered). Nothing without a checkpointer above, where
-    LangGraph would warn that durability has no effect.
-
-    A step that is resumed runs its methods with LangGraph's default durability: several methods
-    run in one step (an agent's parallel tool calls, ``method_retriever.batch``) each keep
-    their state, so one that finished is not asked again while another waits for its answer
-    (with "exit" a finished run kept nothing, and its interrupt came back for ever, until
-    2026-12-03). Only resumed turns write the method's steps into the thread."""
+    LangGraph would warn that durability has no effect. A resumed step runs them with the default
+    durability: of several in one step (parallel tool calls, ``method_retriever.batch``) a finished
+    one keeps its state, not asked again while another waits (with "exit" it kept nothing, and the
+    interrupts came back for ever, until 2026-12-03)."""
     from langgraph.config import get_config
     from langgraph.constants import CONF, CONFIG_KEY_CHECKPOINTER
 

@@ -719,3 +719,16 @@ def test_the_demo_refuses_a_model_spec_before_it_ingests(tmp_path, capsys):
     code, out, err = main_captured(capsys, "demo", "--llm", "nope:x", "--store", tmp_path / "demo")
     assert code == 2 and "unknown LLM spec 'nope:x'" in err and "ingest" not in out
     assert not (tmp_path / "demo").exists()
+
+
+@pytest.mark.parametrize("command", [["ingest", "README.md"], ["ask", "Where is Lima?"], ["chat"], ["replay", "t1"]])
+def test_a_store_folder_and_a_store_server_together_are_refused(command, tmp_path, capsys):
+    """``--store DIR --store-url URL``: one or the other (the usage line's ``|``); with both, the
+    folder was left out without a word and the documents went to the server (until 2026-12-03)."""
+    from conftest import main_captured
+
+    with pytest.raises(SystemExit) as stop:
+        main_captured(capsys, *command, "--store", tmp_path / "s", "--store-url", "http://127.0.0.1:9")
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and "--store-url: not allowed with argument --store" in err
+    assert not (tmp_path / "s").exists()
