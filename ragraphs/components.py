@@ -264,6 +264,16 @@ class Components:
                     raise ConfigError(f"run setting 'rerank': {e} (or 'evaluator', or 'none')") from e
             return self.judges[key]
 
+    def load_judges(self, ctx: Any = None) -> None:
+        """Load the judges a run of ``ctx``'s settings reads: a method's evaluator (the shipped
+        roles share one model: the pair and NLI views are free) and the ``rerank`` setting's
+        re-ranker. A judge that cannot be loaded is a :class:`ConfigError` (``eval`` calls this
+        before its first question: each question failed on it, until 2026-12-03)."""
+        if ctx is not None and type(ctx).__name__ not in ("RAGContext", "ChatContext"):
+            self.judge("evaluator")
+        if ctx is not None:  # a re-ranker folder or name too (loaded in the first question until 2026-11-30, night)
+            self.reranker(str(getattr(ctx, "rerank", "none")))
+
     def warm_up(self, ctx: Any = None) -> float:
         """Load what a run of ``ctx``'s settings will surely use, before its clock starts: the
         retriever's query embedder, its BM25 index (``bm25`` or ``hybrid`` retrieval) and title
@@ -284,10 +294,7 @@ class Components:
                 links = getattr(ctx, "link_question", False) or int(getattr(ctx, "link_expand", 0) or 0) > 0
                 if links and callable(getattr(retriever, "title_index", None)):
                     retriever.title_index()
-            if ctx is not None and type(ctx).__name__ not in ("RAGContext", "ChatContext"):
-                self.judge("evaluator")  # the shipped roles share one model: the pair and NLI views are free
-            if ctx is not None:  # a re-ranker folder or name too (loaded in the first question until 2026-11-30, night)
-                self.reranker(str(getattr(ctx, "rerank", "none")))
+            self.load_judges(ctx)
             if ctx is not None and not getattr(ctx, "skip_generation", False):
                 llm = self.llm(getattr(ctx, "llm", None), max_tokens=int(getattr(ctx, "max_new_tokens", 64)))
                 if hasattr(llm, "_load"):

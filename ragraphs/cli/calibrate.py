@@ -245,6 +245,8 @@ def lower_from(fitted: dict, judge: Any, how: str) -> dict:
 def _refuse_bad_args(args: argparse.Namespace, path: str) -> None:
     """An :class:`InputError` for a missing data file or a value out of range, and for an
     ``--out`` that cannot be written: before the work, so that its result is not lost."""
+    if os.path.isdir(path):  # "no such file" until 2026-12-03, as the other commands say it
+        raise InputError(f"--data {path} is a folder; give a data file")
     if not os.path.isfile(path):
         raise InputError(f"--data: no such file: {path}")
     if args.k < 1:
@@ -366,7 +368,8 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         } if missed else {}),
         "strip_threshold": strip_cut,
         "strips": {"n": len(strip_y), "with_answer": int(sum(strip_y))},
-        "use": f"--set upper={fitted['upper']} --set lower={fitted['lower']}"
+        # the cosine baseline's cuts: no run reads them (its line set the trained evaluator's cuts until 2026-12-03)
+        "use": None if args.judge == "cosine" else f"--set upper={fitted['upper']} --set lower={fitted['lower']}"
         + (f" --set strip_threshold={strip_cut}" if strip_cut is not None else ""),
         **calibration_provenance(args),
     }

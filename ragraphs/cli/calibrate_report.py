@@ -50,7 +50,10 @@ def print_calibration(report: dict, args: argparse.Namespace) -> None:
             f"incorrect {sh['incorrect']:.1%}; correct precision {q['correct_precision']}, "
             f"incorrect precision {q['incorrect_precision']}"
         )
-    print(f"  use: ragraphs ask --method crag {report['use']}")
+    if report["use"]:
+        print(f"  use: ragraphs ask --method crag {report['use']}")
+    else:
+        print("  (the cosine baseline's cuts: CRAG runs the trained evaluator, whose scores these do not fit)")
 
 
 def calibration_provenance(args: Any) -> dict[str, Any]:

@@ -43,18 +43,29 @@ def _first_missing(path: str) -> str | None:
     return top
 
 
-def _leave_no_store(folder: str, whole: bool) -> None:
-    """Take out the empty store made in ``folder``: the folder too when this run made it
-    (``whole``), else what is in it (the user's empty folder stays)."""
-    if whole:
-        shutil.rmtree(folder, ignore_errors=True)
-        return
-    for entry in os.listdir(folder):
-        full = os.path.join(folder, entry)
+def _new_or_empty(store: str | None) -> tuple[str | None, bool]:
+    """The outermost folder of the store this run makes (None if it is there), and whether the
+    store is an empty folder already there."""
+    made = _first_missing(store) if store else None
+    return made, store is not None and not made and os.path.isdir(store) and not os.listdir(store)
+
+
+def _leave_no_store(made: str | None, empty: str | None) -> str | None:
+    """An ingest that stored nothing leaves no empty store (until 2026-12-02; in an empty folder of
+    the user's until 2026-12-03): the folders it ``made`` go, an ``empty`` one is emptied again.
+    Returns the store folder, or None when neither."""
+    if made:
+        shutil.rmtree(made, ignore_errors=True)
+        return made
+    if not empty:
+        return None
+    for entry in os.listdir(empty):
+        full = os.path.join(empty, entry)
         if os.path.isdir(full):
             shutil.rmtree(full, ignore_errors=True)
         else:
             os.remove(full)
+    return empty
 
 
 def _refuse_bad_input(args: argparse.Namespace) -> None:
@@ -128,9 +139,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         return _remove(args)
     _refuse_bad_input(args)
     store = None if args.store_url else (args.store or default_store_path())
-    made = _first_missing(store) if store else None  # the folder this run makes, if any
-    # an empty folder named as the store: what this run writes in it (a store was left there until 2026-12-03)
-    empty = store is not None and not made and os.path.isdir(store) and not os.listdir(store)
+    made, empty = _new_or_empty(store)
     corpus = ChromaCorpus(
         store,
         url=args.store_url,
@@ -142,11 +151,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     report = ingest(args.paths, corpus, max_words=args.chunk_words or CHUNK_WORDS, progress=not args.quiet,
                     replace=not args.keep_old, sync=args.sync)
     _print_notes(report, args.paths)
-    # nothing to store: no empty store left (until 2026-12-02; in an empty folder of the user's, until 2026-12-03)
-    unmade = (made or (store if empty else None)) if not report.passages else None
+    unmade = _leave_no_store(made, store if empty else None) if not report.passages else None
     total = 0 if unmade else corpus.count()
-    if unmade is not None:
-        _leave_no_store(unmade, whole=unmade == made)
     summary = _summary(report, total)
     print(json.dumps(summary) if args.json else _summary_line(summary, report.seconds, unmade, store))
     return 0 if report.files or not (report.skipped_files or report.skipped_dirs) else 1

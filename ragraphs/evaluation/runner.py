@@ -296,6 +296,8 @@ def run_spec(
     if withheld is not None and not hasattr(withheld, "withhold"):
         raise ConfigError("withhold_gold needs a retriever that can withhold passages (evaluation.corpus.WithheldRetriever)")
     sources = run_sources(spec, ctx, components)
+    if spec.method not in ("none", ORACLE):
+        components.load_judges(ctx)  # one that cannot load: refused before anything is written
     # the run's own reservoir first, so that the recorded settings name it (they held
     # reservoir_path null until 2026-11-30); --fresh empties it, and a resume is refused only
     # with resume=True, which empties nothing

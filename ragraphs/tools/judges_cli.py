@@ -33,15 +33,28 @@ def _check_training_shape(args: argparse.Namespace) -> None:
         raise ConfigError(f"--warmup is a share of the steps, from 0 to below 1, got {args.warmup}")
     if args.threads < 0:
         raise ConfigError(f"--threads must be >= 0 (0: every core), got {args.threads}")
-    if args.max_length < 16:
-        raise ConfigError(f"--max-length must be at least 16 tokens, got {args.max_length}")
+    positions = _positions(args.init)
+    if not 16 <= args.max_length <= positions:  # past the model's positions: a judge that failed on long texts
+        raise ConfigError(f"--max-length must be from 16 to the model's {positions} positions, got {args.max_length}")
+    if args.temperature is not None and not args.teachers:  # ignored without a word until 2026-12-03
+        raise ConfigError("--temperature softens the --teachers' labels; without --teachers it would change nothing")
     if args.mine_k < 0 or args.pair_mine_k < 0:
         raise ConfigError("--mine-k and --pair-mine-k must be >= 0")
     if args.layers is not None and args.layers > 6 and args.init is None:
         raise ConfigError(f"--layers keeps the first N of the start model's layers (MiniLM has 6), got {args.layers}")
+    _check_start_models(args)
+
+
+def _check_start_models(args: argparse.Namespace) -> None:
+    """``--init`` and ``--teachers``: judge folders that hold what the training reads of them."""
     for opt, d in [("--init", args.init), *(("--teachers", t) for t in args.teachers or ())]:
         if d is not None:
             _check_judge_folder(opt, d)
+    for t in args.teachers or ():  # a teacher's untrained head labelled the items until 2026-12-03
+        lacking = [r for r in (args.judge or JUDGE_CHOICES) if r not in _roles_of(t)]
+        if lacking:
+            raise ConfigError(f"--teachers: {t} holds no judge for {', '.join(lacking)} (trained for "
+                              f"{', '.join(_roles_of(t)) or 'no role'}); give --judge the roles it was trained for")
     if args.layers is not None and args.init is not None:
         try:
             with open(os.path.join(args.init, "config.json"), encoding="utf-8") as fh:
@@ -50,6 +63,28 @@ def _check_training_shape(args: argparse.Namespace) -> None:
             raise InputError(f"--init: {args.init}/config.json cannot be read: {e}") from e
         if have and args.layers > have:
             raise ConfigError(f"--layers keeps the first N of the --init model's {have} layers, got {args.layers}")
+
+
+def _positions(init: str | None) -> int:
+    """The token positions of the model training starts from (MiniLM's 512, or ``--init``'s)."""
+    if init is None:
+        return 512
+    try:
+        with open(os.path.join(init, "config.json"), encoding="utf-8") as fh:
+            return int(json.load(fh).get("max_position_embeddings") or 512)
+    except (OSError, ValueError, TypeError, AttributeError):  # checked later, with its message
+        return 512
+
+
+def _roles_of(folder: str) -> list[str]:
+    """The roles a judge folder was trained for (its ragraphs_judge.json; all for a folder without one)."""
+    try:
+        with open(os.path.join(folder, "ragraphs_judge.json"), encoding="utf-8") as fh:
+            return list(json.load(fh).get("roles") or [])
+    except FileNotFoundError:
+        return list(JUDGE_CHOICES)
+    except (OSError, ValueError, AttributeError):
+        return []
 
 
 def _check_judge_folder(opt: str, d: str) -> None:
@@ -82,26 +117,15 @@ def cmd_train_judge(args: argparse.Namespace) -> int:
     from .judges.train import TrainConfig, train_judges
 
     _check_files(args.data)
-    if args.epochs <= 0 or not (math.isfinite(args.lr) and args.lr > 0) or args.batch_size < 1:
-        # nan passed "<= 0" and failed in the optimizer with a traceback (until 2026-12-01), inf trained
-        raise ConfigError(f"--epochs and --lr must be > 0 (--lr a finite number, got {args.lr}) and --batch-size >= 1")
-    if args.neg_ratio < 1:
-        raise ConfigError("--neg-ratio must be >= 1")
-    if not (math.isfinite(args.temperature) and args.temperature > 0):
-        raise ConfigError(f"--temperature must be a finite number > 0, got {args.temperature}")
-    if args.layers is not None and args.layers < 1:
-        raise ConfigError("--layers must be >= 1")
-    if not 0.0 < args.val_fraction < 1.0:
-        raise ConfigError("--val-fraction must be between 0 and 1")
-    if args.limit is not None and args.limit < 1:
-        raise ConfigError("--limit must be >= 1 (leave it out for every question)")
+    _check_numbers(args)
     _check_training_shape(args)
     roles = tuple(args.judge or JUDGE_CHOICES)
     no_cap: dict[str, Any] = {"max_per_file": {}} if args.no_cap else {}
     cfg = TrainConfig(roles=roles, epochs=args.epochs, lr=args.lr, warmup_ratio=args.warmup, batch_size=args.batch_size,
                       max_length=args.max_length, mine_k=args.mine_k, pair_mine_k=args.pair_mine_k, val_fraction=args.val_fraction, seed=args.seed,
                       threads=args.threads, limit=args.limit, init=args.init, neg_ratio=args.neg_ratio,
-                      teachers=tuple(args.teachers or ()), temperature=args.temperature, layers=args.layers,
+                      teachers=tuple(args.teachers or ()), temperature=2.0 if args.temperature is None else args.temperature,
+                      layers=args.layers,
                       **no_cap)
     log = (lambda m: None) if args.json else (lambda m: print(m, file=sys.stderr, flush=True))
     # the trainer prints its logs ({'loss': ...}) on stdout, where --json owes the JSON alone
@@ -114,8 +138,31 @@ def cmd_train_judge(args: argparse.Namespace) -> int:
         v, q = meta["validation_fp32"][role], meta["validation_int8"][role]
         print(f"{role}: held-out accuracy {v['accuracy']:.3f} / AUC {v['auc']:.3f} (fp32), "
               f"{q['accuracy']:.3f} / {q['auc']:.3f} (int8 ONNX) on {v['n']} items; threshold {meta['thresholds'][role]}")
-    print(f"trained in {meta['seconds']['train']:.0f} s; saved {args.out}")
+    phases = meta.get("phases") or []
+    went_on = f" ({meta['seconds']['train']:.0f} s with the judge it went on from)" if len(phases) > 1 else ""
+    print(f"trained in {phases[-1]['seconds'] if phases else meta['seconds']['train']:.0f} s{went_on}; saved {args.out}")
     return 0
+
+
+def _check_numbers(args: argparse.Namespace) -> None:
+    """train-judge's numbers in their ranges, before any work."""
+    if not (math.isfinite(args.epochs) and args.epochs > 0):  # nan, inf: a traceback after the model loaded (until 2026-12-03)
+        raise ConfigError(f"--epochs must be a finite number > 0, got {args.epochs}")
+    if not (math.isfinite(args.lr) and args.lr > 0) or args.batch_size < 1:
+        # nan passed "<= 0" and failed in the optimizer with a traceback (until 2026-12-01), inf trained
+        raise ConfigError(f"--lr must be > 0 (--lr a finite number, got {args.lr}) and --batch-size >= 1")
+    if not 0 <= args.seed < 2**32:  # numpy's range: a traceback until 2026-12-03
+        raise ConfigError(f"--seed must be from 0 to 2**32 - 1, got {args.seed}")
+    if args.neg_ratio < 1:
+        raise ConfigError("--neg-ratio must be >= 1")
+    if args.temperature is not None and not (math.isfinite(args.temperature) and args.temperature > 0):
+        raise ConfigError(f"--temperature must be a finite number > 0, got {args.temperature}")
+    if args.layers is not None and args.layers < 1:
+        raise ConfigError("--layers must be >= 1")
+    if not 0.0 < args.val_fraction < 1.0:
+        raise ConfigError("--val-fraction must be between 0 and 1")
+    if args.limit is not None and args.limit < 1:
+        raise ConfigError("--limit must be >= 1 (leave it out for every question)")
 
 
 def cmd_judge_eval(args: argparse.Namespace) -> int:
@@ -229,7 +276,7 @@ def register(subparsers) -> None:
     p.add_argument("--teachers", nargs="+", metavar="DIR", default=None,
                    help="distil: label the training items sigmoid(mean logit / --temperature) of these judges "
                         "(e.g. four seeds of this recipe) instead of 0 / 1")
-    p.add_argument("--temperature", type=float, default=2.0, help="with --teachers: the softening of their mean logit")
+    p.add_argument("--temperature", type=float, default=None, help="with --teachers: the softening of their mean logit (default 2)")
     p.add_argument("--layers", type=int, default=None,
                    help="keep the first N of the start model's transformer layers (MiniLM has 6): a faster judge")
     p.add_argument("--json", action="store_true")

@@ -499,7 +499,7 @@ def test_calibrate_crag_by_document_where_every_retrieval_holds_gold(capsys, tmp
 @pytest.mark.parametrize("args, message", [
     (("--warmup", "1"), "--warmup is a share of the steps"),
     (("--threads", "-1"), "--threads must be >= 0"),
-    (("--max-length", "0"), "--max-length must be at least 16"),
+    (("--max-length", "0"), "--max-length must be from 16 to the model's 512 positions"),
     (("--mine-k", "-1"), "--mine-k and --pair-mine-k must be >= 0"),
     (("--layers", "9"), "MiniLM has 6"),
     (("--init", "/no/such/folder"), "--init: no such folder"),

@@ -755,3 +755,24 @@ def test_a_later_command_into_the_same_out_leaves_no_picture_of_the_earlier_one(
     assert tokens.isdigit(), tokens  # a mean of whole tokens, not 514.30
     assert sorted(p.name for p in (out / "runs" / "popqa").iterdir()) == ["none-fake_x", "vanilla-fake_x",
                                                                            "vanilla-k3-fake_x"]
+
+
+def test_a_judge_that_cannot_load_is_refused_before_the_run(tmp_path, data_dir, capsys, monkeypatch):
+    """``eval`` of CRAG with ``RAGRAPHS_JUDGES_DIR`` naming nothing (or a ``rerank`` folder that is
+    not there): one line, exit 2, nothing written; until 2026-12-03 every question failed on it
+    and the corrected command into the same ``--out`` was refused ("holds answers of the judges ...")."""
+    data = str(data_dir / "hotpotqa.sample.jsonl")
+    out = tmp_path / "out"
+    argv = ["eval", "--method", "crag", "--retrieval-only", "--data", data, "--limit", "2", "--quiet", "--out", str(out)]
+    monkeypatch.setenv("RAGRAPHS_JUDGES_DIR", str(tmp_path / "nonexist"))
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.strip().splitlines() == [f"ragraphs: error: judge model not found: {tmp_path / 'nonexist'} (from RAGRAPHS_JUDGES_DIR)"]
+    assert not list(out.rglob("results.jsonl"))
+    monkeypatch.delenv("RAGRAPHS_JUDGES_DIR")
+    assert main(["eval", "--method", "dr-rag", "--retrieval-only", "--data", data, "--limit", "2", "--quiet",
+                 "--out", str(tmp_path / "o2"), "--set", f"rerank={tmp_path / 'nonexist'}"]) == 2
+    assert "run setting 'rerank': judge model not found" in capsys.readouterr().err
+    assert main(argv) == 0
+    recs = [json.loads(line) for line in next(out.rglob("results.jsonl")).read_text().splitlines()]
+    assert len(recs) == 2 and not any(r.get("error") for r in recs)

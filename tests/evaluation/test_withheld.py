@@ -98,7 +98,11 @@ def test_calibrate_crag_fits_on_withheld_misses(tmp_path, data_dir, capsys):
     # upper one; the rule's fit is kept beside it, and the upper threshold does not move
     out2 = tmp_path / "judge.json"
     assert main([*common, "--misses", "withheld", "--out", str(out2)]) == 0
-    assert "the evaluator's own relevance cut" in capsys.readouterr().out
+    said = capsys.readouterr().out
+    assert "the evaluator's own relevance cut" in said
+    # the cosine baseline's cuts: no `use:` line (it set them on the trained evaluator until 2026-12-03)
+    assert "use: ragraphs ask" not in said and "the cosine baseline's cuts" in said
+    assert json.loads(out2.read_text())["use"] is None
     j = json.loads(out2.read_text())["calibrated"]
     assert j["lower_from"] == "judge" and j["lower_rule"] == w["calibrated"]["lower"]
     assert j["lower"] == min(0.0, j["upper"]) and j["upper"] == w["calibrated"]["upper"]

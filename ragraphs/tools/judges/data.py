@@ -22,6 +22,7 @@ import hashlib
 import os
 import random
 import re
+import sys
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
@@ -67,20 +68,33 @@ def spec_name(spec: str) -> str:
     return os.path.basename(path) + (f"@{k}/{n}" if n is not None else "")
 
 
+_SAID: set[str] = set()  # each role reads the files again: each skipped row is said once
+
+
+def _say_once(msg: str) -> None:
+    if msg not in _SAID:
+        _SAID.add(msg)
+        print(msg, file=sys.stderr)
+
+
 def _row_examples(spec: str, dataset: str | None = None, limit: int | None = None, warn=None):
-    """(raw row, Example) for each readable row of a benchmark file (``FILE@K/N`` for a part)."""
-    from ...datasets import LOADERS, detect_format, iter_rows, normalize_dataset_name
+    """(raw row, Example) for each readable row of a benchmark file (``FILE@K/N`` for a part);
+    each row left out is said, as ``eval`` says it (they were dropped without a word until 2026-12-03)."""
+    from ...datasets import LOADERS, _what_is_missing, detect_format, iter_rows, normalize_dataset_name
 
     path, part, nparts = parse_data_spec(spec)
     name = normalize_dataset_name(dataset)
+    say = warn or _say_once
     out = []
-    for i, row in enumerate(iter_rows(path, warn=warn or (lambda m: None))):
+    for i, row in enumerate(iter_rows(path, warn=say)):
         fmt = name or detect_format(row)
         if fmt is None or "question" not in row:
+            say(f"{path}: row {i + 1} {_what_is_missing(row)}; skipped")
             continue
         try:
             ex = LOADERS[fmt](row, fmt)
-        except (KeyError, TypeError, ValueError):
+        except (KeyError, TypeError, ValueError) as e:
+            say(f"{path}: row {i + 1} could not be read as {fmt} ({type(e).__name__}: {e}); skipped")
             continue
         if not ex.id:
             ex.id = f"{fmt}-{i}"

@@ -26,6 +26,7 @@ from ...errors import ConfigError, InputError
 from ..provenance import file_sha256, versions
 from .core import JUDGES, PAIR_SEP, PREFIX, clean
 from .data import Item, _balance, build_items, check_data_files, spec_name, split_items
+from .folders import check_out_dir, put_in_place
 from .metrics import best_threshold, metrics_at
 from .onnx import export_int8
 from .widths import load_cross_encoder
@@ -190,20 +191,6 @@ def soft_labels(teachers: Sequence[str], pairs: list[tuple[str, str]], temperatu
     return 1.0 / (1.0 + np.exp(-np.mean(logits, axis=0) / temperature))
 
 
-def check_out_dir(out: Path) -> None:
-    """The folder a judge is written to: new, empty, or a judges folder to replace. Anything
-    else is refused, since writing the judge replaces the folder's contents."""
-    if out.exists() and not out.is_dir():
-        raise InputError(f"--out {out} is a file; give a folder for the judge")
-    if not out.is_dir():
-        return
-    held = [p.name for p in out.iterdir() if p.name != "_train"]
-    if held and "ragraphs_judge.json" not in held:
-        shown = ", ".join(sorted(held)[:5]) + (", ..." if len(held) > 5 else "")
-        raise InputError(f"--out {out} holds files that are not a judge's ({shown}); writing the judge would "
-                         "replace them: give a new or empty folder, or a judges folder to replace")
-
-
 def train_judges(files: Sequence[str], out_dir: str | os.PathLike, cfg: TrainConfig | None = None, *,
                  log: Callable[[str], None] = lambda m: None, progress: bool = False,
                  keep_torch: bool = False, export: bool = True) -> dict:
@@ -227,17 +214,16 @@ def train_judges(files: Sequence[str], out_dir: str | os.PathLike, cfg: TrainCon
                            max_length=cfg.max_length, log=log, progress=progress)
         train_rows = [(a, b, round(float(y), 5)) for (a, b, _y), y in zip(train_rows, soft)]
     out = Path(out_dir)
-    model, loss_curve, steps = _fit(parts, train_rows, cfg, out / "_train", device, log, progress)
+    work = out.parent / f".{out.name}.training"  # the trainer's checkpoints, beside --out (in it until 2026-12-03)
+    try:
+        model, loss_curve, steps = _fit(parts, train_rows, cfg, work, device, log, progress)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
     t1 = time.perf_counter()
     phase = {"lr": cfg.lr, "epochs": cfg.epochs, "warmup": cfg.warmup_ratio, "steps": steps, "seconds": round(t1 - t0, 1)}
     loss_curve, phases = _after_prior(cfg, loss_curve, phase)
     log(f"trained in {t1 - t0:.0f} s; loss {loss_curve[0][1] if loss_curve else '?'} -> {loss_curve[-1][1] if loss_curve else '?'}")
     thresholds, val_fp32, fp32_scores = _fit_thresholds(model, val)
-    if out.exists():
-        for child in out.iterdir():
-            if child.name != "_train":
-                shutil.rmtree(child) if child.is_dir() else child.unlink()
-    model.save(str(out))
     meta: dict[str, Any] = {
         "name": "ragraphs-minilm-cross-encoder",
         "roles": list(cfg.roles),
@@ -256,13 +242,21 @@ def train_judges(files: Sequence[str], out_dir: str | os.PathLike, cfg: TrainCon
         "phases": phases,
         "seconds": {"train": round(sum(ph["seconds"] for ph in phases), 1)},
     }
-    (out / "ragraphs_judge.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
-    shutil.rmtree(out / "_train", ignore_errors=True)
-    if not export:
-        return meta
-    meta = quantize_and_check(out, val, fp32_scores, keep_torch=keep_torch, log=log)
-    meta["seconds"]["total"] = round(time.perf_counter() - t0, 1)
-    (out / "ragraphs_judge.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+    # written whole beside --out, then put in its place: an interrupt while it is written leaves
+    # the judge it replaces as it was (its files were deleted first until 2026-12-03)
+    new = out.parent / f".{out.name}.writing"
+    shutil.rmtree(new, ignore_errors=True)
+    try:
+        model.save(str(new))
+        (new / "ragraphs_judge.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+        if export:
+            meta = quantize_and_check(new, val, fp32_scores, keep_torch=keep_torch, log=log)
+            meta["seconds"]["total"] = round(time.perf_counter() - t0, 1)
+            (new / "ragraphs_judge.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+    except BaseException:
+        shutil.rmtree(new, ignore_errors=True)
+        raise
+    put_in_place(new, out)
     return meta
 
 
