@@ -284,7 +284,7 @@ def test_auc_and_metrics():
 
 # ---------------------------------------------------------------- training end to end
 @pytest.mark.slow
-def test_train_tiny_model_end_to_end(tmp_path, data_dir, monkeypatch):
+def test_train_tiny_model_end_to_end(tmp_path, data_dir, monkeypatch, capsys):
     """The real trainer on a few real questions, then ONNX int8 export and loading."""
     from ragraphs.cli import main
 
@@ -293,6 +293,8 @@ def test_train_tiny_model_end_to_end(tmp_path, data_dir, monkeypatch):
                "--out", str(out), "--limit", "6", "--max-length", "96", "--batch-size", "8", "--val-fraction", "0.3", "--neg-ratio", "2",
                "--seed", "1", "--json"])
     assert rc == 0
+    said, err = capsys.readouterr()
+    assert json.loads(said)["roles"] and "'loss'" not in err  # --json is quiet: the trainer's dicts were on stderr until 2026-12-03
     assert (out / "onnx" / "model_qint8.onnx").is_file() and not (out / "model.safetensors").exists()
     meta = json.loads((out / "ragraphs_judge.json").read_text())
     assert meta["train_items"] > 20 and meta["loss_curve"] and set(meta["thresholds"]) == set(J.JUDGES)

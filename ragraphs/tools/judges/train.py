@@ -354,6 +354,10 @@ def _fit(parts: tuple[Any, Any, Any, Any], train_rows: list[tuple], cfg: TrainCo
         save_strategy="steps", save_steps=50, save_total_limit=1,
     )
     trainer = CrossEncoderTrainer(model=model, args=args, train_dataset=ds, loss=BinaryCrossEntropyLoss(model))
+    if not progress:  # quiet (--json): transformers' printer wrote each {'loss': ...} on stderr until 2026-12-03
+        from transformers import PrinterCallback
+
+        trainer.remove_callback(PrinterCallback)
     trainer.train()
     loss_curve = [[int(h["step"]), round(float(h["loss"]), 4)] for h in trainer.state.log_history if "loss" in h]
     return model, loss_curve, int(trainer.state.global_step)
