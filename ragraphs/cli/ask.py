@@ -75,9 +75,12 @@ def cmd_ask(args: argparse.Namespace) -> int:
     refuse_clashes({**options, "skip_generation": retrieval_only}, typed, args.method,
                    flags={"skip_generation": "--retrieval-only"})
     ctx_values = {**{k: v for k, v in options.items() if v is not None}, **sets}
+    if ctx_values.get("skip_generation") is True:  # the switch by its setting's name (a "no answer" line until 2026-12-03)
+        args.retrieval_only = True
     if getattr(args, "retrieval_only", False):
         if args.method == "none":
-            raise ConfigError("--retrieval-only: method 'none' answers without retrieving; choose a method that retrieves")
+            raise ConfigError("--retrieval-only (skip_generation): method 'none' answers without retrieving; "
+                              "choose a method that retrieves")
         ctx_values["skip_generation"] = True
     unread = sorted(k for k in ctx_values if k in NONE_IGNORES) if args.method == "none" else []
     if unread:  # taken without a word until 2026-11-30

@@ -732,3 +732,22 @@ def test_a_store_folder_and_a_store_server_together_are_refused(command, tmp_pat
     err = capsys.readouterr().err
     assert stop.value.code == 2 and "--store-url: not allowed with argument --store" in err
     assert not (tmp_path / "s").exists()
+
+
+def test_set_skip_generation_in_ask_is_retrieval_only(tmp_path, capsys):
+    """``ask --set skip_generation=true`` is ``--retrieval-only`` by its setting's name: the passages
+    without a "no answer" line, ``retrieval_only`` in ``--json``, and refused for ``none``; until
+    2026-12-03 it said the model gave no answer (never asked) and ran ``none``."""
+    from conftest import main_captured
+
+    doc = tmp_path / "lima.txt"
+    doc.write_text("Lima is the capital and largest city of Peru.")
+    assert main_captured(capsys, "ingest", doc, "--store", tmp_path / "s", "--quiet")[0] == 0
+    ask = ("ask", "Capital of Peru?", "--store", tmp_path / "s", "--llm", "fake:x")
+    said = [main_captured(capsys, *ask, *flag) for flag in (["--retrieval-only"], ["--set", "skip_generation=true"])]
+    assert said[0][0] == said[1][0] == 0 and "no answer" not in said[1][1] and "lima" in said[1][1]
+    assert said[0][1].split("llm calls")[0] == said[1][1].split("llm calls")[0]
+    code, out, _ = main_captured(capsys, *ask, "--set", "skip_generation=true", "--json")
+    assert code == 0 and json.loads(out)["retrieval_only"] is True
+    code, _, err = main_captured(capsys, "ask", "Who?", "--method", "none", "--llm", "fake:x", "--set", "skip_generation=true")
+    assert code == 2 and "method 'none' answers without retrieving" in err
