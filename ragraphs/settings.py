@@ -299,7 +299,8 @@ class ERM4Context(RAGContext):
         default=0.5,
         metadata={"description": "judge filter: keep when the judge's score is >= this (None: the judge's own cut, its "
                   "`thresholds` entry: for the shipped judges the cuts cross-fitted on the dev files, for a train-judge "
-                  "output the validation cut); 0.5 for the evaluator from bench/erm4_filter_threshold.py on 2Wiki+HotpotQA dev (F1 0.70, 2.3 kept per question)"},
+                  "output the validation cut); 0.5 for the evaluator from bench/erm4_filter_threshold.py on 2Wiki+HotpotQA dev (F1 0.70, 2.3 kept per question)",
+                  "range": (-1.0, 1.0)},  # the judges' scales: [-1, 1] (evaluator), [0, 1] (NLI); 7 dropped every passage until 2026-12-03
     )
     hypothesis: Literal["strong", "weak"] = field(default="strong", metadata={"description": "llm filter: strong (contains answers) or weak (possibly aids)"})
     answer_question: Literal["rewritten", "original"] = field(default="rewritten", metadata={"description": "which question the reader answers (paper: rewritten)"})

@@ -318,6 +318,7 @@ def test_cross_setting_and_floor_checks():
     (CRAGContext, {"upper": float("nan")}, "must be a number, got NaN"),
     (DRRAGContext, {"pair_threshold": 5.0}, "from 0 to 1"),
     (MIGRESContext, {"nli_threshold": 3.0}, "from 0 to 1"),
+    (ERM4Context, {"filter_threshold": 7.0}, "from -1 to 1"),  # dropped every passage until 2026-12-03
 ])
 def test_settings_out_of_their_range_are_refused(cls, values, needle):
     """Each was taken without a word until 2026-11-30: ``max_passage_chars=0`` sent the LLM

@@ -194,6 +194,9 @@ def _refuse_judge_eval_options(args: argparse.Namespace) -> None:
         raise ConfigError("--batch must be >= 1")
     if args.threshold is not None and not math.isfinite(args.threshold):  # reported accuracy 0.5 "at threshold nan"
         raise ConfigError(f"--threshold must be a finite number, got {args.threshold}")
+    low = -1.0 if args.judge == "evaluator" else 0.0
+    if args.threshold is not None and not low <= args.threshold <= 1.0:  # every item negative, exit 0, until 2026-12-03
+        raise ConfigError(f"--threshold for the {args.judge} judge is on its scale, from {low:g} to 1; got {args.threshold:g}")
     if args.limit is not None and args.limit < 1:
         raise ConfigError("--limit must be >= 1 (leave it out for every question)")
     if args.pair_tokens is not None and (args.judge != "pair" or args.pair_tokens < 16):

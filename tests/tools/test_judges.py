@@ -677,7 +677,10 @@ def test_judge_eval_refuses_options_its_model_does_not_read(data_dir, capsys):
     for extra, needle in ((["--model", "cosine", "--baseline"], "--model cosine is that floor"),
                           (["--model", "cosine", "--weights", str(J.weights_dir())], "--weights is for --model trained"),
                           (["--llm", "openai:gpt-4o"], "--llm is for --model llm"),
-                          (["--threshold", "nan"], "--threshold must be a finite number, got nan")):
+                          (["--threshold", "nan"], "--threshold must be a finite number, got nan"),
+                          # off the judge's scale: every item negative, exit 0, until 2026-12-03
+                          (["--threshold", "5"], "--threshold for the evaluator judge is on its scale, from -1 to 1; got 5"),
+                          (["--judge", "pair", "--threshold", "-0.5"], "for the pair judge is on its scale, from 0 to 1")):
         rc = main(["judge-eval", "--judge", "evaluator", "--data", data, "--limit", "2", *extra])
         err = capsys.readouterr().err
         assert rc == 2 and needle in err, err
