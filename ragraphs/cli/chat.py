@@ -63,7 +63,9 @@ def cmd_chat(args: argparse.Namespace) -> int:
     components.warm_up(settings)
     interactive = sys.stdin.isatty()
     if interactive or earlier:
-        print(f"chat with {args.method}, thread {thread}" + (f" ({earlier} earlier messages)" if earlier else "")
+        # a chat kept in memory names no thread (its id named nothing `history` could read until 2026-12-03)
+        where = f"thread {thread}" if args.thread else "kept in memory (--thread ID keeps it)"
+        print(f"chat with {args.method}, {where}" + (f" ({earlier} earlier messages)" if earlier else "")
               + ("; exit or Ctrl-D ends" if interactive else ""), file=sys.stderr)
     _prepare_input(interactive)
     failed = 0  # the exit code: the last failed turn's (each is reported and the conversation goes on)
@@ -167,7 +169,10 @@ def _slash_command(line: str) -> int:
         print(HELP, flush=True)
         return 0
     # counted as a failed turn, as a refused question is (a piped batch exited 0 until 2026-12-01)
-    print(f"ragraphs: error: unknown command {line.split()[0]!r}; /help lists them", file=sys.stderr, flush=True)
+    word = line.split()[0]
+    known = word.lower() in ("/help", "/?") or word.lower() in ENDS  # "/help me" was an "unknown command '/help'"
+    print(f"ragraphs: error: {word} takes nothing after it; give it alone" if known
+          else f"ragraphs: error: unknown command {word!r}; /help lists them", file=sys.stderr, flush=True)
     return InputError.exit_code
 
 

@@ -49,15 +49,28 @@ from ._common import Routes, components_of, nested_run, routed, timed
 _MESSAGE_IDS = uuid.UUID("5f0c1a52-7a8e-4b8e-9a57-2c3d1e0b6a41")  # the namespace of the ids given below
 
 
-def _with_ids(write: Any, at: int) -> list:
+def _with_ids(write: Any, at: int, taken: set[str] | frozenset[str] = frozenset()) -> list:
     """A write's messages, each without an id given one made of its place in the list and its
-    content. The channel keeps the writes as sent and folds them again on every read of the
-    thread, so ``add_messages``' random ids changed each time: a user message could not be
-    removed (``RemoveMessage``) nor edited by its id, and an edit was added as a new message
-    (until 2026-12-03)."""
-    msgs = convert_to_messages(write if isinstance(write, list) else [write])
-    named = (str(uuid.uuid5(_MESSAGE_IDS, f"{at + i}\x00{m.type}\x00{m.content!r}")) for i, m in enumerate(msgs))
-    return [m if m.id else m.model_copy(update={"id": mid}) for m, mid in zip(msgs, named)]
+    content, and none of the ``taken`` ids. The channel keeps the writes as sent and folds them
+    again on every read of the thread, so ``add_messages``' random ids changed each time: a user
+    message could not be removed (``RemoveMessage``) nor edited by its id, and an edit was added
+    as a new message (until 2026-12-03). After a removal a place comes round again: a message of
+    the same words that one had there took its id and replaced it (until 2026-12-03, evening)."""
+    out = []
+    for i, m in enumerate(convert_to_messages(write if isinstance(write, list) else [write])):
+        if m.id:
+            out.append(m)
+            continue
+        salt = 0
+        while (mid := _place_id(at + i, m, salt)) in taken:
+            salt += 1
+        out.append(m.model_copy(update={"id": mid}))
+    return out
+
+
+def _place_id(place: int, m: Any, salt: int) -> str:
+    """The id of a message without one: its place, kind and words (and, past a taken id, a count)."""
+    return str(uuid.uuid5(_MESSAGE_IDS, f"{place}\x00{m.type}\x00{m.content!r}" + (f"\x00{salt}" if salt else "")))
 
 
 def fold_messages(messages: list, writes: Sequence[Any]) -> list:
@@ -65,7 +78,7 @@ def fold_messages(messages: list, writes: Sequence[Any]) -> list:
     same ids on every fold (:func:`_with_ids`)."""
     out: Any = messages
     for w in writes:
-        out = add_messages(out, _with_ids(w, len(out)))
+        out = add_messages(out, _with_ids(w, len(out), {str(m.id) for m in out if getattr(m, "id", None)}))
     return list(out)
 
 

@@ -224,7 +224,8 @@ def test_in_a_terminal_it_prompts_and_ctrl_d_ends(store, tmp_path):
         waiting.close()
         os.close(master)
     text = seen.decode("utf-8", "replace").replace("\r", "")
-    assert "chat with vanilla, thread chat-" in text and "exit or Ctrl-D ends" in text
+    # kept in memory: no thread id (it named one `history` could not read until 2026-12-03)
+    assert "chat with vanilla, kept in memory (--thread ID keeps it); exit or Ctrl-D ends" in text and "chat-" not in text
     assert f"you> Who introduced pH?\nSørensen\n{src(store, 'S. P. L. Sørensen')}\nyou> " in text
     assert "interrupted" not in text and text.count("you> ") == 3
 
@@ -266,3 +267,9 @@ def test_an_unknown_command_alone_fails_the_batch(store, capsys, monkeypatch):
     assert code == 2
     assert out.splitlines() == ["Lima", src(store, "Lima")]
     assert err.count("ragraphs: error:") == 1 and "unknown command '/frobnicate'" in err
+    # a known command with words after it: said so ("unknown command '/help'; /help lists them" until 2026-12-03)
+    monkeypatch.setattr("sys.stdin", io.StringIO("/help me\n/quit now\n"))
+    code, out, err = main_captured(capsys, "chat", "--store", store, "--llm", "fake:Lima", "--k", "1")
+    assert code == 2 and "unknown" not in err
+    assert err.splitlines() == ["ragraphs: error: /help takes nothing after it; give it alone",
+                                "ragraphs: error: /quit takes nothing after it; give it alone"]

@@ -138,6 +138,26 @@ def test_a_user_message_keeps_its_id_so_it_can_be_edited_or_removed(corpus, tmp_
     assert [m.id for m in g.get_state(cfg).values["messages"]] == ids[2:]
 
 
+def test_a_question_asked_again_after_a_trim_is_a_new_message(corpus, tmp_path):
+    """The oldest turn removed, the question that was second asked again lands on the place it
+    had when it was sent: a new message with an id of its own (it took the old one's id and
+    replaced it, and the turn was refused as "nothing new to answer", until 2026-12-03)."""
+    from langchain_core.messages import RemoveMessage
+
+    g = _chat(corpus, ["the Danube", "the Tiber", "the Tiber again"], checkpointer=_sqlite_saver(tmp_path))
+    cfg = {"configurable": {"thread_id": "trim"}}
+    for q in ("Which river flows through Vienna?", "Which river flows through Rome?"):
+        g.invoke({"messages": [("user", q)]}, cfg, context=ChatContext(k=1))
+    ids = [m.id for m in g.get_state(cfg).values["messages"]]
+    g.update_state(cfg, {"messages": [RemoveMessage(id=ids[0]), RemoveMessage(id=ids[1])]})
+    g.invoke({"messages": [("user", "Which river flows through Rome?")]}, cfg, context=ChatContext(k=1))
+    after = g.get_state(cfg).values["messages"]
+    assert [m.content for m in after] == ["Which river flows through Rome?", "the Tiber",
+                                          "Which river flows through Rome?", "the Tiber again"]
+    assert [m.id for m in after][:2] == ids[2:] and len({m.id for m in after}) == 4
+    assert [m.id for m in after] == [m.id for m in g.get_state(cfg).values["messages"]]  # stable on a new read
+
+
 def test_a_thread_the_plain_messages_state_wrote_goes_on(corpus, tmp_path):
     """A thread written before the messages became a ``DeltaChannel`` (whole lists in each
     checkpoint) keeps its conversation when the chat answers on it."""
