@@ -63,10 +63,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
     components.warm_up(settings)
     interactive = sys.stdin.isatty()
     if interactive or earlier:
-        # a chat kept in memory names no thread (its id named nothing `history` could read until 2026-12-03)
-        where = f"thread {thread}" if args.thread else "kept in memory (--thread ID keeps it)"
-        print(f"chat with {args.method}, {where}" + (f" ({earlier} earlier messages)" if earlier else "")
-              + ("; exit or Ctrl-D ends" if interactive else ""), file=sys.stderr)
+        _banner(args, thread, earlier, interactive)
     _prepare_input(interactive)
     failed = 0  # the exit code: the last failed turn's (each is reported and the conversation goes on)
     while True:
@@ -161,6 +158,14 @@ def _read_line(interactive: bool) -> str | None:
             raise
         print(file=sys.stderr, flush=True)
         return None
+
+
+def _banner(args: argparse.Namespace, thread: str, earlier: int, interactive: bool) -> None:
+    """The chat's first line: its method, its thread (a chat kept in memory names none: its id
+    named nothing `history` could read until 2026-12-03) and how it ends."""
+    where = f"thread {thread}" if args.thread else "kept in memory (--thread ID keeps it)"
+    print(f"chat with {args.method}, {where}" + (f" ({earlier} earlier messages)" if earlier else "")
+          + ("; exit or Ctrl-D ends" if interactive else ""), file=sys.stderr)
 
 
 def _slash_command(line: str) -> int:

@@ -192,11 +192,8 @@ def _refuse_judge_eval_options(args: argparse.Namespace) -> None:
     """A bad value, or an option the chosen ``--model`` does not read, refused before any work."""
     if args.batch < 1:
         raise ConfigError("--batch must be >= 1")
-    if args.threshold is not None and not math.isfinite(args.threshold):  # reported accuracy 0.5 "at threshold nan"
-        raise ConfigError(f"--threshold must be a finite number, got {args.threshold}")
-    low = -1.0 if args.judge == "evaluator" else 0.0
-    if args.threshold is not None and not low <= args.threshold <= 1.0:  # every item negative, exit 0, until 2026-12-03
-        raise ConfigError(f"--threshold for the {args.judge} judge is on its scale, from {low:g} to 1; got {args.threshold:g}")
+    if args.threshold is not None:
+        _check_threshold(args.judge, args.threshold)
     if args.limit is not None and args.limit < 1:
         raise ConfigError("--limit must be >= 1 (leave it out for every question)")
     if args.pair_tokens is not None and (args.judge != "pair" or args.pair_tokens < 16):
@@ -211,6 +208,15 @@ def _refuse_judge_eval_options(args: argparse.Namespace) -> None:
         raise ConfigError("--baseline adds the cosine floor beside another model; --model cosine is that floor")
     if args.llm is not None and args.model != "llm":
         raise ConfigError(f"--llm is for --model llm, not --model {args.model}")
+
+
+def _check_threshold(judge: str, threshold: float) -> None:
+    """A ``--threshold`` on the judge's scale: -1 to 1 for the evaluator, 0 to 1 for the others."""
+    if not math.isfinite(threshold):  # reported accuracy 0.5 "at threshold nan"
+        raise ConfigError(f"--threshold must be a finite number, got {threshold}")
+    low = -1.0 if judge == "evaluator" else 0.0
+    if not low <= threshold <= 1.0:  # every item negative, exit 0, until 2026-12-03
+        raise ConfigError(f"--threshold for the {judge} judge is on its scale, from {low:g} to 1; got {threshold:g}")
 
 
 def _judge_to_measure(args: argparse.Namespace, enc: Any) -> tuple[Any, str | None]:
