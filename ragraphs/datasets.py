@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -372,40 +373,38 @@ def _check_named_format(path: str, name: str, row: dict) -> None:
                      f"or pass --dataset {seen}")
 
 
-def load_dataset(
-    path: str,
-    dataset: str | None = None,
-    limit: int | None = None,
-    report: LoadReport | None = None,
-    warn: Callable[[str], None] | None = None,
-) -> list[Example]:
+def load_dataset(path: str, dataset: str | None = None, limit: int | None = None, report: LoadReport | None = None,
+                 warn: Callable[[str], None] | None = None) -> list[Example]:
     """Load a benchmark file; ``dataset`` None or "auto" detects the format per row."""
+    examples = (ex for _i, _row, ex in iter_examples(path, dataset, report, warn))
+    return list(itertools.islice(examples, max(limit, 1) if limit else None))
+
+
+def iter_examples(path: str, dataset: str | None = None, report: LoadReport | None = None,
+                  warn: Callable[[str], None] | None = None) -> Iterator[tuple[int, dict, Example]]:
+    """(row number from 0, the row as read, its :class:`Example`) for each question row of a benchmark
+    file; each row left out is said (``warn``, else on stderr) and kept in ``report``."""
     name = normalize_dataset_name(dataset)
-    out: list[Example] = []
+    say = warn or (lambda m: print(m, file=sys.stderr))
+    read_one = False
     for i, row in enumerate(iter_rows(path, report, warn)):
-        if name and not out and "question" in row:
+        if name and not read_one and "question" in row:
             _check_named_format(path, name, row)
         fmt = name or detect_format(row)
         if fmt is None or "question" not in row:
             msg = f"{path}: row {i + 1} {_what_is_missing(row)}; skipped"
-            if report is not None:
-                report.skipped.append(msg)
-            (warn or (lambda m: print(m, file=sys.stderr)))(msg)
-            continue
-        try:
-            ex = LOADERS[fmt](row, fmt)
-        except (KeyError, TypeError, ValueError) as e:
-            msg = f"{path}: row {i + 1} could not be read as {fmt} ({type(e).__name__}: {e}); skipped"
-            if report is not None:
-                report.skipped.append(msg)
-            (warn or (lambda m: print(m, file=sys.stderr)))(msg)
-            continue
-        if not ex.id:
-            ex.id = f"{fmt}-{i}"
-        out.append(ex)
-        if limit and len(out) >= limit:
-            break
-    return out
+        else:
+            try:
+                ex = LOADERS[fmt](row, fmt)
+            except (KeyError, TypeError, ValueError) as e:
+                msg = f"{path}: row {i + 1} could not be read as {fmt} ({type(e).__name__}: {e}); skipped"
+            else:
+                ex.id, read_one = ex.id or f"{fmt}-{i}", True
+                yield i, row, ex
+                continue
+        if report is not None:
+            report.skipped.append(msg)
+        say(msg)
 
 
 _PART = re.compile(r"^(.*)@(\d+)/(\d+)$")

@@ -43,11 +43,11 @@ def _first_missing(path: str) -> str | None:
     return top
 
 
-def _new_or_empty(store: str | None) -> tuple[str | None, bool]:
-    """The outermost folder of the store this run makes (None if it is there), and whether the
-    store is an empty folder already there."""
+def _new_or_empty(store: str | None) -> tuple[str | None, str | None]:
+    """The outermost folder of the store this run makes, and the store when it is an empty folder
+    already there (each None where it is not)."""
     made = _first_missing(store) if store else None
-    return made, store is not None and not made and os.path.isdir(store) and not os.listdir(store)
+    return made, store if store and not made and os.path.isdir(store) and not os.listdir(store) else None
 
 
 def _leave_no_store(made: str | None, empty: str | None) -> str | None:
@@ -151,7 +151,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     report = ingest(args.paths, corpus, max_words=args.chunk_words or CHUNK_WORDS, progress=not args.quiet,
                     replace=not args.keep_old, sync=args.sync)
     _print_notes(report, args.paths)
-    unmade = _leave_no_store(made, store if empty else None) if not report.passages else None
+    unmade = _leave_no_store(made, empty) if not report.passages else None
     total = 0 if unmade else corpus.count()
     summary = _summary(report, total)
     print(json.dumps(summary) if args.json else _summary_line(summary, report.seconds, unmade, store))

@@ -51,10 +51,11 @@ def _check_start_models(args: argparse.Namespace) -> None:
         if d is not None:
             _check_judge_folder(opt, d)
     for t in args.teachers or ():  # a teacher's untrained head labelled the items until 2026-12-03
-        lacking = [r for r in (args.judge or JUDGE_CHOICES) if r not in _roles_of(t)]
+        trained = _roles_of(t)
+        lacking = [r for r in (args.judge or JUDGE_CHOICES) if r not in trained]
         if lacking:
             raise ConfigError(f"--teachers: {t} holds no judge for {', '.join(lacking)} (trained for "
-                              f"{', '.join(_roles_of(t)) or 'no role'}); give --judge the roles it was trained for")
+                              f"{', '.join(trained) or 'no role'}); give --judge the roles it was trained for")
     if args.layers is not None and args.init is not None:
         try:
             with open(os.path.join(args.init, "config.json"), encoding="utf-8") as fh:
@@ -77,14 +78,14 @@ def _positions(init: str | None) -> int:
 
 
 def _roles_of(folder: str) -> list[str]:
-    """The roles a judge folder was trained for (its ragraphs_judge.json; all for a folder without one)."""
-    try:
-        with open(os.path.join(folder, "ragraphs_judge.json"), encoding="utf-8") as fh:
-            return list(json.load(fh).get("roles") or [])
-    except FileNotFoundError:
-        return list(JUDGE_CHOICES)
-    except (OSError, ValueError, AttributeError):
-        return []
+    """The roles a judge folder was trained for (its ragraphs_judge.json, read as the judges read
+    it; all for a folder without one)."""
+    from pathlib import Path
+
+    from .judges.core import _describe
+
+    meta = _describe(Path(folder))
+    return list(meta.get("roles") or []) if meta else list(JUDGE_CHOICES)
 
 
 def _check_judge_folder(opt: str, d: str) -> None:

@@ -80,24 +80,11 @@ def _say_once(msg: str) -> None:
 def _row_examples(spec: str, dataset: str | None = None, limit: int | None = None, warn=None):
     """(raw row, Example) for each readable row of a benchmark file (``FILE@K/N`` for a part);
     each row left out is said, as ``eval`` says it (they were dropped without a word until 2026-12-03)."""
-    from ...datasets import LOADERS, _what_is_missing, detect_format, iter_rows, normalize_dataset_name
+    from ...datasets import iter_examples
 
     path, part, nparts = parse_data_spec(spec)
-    name = normalize_dataset_name(dataset)
-    say = warn or _say_once
     out = []
-    for i, row in enumerate(iter_rows(path, warn=say)):
-        fmt = name or detect_format(row)
-        if fmt is None or "question" not in row:
-            say(f"{path}: row {i + 1} {_what_is_missing(row)}; skipped")
-            continue
-        try:
-            ex = LOADERS[fmt](row, fmt)
-        except (KeyError, TypeError, ValueError) as e:
-            say(f"{path}: row {i + 1} could not be read as {fmt} ({type(e).__name__}: {e}); skipped")
-            continue
-        if not ex.id:
-            ex.id = f"{fmt}-{i}"
+    for _i, row, ex in iter_examples(path, dataset, warn=warn or _say_once):
         if nparts is not None and part_of(f"{ex.id}\x1f{ex.question}", nparts) != part:
             continue
         ex.id = f"{os.path.basename(path)}:{ex.id}"
