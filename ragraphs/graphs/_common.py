@@ -433,10 +433,7 @@ def nested_run() -> dict[str, Any]:
     next ``interrupt()``, and a finished run leaves none in the caller's thread (it wrote its
     state at every step until 2026-11-30; compiled without a checkpointer, for one afternoon,
     its second interrupt could never be answered). Nothing without a checkpointer above, where
-    LangGraph would warn that durability has no effect. A resumed step runs them with the default
-    durability: of several in one step (parallel tool calls, ``method_retriever.batch``) a finished
-    one keeps its state, not asked again while another waits (with "exit" it kept nothing, and the
-    interrupts came back for ever, until 2026-12-03)."""
+    LangGraph would warn that durability has no effect."""
     from langgraph.config import get_config
     from langgraph.constants import CONF, CONFIG_KEY_CHECKPOINTER
 
@@ -444,7 +441,4 @@ def nested_run() -> dict[str, Any]:
         config = get_config()
     except RuntimeError:  # not inside a graph's step
         return {}
-    conf = config.get(CONF) or {}
-    if conf.get(CONFIG_KEY_CHECKPOINTER) is None or conf.get("__pregel_resuming"):  # langgraph's CONFIG_KEY_RESUMING
-        return {}
-    return {"durability": "exit"}
+    return {"durability": "exit"} if (config.get(CONF) or {}).get(CONFIG_KEY_CHECKPOINTER) is not None else {}

@@ -125,39 +125,3 @@ def test_dr_rag_as_a_tool_on_the_real_stack(data_dir, minilm, gemma):
     lines = sources.splitlines()
     assert len(lines) == len(passages)
     assert all(line.startswith(f"[{i}] {p['title']}: ") for i, (line, p) in enumerate(zip(lines, passages), 1))
-
-
-def test_parallel_tool_calls_whose_model_asks_a_human_are_each_answered_once():
-    """An agent's step calling the tool three times at once, each run's model asking a human
-    (``interrupt()``): every answer is taken once and each call gets its own question's reply.
-    With every nested run written only at its exit, a finished call kept nothing and asked
-    again while another waited: the interrupts came back for ever (until 2026-12-03)."""
-    from langgraph.checkpoint.memory import InMemorySaver
-    from langgraph.graph import END, START, MessagesState, StateGraph
-    from langgraph.prebuilt import ToolNode
-    from langgraph.types import Command, interrupt
-
-    towns = ["Lima", "Cusco", "Arequipa"]
-
-    def asks(prompt):
-        town = next(t for t in towns if f"Tell me about {t}" in prompt)
-        return f"{town}: {interrupt(town)}"
-
-    tool = method_tool("vanilla", Components(llm=ScriptedChat(script=asks), retriever=small_corpus(DOCS)), k=1)
-    g = StateGraph(MessagesState)
-    g.add_node("tools", ToolNode([tool]))
-    g.add_edge(START, "tools")
-    g.add_edge("tools", END)
-    agent = g.compile(checkpointer=InMemorySaver())
-    calls = [{"name": tool.name, "args": {"question": f"Tell me about {t}."}, "id": f"call-{t}"} for t in towns]
-    config = {"configurable": {"thread_id": "parallel"}}
-    out = agent.invoke({"messages": [AIMessage("", tool_calls=calls)]}, config)
-    asked = []
-    for _ in range(10):
-        if not out.get("__interrupt__"):
-            break
-        asked += [i.value for i in out["__interrupt__"]]
-        out = agent.invoke(Command(resume={i.id: f"answered for {i.value}" for i in out["__interrupt__"]}), config)
-    assert not out.get("__interrupt__") and sorted(asked) == sorted(towns)
-    replies = {m.tool_call_id: m.content.split("\n\n")[0] for m in out["messages"] if isinstance(m, ToolMessage)}
-    assert replies == {f"call-{t}": f"{t}: answered for {t}" for t in towns}
