@@ -14,11 +14,12 @@ import numbers
 import os
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import MISSING, field, fields, is_dataclass, replace
 from typing import Any, Literal, TypeVar, cast
 
 from .errors import ConfigError, InputError
+from .web_specs import web_spec_error as web_spec_error  # re-exported (ragraphs.settings)
 
 
 @functools.cache
@@ -54,6 +55,11 @@ def _accepts(tp: Any, v: Any) -> tuple[bool, str]:
         return isinstance(v, (str, os.PathLike)), "a string"
     if tp is dict or origin is dict:
         return isinstance(v, dict), "an object of names and values"
+    if (origin or tp) in (list, tuple, set, frozenset, Sequence):  # JSON sends each as a list; a string is none
+        each = [a for a in typing.get_args(tp) if a is not Ellipsis][:1] or [Any]
+        kind = "a list" + ("" if each[0] is Any else f" of items each {_accepts(each[0], None)[1]}")
+        ok = isinstance(v, (list, tuple, set, frozenset)) and all(_accepts(each[0], x)[0] for x in v)
+        return ok, kind
     return True, str(tp)
 
 
@@ -79,7 +85,10 @@ def describe_settings(cls: type) -> list[dict[str, Any]]:
     """Each setting of the context class ``cls``: name, default, kind (as :func:`check_values`
     reads it) and description."""
     hints = _hints(cls)
-    ctx = cls()
+    try:
+        ctx = cls()
+    except ConfigError:  # a user's class with a setting of no default: the field defaults, that one "(required)"
+        ctx = None
     rows = []
     for f in fields(cls):
         kind = _accepts(hints.get(f.name, Any), None)[1]
@@ -87,7 +96,10 @@ def describe_settings(cls: type) -> list[dict[str, Any]]:
             kind = kind.replace(">= 0", f">= {f.metadata['minimum']}")
         if f.metadata.get("range") is not None:
             kind = f"{kind.replace(' >= 0', '')} from {f.metadata['range'][0]:g} to {f.metadata['range'][1]:g}"
-        rows.append({"name": f.name, "default": getattr(ctx, f.name), "kind": kind,
+        default = getattr(ctx, f.name) if ctx is not None else (
+            f.default if f.default is not MISSING else f.default_factory() if f.default_factory is not MISSING
+            else "(required)")
+        rows.append({"name": f.name, "default": default, "kind": kind,
                      "description": f.metadata.get("description", "")})
     return rows
 
@@ -239,46 +251,6 @@ def fetch_allow_private_field() -> Any:
     return field(default=False, metadata={"description": "allow fetching pages on private or loopback addresses"})
 
 
-def web_spec_error(spec: Any) -> str | None:
-    """What is wrong with a web search spec's form (the backend itself is opened when used):
-    empty (``$RAGRAPHS_WEB``), ``none`` / ``off``, ``ddg``, ``offline:PATH[,PATH...]``,
-    ``searxng:URL``."""
-    if not str(spec or "").strip() and os.environ.get("RAGRAPHS_WEB", "").strip():
-        problem = web_spec_error(os.environ["RAGRAPHS_WEB"])
-        return f"{problem} (from RAGRAPHS_WEB)" if problem else None
-    kind, colon, arg = str(spec or "").strip().partition(":")
-    kind = kind.lower()
-    if kind in ("", "none", "off", "ddg", "duckduckgo") and not colon:
-        return None
-    if kind == "searxng" and arg.strip():
-        from urllib.parse import urlsplit
-
-        u = urlsplit(arg.strip())
-        if u.scheme not in ("http", "https") or not u.hostname:
-            return f"bad SearXNG URL {arg.strip()!r}: use searxng:http(s)://host[:port][/path]"
-        return None
-    if kind == "offline" and any(p.strip() for p in arg.split(",")):
-        return None  # the files are the machine's that runs the graph (a server's): offline_web_error
-    if kind in ("offline", "searxng"):
-        return f"{kind} web search needs {'a path: offline:/path/pages.jsonl' if kind == 'offline' else 'a URL: searxng:http://127.0.0.1:8888'}"
-    return f"unknown web search {spec!r}: use offline:PATH, searxng:URL, ddg or none"
-
-
-def offline_web_error(spec: Any) -> str | None:
-    """What is wrong with the files of an ``offline:`` web spec (``~`` read as the home folder;
-    empty: ``$RAGRAPHS_WEB``) on this machine: the command line checks it before a local run. A
-    missing file failed only at the first search, which CRAG and ERM4 answer past without the
-    web, so a run of ``offline:~/pages.jsonl`` (``~`` not expanded until 2026-12-01) had none."""
-    spec = str(spec or "").strip() or os.environ.get("RAGRAPHS_WEB", "").strip()
-    kind, _, arg = spec.partition(":")
-    if kind.strip().lower() != "offline":
-        return None
-    for p in (os.path.expanduser(p.strip()) for p in arg.split(",") if p.strip()):
-        if not os.path.isfile(p):
-            return f"offline web corpus {'is a folder, not a JSONL file' if os.path.isdir(p) else 'not found'}: {p}"
-    return None
-
-
 def check_setting_names(cls: type, values: dict[str, Any], method: str | None = None) -> None:
     """A :class:`ConfigError` for a key of ``values`` that ``method``'s context class lacks
     (a mistyped ``--set`` name), with the closest setting names; without ``method`` the class
@@ -408,16 +380,20 @@ class NamesChecked(abc.ABCMeta):
     takes ``**kwargs`` is left to it; ``ABCMeta``, so an ``abc.ABC`` mixin still fits."""
 
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
-        if is_dataclass(cls) and kwargs:
+        if is_dataclass(cls):
             params: Mapping[str, inspect.Parameter]
             try:
                 params = inspect.signature(cls.__init__).parameters
             except (TypeError, ValueError):  # pragma: no cover - no signature to read
                 params = {}
             if params and not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
-                unknown = {k: v for k, v in kwargs.items() if k not in params}
-                if unknown:
+                if unknown := {k: v for k, v in kwargs.items() if k not in params}:
                     check_setting_names(cls, unknown)
+                # a setting of a user's class with no default, not given (a bare TypeError until 2026-12-03)
+                if missing := [n for n, p in list(params.items())[1 + len(args):]
+                               if p.default is p.empty and p.kind is not p.VAR_POSITIONAL and n not in kwargs]:
+                    raise ConfigError(f"{cls.__name__}: the setting {missing[0]!r} has no default: give it a value "
+                                      "(--set NAME=VALUE, or in the run's context)")
         return super().__call__(*args, **kwargs)
 
 

@@ -436,3 +436,32 @@ def test_studios_form_shows_each_settings_bounds():
     for row in describe_settings(CRAGContext):
         if ">=" in row["kind"] or " from " in row["kind"]:
             assert "minimum" in props[row["name"]], row["name"]
+
+
+def test_list_settings_of_a_users_class_are_checked_and_a_setting_without_default_is_named():
+    """A field typed ``list[str]`` (or a tuple, a set) takes a list of its items' kind, not a
+    string, whose characters a node would read one by one; a field of a user's class with no
+    default, not given, is a ``ConfigError`` naming it (``ragraphs methods`` shows it as
+    required). **Were bugs** (until 2026-12-03): any value was taken, and a bare ``TypeError``."""
+    from ragraphs.setting_values import describe_settings
+
+    @dataclass(kw_only=True)
+    class Tagged(RAGContext):
+        tags: list[str] = field(default_factory=list, metadata={"description": "tags"})
+        pair: tuple[int, ...] = field(default=(1, 2), metadata={"description": "numbers"})
+
+    assert Tagged(tags=["a", "b"], pair=[3]).tags == ["a", "b"]
+    with pytest.raises(ConfigError, match=r"'tags' must be a list of items each a string, got 'abc'"):
+        Tagged(tags="abc")
+    with pytest.raises(ConfigError, match=r"'pair' must be a list of items each a whole number >= 0"):
+        Tagged(pair=[1, "x"])
+
+    @dataclass(kw_only=True)
+    class Owned(RAGContext):
+        owner: str = field(metadata={"description": "who runs it"})
+
+    assert Owned(owner="me").owner == "me"
+    with pytest.raises(ConfigError, match=r"Owned: the setting 'owner' has no default"):
+        Owned()
+    rows = {r["name"]: r for r in describe_settings(Owned)}
+    assert rows["owner"]["default"] == "(required)" and rows["k"]["default"] == RAGContext().k

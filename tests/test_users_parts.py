@@ -13,7 +13,7 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.runnables import ConfigurableField
 from langchain_core.vectorstores import InMemoryVectorStore
 
-from fakes import ConstJudge
+from fakes import ConstJudge, HashEmbeddings
 from ragraphs.components import Components
 from ragraphs.errors import ConfigError
 from ragraphs.graphs import build_graph
@@ -428,6 +428,46 @@ def test_a_retriever_that_is_async_only_is_awaited_under_invoke_and_ainvoke():
     assert [p["title"] for p in asyncio.run(g.ainvoke(question))["passages"]] == ["Paris"]
     g = build_graph("vanilla", Components(llm=FakeListChatModel(responses=["x"]), retriever=Unfinished()))
     with pytest.raises(NotImplementedError, match="not written yet"):
+        g.invoke(question)
+
+
+def test_a_chat_model_that_is_async_only_is_awaited_under_invoke_and_ainvoke():
+    """A chat model with ``_agenerate`` alone (its ``_generate`` raises ``NotImplementedError``)
+    answers under ``invoke`` and ``ainvoke``, as an async-only retriever does; a model whose
+    sync call is unwritten and has no async one still fails, naming it. **Was a bug** (until
+    2026-12-03): ``LLM call failed (AsyncOnly): NotImplementedError`` under both."""
+    import asyncio
+
+    from langchain_core.language_models.chat_models import BaseChatModel
+    from langchain_core.messages import AIMessage
+    from langchain_core.outputs import ChatGeneration, ChatResult
+
+    from ragraphs.errors import LLMError
+
+    class AsyncOnly(BaseChatModel):
+        @property
+        def _llm_type(self) -> str:
+            return "async-only"
+
+        def _generate(self, messages, stop=None, run_manager=None, **kwargs):
+            raise NotImplementedError("async only")
+
+        async def _agenerate(self, messages, stop=None, run_manager=None, **kwargs):
+            await asyncio.sleep(0)
+            return ChatResult(generations=[ChatGeneration(message=AIMessage("the Seine"))])
+
+    class Unfinished(AsyncOnly):
+        async def _agenerate(self, messages, stop=None, run_manager=None, **kwargs):
+            raise NotImplementedError("not written yet")
+
+    retriever = InMemoryVectorStore.from_documents(
+        [Document("The Seine flows through Paris.", metadata={"title": "Paris"})], HashEmbeddings(32)).as_retriever()
+    question = {"question": "Which river flows through Paris?"}
+    g = build_graph("vanilla", Components(llm=AsyncOnly(), retriever=retriever))
+    assert g.invoke(question)["answer"] == "the Seine"
+    assert asyncio.run(g.ainvoke(question))["answer"] == "the Seine"
+    g = build_graph("vanilla", Components(llm=Unfinished(), retriever=retriever))
+    with pytest.raises(LLMError, match="not written yet"):
         g.invoke(question)
 
 

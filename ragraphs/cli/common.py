@@ -80,7 +80,7 @@ def refuse_missing_web(ctx: Any) -> None:
     (ERM4's ``external="corpus"``, a method without a ``web`` setting) is not refused. Elsewhere
     (Python, a server) a missing file is met at the first search: CRAG answers without the web,
     its trace saying why; ERM4 with ``external`` web fails the question."""
-    from ..setting_values import offline_web_error
+    from ..web_specs import offline_web_error
 
     spec = getattr(ctx, "web", None)
     if spec is None or getattr(ctx, "external", "web") == "corpus":

@@ -25,6 +25,7 @@ from ..errors import ConfigError
 from ..setting_values import RUN_SETTINGS, check_values, recorded_settings, refuse_other_settings
 from ..settings import context_of
 from ..state.types import Node
+from ..tools.aio import is_async
 
 if TYPE_CHECKING:
     from ..components import Components
@@ -148,7 +149,7 @@ def timed(name: str, fn: Callable[..., Any]) -> Any:
     ``(state, runtime)``, ``(state)`` or ``(state, config)``, and may return a ``Command``."""
     call = _caller(fn)
 
-    if inspect.iscoroutinefunction(fn):
+    if is_async(fn):
         @functools.wraps(fn)
         async def anode(state: Any, runtime: Runtime[Any]) -> Any:
             t0 = time.perf_counter()
@@ -395,7 +396,7 @@ def routed(source: str, fn: Callable[..., str], path_map: Routes | None = None) 
 
     call = _caller(fn)  # router(state), (state, runtime), (state, config): as a node is called
 
-    if inspect.iscoroutinefunction(fn):  # an async router stays one
+    if is_async(fn):  # an async router stays one
         async def aroute(state: dict) -> str:
             choice = await call(state, _runtime_for(state))
             tell(choice)

@@ -79,6 +79,10 @@ def merge_passages(left: list[Passage] | None, right: list[Passage] | None) -> l
         return list(right.get("value") or [])
     index = {p["id"]: i for i, p in enumerate(left)}
     for p in right:
+        if not isinstance(p, Mapping):
+            raise TypeError(f"a passage is a dict such as make_passage(title, text) builds, not {type(p).__name__}")
+        if "id" not in p:  # a user's node's passage without one: its id as make_passage gives it (KeyError until 2026-12-03)
+            p = {**p, "id": passage_id(str(p.get("title") or ""), str(p.get("text") or ""))}
         i = index.get(p["id"])
         if i is None:
             index[p["id"]] = len(left)

@@ -21,3 +21,12 @@ def run_to_end(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
         return asyncio.run(make())
     with cf.ThreadPoolExecutor(max_workers=1, thread_name_prefix="ragraphs-async") as ex:
         return ex.submit(contextvars.copy_context().run, lambda: asyncio.run(make())).result()
+
+
+def is_async(fn: Any) -> bool:
+    """Whether calling ``fn`` gives a coroutine: an ``async def`` function (or a partial of one),
+    or an object whose ``__call__`` is one, as LangGraph reads a node (until 2026-12-03 such an
+    object under ``timed``/``routed`` was called as a sync node, its coroutine never awaited)."""
+    import inspect
+
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))

@@ -33,6 +33,7 @@ from langgraph.errors import GraphBubbleUp
 from pydantic import Field, PrivateAttr
 
 from ..errors import ConfigError, LLMError, redact, without_userinfo
+from .aio import run_to_end
 from .completion_chat import CompletionChat
 from .env import positive_number, whole_number
 from .llama import LlamaCppCompletionChat, check_gguf, gemma_gguf_path, render_messages
@@ -364,7 +365,11 @@ def _reply(llm: Any, prompt: str, tags: list[str] | None, kwargs: dict[str, Any]
         # traces and event streams (not until 2026-12-01), its tokens the messages stream (not until 2026-12-02; behind
         # bind / with_retry / with_fallbacks, not until 2026-12-02, night)
         chat = CompletionChat(llm=llm) if is_completion_model(llm) else llm
-        msg = chat.invoke([HumanMessage(content=prompt)], {"tags": tags} if tags else None, **kwargs)
+        messages, config = [HumanMessage(content=prompt)], cast(Any, {"tags": tags} if tags else None)
+        try:
+            msg = chat.invoke(messages, config, **kwargs)
+        except NotImplementedError:  # an async-only model (`_agenerate` alone): awaited (failed until 2026-12-03)
+            msg = run_to_end(lambda: chat.ainvoke(messages, config, **kwargs))
         # a reply in content parts (reasoning first, or text blocks): its text parts only
         text = message_text(msg.content, sep="")
         usage = getattr(msg, "usage_metadata", None) or {}

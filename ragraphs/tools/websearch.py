@@ -294,7 +294,7 @@ def make_web_search(spec: str | None, **kw: Any) -> Any:
     does in the graphs (an empty spec returned ``None`` until 2026-11-30); returns ``None`` when
     no backend is set (``none`` / ``off``, or nothing in either place).
     """
-    from ..setting_values import offline_web_error, web_spec_error
+    from ..web_specs import offline_web_error, web_spec_error
 
     spec = (spec or "").strip() or os.environ.get("RAGRAPHS_WEB", "").strip()
     if not spec or spec.lower() in ("none", "off"):

@@ -132,6 +132,51 @@ def test_async_nodes_and_routers_stay_async_when_timed_and_routed():
     assert out["answer"] == "A" and out["trace"][0]["node"] == "gen" and out["trace"][0]["note"] == "async"
 
 
+def test_callable_objects_with_an_async_call_stay_async_when_timed_and_routed():
+    """A node or router that is an object whose ``__call__`` is ``async`` runs as LangGraph runs
+    it unwrapped. **Was a bug** (until 2026-12-03): under ``timed`` the node failed with
+    "'coroutine' object is not iterable" and under ``routed`` the router's coroutine was the route
+    (``KeyError``), each never awaited."""
+    class Node:
+        async def __call__(self, state):
+            await asyncio.sleep(0)
+            return {"answer": "from an object"}
+
+    class Router:
+        async def __call__(self, state):
+            return "done"
+
+    g = StateGraph(RAGState)
+    g.add_node("gen", timed("gen", Node()))
+    start_at(g, "gen")
+    g.add_conditional_edges("gen", routed("gen", Router(), {"done": END}), {"done": END})
+    out = asyncio.run(g.compile().ainvoke({"question": "q"}))
+    assert out["answer"] == "from an object" and [e["node"] for e in out["trace"]][-1] == "gen"
+
+
+def test_a_users_node_may_hand_on_passages_without_an_id():
+    """Passages a node of the user's own returns without ``id`` get the one ``make_passage``
+    gives (the same text reached twice is one passage); a passage that is not a dict is a
+    ``TypeError`` naming ``make_passage``. **Was a bug** (until 2026-12-03): a bare
+    ``KeyError: 'id'`` from the state's reducer."""
+    def retrieve(state):
+        p = {"title": "Paris", "text": "Paris is the capital of France.", "source": "corpus", "score": 1.0}
+        return {"passages": [p, dict(p)]}
+
+    g = StateGraph(RAGState)
+    g.add_node("retrieve", timed("retrieve", retrieve))
+    start_at(g, "retrieve")
+    g.add_edge("retrieve", END)
+    out = g.compile().invoke({"question": "capital?"})
+    assert [p["id"] for p in out["passages"]] == [make_passage("Paris", "Paris is the capital of France.")["id"]]
+    g = StateGraph(RAGState)
+    g.add_node("retrieve", timed("retrieve", lambda state: {"passages": ["Paris is the capital."]}))
+    start_at(g, "retrieve")
+    g.add_edge("retrieve", END)
+    with pytest.raises(TypeError, match="make_passage"):
+        g.compile().invoke({"question": "capital?"})
+
+
 class NamelessHash(HashEmbeddings):
     """Embeddings with no ``name`` of their own (a user's): the reservoir knows them by class."""
 
