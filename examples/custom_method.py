@@ -118,6 +118,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("question")
     ap.add_argument("--keep-above", type=float, default=None)
     args = ap.parse_args(argv)
+    if not args.question.strip():  # before the models load (a traceback after them until 2026-12-03)
+        ap.error("the question is empty")
     from ragraphs.tools.embeddings import MiniLMEmbeddings
 
     embeddings = MiniLMEmbeddings()

@@ -41,7 +41,7 @@ from langchain_core.vectorstores import InMemoryVectorStore
 from ragraphs.checkpoint import open_async_checkpointer, open_checkpointer
 from ragraphs.components import Components
 from ragraphs.datasets import load_dataset, pooled_passages
-from ragraphs.graphs import build_graph, get_context_class
+from ragraphs.graphs import METHODS, build_graph, get_context_class
 from ragraphs.graphs.retriever import MethodRetriever, method_retriever
 from ragraphs.tools.embeddings import MiniLMEmbeddings
 from ragraphs.tools.llm import make_llm
@@ -114,7 +114,7 @@ def retrieval_chain(method: str, *, llm, embeddings, vectorstore, k: int = 3, **
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--method", default="vanilla")
+    ap.add_argument("--method", default="vanilla", choices=list(METHODS))  # refused before the models load
     ap.add_argument("--checkpoints", default=None, help="SQLite file for the threads (default: a temporary file)")
     args = ap.parse_args(argv)
 

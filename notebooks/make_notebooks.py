@@ -168,14 +168,16 @@ def method_notebook(name: str, spec: dict) -> nbformat.NotebookNode:
         new_markdown_cell(
             "## The graph\n\n`build_" + spec["module"] + "_graph(components)` compiles the typed state graph "
             "over your components (LLM, retriever or vector store, judges, web search, checkpointer). "
-            "The drawing is Mermaid source (GitHub and JupyterLab render it; no network needed)."
+            "The drawing is Mermaid source (GitHub and JupyterLab render it; no network needed); `mermaid_of` "
+            "is LangGraph's `draw_mermaid()` with each edge naming every route that takes it."
         ),
         new_code_cell(
             f"from ragraphs.graphs.{spec['module']} import {spec['builder']}\n"
-            f"from {mod} import {ctx_cls}\n\n"
+            f"from {mod} import {ctx_cls}\n"
+            "from ragraphs.graphs.draw import mermaid_of\n\n"
             f"graph = {spec['builder']}(components)\n"
             f"context = {ctx_cls}({spec['settings']})\n"
-            "mermaid = graph.get_graph().draw_mermaid()\n"
+            "mermaid = mermaid_of(graph)\n"
             "display(Markdown(\"```mermaid\\n\" + mermaid + \"\\n```\"))\n"
             "print([n for n in graph.nodes if not n.startswith('__')])"
         ),
@@ -203,7 +205,8 @@ def method_notebook(name: str, spec: dict) -> nbformat.NotebookNode:
         ),
         new_markdown_cell(
             "## Next\n\n"
-            f"- the same run from the shell: `ragraphs ask \"...\" --method {name} --trace`\n"
+            "- from the shell, over a store of your own (this notebook's corpus lives in memory): "
+            f"`ragraphs ingest ragraphs/data/sample` once, then `ragraphs ask \"...\" --method {name} --trace`\n"
             f"- step-by-step debugging: `ragraphs ask \"...\" --method {name} --thread t1`, then "
             "`ragraphs history t1` and `ragraphs replay t1 --from STEP` (docs/debugging.md)\n"
             f"- in LangGraph Studio: `langgraph dev`, then pick the `{name}` graph (docs/deployment.md)"

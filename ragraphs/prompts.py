@@ -242,8 +242,18 @@ def cut_aside(answer: str) -> str:
     i = (answer or "").find("(")
     if i <= 0:
         return answer
-    head = answer[:i].rstrip(" ,;:-\u2013\u2014\"'")
+    head = unquoted(answer[:i].rstrip(" ,;:-\u2013\u2014'"))
     return head if _WORD.search(head) else answer
+
+
+def unquoted(answer: str) -> str:
+    """The answer without the double quotes that wrap it whole, or one left alone at an end;
+    a quoted title inside it keeps both (``Cassio in "Othello"`` lost its closing quote until
+    2026-12-03: each end was stripped on its own)."""
+    s = answer.strip()
+    if len(s) > 1 and s[0] == s[-1] == '"' and '"' not in s[1:-1]:
+        return s[1:-1].strip()
+    return s.strip('"').strip() if s.count('"') == 1 and (s[0] == '"' or s[-1] == '"') else s
 
 
 def clean_answer(text: str, max_chars: int = 300, cut_asides: bool = True, whole: bool = False) -> str:
@@ -258,11 +268,11 @@ def clean_answer(text: str, max_chars: int = 300, cut_asides: bool = True, whole
         line = _MD_LABEL.sub("", _FENCE_MARKS.sub("", line.strip()))
         wrapped = _MD_WRAPPED.fullmatch(line.strip())
         line = wrapped.group(2) if wrapped else line
-        line = _PREFIX.sub("", line.strip()).strip().strip('"').strip()
+        line = unquoted(_PREFIX.sub("", line.strip()))
         if cut_asides:
             line = cut_aside(line).strip()
         if line:
             if line.endswith(".") and len(line.split()) <= 8:
-                line = line[:-1]
+                line = unquoted(line[:-1])  # "Paris". too
             return line[:max_chars]
     return ""

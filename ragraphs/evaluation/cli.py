@@ -20,8 +20,8 @@ from typing import Any
 
 from ..errors import ConfigError, InputError, check_writable_folder
 from .records import run_dir
-from .report import fmt as _fmt, recall_over, summary_table
-from .runner import ORACLE, RunSpec, iter_specs, run_spec, unique_ids
+from .report import fmt as _fmt, recall_over, scored_over, summary_table
+from .runner import ORACLE, RunSpec, iter_specs, refuse_a_folder_of_another_run, run_spec, unique_ids
 
 SUMMARY_KEYS = ("em", "f1", "acc", "empty_answers", "recall", "docs_avg", "llm_calls_avg", "iterations_avg", "parse_failures", "guard_hit_rate", "web_calls_avg", "latency_s_avg")
 
@@ -229,9 +229,12 @@ def _run_local(args: argparse.Namespace, specs: list[RunSpec], examples: list, a
     retriever, web = _local_parts(args, specs, examples, all_examples, withhold)
     embeddings = getattr(retriever, "embeddings", None)
     shared = Components(retriever=retriever, embeddings=embeddings, web_search=web)
-    oracle_components = None
     summaries: list[dict] = []
     all_records: dict[str, list[dict]] = {}
+    for spec in specs if args.out and not args.fresh else []:  # every folder checked before the first question
+        refuse_a_folder_of_another_run(spec, shared, run_dir(args.out, dataset, spec.label), dataset=dataset,
+                                       data=args.data, corpus=corpus_named(args))
+    oracle_components = None
     for spec in specs:
         comps = shared
         if spec.method == ORACLE:
@@ -332,8 +335,9 @@ def _eval_on_server(args: argparse.Namespace, specs: list[RunSpec], examples: li
 
 def _print_line(args: argparse.Namespace, spec: RunSpec, summary: dict) -> None:
     if not args.json and not args.quiet:
-        gold = recall_over(summary)
-        over = f" (recall over {gold} with gold)" if gold is not None else ""
+        gold, scored = recall_over(summary), scored_over(summary)
+        over = (f" (EM, F1, acc over {scored} with a gold answer)" if scored is not None else "") + (
+            f" (recall over {gold} with gold)" if gold is not None else "")
         print(f"{spec.label}: " + ", ".join(f"{k}={_fmt(summary[k], k in ('em', 'f1', 'acc', 'recall'))}" for k in SUMMARY_KEYS)
               + over, file=sys.stderr)
 

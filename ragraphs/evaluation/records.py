@@ -9,10 +9,9 @@ import os
 import re
 import sys
 from dataclasses import MISSING, asdict, fields
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from ..errors import ConfigError, without_userinfo
-from .metrics import mean
 from .provenance import data_hashes, judge_hashes, judge_sources, rerank_path
 
 
@@ -56,29 +55,35 @@ def read_results(path: str) -> dict[str, dict]:
 
 
 class _Progress:
-    """A tqdm bar with the running metrics in its postfix (silent when disabled)."""
+    """A tqdm bar with the running metrics in its postfix (silent when disabled), kept as running
+    sums (until 2026-12-03 recomputed over every record at each one: 27 s of bar for 8,000)."""
 
-    def __init__(self, total: int, desc: str, enabled: bool):
+    def __init__(self, total: int, desc: str, enabled: bool, done: Iterable[dict] = ()):
         self.bar = None
+        self._sums: dict[str, list[float]] = {k: [0.0, 0] for k in ("em", "f1", "acc", "recall", "s/q")}
+        self._errs = 0
+        for rec in done:
+            self._count(rec)
         if enabled and total:
             from tqdm import tqdm
 
             self.bar = tqdm(total=total, desc=desc, file=sys.stderr, dynamic_ncols=True, leave=True)
 
-    def update(self, records: list[dict]) -> None:
+    def _count(self, rec: dict) -> None:
+        self._errs += bool(rec.get("error"))
+        for key, v in [(k, rec.get(k)) for k in ("em", "f1", "acc", "recall")] + [
+                ("s/q", None if rec.get("error") else rec.get("wall_s"))]:
+            if v is not None:
+                self._sums[key][0] += float(v)
+                self._sums[key][1] += 1
+
+    def update(self, rec: dict) -> None:
+        self._count(rec)
         if self.bar is None:
             return
-        post = {}
-        for key in ("em", "f1", "acc", "recall"):
-            v = mean(r.get(key) for r in records)
-            if v is not None:
-                post[key] = f"{100 * v:.1f}"
-        walls = [r["wall_s"] for r in records if not r.get("error")]
-        if walls:
-            post["s/q"] = f"{sum(walls) / len(walls):.2f}"
-        errs = sum(1 for r in records if r.get("error"))
-        if errs:
-            post["err"] = str(errs)
+        post = {k: (f"{100 * t / n:.1f}" if k != "s/q" else f"{t / n:.2f}") for k, (t, n) in self._sums.items() if n}
+        if self._errs:
+            post["err"] = str(self._errs)
         self.bar.set_postfix(post, refresh=False)
         self.bar.update(1)
 
@@ -237,17 +242,10 @@ def open_results(spec: Any, out_dir: str | None, *, resume: bool, dataset: str =
     if not out_dir:
         return None, {}
     os.makedirs(out_dir, exist_ok=True)
-    results_path = os.path.join(out_dir, "results.jsonl")
-    cfg = {"label": spec.label, "spec": asdict(spec), "dataset": dataset, "data": os.path.abspath(data) if data else "",
-           "corpus": corpus or {}}
-    endpoint = llm_endpoint(run_llm(spec))  # the run's model: --set llm=... too
-    if endpoint:  # two servers may serve one model name: the answers of one must not resume the other's
-        cfg["llm_endpoint"] = endpoint
-    cfg.update(sources or {})
-    cfg["data_sha256"] = data_hashes(data, corpus)
-    cfg_path = os.path.join(out_dir, "config.json")
-    if os.path.exists(cfg_path) and resume:
-        _refuse_another_run(out_dir, spec, cfg, _read_config(cfg_path, results_path))
+    results_path, cfg_path = os.path.join(out_dir, "results.jsonl"), os.path.join(out_dir, "config.json")
+    cfg = _run_config(spec, dataset, data, corpus, sources)
+    if resume:
+        refuse_another_run(spec, out_dir, dataset=dataset, data=data, corpus=corpus, sources=sources, cfg=cfg)
     if not resume and os.path.exists(results_path):
         os.replace(results_path, results_path + ".old")
     if provenance is not None:
@@ -258,6 +256,30 @@ def open_results(spec: Any, out_dir: str | None, *, resume: bool, dataset: str =
     os.replace(tmp, cfg_path)
     done = {i: r for i, r in read_results(results_path).items() if not r.get("error")} if resume else {}
     return results_path, done
+
+
+def _run_config(spec: Any, dataset: str, data: str, corpus: dict[str, Any] | None,
+                sources: dict[str, Any] | None) -> dict[str, Any]:
+    """What a run's ``config.json`` records of it, and a resume compares."""
+    cfg = {"label": spec.label, "spec": asdict(spec), "dataset": dataset, "data": os.path.abspath(data) if data else "",
+           "corpus": corpus or {}}
+    endpoint = llm_endpoint(run_llm(spec))  # the run's model: --set llm=... too
+    if endpoint:  # two servers may serve one model name: the answers of one must not resume the other's
+        cfg["llm_endpoint"] = endpoint
+    cfg.update(sources or {})
+    cfg["data_sha256"] = data_hashes(data, corpus)
+    return cfg
+
+
+def refuse_another_run(spec: Any, out_dir: str, *, dataset: str = "", data: str = "", corpus: dict[str, Any] | None = None,
+                       sources: dict[str, Any] | None = None, cfg: dict[str, Any] | None = None) -> None:
+    """The :class:`ConfigError` :func:`open_results` raises for a folder holding another run,
+    raised without writing anything: a comparison checks each run's folder before its first
+    question (until 2026-12-03 a later run's folder was refused after the earlier runs' work)."""
+    cfg_path = os.path.join(out_dir, "config.json")
+    if os.path.exists(cfg_path):
+        cfg = cfg or _run_config(spec, dataset, data, corpus, sources)
+        _refuse_another_run(out_dir, spec, cfg, _read_config(cfg_path, os.path.join(out_dir, "results.jsonl")))
 
 
 def _read_config(cfg_path: str, results_path: str) -> dict | None:
@@ -385,8 +407,7 @@ class Recorder:
                  *, progress: bool, on_record: Callable[[dict], None] | None = None):
         self.records: dict[str, dict] = {ex.id: done[ex.id] for ex in examples if ex.id in done}
         self.todo = [ex for ex in examples if ex.id not in self.records]
-        self._running = list(self.records.values())
-        self._bar = _Progress(len(self.todo), spec.label, progress)
+        self._bar = _Progress(len(self.todo), spec.label, progress, self.records.values())
         self._fh = open(results_path, "a", encoding="utf-8") if results_path else None
         if results_path and self._fh is not None and _ends_mid_line(results_path):
             # a record cut by a crash (SIGKILL, out of memory): the next one starts on a line of
@@ -397,13 +418,12 @@ class Recorder:
 
     def add(self, rec: dict) -> None:
         self.records[rec["id"]] = rec
-        self._running.append(rec)
         if self._fh is not None:
             self._fh.write(json.dumps(rec, ensure_ascii=False, default=str) + "\n")
             self._fh.flush()
         if self._on_record:
             self._on_record(rec)
-        self._bar.update(self._running)
+        self._bar.update(rec)
 
     def __enter__(self) -> "Recorder":
         return self

@@ -8,6 +8,7 @@ import shlex
 from typing import Any
 
 from .paired import format_cell, paired_differences
+from .records import path_part
 
 _PCT = ("em", "f1", "acc", "recall")
 
@@ -34,6 +35,13 @@ def recall_over(s: dict) -> int | None:
     return n_gold if s.get("recall") is not None and n_gold is not None and n_gold < s["n"] else None
 
 
+def scored_over(s: dict) -> int | None:
+    """The questions a summary's EM, F1 and accuracy are over, when fewer than its ``n`` (some
+    rows have no gold answer); None otherwise, or in a summary written before it was counted."""
+    k = s.get("n_scored")
+    return k if s.get("em") is not None and k is not None and k < s["n"] else None
+
+
 def _recall_cell(s: dict) -> str:
     """Recall in percent, with the questions it is over when some had no gold paragraph."""
     over = recall_over(s)
@@ -41,8 +49,8 @@ def _recall_cell(s: dict) -> str:
 
 
 def summary_table(summaries: list[dict], *, first: str = "run") -> str:
-    """A Markdown table of run summaries (EM/F1/acc/recall in percent; recall over the questions
-    with gold paragraphs, their count beside it when not all had one)."""
+    """A Markdown table of run summaries (EM/F1/acc/recall in percent; EM over the questions with
+    a gold answer and recall over those with gold paragraphs, each count beside it when not all had one)."""
     head = (
         f"| {first} | n | EM | F1 | acc | empty answers | recall | docs | LLM calls | iterations | parse failures | guard hits | "
         "web calls | input tokens | s/question | overhead % | errors |"
@@ -53,7 +61,7 @@ def summary_table(summaries: list[dict], *, first: str = "run") -> str:
         if first == "dataset":
             name = s.get("dataset")
         lines.append(
-            f"| {name} | {s['n']} | {fmt(s['em'], True)} | {fmt(s['f1'], True)} | {fmt(s['acc'], True)} | "
+            f"| {name} | {s['n']} | {fmt(s['em'], True)}{f' ({k})' if (k := scored_over(s)) is not None else ''} | {fmt(s['f1'], True)} | {fmt(s['acc'], True)} | "
             f"{fmt(s.get('empty_answers'))} | {_recall_cell(s)} | {fmt(s['docs_avg'])} | {fmt(s['llm_calls_avg'])} | {fmt(s.get('iterations_avg'))} | "
             f"{fmt(s.get('parse_failures'))} | {fmt(s.get('guard_hit_rate'), True)} | {fmt(s['web_calls_avg'])} | "
             f"{_tokens(s.get('input_tokens_avg'))} | {fmt(s['latency_s_avg'])} | {fmt(s['overhead_pct'])} | {s['errors']} |"
@@ -322,7 +330,9 @@ def _run_lines(s: dict, recs: list[dict], dataset: str) -> list[str]:
     """One run's section: where its per-question results are, its failures (the first 10) and
     its first five answers."""
     errs = [r for r in recs if r.get("error")]
-    lines = [f"## {s['label']}", "", f"Per-question results: `runs/{dataset}/{s['label']}/results.jsonl`.", ""]
+    # the folder the run wrote (until 2026-12-03 the names as read: `runs/nq/dev/...` for `runs/nq_dev/...`)
+    where = "/".join(["runs", path_part(dataset), path_part(s["label"]), "results.jsonl"])
+    lines = [f"## {s['label']}", "", f"Per-question results: `{where}`.", ""]
     if errs:
         lines += [f"{len(errs)} question(s) failed:", ""]
         lines += [f"- `{r['id']}`: {r['error']}" for r in errs[:10]]
@@ -331,9 +341,9 @@ def _run_lines(s: dict, recs: list[dict], dataset: str) -> list[str]:
     if shown:
         lines += ["| question | gold | prediction | EM | recall |", "| --- | --- | --- | --- | --- |"]
         for r in shown:
-            q = r["question"].replace("|", "/")[:90]
-            g = " / ".join(r["gold"][:3]).replace("|", "/")[:50]
-            p = (r["prediction"] or "").replace("|", "/").replace("\n", " ")[:60]
+            # each cell on one line (a question's line break split the row until 2026-12-03)
+            q, g, p = (" ".join(t.replace("|", "/").split())[:n] for t, n in
+                       ((r["question"], 90), (" / ".join(r["gold"][:3]), 50), (r["prediction"] or "", 60)))
             lines.append(f"| {q} | {g} | {p} | {fmt(r.get('em'), True)} | {fmt(r.get('recall'), True)} |")
         lines.append("")
     return lines

@@ -30,7 +30,7 @@ from typing import Any, Callable, Iterable
 from ..errors import ConfigError, redact
 from ..tools.reservoir import close_reservoir
 from .metrics import answer_scores, gold_found, passage_matches
-from .records import Recorder, open_results, read_results, run_sources  # noqa: F401  (read_results: used by bench and tests)
+from .records import Recorder, open_results, read_results, refuse_another_run, run_sources  # noqa: F401  (read_results: used by bench and tests)
 from .records import build_context as build_context  # the CLI, remote runs and tests import it from here
 from .provenance import provenance
 from .summary import stage_recall, summarize  # noqa: F401  (summarize: used by bench and tests)
@@ -247,13 +247,21 @@ def error_record(ex, err: BaseException, wall_s: float, *, retrieval_only: bool)
 
 
 def unique_ids(examples: list) -> list:
-    """Make the examples' ids unique within the file (some files repeat or lack ids)."""
+    """Make the examples' ids unique within the file (some files repeat or lack ids): a repeat of
+    ``a`` is ``a#1``, ``a#2``, ..., past any such id the file holds itself (until 2026-12-03 a file
+    with ``a, a, a#1`` had two ``a#1``: one record replaced the other in the summary, and a resume
+    never ran the question lost)."""
+    taken = {ex.id for ex in examples}
     seen: dict[str, int] = {}
     for ex in examples:
         n = seen.get(ex.id, 0)
         seen[ex.id] = n + 1
         if n:
-            ex.id = f"{ex.id}#{n}"
+            while f"{ex.id}#{n}" in taken:
+                n += 1
+            seen[ex.id] = n + 1
+            taken.add(new := f"{ex.id}#{n}")
+            ex.id = new
     return examples
 
 
@@ -349,6 +357,14 @@ def run_store(ctx: Any, components) -> Any:
 
     emb = components.embeddings
     return InMemoryStore(index={"dims": len(emb.embed_query("title")), "embed": emb, "fields": ["title"]})
+
+
+def refuse_a_folder_of_another_run(spec: RunSpec, components, out_dir: str, *, dataset: str = "", data: str = "",
+                                   corpus: dict[str, Any] | None = None) -> None:
+    """Before any run of a comparison: the error :func:`run_spec` would give for ``out_dir``
+    (a folder of other settings, data, corpus, web search or judges), nothing written."""
+    refuse_another_run(spec, out_dir, dataset=dataset, data=data, corpus=corpus,
+                       sources=run_sources(spec, build_context(spec), components))
 
 
 def run_memory(ctx: Any, results_path: str | None, *, resume: bool) -> tuple[Any, str | None]:

@@ -70,6 +70,8 @@ def _scores(records: list[dict]) -> dict[str, Any]:
         "recall": _r(mean(r.get("recall") for r in records)),
         "recall_all": _r(mean(float(r["recall"] == 1.0) for r in with_gold)) if with_gold else None,
         "n_with_gold": len(with_gold),
+        # the questions EM/F1/acc are over: those with a gold answer (since 2026-12-03; n counted the rest too)
+        "n_scored": sum(r.get("em") is not None for r in records),
     }
 
 

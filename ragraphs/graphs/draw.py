@@ -13,6 +13,7 @@ import argparse
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
 from . import METHODS, build_graph
 
@@ -24,7 +25,25 @@ def mermaid(method: str) -> str:
     """The method's compiled graph as Mermaid text (nothing heavy is loaded to build it)."""
     from ..components import Components
 
-    return build_graph(method, Components()).get_graph().draw_mermaid().rstrip() + "\n"
+    return mermaid_of(build_graph(method, Components())).rstrip() + "\n"
+
+
+def mermaid_of(graph: Any) -> str:
+    """``graph.get_graph().draw_mermaid()`` with every route of a conditional edge named: LangGraph
+    draws one edge per pair of nodes, labelled with one of the routes that lead there, so CRAG's
+    Correct and DR-RAG's ``qdc`` were on no drawing (until 2026-12-03); here such an edge reads
+    ``correct / ambiguous``."""
+    text = graph.get_graph().draw_mermaid()
+    for source, branches in getattr(getattr(graph, "builder", None), "branches", {}).items():
+        for branch in branches.values():
+            by_target: dict[str, list[str]] = {}
+            for route, target in (branch.ends or {}).items():
+                by_target.setdefault(str(target), []).append(str(route))
+            for target, routes in by_target.items():
+                if len(routes) > 1:
+                    text = re.sub(rf"(\b{re.escape(source)} -\. &nbsp;)[^&]*(&nbsp; \.-> {re.escape(target)};)",
+                                  lambda m: m.group(1) + " / ".join(routes) + m.group(2), text)
+    return text
 
 
 def block(method: str) -> str:

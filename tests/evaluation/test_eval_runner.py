@@ -7,6 +7,7 @@ errors, report); tests/evaluation/test_eval_e2e.py runs the real stack.
 
 import json
 import os
+import re
 import time
 from pathlib import Path
 
@@ -776,3 +777,97 @@ def test_a_judge_that_cannot_load_is_refused_before_the_run(tmp_path, data_dir, 
     assert main(argv) == 0
     recs = [json.loads(line) for line in next(out.rglob("results.jsonl")).read_text().splitlines()]
     assert len(recs) == 2 and not any(r.get("error") for r in recs)
+
+
+def _rows(data_dir, n: int) -> list[dict]:
+    with open(data_dir / "hotpotqa.sample.jsonl", encoding="utf-8") as fh:
+        return [json.loads(line) for line, _ in zip(fh, range(n))]
+
+
+def test_repeated_ids_become_distinct_ones_past_the_ids_the_file_holds(tmp_path, data_dir, capsys):
+    """A file whose ids are ``a, a, a#1, b``: four distinct ids, the summary over the four
+    records. **Was a bug** (until 2026-12-03): the second ``a`` was renamed ``a#1``, two records
+    shared it, the summary counted one twice and the other not at all, and a resume never ran it."""
+    rows = _rows(data_dir, 4)
+    for row, i in zip(rows, ["a", "a", "a#1", "b"]):
+        row["_id"] = i
+    data = tmp_path / "collide.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    out = tmp_path / "out"
+    argv = ["eval", "--method", "none", "--data", str(data), "--llm", "fake:Cymbeline", "--out", str(out), "--json", "--quiet"]
+    assert main(argv) == 0
+    res = _last_json(capsys)
+    (results,) = out.rglob("results.jsonl")
+    recs = [json.loads(line) for line in results.read_text(encoding="utf-8").splitlines()]
+    assert sorted(r["id"] for r in recs) == ["a", "a#1", "a#2", "b"]
+    assert res["n"] == 4 and res["em"] == pytest.approx(sum(r["em"] for r in recs) / 4) == 0.25
+    assert main(argv) == 0 and _last_json(capsys)["resumed"] == 4
+
+
+def test_a_comparison_checks_every_runs_folder_before_its_first_question(tmp_path, data_dir, capsys):
+    """``--compare none,vanilla`` into a folder whose vanilla run had other settings is refused
+    before ``none`` answers anything. **Was a bug** (until 2026-12-03): ``none`` ran every question
+    first, and the refusal came after its work."""
+    data, out = str(data_dir / "hotpotqa.sample.jsonl"), str(tmp_path / "out")
+    base = ["eval", "--data", data, "--limit", "2", "--llm", "fake:1974", "--out", out, "--quiet", "--json"]
+    assert main(base[:2] + [data + "@0/2"] + base[3:] + ["--method", "vanilla"]) == 0  # a part run of the file
+    capsys.readouterr()
+    assert main(base + ["--compare", "none,vanilla"]) == 2
+    assert "holds results of other settings or another data file" in capsys.readouterr().err
+    assert not list(Path(out).rglob("none-*"))  # nothing of `none` run or written
+
+
+def test_rows_whose_question_is_blank_or_no_text_are_skipped_when_the_file_is_read(tmp_path, data_dir, capsys):
+    """A question of spaces, a number or null is said and skipped when the data file is read (a
+    user's file). **Was a bug** (until 2026-12-03): each was a failed question of every method,
+    counted 0 and run again on each resume."""
+    rows = _rows(data_dir, 4)
+    rows[1]["question"], rows[2]["question"], rows[3]["question"] = "   ", 42, None
+    data = tmp_path / "badq.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    assert main(["eval", "--method", "none", "--data", str(data), "--llm", "fake:1974", "--json"]) == 0
+    got = capsys.readouterr()
+    res, err = json.loads(got.out.strip().splitlines()[-1]), got.err
+    assert res["n"] == 1 and res["errors"] == 0 and res["em"] == 1.0
+    assert "row 2 has an empty \"question\"; skipped" in err and "row 3 has a \"question\" that is a number" in err
+
+
+def test_the_report_names_its_results_files_keeps_rows_whole_and_counts_the_scored(tmp_path, data_dir, capsys):
+    """A run of the dataset ``nq/dev`` is written under ``runs/nq_dev``: the report names that file;
+    a question with a line break stays one table row; rows with no gold answer leave EM over
+    fewer questions than ``n``, and the table and the summary line say over how many.
+    **Were bugs** (until 2026-12-03): ``runs/nq/dev/...`` (no such file), a broken table, and
+    ``n 3 | EM 100.0`` with one question scored, nothing said."""
+    rows = [{"id": "q1", "question": "Where is\nthe Eiffel Tower?", "answers": ["Paris"], "dataset": "nq/dev"},
+            {"id": "q2", "question": "Who?", "answers": [], "dataset": "nq/dev"},
+            {"id": "q3", "question": "What?", "answers": [], "dataset": "nq/dev"}]
+    data = tmp_path / "nq.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    out = tmp_path / "out"
+    assert main(["eval", "--method", "none", "--data", str(data), "--llm", "fake:Paris", "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    report = (out / "report.md").read_text(encoding="utf-8")
+    (where,) = re.findall(r"Per-question results: `([^`]+)`", report)
+    assert (out / where).is_file()
+    from ragraphs.evaluation.report import _run_lines
+
+    assert "Per-question results: `runs/nq_dev/none-x/results.jsonl`." in _run_lines({"label": "none-x"}, [], "nq/dev")
+    assert "| Where is the Eiffel Tower? | Paris | Paris |" in report
+    summary = json.loads(((out / where).parent / "summary.json").read_text(encoding="utf-8"))
+    assert summary["n"] == 3 and summary["n_scored"] == 1 and summary["em"] == 1.0
+    assert "| 3 | 100.0 (1) |" in report and "(EM, F1, acc over 1 with a gold answer)" in err
+
+
+def test_the_progress_bar_keeps_running_means_of_the_records():
+    """The bar's figures are running sums (recomputed over every record at each one until
+    2026-12-03, quadratic in the run's size): the same means, failures counted apart."""
+    from ragraphs.evaluation.records import _Progress
+
+    done = [{"em": 1.0, "f1": 1.0, "wall_s": 2.0}, {"error": "boom", "em": 0.0, "wall_s": 9.0}]
+    bar = _Progress(3, "run", True, done)
+    for rec in ({"em": 0.0, "f1": 0.5, "recall": 1.0, "wall_s": 1.0}, {"em": 1.0, "f1": 0.0, "wall_s": 3.0}):
+        bar.update(rec)
+    assert bar.bar is not None
+    post = dict(item.split("=") for item in bar.bar.postfix.split(", "))
+    bar.close()
+    assert post == {"em": "50.0", "f1": "50.0", "recall": "100.0", "s/q": "2.00", "err": "1"}

@@ -67,3 +67,11 @@ def test_the_program_answers_with_and_without_passages(method, capsys):
     assert method.main([q, "--keep-above", "1.0"]) == 0
     out, err = capsys.readouterr()
     assert out.strip() and "answer_alone" in err and "passages kept: []" in err
+
+
+def test_an_empty_question_is_refused_before_the_models_load(method, capsys):
+    """``python examples/custom_method.py ""``: a usage error at once (a traceback after 27 s of
+    loading models until 2026-12-03)."""
+    with pytest.raises(SystemExit) as e:
+        method.main(["  "])
+    assert e.value.code == 2 and "the question is empty" in capsys.readouterr().err

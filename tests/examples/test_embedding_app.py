@@ -169,3 +169,11 @@ def test_the_program_runs_each_step_it_documents(app_module, tmp_path, capsys):
     with sqlite3.connect(db) as con:  # the users' threads are in the file the program named
         threads = {row[0] for row in con.execute("select distinct thread_id from checkpoints")}
     assert {"vanilla-ada", "vanilla-bob", "batch-0", "batch-1", "stream-1", "parallel-1"} <= threads
+
+
+def test_an_unknown_method_is_refused_before_the_models_load(app_module, capsys):
+    """``python examples/langchain_app.py --method foo``: argparse's error naming the choices (a
+    traceback after 20 s of loading and embedding until 2026-12-03)."""
+    with pytest.raises(SystemExit) as e:
+        app_module.main(["--method", "foo"])
+    assert e.value.code == 2 and "invalid choice: 'foo'" in capsys.readouterr().err

@@ -26,6 +26,10 @@ def test_a_picture_shows_the_graph_nodes_and_named_routes():
     # conditional edges are dotted and carry their route's name
     assert "evaluate -. &nbsp;incorrect&nbsp; .-> rewrite;" in crag
     assert "main_judge -. &nbsp;guard&nbsp; .-> final_answer;" in mermaid("migres")
+    # routes that share a target are all named on its edge (LangGraph's drawing names one: CRAG's
+    # Correct and DR-RAG's qdc were on no picture until 2026-12-03)
+    assert "evaluate -. &nbsp;correct / ambiguous&nbsp; .-> refine;" in crag
+    assert "second_stage -. &nbsp;qdc / cis&nbsp; .-> qdc_select;" in mermaid("dr-rag")
 
 
 def test_redraw_replaces_only_the_marked_blocks():
