@@ -16,6 +16,7 @@ import argparse
 import glob
 import json
 import os
+import re
 import sys
 
 ORDER = ["none", "vanilla", "crag", "dr-rag", "erm4", "migres", "oracle"]
@@ -47,6 +48,13 @@ def num(v, nd=2) -> str:
     return "-" if v is None else f"{v:.{nd}f}"
 
 
+def label(s: dict) -> str:
+    """A run's label, with its part of the file (``FILE@K/N``: ``(part 0/2)``) where it ran one;
+    two parts' rows read alike until 2026-12-03."""
+    m = re.search(r"@(\d+/\d+)$", s.get("data") or "")
+    return s.get("label", "") + (f" (part {m.group(1)})" if m else "")
+
+
 def answer_table(rows: list[dict]) -> str:
     lines = [
         "| dataset | method | n | EM | F1 | acc | recall | docs | LLM calls | web calls | iterations | s/question | overhead % | errors |",
@@ -54,7 +62,7 @@ def answer_table(rows: list[dict]) -> str:
     ]
     for s in sorted((r for r in rows if not r.get("retrieval_only")), key=_key):
         lines.append(
-            f"| {s['dataset']} | {s['label']} | {s['n']} | {pct(s['em'])} | {pct(s['f1'])} | {pct(s['acc'])} | "
+            f"| {s['dataset']} | {label(s)} | {s['n']} | {pct(s['em'])} | {pct(s['f1'])} | {pct(s['acc'])} | "
             f"{pct(s['recall'])} | {num(s['docs_avg'], 1)} | {num(s['llm_calls_avg'])} | {num(s['web_calls_avg'])} | "
             f"{num(s.get('iterations_avg'))} | {num(s['latency_s_avg'], 1)} | {num(s['overhead_pct'], 3)} | {s['errors']} |"
         )

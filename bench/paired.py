@@ -83,17 +83,24 @@ def _last_run(label_dir: str, recs: dict[str, dict]) -> tuple[dict[str, dict], d
 
 
 def runs(dirs: list[str]) -> dict[tuple[str, str], dict[str, dict]]:
-    """(dataset, label) -> records by question id (those the run's last summary covers); a later
-    directory overrides an earlier one. Each run's summary goes to :data:`SUMMARIES`."""
+    """(dataset, label) -> records by question id (those the run's last summary covers). Folders
+    of one dataset and label are pooled, as the parts of a file (``FILE@0/2``, ``FILE@1/2``, each
+    in its own ``--out``) make one whole-file run; a question in two of them keeps the later
+    folder's record. Until 2026-12-03 a later folder replaced an earlier one whole: half of a
+    split file was dropped without a word. Each run's summary goes to :data:`SUMMARIES`."""
     out: dict[tuple[str, str], dict[str, dict]] = {}
+    folders: dict[tuple[str, str], int] = {}
     for d in dirs:
         for path in sorted(glob.glob(os.path.join(d, "**", "runs", "*", "*", "results.jsonl"), recursive=True)):
             label_dir = os.path.dirname(path)
             key = (os.path.basename(os.path.dirname(label_dir)), os.path.basename(label_dir))
             recs, summary = _last_run(label_dir, {i: _scored(r) for i, r in read_results(path).items()})
             if recs:
-                out[key] = recs
+                out[key] = {**out.get(key, {}), **recs}
+                folders[key] = folders.get(key, 0) + 1
                 SUMMARIES[key] = summary
+    NOTES.extend(f"{ds} / {label}: the records of {n} folders pooled ({len(out[ds, label])} questions)"
+                 for (ds, label), n in folders.items() if n > 1)
     return out
 
 

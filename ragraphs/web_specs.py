@@ -23,6 +23,9 @@ def web_spec_error(spec: Any) -> str | None:
         from urllib.parse import urlsplit
 
         u = urlsplit(arg.strip())
+        if "@" in u.netloc:  # accepted, then refused by the fetcher at each search, until 2026-12-03; the URL not shown
+            return ("a SearXNG URL with a user name or password is refused: it would be written into traces, "
+                    "checkpoints and eval files; give its address without them (a local proxy can add the login)")
         if u.scheme not in ("http", "https") or not u.hostname:
             return f"bad SearXNG URL {arg.strip()!r}: use searxng:http(s)://host[:port][/path]"
         return None

@@ -128,6 +128,8 @@ def _json_result(args: argparse.Namespace, question: str, result: dict, load_s: 
         "llm_calls": result.get("llm_calls", 0),
         "parse_failures": result.get("parse_failures", 0),  # decisions read leniently, repaired or failed
         "web_calls": result.get("web_calls", 0),
+        # why the run's web search failed, as the warning line says (only deep in "trace" until 2026-12-03)
+        "web_error": result.get("web_error") if result.get("web_error") not in ("", "no web search configured") else None,
         "input_tokens": result.get("input_tokens", 0),
         "output_tokens": result.get("output_tokens", 0),
         "node_times": {k: round(v, 4) for k, v in result["node_times"].items()},

@@ -31,6 +31,7 @@ from ..tools.store_reservoir import StoreReservoir
 from ..tools.structured import Entailment, RewritePlus, decide
 from ..tools.text import Held
 from ..tools.trigger import trigger_lookup
+from ..tools.web_tools import distinct
 from ..tools.websearch import search_checked
 from ..tools.vectorstore import usable_mode
 from .erm4_parsing import (
@@ -251,6 +252,7 @@ def make_external_retrieve(c: Components) -> Node[ERM4State, ERM4Context]:
                 except Exception as e:
                     web_errors.append(f"web search {q!r} failed: {type(e).__name__}: {str(e)[:200]}")
                 else:
+                    web = distinct(web)  # copies of a page: fetched and kept once (3 times until 2026-12-03)
                     if web and ctx.fetch_pages:
                         new = [p for p in web[:k] if _address(p) not in pages and _address(p) not in seen]
                         done, report = fetch_results(page_fetcher(c, ctx), new)

@@ -20,6 +20,7 @@ never as instructions.
 
 from __future__ import annotations
 
+import codecs
 import contextvars
 import functools
 import http.client
@@ -87,7 +88,7 @@ def check_url(url: str) -> tuple[str, str, int, str]:
     if not u.hostname:
         raise FetchError(f"bad URL {url!r}: no host")
     if u.username or u.password:
-        raise FetchError(f"refused {url!r}: credentials in URLs are not allowed")
+        raise FetchError(f"refused a URL of {u.hostname!r}: credentials in URLs are not allowed (nor shown)")
     try:
         port = u.port or (443 if scheme == "https" else 80)
     except ValueError as e:
@@ -101,42 +102,54 @@ def check_url(url: str) -> tuple[str, str, int, str]:
     return scheme, host, port, path
 
 
-def resolve(host: str, port: int, allow_private: bool) -> str:
-    """Resolve ``host``; refuse non-public addresses unless allowed. Returns one address."""
+def resolve(host: str, port: int, allow_private: bool) -> list[str]:
+    """Resolve ``host``; refuse non-public addresses unless allowed. Returns every address, in
+    the resolver's order (the connection tries each: ``localhost`` gives ``::1`` first, which a
+    server listening on 127.0.0.1 alone refuses; only ``::1`` was tried until 2026-12-03)."""
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except socket.gaierror as e:
         raise FetchError(f"cannot resolve {host!r}: {e}") from e
-    addrs = [str(i[4][0]) for i in infos]
+    addrs = list(dict.fromkeys(str(i[4][0]) for i in infos))
     if not addrs:
         raise FetchError(f"cannot resolve {host!r}")
-    if not allow_private:
-        bad = [a for a in addrs if not is_public_address(a)]
-        if bad:
-            raise FetchError(
-                f"refused {host!r}: resolves to a private or loopback address ({bad[0]}); "
-                "set allow_private to fetch from local networks"
-            )
-    return addrs[0]
+    if not allow_private and (bad := [a for a in addrs if not is_public_address(a)]):  # every address checked
+        raise FetchError(f"refused {host!r}: resolves to a private or loopback address ({bad[0]}); "
+                         "set allow_private to fetch from local networks")
+    return addrs
+
+
+def _connect(ips: list[str], port: int, timeout: float | None, deadline: float) -> socket.socket:
+    """A socket to the first of the checked ``ips`` that answers (a refused or unreachable one: the
+    next), within ``deadline``; the last address's error when none does."""
+    err: OSError = OSError(f"no address to connect to (port {port})")
+    for ip in ips:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        try:
+            return socket.create_connection((ip, port), min(timeout or left, left))
+        except OSError as e:
+            err = e
+    raise err
 
 
 class _PinnedHTTPConnection(http.client.HTTPConnection):
-    def __init__(self, host: str, port: int, ip: str, timeout: float):
+    def __init__(self, host: str, port: int, ips: list[str], timeout: float, deadline: float):
         super().__init__(host, port, timeout=timeout)
-        self._ip = ip
+        self._ips, self._deadline = ips, deadline
 
     def connect(self):
-        self.sock = socket.create_connection((self._ip, self.port), self.timeout)
+        self.sock = _connect(self._ips, self.port, self.timeout, self._deadline)
 
 
 class _PinnedHTTPSConnection(http.client.HTTPSConnection):
-    def __init__(self, host: str, port: int, ip: str, timeout: float, context: ssl.SSLContext):
+    def __init__(self, host: str, port: int, ips: list[str], timeout: float, deadline: float, context: ssl.SSLContext):
         super().__init__(host, port, timeout=timeout, context=context)
-        self._ip = ip
-        self._ctx = context
+        self._ips, self._deadline, self._ctx = ips, deadline, context
 
     def connect(self):
-        raw = socket.create_connection((self._ip, self.port), self.timeout)
+        raw = _connect(self._ips, self.port, self.timeout, self._deadline)
         self.sock = self._ctx.wrap_socket(raw, server_hostname=self.host)
 
 
@@ -149,8 +162,8 @@ def extract_page(html: str, url: str = "") -> tuple[str, list[str]]:
     """(title, paragraphs) of an HTML page: trafilatura's main text, lxml as a fallback."""
     from lxml import html as lh
 
-    title = ""
-    doc = None
+    title, doc = "", None
+    html = re.sub(r"^\s*<\?xml\b[^>]*>", "", html)  # decoded: lxml refuses a str with an XML declaration (no title)
     try:
         doc = lh.fromstring(html)
         t = doc.findtext(".//title")
@@ -186,6 +199,15 @@ def extract_page(html: str, url: str = "") -> tuple[str, list[str]]:
 _CHARSET = re.compile(r"charset\s*=\s*[\"']?([\w.:-]+)", re.I)
 
 
+def _header_text(value: str) -> str:
+    """A header http.client read as Latin-1, as UTF-8 where its bytes are, as ``requests`` does (a raw
+    UTF-8 ``Location: /page/café`` was requested as ``/page/caf%C3%83%C2%A9`` until 2026-12-03)."""
+    try:
+        return value.encode("latin-1").decode("utf-8")
+    except UnicodeError:
+        return value
+
+
 def _shut(conn: http.client.HTTPConnection, socks: list) -> None:
     """Wake a read blocked on ``conn``'s socket (the fetch's deadline has passed)."""
     for sock in [*socks, conn.sock]:
@@ -196,18 +218,37 @@ def _shut(conn: http.client.HTTPConnection, socks: list) -> None:
             pass
 
 
-def decode_page(body: bytes, charset: str | None = None) -> str:
-    """A page's text in the charset its header names, else the one its ``<meta>`` names, else
-    UTF-8 (an ISO-8859-1 or windows-1251 page was read as UTF-8 and came out as U+FFFD)."""
-    if not charset:
-        m = _CHARSET.search(body[:4096].decode("ascii", "ignore"))
-        charset = m.group(1) if m else None
-    if charset:
-        try:
-            return body.decode(charset, "replace")
-        except LookupError:  # a name Python does not know: UTF-8, as before
-            pass
-    return body.decode("utf-8", "replace")
+# a charset named in an HTML or XML page's opening, by a <meta> tag or an XML declaration (any
+# "charset=" was read, a text page's prose too, until 2026-12-03); the labels a browser reads as
+# windows-1252 (WHATWG): an "iso-8859-1" page's curly quotes and euro signs were lost until 2026-12-03
+_META_CHARSET = re.compile(rb"""<meta\b[^>]*?charset\s*=\s*["']?\s*([\w.:-]+)""", re.I)
+_XML_ENCODING = re.compile(rb"""^\s*<\?xml\b[^>]*?encoding\s*=\s*["']([\w.:-]+)""")
+_BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
+_AS_1252 = frozenset("ansi_x3.4-1968 ascii cp819 csisolatin1 ibm819 iso-8859-1 iso-ir-100 iso8859-1 iso88591 "
+                     "iso_8859-1 iso_8859-1:1987 l1 latin1 latin-1 us-ascii".split())
+
+
+def codec_name(charset: str | None, body: bytes = b"") -> str | None:
+    """The codec of ``body``'s byte order mark (UTF-8, UTF-16: it wins, as in a browser), else of the
+    ``charset`` label (Latin-1 and ASCII as windows-1252); None for neither or an unknown label."""
+    label = (charset or "").strip().strip("\"'").lower()
+    try:
+        return next((name for bom, name in _BOMS if body.startswith(bom)), None) or (
+            codecs.lookup("cp1252" if label in _AS_1252 else label).name if label else None)
+    except LookupError:
+        return None
+
+
+def decode_page(body: bytes, charset: str | None = None, ctype: str = "text/html") -> str:
+    """A page's text in the charset of its byte order mark, else the one its header names, else, for an
+    HTML or XML ``ctype`` ("" read as HTML), the one its XML declaration or ``<meta>`` names, else UTF-8
+    (an ISO-8859-1 or windows-1251 page was read as UTF-8, its letters U+FFFD, until 2026-12-01)."""
+    name = codec_name(charset, body)
+    if not name and (ctype in HTML_TYPES or ctype == "" or ctype.endswith(("/xml", "+xml"))):
+        m = _XML_ENCODING.search(body[:1024]) or _META_CHARSET.search(body[:4096])
+        name = codec_name(m.group(1).decode("ascii")) if m else None
+        name = "utf-8" if name and name.startswith("utf-16") else name  # read in ASCII bytes: not UTF-16 (WHATWG)
+    return body.decode(name or "utf-8", "replace")
 
 
 @functools.lru_cache(maxsize=1)
@@ -250,15 +291,15 @@ class PageFetcher:
         deadline = time.monotonic() + self.timeout * 2
         for _hop in range(self.max_redirects + 1):
             scheme, host, port, path = check_url(url)
-            ip = resolve(host, port, self.allow_private)
+            ips = resolve(host, port, self.allow_private)
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise FetchError(f"timed out fetching {url}")
             t = min(self.timeout, remaining)
             conn = (
-                _PinnedHTTPSConnection(host, port, ip, t, self.ssl_context)
+                _PinnedHTTPSConnection(host, port, ips, t, deadline, self.ssl_context)
                 if scheme == "https"
-                else _PinnedHTTPConnection(host, port, ip, t)
+                else _PinnedHTTPConnection(host, port, ips, t, deadline)
             )
             # the deadline holds while headers and body trickle in: the socket is shut when it passes
             socks: list = []  # the response keeps the socket after the connection lets go of it
@@ -273,7 +314,7 @@ class PageFetcher:
                     loc = resp.getheader("Location")
                     if not loc:
                         raise FetchError(f"redirect without Location from {url}")
-                    url = urljoin(url, loc)
+                    url = urljoin(url, _header_text(loc))
                     continue
                 coding = (resp.getheader("Content-Encoding") or "identity").strip().lower()
                 if coding not in ("", "identity"):  # asked for identity; a server that compresses anyway
@@ -314,7 +355,7 @@ class PageFetcher:
             raise FetchError(f"HTTP {status} from {final}")
         if ctype and ctype not in HTML_TYPES + TEXT_TYPES:
             raise FetchError(f"not a text page ({ctype}) at {final}")
-        text = decode_page(body, charset).replace("\r\n", "\n").replace("\r", "\n")
+        text = decode_page(body, charset, ctype).replace("\r\n", "\n").replace("\r", "\n")
         if ctype in TEXT_TYPES:
             paras = [" ".join(p.split()) for p in text.split("\n\n") if p.strip()]
             title = ""

@@ -27,6 +27,22 @@ def _web_passage(title: str, text: str, url: str, engine: str, rank: int) -> Pas
     return make_passage(" ".join((title or "").split()), " ".join((text or "").split()), "web", url=url, engine=engine, rank=rank)
 
 
+def result_key(p: Passage) -> str:
+    """What makes two web results the same: the page's address, else the passage's id."""
+    return str((p.get("meta") or {}).get("url") or "") or str(p.get("id") or "")
+
+
+def distinct(results: list[Passage]) -> list[Passage]:
+    """``results`` without the copies of an earlier one (:func:`result_key`), in their order."""
+    seen: set[str] = set()
+    out = []
+    for p in results:
+        if result_key(p) not in seen:
+            seen.add(result_key(p))
+            out.append(p)
+    return out
+
+
 def _web_url(item: Mapping, keys: tuple[str, ...]) -> str:
     """The first of ``keys`` whose value is an http(s) address, "" for none."""
     return next((str(item[key]) for key in keys if str(item.get(key) or "").startswith(("http://", "https://"))), "")

@@ -36,7 +36,7 @@ from ..errors import ConfigError, InputError
 from ..state.types import Passage, make_passage
 from .bm25 import BM25Index
 from .web_tools import (  # noqa: F401  (importable from here as before)
-    LangChainToolWebSearch, LangChainWebSearch, WebSearchError, _web_passage, tool_results)
+    LangChainToolWebSearch, LangChainWebSearch, WebSearchError, _web_passage, result_key, tool_results)
 
 
 @runtime_checkable
@@ -176,16 +176,18 @@ class SearxngSearch:
     name = "searxng"
 
     def __init__(self, base_url: str, *, timeout: float = 8.0, max_bytes: int = 2_000_000, language: str | None = None):
-        u = urlsplit(base_url or "")
-        if u.scheme not in ("http", "https") or not u.hostname:
-            raise ConfigError(f"bad SearXNG URL {base_url!r} (expected http(s)://host[:port][/path])")
+        from ..web_specs import web_spec_error
+
+        problem = web_spec_error(f"searxng:{base_url or ''}")  # a user name or password refused, not shown
+        if problem:
+            raise ConfigError(problem)
         self.base_url = base_url.rstrip("/")
         self.timeout = float(timeout)
         self.max_bytes = int(max_bytes)
         self.language = language
 
     def search(self, query: str, k: int = 5) -> list[Passage]:
-        from .fetch import FetchError, PageFetcher
+        from .fetch import FetchError, PageFetcher, codec_name
 
         params = {"q": query, "format": "json"}
         if self.language:
@@ -193,7 +195,7 @@ class SearxngSearch:
         url = f"{self.base_url}/search?{urlencode(params)}"
         fetcher = PageFetcher(timeout=self.timeout, max_bytes=self.max_bytes, allow_private=True)
         try:
-            final, status, _ctype, body, truncated = fetcher.get(url, accept="application/json")
+            final, status, _ctype, charset, body, truncated = fetcher.get_with_charset(url, accept="application/json")
         except FetchError as e:
             raise WebSearchError(f"SearXNG search failed: {e}") from e
         if status >= 400:
@@ -201,13 +203,17 @@ class SearxngSearch:
             raise WebSearchError(f"SearXNG returned HTTP {status}{hint.get(status, '')}")
         if truncated:
             raise WebSearchError("SearXNG response larger than the size cap")
+        # a BOM, then the declared charset, else JSON's own UTF-8/16/32 reading of the bytes (UTF-8 always,
+        # a BOM or UTF-16 answer refused and a declared Latin-1 one garbled, until 2026-12-03)
+        name = codec_name(charset, body)
         try:
-            data = json.loads(body.decode("utf-8", "replace"))
+            data = json.loads(body.decode(name, "replace") if name else body)
         except ValueError as e:
             raise WebSearchError(f"SearXNG returned non-JSON data: {e}") from e
         if not isinstance(data, dict) or not isinstance(data.get("results") or [], list):
             raise WebSearchError(f"SearXNG returned JSON without a 'results' list (got {type(data).__name__}); is this a SearXNG /search endpoint?")
         out: list[Passage] = []
+        seen: set[str] = set()
         for r in data.get("results") or []:
             if not isinstance(r, dict):
                 continue
@@ -216,7 +222,11 @@ class SearxngSearch:
             title = str(r.get("title") or "")
             if not (text or link):
                 continue
-            out.append(_web_passage(title, text, link, self.name, len(out)))
+            p = _web_passage(title, text, link, self.name, len(out))
+            if result_key(p) in seen:  # a copy counts once toward k (3 copies of a page left 2 fewer pages until 2026-12-03)
+                continue
+            seen.add(result_key(p))
+            out.append(p)
             if len(out) >= k:
                 break
         return out

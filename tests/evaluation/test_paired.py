@@ -196,3 +196,26 @@ def test_the_paired_script_pairs_a_k_sweep_with_vanilla_at_each_runs_own_k(tmp_p
     out = _paired_script(tmp_path, "--ref", "erm4")
     assert not [line for line in out.splitlines() if line.startswith("| musique |")]
     assert "musique: no run is labelled 'erm4' or of method 'erm4', so nothing is paired (runs: crag-k2, crag-k4" in out
+
+
+def test_the_parts_of_a_file_run_into_their_own_folders_are_pooled(tmp_path, data_dir, capsys):
+    """``--data FILE@0/2`` and ``FILE@1/2``, each into its own ``--out``: ``bench/paired.py`` pairs
+    the whole file's questions and says it pooled them; ``bench/collect.py`` names each row's part.
+    **Was a bug** (until 2026-12-03): the later folder replaced the earlier, half the questions
+    dropped without a word, and the two rows read alike."""
+    from ragraphs.cli import main
+
+    data = str(data_dir / "hotpotqa.sample.jsonl")
+    for k in (0, 1):
+        assert main(["eval", "--compare", "none,oracle", "--data", f"{data}@{k}/2", "--llm", "fake:1974",
+                     "--out", str(tmp_path / f"p{k}"), "--quiet", "--json"]) == 0
+    capsys.readouterr()
+    n = sum(1 for line in open(data, encoding="utf-8") if line.strip())
+    out = _paired_script(tmp_path, "--ref", "none")
+    (row,) = [line for line in out.splitlines() if line.startswith("| hotpotqa | oracle")]
+    assert row.split("|")[3].strip() == str(n)
+    assert f"the records of 2 folders pooled ({n} questions)" in out
+    root = Path(__file__).resolve().parents[2]
+    table = subprocess.run([sys.executable, str(root / "bench" / "collect.py"), str(tmp_path)],
+                           capture_output=True, text=True, check=True).stdout
+    assert "(part 0/2)" in table and "(part 1/2)" in table

@@ -672,3 +672,175 @@ def test_a_benchmark_file_given_as_the_web_snapshot_is_named_with_the_rows_it_la
     said = str(e.value)
     assert path in said and "row(s) read" in said and '{"question", "results": [' in said
     assert int(said.split(" row(s) read")[0].rsplit("(", 1)[1]) > 0
+
+
+def test_a_searxng_url_with_a_password_is_refused_without_showing_it(monkeypatch):
+    """**Was a bug** (until 2026-12-03): the settings check took ``searxng:http://user:secret@...``, then
+    every search failed at the fetcher, the password in warnings, traces and eval files."""
+    from ragraphs.settings import CRAGContext, ERM4Context
+    from ragraphs.web_specs import web_spec_error
+
+    spec = "searxng:http://user:secret@127.0.0.1:8931/s"
+    for build in (lambda: CRAGContext(web=spec), lambda: ERM4Context(web=spec, external="web"),
+                  lambda: make_web_search(spec), lambda: SearxngSearch(spec.split(":", 1)[1])):
+        with pytest.raises(ConfigError, match="user name or password is refused") as e:
+            build()
+        assert "secret" not in str(e.value) and "user:" not in str(e.value)
+    monkeypatch.setenv("RAGRAPHS_WEB", "searxng:https://:secret@search.example")
+    said = web_spec_error("")
+    assert said and said.endswith("(from RAGRAPHS_WEB)") and "secret" not in said
+    with pytest.raises(ConfigError) as e:
+        make_web_search(None)
+    assert "secret" not in str(e.value)
+    assert web_spec_error("searxng:http://127.0.0.1:8931/s") is None  # no credentials: as before
+    with pytest.raises(FetchError) as e:  # a result's page address with a password: refused, not shown
+        PageFetcher().fetch("http://user:secret@example.org/")
+    assert "secret" not in str(e.value)
+
+
+def test_the_fetcher_connects_to_the_next_checked_address_when_one_refuses(server, monkeypatch):
+    """``localhost`` resolving to ``::1`` first, the server listening on 127.0.0.1 alone: the fetch
+    goes on to the next address, each one still checked. **Was a bug** (until 2026-12-03): only
+    the first address was tried (ConnectionRefusedError)."""
+    import socket
+
+    base, routes = server
+    routes["/page"] = lambda h, q: _send(h, PAGE.encode())
+    port = int(base.rsplit(":", 1)[1])
+    real = socket.getaddrinfo
+    answers = {"pages.test": ["::1", "127.0.0.2", "127.0.0.1"], "mixed.test": ["93.184.216.34", "127.0.0.1"]}
+
+    def getaddrinfo(host, *a, **kw):
+        if host not in answers:
+            return real(host, *a, **kw)
+        return [(socket.AF_INET6 if ":" in ip else socket.AF_INET, socket.SOCK_STREAM, 6, "",
+                 (ip, port, 0, 0) if ":" in ip else (ip, port)) for ip in answers[host]]
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    page = PageFetcher(timeout=2, allow_private=True).fetch(f"http://pages.test:{port}/page")
+    assert "He was born in Swansea, Wales." in page.text
+    for host, bad in (("pages.test", "::1"), ("mixed.test", "127.0.0.1")):  # every address checked
+        with pytest.raises(FetchError, match=rf"private or loopback address \({bad}\)"):
+            PageFetcher(timeout=2).fetch(f"http://{host}:{port}/page")
+
+
+def test_a_pages_charset_from_its_bom_its_header_as_a_browser_reads_it_or_its_own_declaration(server):
+    """**Was a bug** (until 2026-12-03): a UTF-16 page with a BOM labelled UTF-8 (or not at all)
+    was read as UTF-8; "iso-8859-1" lost windows-1252's curly quotes and euro sign; an XHTML
+    page's XML declaration was ignored; a text page saying "charset=utf-16" was read as UTF-16."""
+    from ragraphs.tools.fetch import decode_page
+
+    base, routes = server
+    page = "<html><head><title>Café</title></head><body><p>“Café Müller” costs €5 in Düsseldorf, a long enough paragraph.</p></body></html>"
+    routes["/u16"] = lambda h, q: _send(h, page.encode("utf-16"), "text/html")
+    routes["/u16-labelled-utf8"] = lambda h, q: _send(h, page.encode("utf-16"), "text/html; charset=utf-8")
+    routes["/u16be"] = lambda h, q: _send(h, b"\xfe\xff" + page.encode("utf-16-be"), "text/html")
+    routes["/latin1"] = lambda h, q: _send(h, page.encode("cp1252"), "text/html; charset=iso-8859-1")
+    xhtml = ("<?xml version='1.0' encoding='iso-8859-1'?>\n<html xmlns='http://www.w3.org/1999/xhtml'>"
+             + page.replace("“", '"').replace("”", '"').replace("€", "EUR ")[6:])
+    routes["/xhtml"] = lambda h, q: _send(h, xhtml.encode("iso-8859-1"), "application/xhtml+xml")
+    text = "This page says charset=utf-16 in its prose.\n\nCafé Müller in Düsseldorf."
+    routes["/plain"] = lambda h, q: _send(h, text.encode("utf-8"), "text/plain")
+    f = PageFetcher(timeout=5, allow_private=True)
+    for path in ("/u16", "/u16-labelled-utf8", "/u16be", "/latin1"):
+        got = f.fetch(base + path)
+        assert got.title == "Café" and "“Café Müller” costs €5 in Düsseldorf" in got.text, path
+    got = f.fetch(base + "/xhtml")
+    assert got.title == "Café" and '"Café Müller" costs EUR 5 in Düsseldorf' in got.text
+    assert f.fetch(base + "/plain").paragraphs == ["This page says charset=utf-16 in its prose.", "Café Müller in Düsseldorf."]
+    assert decode_page('<meta charset="ascii"><p>€</p>'.encode("cp1252")).endswith("<p>€</p>")
+    assert decode_page("<p>charset=utf-16 café</p>".encode()) == "<p>charset=utf-16 café</p>"  # no <meta>: UTF-8
+
+
+def test_searxng_answers_in_any_json_encoding_and_copies_count_once(server):
+    """**Was a bug** (until 2026-12-03): the answer was always read as UTF-8 (a BOM: "Unexpected
+    UTF-8 BOM", UTF-16: "Expecting value", a declared ISO-8859-1: mojibake), and results were cut
+    to k before copies of one address were dropped (3 copies and 5 pages gave 3 pages)."""
+    base, routes = server
+    answer = json.dumps({"results": [{"url": "https://example.org/cafe", "title": "Café", "content": "A café."}]},
+                        ensure_ascii=False)
+    for name, body, ctype in (("bom", answer.encode("utf-8-sig"), "application/json"),
+                              ("utf16", answer.encode("utf-16"), "application/json"),
+                              ("utf16-labelled-utf8", answer.encode("utf-16"), "application/json; charset=utf-8"),
+                              ("latin1", answer.encode("iso-8859-1"), "application/json; charset=iso-8859-1"),
+                              ("utf8", answer.encode("utf-8"), "application/json")):
+        routes["/search"] = lambda h, q, body=body, ctype=ctype: _send(h, body, ctype)
+        assert [(p["title"], p["text"]) for p in SearxngSearch(base, timeout=2).search("cafe")] == [("Café", "A café.")], name
+    rows = [{"url": "https://example.org/same", "title": "Same", "content": "copy"}] * 3 + [
+        {"url": f"https://example.org/{i}", "title": f"Page {i}", "content": f"page {i}"} for i in range(5)]
+    routes["/search"] = lambda h, q: _send(h, json.dumps({"results": rows}).encode(), "application/json")
+    got = SearxngSearch(base, timeout=2).search("x", k=5)
+    assert [p["meta"]["url"] for p in got] == ["https://example.org/same"] + [f"https://example.org/{i}" for i in range(4)]
+    assert [p["meta"]["rank"] for p in got] == [0, 1, 2, 3, 4]
+
+
+def test_erm4_fetches_and_keeps_a_page_its_search_returns_three_times_once(server):
+    """**Was a bug** (until 2026-12-03): ERM4 (external=web) fetched a page three times and kept
+    the three copies among one query's k results."""
+    from types import SimpleNamespace
+
+    from ragraphs.components import Components
+    from ragraphs.nodes.erm4 import make_external_retrieve
+    from ragraphs.settings import ERM4Context
+
+    base, routes = server
+    gets: list[str] = []
+    for name in ("evan", "other", "third"):
+        routes[f"/{name}"] = lambda h, q, name=name: (gets.append(name), _send(h, PAGE.replace("Evan", name.title()).encode()))
+
+    class Copies:
+        def search(self, query, k=5):
+            return [{"id": f"w{i}", "title": "Evan", "text": "snippet", "source": "web", "meta": {"url": f"{base}/{n}"}}
+                    for i, n in enumerate(["evan", "evan", "evan", "other", "third"])]
+
+    node = make_external_retrieve(Components(web_search=Copies()))
+    state = {"queries": ["Evan Abraham born"], "outside": [{"query": "Evan Abraham born"}]}
+    out = node(state, SimpleNamespace(context=ERM4Context(external="web", use_memory=False, filter="none", k=3,
+                                                          fetch_allow_private=True)))
+    assert sorted(gets) == ["evan", "other", "third"]
+    assert [p["meta"]["url"] for p in out["external_knowledge"]] == [f"{base}/evan", f"{base}/other", f"{base}/third"]
+
+
+def test_ask_json_names_the_web_searchs_failure_at_its_top(server):
+    """``ask --json``'s ``web_error``: why the web search failed, null when it did not. **Was a bug**
+    (until 2026-12-03): only deep in ``trace`` (without --json a ``warning:`` line says it)."""
+    from argparse import Namespace
+
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+    from fakes import ConstJudge
+    from ragraphs.cli.ask import _json_result, run_graph
+    from ragraphs.components import Components
+    from ragraphs.settings import CRAGContext
+
+    base, routes = server
+    routes["/search"] = lambda h, q: _send(h, b"down", status=500)
+
+    class Nothing:
+        def search(self, q, k, mode="dense"):
+            return [{"id": "x", "title": "Bananas", "text": "A banana is a fruit.", "source": "corpus", "score": 0.1}]
+
+    def ask(web):
+        c = Components(llm=FakeListChatModel(responses=["Lima"] * 8), retriever=Nothing(), judges={"evaluator": ConstJudge(-0.9)})
+        result = run_graph("crag", "What is the capital of Peru?", c, CRAGContext(web=web, fetch_pages=False))
+        return json.loads(json.dumps(_json_result(Namespace(method="crag"), "q", result, 0.0), default=str))
+
+    failed = ask(f"searxng:{base}")
+    assert "HTTP 500" in failed["web_error"]
+    assert ask("none")["web_error"] is None
+
+
+def test_a_redirect_to_a_raw_utf8_location_is_followed_to_that_address(server):
+    """**Was a bug** (until 2026-12-03): http.client reads a header as Latin-1, so a raw UTF-8
+    ``Location: /page/café`` was requested as ``/page/caf%C3%83%C2%A9`` (404)."""
+    base, routes = server
+    routes["/page/caf%C3%A9"] = lambda h, q: _send(h, PAGE.encode())
+
+    def to(location: bytes):  # a Location header of raw bytes, as some servers send
+        return lambda h, q: h.wfile.write(b"HTTP/1.0 302 Found\r\nLocation: " + location + b"\r\nContent-Length: 0\r\n\r\n")
+
+    routes["/hop"] = to("/page/café".encode())
+    final, status, *_ = PageFetcher(timeout=2, allow_private=True).get(base + "/hop")
+    assert status == 200 and final == base + "/page/café"
+    routes["/latin"] = to("/page/café".encode("latin-1"))
+    assert PageFetcher(timeout=2, allow_private=True).get(base + "/latin")[:2] == (base + "/page/café", 200)  # Latin-1 stays
