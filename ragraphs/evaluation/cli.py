@@ -21,6 +21,7 @@ from typing import Any
 from ..errors import ConfigError, InputError, check_writable_folder
 from .records import run_dir
 from .report import fmt as _fmt, recall_over, scored_over, summary_table
+from .records import check_run_places
 from .runner import ORACLE, RunSpec, iter_specs, refuse_a_folder_of_another_run, run_spec, unique_ids
 
 SUMMARY_KEYS = ("em", "f1", "acc", "empty_answers", "recall", "docs_avg", "llm_calls_avg", "iterations_avg", "parse_failures", "guard_hit_rate", "web_calls_avg", "latency_s_avg")
@@ -177,6 +178,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         check_writable_folder(args.out)
     withhold = bool(getattr(args, "withhold_gold", False))
     methods, specs = _specs(args, methods, ks, strategies, settings, withhold)
+    if args.out:
+        check_run_places(args.out, dataset, [spec.label for spec in specs])
     if args.server:  # an offline web file is the server's
         return _eval_on_server(args, specs, examples, dataset)
     summaries, all_records = _run_local(args, specs, examples, all_examples, dataset, withhold)

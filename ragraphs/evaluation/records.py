@@ -7,11 +7,11 @@ from __future__ import annotations
 import json
 import os
 import re
-import sys
 from dataclasses import MISSING, asdict, fields
-from typing import Any, Callable, Iterable
+from typing import Any, Callable
 
-from ..errors import ConfigError, without_userinfo
+from ..errors import ConfigError, InputError, without_userinfo
+from .progress import Progress
 from .provenance import data_hashes, judge_hashes, judge_sources, rerank_path
 
 
@@ -28,6 +28,27 @@ def path_part(name: str) -> str:
         return name
     safe = re.sub(r"\.{2,}", "_", re.sub(r"[^A-Za-z0-9._-]+", "_", name))
     return safe.strip("_").lstrip(".-").strip("_") or "dataset"
+
+
+RUN_RESERVOIR = "reservoir.sqlite3"  # an ERM4 run's own memory, beside its results (runner.run_memory)
+
+
+def check_run_places(out: str, dataset: str, labels: list[str]) -> None:
+    """An :class:`InputError` naming the path where ``eval --out`` would meet something in the way
+    of the folders and files it writes (``plots`` or a run's folder a file, a run's
+    ``results.jsonl`` a folder), before any question runs: until 2026-12-03 a traceback, the
+    report's after every question had run."""
+    folders = [os.path.join(out, "plots"), os.path.join(out, "runs"), os.path.join(out, "runs", path_part(dataset))]
+    folders += [run_dir(out, dataset, label) for label in labels]
+    files = [os.path.join(out, name) for name in ("report.md", "summary.json")]
+    files += [os.path.join(run_dir(out, dataset, label), name) for label in labels
+              for name in ("results.jsonl", "config.json", "summary.json", RUN_RESERVOIR)]
+    for path in folders:
+        if os.path.lexists(path) and not os.path.isdir(path):
+            raise InputError(f"--out {out}: {path} is in the way (a file where the run writes a folder); move it")
+    for path in files:
+        if os.path.isdir(path):
+            raise InputError(f"--out {out}: {path} is a folder where the run writes a file; move it")
 
 
 def run_dir(out: str, dataset: str, label: str) -> str:
@@ -52,44 +73,6 @@ def read_results(path: str) -> dict[str, dict]:
             if isinstance(r, dict) and "id" in r:
                 out[str(r["id"])] = r
     return out
-
-
-class _Progress:
-    """A tqdm bar with the running metrics in its postfix (silent when disabled), kept as running
-    sums (until 2026-12-03 recomputed over every record at each one: 27 s of bar for 8,000)."""
-
-    def __init__(self, total: int, desc: str, enabled: bool, done: Iterable[dict] = ()):
-        self.bar = None
-        self._sums: dict[str, list[float]] = {k: [0.0, 0] for k in ("em", "f1", "acc", "recall", "s/q")}
-        self._errs = 0
-        for rec in done:
-            self._count(rec)
-        if enabled and total:
-            from tqdm import tqdm
-
-            self.bar = tqdm(total=total, desc=desc, file=sys.stderr, dynamic_ncols=True, leave=True)
-
-    def _count(self, rec: dict) -> None:
-        self._errs += bool(rec.get("error"))
-        for key, v in [(k, rec.get(k)) for k in ("em", "f1", "acc", "recall")] + [
-                ("s/q", None if rec.get("error") else rec.get("wall_s"))]:
-            if v is not None:
-                self._sums[key][0] += float(v)
-                self._sums[key][1] += 1
-
-    def update(self, rec: dict) -> None:
-        self._count(rec)
-        if self.bar is None:
-            return
-        post = {k: (f"{100 * t / n:.1f}" if k != "s/q" else f"{t / n:.2f}") for k, (t, n) in self._sums.items() if n}
-        if self._errs:
-            post["err"] = str(self._errs)
-        self.bar.set_postfix(post, refresh=False)
-        self.bar.update(1)
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
 
 
 def build_context(spec: Any):
@@ -407,7 +390,7 @@ class Recorder:
                  *, progress: bool, on_record: Callable[[dict], None] | None = None):
         self.records: dict[str, dict] = {ex.id: done[ex.id] for ex in examples if ex.id in done}
         self.todo = [ex for ex in examples if ex.id not in self.records]
-        self._bar = _Progress(len(self.todo), spec.label, progress, self.records.values())
+        self._bar = Progress(len(self.todo), spec.label, progress, self.records.values())
         self._fh = open(results_path, "a", encoding="utf-8") if results_path else None
         if results_path and self._fh is not None and _ends_mid_line(results_path):
             # a record cut by a crash (SIGKILL, out of memory): the next one starts on a line of

@@ -30,7 +30,7 @@ from typing import Any, Callable, Iterable
 from ..errors import ConfigError, redact
 from ..tools.reservoir import close_reservoir
 from .metrics import answer_scores, gold_found, passage_matches
-from .records import Recorder, open_results, read_results, refuse_another_run, run_sources  # noqa: F401  (read_results: used by bench and tests)
+from .records import RUN_RESERVOIR, Recorder, open_results, read_results, refuse_another_run, run_sources  # noqa: F401  (read_results: used by bench and tests)
 from .records import build_context as build_context  # the CLI, remote runs and tests import it from here
 from .provenance import provenance
 from .summary import stage_recall, summarize  # noqa: F401  (summarize: used by bench and tests)
@@ -343,8 +343,6 @@ def corpus_passages(components) -> int | None:
     count = getattr(getattr(components, "_retriever", None), "count", None)
     return int(count()) if callable(count) else None
 
-
-RUN_RESERVOIR = "reservoir.sqlite3"
 
 
 def run_store(ctx: Any, components) -> Any:

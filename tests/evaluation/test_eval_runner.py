@@ -861,13 +861,36 @@ def test_the_report_names_its_results_files_keeps_rows_whole_and_counts_the_scor
 def test_the_progress_bar_keeps_running_means_of_the_records():
     """The bar's figures are running sums (recomputed over every record at each one until
     2026-12-03, quadratic in the run's size): the same means, failures counted apart."""
-    from ragraphs.evaluation.records import _Progress
+    from ragraphs.evaluation.progress import Progress
 
     done = [{"em": 1.0, "f1": 1.0, "wall_s": 2.0}, {"error": "boom", "em": 0.0, "wall_s": 9.0}]
-    bar = _Progress(3, "run", True, done)
+    bar = Progress(3, "run", True, done)
     for rec in ({"em": 0.0, "f1": 0.5, "recall": 1.0, "wall_s": 1.0}, {"em": 1.0, "f1": 0.0, "wall_s": 3.0}):
         bar.update(rec)
     assert bar.bar is not None
     post = dict(item.split("=") for item in bar.bar.postfix.split(", "))
     bar.close()
     assert post == {"em": "50.0", "f1": "50.0", "recall": "100.0", "s/q": "2.00", "err": "1"}
+
+
+@pytest.mark.parametrize("in_the_way", ["plots-file", "results-folder", "run-file"])
+def test_a_path_in_the_way_under_out_is_one_line_before_any_question(tmp_path, data_dir, capsys, in_the_way):
+    """A file at ``OUT/plots`` or at a run's folder, a folder at its ``results.jsonl``: one error
+    line naming the path, exit 2, before the first question. **Was a bug** (until 2026-12-03): a
+    traceback (exit 1), the ``plots`` one after every question had run."""
+    out = tmp_path / "out"
+    run = out / "runs" / "hotpotqa" / "none-fake_1974"
+    if in_the_way == "plots-file":
+        out.mkdir()
+        (out / "plots").write_text("x")
+    elif in_the_way == "results-folder":
+        (run / "results.jsonl").mkdir(parents=True)
+    else:
+        run.parent.mkdir(parents=True)
+        run.write_text("x")
+    argv = ["eval", "--method", "none", "--data", str(data_dir / "hotpotqa.sample.jsonl"), "--limit", "2",
+            "--llm", "fake:1974", "--out", str(out), "--quiet"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "is in the way" in err or "is a folder where the run writes a file" in err
+    assert "Traceback" not in err and not list(out.rglob("config.json"))
