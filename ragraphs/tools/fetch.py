@@ -386,17 +386,18 @@ def fetched_pages(fetcher: "PageFetcher", results: list, max_workers: int = 5) -
             except Exception as e:  # refused, failed, too slow, wrong type: keep the snippet
                 yield i, u, None, f"{type(e).__name__}: {str(e)[:200]}"
                 continue
-            if not page.paragraphs:
-                keeps = "; using the snippet" if (results[i].get("text") or "").strip() else "; the result has no snippet"
-                yield i, u, None, "no text extracted" + keeps
+            snippet = (results[i].get("text") or "").strip()
+            # a stub ("Redirecting...", "please enable JavaScript") says less than the snippet (it replaced it until 2026-12-03)
+            if not page.paragraphs or len(page.text) < len(snippet):
+                why = "no text extracted" if not page.paragraphs else "the page's text is shorter than its snippet (a stub)"
+                yield i, u, None, why + ("; using the snippet" if snippet else "; the result has no snippet")
                 continue
             yield i, u, page, None
 
 
 def fetch_results(fetcher: "PageFetcher", results: list, max_workers: int = 5) -> tuple[list, list[dict]]:
-    """Replace each web result's snippet by the text of its page (:func:`fetched_pages`); a page
-    that fails or yields no text keeps its snippet. Returns the results and one report per URL
-    tried (``ok``, ``paragraphs`` or ``error``)."""
+    """Replace each web result's snippet by the text of its page (:func:`fetched_pages`; a page that fails or
+    says less keeps its snippet). Returns the results and one report per URL tried (``ok``, ``paragraphs`` or ``error``)."""
     out = list(results)
     report: list[dict] = []
     for i, u, page, error in fetched_pages(fetcher, out, max_workers):

@@ -63,6 +63,7 @@ class OfflineCorpusSearch:
         files = [paths] if isinstance(paths, str) else list(paths or [])
         read = 0
         for path in files:
+            no_text: list[Mapping] = []  # pages of the file without a "text", said once (left out silently until 2026-12-03)
             for row in iter_rows(path):
                 read += 1
                 results = row.get("results")
@@ -76,6 +77,11 @@ class OfflineCorpusSearch:
                         # `offline`: the stored text is the page; no fetch goes to the address
                         p = make_passage(str(r.get("title") or ""), text, "web", url=str(r.get("url") or ""), offline=True)
                         pages.setdefault(p["id"], p)
+                    else:
+                        no_text.append(r)
+            if no_text and pages:  # with no page at all, the error below says it
+                keys = ", ".join(map(repr, list(no_text[0])[:6])) or "none"
+                print(f"{path}: left out {len(no_text)} page(s) with no \"text\" (the first one's keys: {keys})", file=sys.stderr)
         if not pages:  # "the offline web corpus is empty" named no file until 2026-12-01 (a benchmark file given as --web)
             where = ", ".join(map(str, files)) or "the given pages"
             raise InputError(f"the offline web corpus is empty: {where} holds no page with text ({read} row(s) read); "

@@ -844,3 +844,35 @@ def test_a_redirect_to_a_raw_utf8_location_is_followed_to_that_address(server):
     assert status == 200 and final == base + "/page/café"
     routes["/latin"] = to("/page/café".encode("latin-1"))
     assert PageFetcher(timeout=2, allow_private=True).get(base + "/latin")[:2] == (base + "/page/café", 200)  # Latin-1 stays
+
+
+def test_a_stub_page_shorter_than_its_snippet_keeps_the_snippet(server):
+    """A result whose page is a stub (a meta-refresh "Redirecting...", "please enable JavaScript")
+    keeps its snippet, and the report says why; a page that says more replaces it. **Was a bug**
+    (until 2026-12-03): "Redirecting..." replaced "The Eiffel Tower is 330 metres tall." as ok."""
+    from ragraphs.state.types import make_passage
+    from ragraphs.tools.fetch import fetch_results
+
+    base, routes = server
+    routes["/stub"] = lambda h, q: _send(h, b'<html><head><meta http-equiv="refresh" content="0; url=/x"></head>'
+                                            b"<body><p>Redirecting...</p></body></html>")
+    routes["/full"] = lambda h, q: _send(h, PAGE.encode())
+    snippet = "The Eiffel Tower is 330 metres tall."
+    results = [make_passage("Eiffel Tower", snippet, "web", url=base + "/stub"),
+               make_passage("Evan Abraham", "He was a unionist.", "web", url=base + "/full")]
+    out, report = fetch_results(PageFetcher(timeout=2, allow_private=True), results)
+    assert out[0]["text"] == snippet and report[0]["ok"] is False and "shorter than its snippet" in report[0]["error"]
+    assert out[1]["meta"]["fetched"] is True and len(out[1]["text"]) > len("He was a unionist.")
+
+
+def test_an_offline_snapshots_pages_without_text_are_said(tmp_path, capsys):
+    """A snapshot file whose pages are mostly keyed ``{title, body}``: the pages with text are
+    read, and one line says how many were left out and the first one's keys. **Was a bug** (until
+    2026-12-03): 50 of 51 pages left out without a word."""
+    path = tmp_path / "mixed.jsonl"
+    rows = [{"title": "Lima", "text": "Lima is the capital of Peru."}]
+    rows += [{"title": f"Page {i}", "body": "words"} for i in range(50)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    snap = OfflineCorpusSearch(str(path))
+    assert [p["title"] for p in snap.search("capital of Peru", k=3)] == ["Lima"]
+    assert f"{path}: left out 50 page(s) with no \"text\" (the first one's keys: 'title', 'body')" in capsys.readouterr().err
