@@ -186,13 +186,14 @@ def html_file_text(raw: bytes, text: str) -> str:
     """An HTML file's text: UTF-8 when its bytes are, else the charset its ``<meta>`` names
     (:func:`~ragraphs.tools.fetch.decode_page`), else ``text`` as :func:`ragraphs.ingest`'s own decoding read it (a
     windows-1251 or Shift JIS page declaring its charset was read as cp1252 until 2026-12-01)."""
-    from .fetch import _CHARSET, decode_page
+    from .fetch import _META_CHARSET, _XML_ENCODING, decode_page
 
     try:
         raw.decode("utf-8-sig")
         return text
     except UnicodeDecodeError:
-        return decode_page(raw) if _CHARSET.search(raw[:4096].decode("ascii", "ignore")) else text
+        # a charset the page's own <meta> or XML declaration names, as decode_page reads it (any "charset=" until 2026-12-03)
+        return decode_page(raw) if _META_CHARSET.search(raw[:4096]) or _XML_ENCODING.search(raw[:1024]) else text
 
 
 def notebook_markdown(path: str, text: str) -> str:
