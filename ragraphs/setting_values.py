@@ -43,6 +43,15 @@ def _accepts(tp: Any, v: Any) -> tuple[bool, str]:
     if origin in (typing.Union, types.UnionType):
         oks = [_accepts(a, v) for a in typing.get_args(tp)]
         return any(ok for ok, _ in oks), " or ".join(name for _, name in oks)
+    if (origin or tp) in (list, tuple, set, frozenset, Sequence):  # JSON sends each as a list; a string is none
+        each = [a for a in typing.get_args(tp) if a is not Ellipsis][:1] or [Any]
+        kind = "a list" + ("" if each[0] is Any else f" of items each {_accepts(each[0], None)[1]}")
+        return isinstance(v, (list, tuple, set, frozenset)) and all(_accepts(each[0], x)[0] for x in v), kind
+    return _accepts_one(tp, origin, v)
+
+
+def _accepts_one(tp: Any, origin: Any, v: Any) -> tuple[bool, str]:
+    """:func:`_accepts` for a type that is neither a choice, a union nor a list."""
     if tp is type(None):
         return v is None, "null"
     if tp is bool:
@@ -55,11 +64,6 @@ def _accepts(tp: Any, v: Any) -> tuple[bool, str]:
         return isinstance(v, (str, os.PathLike)), "a string"
     if tp is dict or origin is dict:
         return isinstance(v, dict), "an object of names and values"
-    if (origin or tp) in (list, tuple, set, frozenset, Sequence):  # JSON sends each as a list; a string is none
-        each = [a for a in typing.get_args(tp) if a is not Ellipsis][:1] or [Any]
-        kind = "a list" + ("" if each[0] is Any else f" of items each {_accepts(each[0], None)[1]}")
-        ok = isinstance(v, (list, tuple, set, frozenset)) and all(_accepts(each[0], x)[0] for x in v)
-        return ok, kind
     return True, str(tp)
 
 
