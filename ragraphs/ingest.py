@@ -24,7 +24,7 @@ from .sources import (is_url, iter_files, not_documents, one_name_per_file, page
 from .ingest_remove import gone_ids  # noqa: F401  (importable from here as before)
 from .state.types import Passage, make_passage, passage_id
 from .tools.documents import (decode_text as _decode, docx_title, html_file_text, html_to_text, notebook_markdown, pdf_pages,
-                              read_docx, text_encoding)
+                              read_docx, text_encoding, url_pdf_pages)
 from .tools.text import CHUNK_WORDS, chunk_lines, chunk_table, chunk_text
 
 MD_EXT = {".md", ".markdown"}
@@ -223,23 +223,44 @@ def read_file(path: str, max_words: int = CHUNK_WORDS, warn: Callable[[str], Non
 
 def read_url(url: str, max_words: int = CHUNK_WORDS, fetcher=None, warn: Callable[[str], None] | None = None,
              fits: Fits | None = None) -> list[Passage]:
-    """Passages of the page at ``url``: an HTML page's main text (titled by its ``<title>``), a
-    text page (Markdown titled by its first heading) or a PDF; raises :class:`InputError` when
-    it cannot be fetched or read.
+    """Passages of the page at ``url``: an HTML page's main text (titled by its ``<title>``), a text page
+    (Markdown titled by its first heading, code by lines) or a PDF; :class:`InputError` when it cannot be read.
 
     The address is one the user gave, so private and loopback hosts (an intranet wiki, a
     server on this machine) are allowed, unlike the web search's result pages; every other
     guard of :class:`~ragraphs.tools.fetch.PageFetcher` holds (redirects checked, a deadline,
     a size cap of :data:`MAX_URL_BYTES`). Each passage keeps the final address in ``meta``
     (``path`` and ``url``)."""
+    from urllib.parse import urlsplit
+
     final, ctype, charset, body = _fetch_page(url, fetcher)
     name = final.rstrip("/").rsplit("/", 1)[-1] or final
+    # where the address given led elsewhere: its next ingest replaces these passages (each old version stayed until 2026-12-03)
+    asked = a if (a := page_address(url)) != final else ""
     if ctype == "application/pdf" or body.startswith(b"%PDF-"):
-        title, pages = _url_pdf_pages(url, body, warn)
-        return _paged(partial(_url_chunks, fits=fits), title or os.path.splitext(name)[0], pages, final, max_words)
+        title, pages = url_pdf_pages(url, body, warn)
+        return _paged(partial(_url_chunks, fits=fits, asked=asked), title or os.path.splitext(name)[0], pages, final, max_words)
+    ext = os.path.splitext(urlsplit(final).path)[1].lower()
+    ctype = _sniffed(ctype, ext, body)
     title, text = _page_text(url, ctype, charset, body, name)
-    rows_kept = ctype in ("text/markdown", "text/x-markdown", "", "text/html", "application/xhtml+xml")  # code, tables
-    return _url_chunks(title, text, final, max_words, _markdown_chunks if rows_kept else chunk_text, fits)
+    if ext in CODE_EXT and ctype.startswith("text/") and ctype not in ("text/html", "text/markdown", "text/x-markdown"):
+        return _url_chunks(title, text, final, max(1, max_words * CODE_WORDS_SHARE // 5), chunk_lines, fits, asked)
+    rows_kept = ctype in ("text/markdown", "text/x-markdown", "text/html", "application/xhtml+xml")  # code, tables
+    return _url_chunks(title, text, final, max_words, _markdown_chunks if rows_kept else chunk_text, fits, asked,
+                       named=title == name)
+
+
+def _sniffed(ctype: str, ext: str, body: bytes) -> str:
+    """A page's type where its header says little (none, ``text/plain``, ``application/octet-stream``), read
+    as :func:`read_file` reads a file: by extension, an HTML opening, else text (until 2026-12-03 a text page
+    with no type came out empty, a raw ``README.md`` lost its structure)."""
+    if ctype not in ("", "text/plain", "application/octet-stream"):
+        return ctype
+    if ext in MD_EXT:
+        return "text/markdown"
+    if ext in HTML_EXT or body.lstrip()[:15].lower().startswith((b"<!doctype html", b"<html")):
+        return "text/html"
+    return "text/plain" if ctype or text_encoding(body[:65536]) is not None else ctype
 
 
 def _fetch_page(url: str, fetcher=None) -> tuple[str, str, str | None, bytes]:
@@ -264,20 +285,6 @@ def _fetch_page(url: str, fetcher=None) -> tuple[str, str, str | None, bytes]:
     return page_address(final), ctype, charset, body
 
 
-def _url_pdf_pages(url: str, body: bytes, warn: Callable[[str], None] | None) -> tuple[str, list[tuple[int, str]]]:
-    """A fetched PDF's title and pages, read from a temporary copy; its messages name ``url``."""
-    import tempfile
-
-    with tempfile.TemporaryDirectory(prefix="ragraphs-url-") as d:
-        path = os.path.join(d, "page.pdf")
-        with open(path, "wb") as fh:
-            fh.write(body)
-        try:
-            return pdf_pages(path, warn=(lambda m: warn(m.replace(path, url, 1))) if warn else None)
-        except InputError as e:
-            raise InputError(f"{url}: {str(e).split(': ', 1)[-1]}") from e
-
-
 def _page_text(url: str, ctype: str, charset: str | None, body: bytes, name: str) -> tuple[str, str]:
     """A fetched page's title and text by its content type: Markdown (titled by its first
     heading), any other text (by ``name``), HTML (its main text, titled by ``<title>``)."""
@@ -296,9 +303,11 @@ def _page_text(url: str, ctype: str, charset: str | None, body: bytes, name: str
 
 
 def _url_chunks(title: str, text: str, final: str, max_words: int, cut: Callable[..., list[str]] = chunk_text,
-                fits: Fits | None = None) -> list[Passage]:
-    return [_file_passage(title, c, final, i, url=final) for i, c in enumerate(cut(text, max_words, fits=_titled(fits, title)))
-            if c.strip()]
+                fits: Fits | None = None, asked: str = "", named: bool = False) -> list[Passage]:
+    """A page's passages (``asked``: the address that led to it; ``named``: titled by its address, as a file by its name)."""
+    meta = {**({"asked": asked} if asked else {}), **({"title_from": "file"} if named else {})}
+    return [_file_passage(title, c, final, i, url=final, **meta)
+            for i, c in enumerate(cut(text, max_words, fits=_titled(fits, title))) if c.strip()]
 
 
 def collect_passages(
@@ -377,6 +386,9 @@ def _earlier_versions(corpus, passages: list[Passage]) -> set[str]:
     if not kept:
         return set()
     stale = set().union(*(corpus.ids_from(path) for path in kept))
+    if pages := {p for p in kept if is_url(p)}:  # a page: what its address, or the one that led here, gave before
+        asked = sorted({str(m["asked"]) for p in passages if (m := p.get("meta") or {}).get("asked")} | pages)
+        stale |= corpus.ids_from(asked, key="asked") | corpus.ids_from(asked)
     stale |= corpus.ids_from(sorted(reals), key="real")  # read before through a link to it ("real" stored since 2026-12-02)
     stale |= corpus.ids_from(sorted(reals - set(kept)))  # read now through a link, before as the file it leads to
     return stale - set().union(*kept.values())

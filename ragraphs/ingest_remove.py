@@ -47,7 +47,8 @@ def source_ids(corpus, paths: Iterable[str]) -> dict[str, set[str]]:
 
     for path in paths:
         if is_url(path):
-            found[path] = set().union(*(corpus.ids_from(a) for a in page_spellings(path)))
+            spellings = page_spellings(path)  # stored under it, or led from it to another address (since 2026-12-03)
+            found[path] = corpus.ids_from(spellings) | corpus.ids_from(spellings, key="asked")
             continue
         full = path_text(path)
         ids = set(corpus.ids_from(full))

@@ -1040,3 +1040,83 @@ def test_a_file_that_cannot_be_read_is_skipped_as_path_then_why(tmp_path):
     with pytest.raises(InputError) as e:
         _file_bytes(str(gone))
     assert str(e.value) == f"{gone}: cannot read it (No such file or directory)"
+
+
+@pytest.fixture
+def moving_site():
+    """A server whose pages a test changes: ``routes[path] = (status, content type or None, body or
+    Location)``; a 3xx status redirects to its third item."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    routes: dict = {}
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *a):
+            pass
+
+        def do_GET(self):
+            status, ctype, body = routes.get(self.path, (404, "text/plain", b"not found"))
+            self.send_response(status)
+            if 300 <= status < 400:
+                self.send_header("Location", body)
+                self.end_headers()
+                return
+            if ctype:
+                self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{srv.server_address[1]}", routes
+    srv.shutdown()
+    srv.server_close()
+
+
+def test_a_page_read_through_a_redirect_is_replaced_by_its_next_version(moving_site, tmp_path, capsys, minilm):
+    """``/latest/guide`` leading to ``/v1/guide``, then to ``/v2/guide``: the second ingest of the
+    address given replaces the first's passages, and ``--remove`` of that address takes them out;
+    a page that starts to redirect replaces what it stored before. **Was a bug** (until
+    2026-12-03): each version stayed (the store held both timeouts), and `--remove` found none."""
+    base, routes = moving_site
+    page = "<html><head><title>Guide</title></head><body><p>The timeout is {} seconds for every request.</p></body></html>"
+    routes["/v1/guide"] = (200, "text/html", page.format(30).encode())
+    routes["/v2/guide"] = (200, "text/html", page.format(90).encode())
+    routes["/b"] = (200, "text/html", page.format(5).encode())
+    routes["/latest/guide"] = (302, None, "/v1/guide")
+    store = str(tmp_path / "store")
+    argv = ["ingest", f"{base}/latest/guide", f"{base}/b", "--store", store, "--quiet", "--json"]
+    assert main(argv) == 0
+    routes["/latest/guide"] = (302, None, "/v2/guide")
+    routes["/b"], routes["/new/b"] = (301, None, "/new/b"), (200, "text/html", page.format(7).encode())
+    assert main(argv) == 0
+    capsys.readouterr()
+    texts = sorted(p["text"] for p in ChromaCorpus(store, embeddings=minilm, create=False).all_passages())
+    assert texts == ["The timeout is 7 seconds for every request.", "The timeout is 90 seconds for every request."]
+    assert main(["ingest", "--remove", f"{base}/latest/guide", "--store", store, "--quiet"]) == 0
+    texts = [p["text"] for p in ChromaCorpus(store, embeddings=minilm, create=False).all_passages()]
+    assert texts == ["The timeout is 7 seconds for every request."]
+
+
+def test_a_page_is_read_by_its_address_where_its_type_says_little(moving_site):
+    """A text page with no Content-Type, a ``README.md`` served as ``text/plain``, Python served as
+    ``text/x-python``: read as the same files are (text; Markdown titled by its heading; code by
+    whole lines), and a page titled by its address is marked so, as a file titled by its name.
+    **Were bugs** (until 2026-12-03): no text found; "README.md" with its code fence run into one
+    line; the code run into sentences; the address's name taken for a page title."""
+    from ragraphs.ingest import read_url
+
+    base, routes = moving_site
+    notes = "\n\n".join(f"Release {i} fixed the {i}th bug in the parser." for i in range(30)).encode()
+    routes["/release-notes"] = (200, None, notes)
+    routes["/raw/README.md"] = (200, "text/plain", b"# Quokka tools\n\nRun it:\n\n```python\ndef f(x):\n    return x\n```\n")
+    routes["/geo.py"] = (200, "text/x-python", b"def area(r):\n    return 3.14 * r * r\n")
+    got = read_url(f"{base}/release-notes")
+    assert got and "Release 29 fixed" in " ".join(p["text"] for p in got)
+    assert got[0]["title"] == "release-notes" and got[0]["meta"]["title_from"] == "file"
+    (readme,) = read_url(f"{base}/raw/README.md")
+    assert readme["title"] == "Quokka tools" and "def f(x):\n    return x" in readme["text"]
+    (code,) = read_url(f"{base}/geo.py")
+    assert code["text"] == "def area(r):\n    return 3.14 * r * r"

@@ -6,6 +6,7 @@ cells as Markdown."""
 from __future__ import annotations
 
 import codecs
+import os
 import contextlib
 import logging
 import re
@@ -267,3 +268,17 @@ def decode_text(raw: bytes) -> str:
         return raw.decode("cp1252")
     except UnicodeDecodeError:  # one of the five bytes cp1252 leaves undefined
         return raw.decode("latin-1")  # never fails; non-UTF-8 text survives mostly readable
+
+
+def url_pdf_pages(url: str, body: bytes, warn: Callable[[str], None] | None) -> tuple[str, list[tuple[int, str]]]:
+    """A fetched PDF's title and pages, read from a temporary copy; its messages name ``url``."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="ragraphs-url-") as d:
+        path = os.path.join(d, "page.pdf")
+        with open(path, "wb") as fh:
+            fh.write(body)
+        try:
+            return pdf_pages(path, warn=(lambda m: warn(m.replace(path, url, 1))) if warn else None)
+        except InputError as e:
+            raise InputError(f"{url}: {str(e).split(': ', 1)[-1]}") from e
