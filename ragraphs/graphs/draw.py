@@ -65,6 +65,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--readme", type=Path, default=README, help="the Markdown file to update (default: the README)")
     ap.add_argument("--check", action="store_true", help="only check that the pictures are current")
     args = ap.parse_args(argv)
+    if not args.readme.is_file():  # an installed package has no README beside it (a traceback until 2026-12-03)
+        ap.error(f"no file {args.readme}: run it in a checkout of ragraphs, or give --readme FILE")
     old = args.readme.read_text(encoding="utf-8")
     new = redraw(old)
     found = sorted(set(m.group("name") for m in _BLOCK.finditer(old)))

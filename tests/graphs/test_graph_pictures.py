@@ -37,3 +37,15 @@ def test_redraw_replaces_only_the_marked_blocks():
     new = redraw(stale)
     assert new.startswith("intro\n<!-- graph:vanilla -->\n```mermaid\n") and "__start__ --> start;" in new and "start --> retrieve;" in new and "generate --> __end__;" in new
     assert new.endswith("\noutro\n<!-- graph:nope -->x<!-- /graph:nope -->") and "old" not in new
+
+
+def test_the_redraw_outside_a_checkout_is_one_error_line(tmp_path, capsys):
+    """``python -m ragraphs.graphs.draw`` where no README stands (an installed wheel): argparse's
+    error naming the file and ``--readme`` (a ``FileNotFoundError`` traceback until 2026-12-03)."""
+    import pytest
+
+    from ragraphs.graphs.draw import main
+
+    with pytest.raises(SystemExit) as e:
+        main(["--readme", str(tmp_path / "README.md"), "--check"])
+    assert e.value.code == 2 and "run it in a checkout of ragraphs, or give --readme FILE" in capsys.readouterr().err

@@ -549,14 +549,16 @@ def test_llm_judge_maps_answers_to_ranges():
     assert "exact information to answer the question" in ev.llm.prompts[0]
 
 
-def test_training_without_the_training_extras_names_them(tmp_path, data_dir, monkeypatch):
-    """``train-judge`` on an install without ``[train]`` (``datasets`` missing): one line naming
-    ``ragraphs[train]`` (a raw traceback until 2026-11-30)."""
+@pytest.mark.parametrize("missing", ["datasets", "onnx"])
+def test_training_without_the_training_extras_names_them(tmp_path, data_dir, monkeypatch, missing):
+    """``train-judge`` on an install without ``[train]`` (``datasets`` or ``onnx`` missing): one line
+    naming ``ragraphs[train]`` (a raw traceback until 2026-11-30; without ``onnx``, after the whole
+    training, at the export, until 2026-12-03)."""
     import sys
 
     from ragraphs.tools.judges.train import train_judges
 
-    monkeypatch.setitem(sys.modules, "datasets", None)
+    monkeypatch.setitem(sys.modules, missing, None)
     with pytest.raises(ConfigError, match=r"training a judge needs the training extras .*ragraphs\[train\]"):
         train_judges([str(data_dir / "hotpotqa.sample.jsonl")], tmp_path / "out")
 

@@ -277,8 +277,10 @@ def _config_record(cfg: TrainConfig) -> dict[str, Any]:
 
 def _trainer_parts() -> tuple[Any, Any, Any, Any]:
     """``datasets.Dataset`` and sentence-transformers' trainer, its arguments and loss; a missing
-    training extra is a ConfigError saying how to install it (a raw traceback until 2026-11-30)."""
+    training extra is a ConfigError saying how to install it (a raw traceback until 2026-11-30), ``onnx``
+    too, which the export after training needs (a traceback after the whole training until 2026-12-03)."""
     try:
+        import onnx  # noqa: F401
         from datasets import Dataset
         from sentence_transformers.cross_encoder import CrossEncoderTrainer, CrossEncoderTrainingArguments
         from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
