@@ -299,13 +299,16 @@ def test_ingest_pages_by_address_html_text_and_pdf(site, tmp_path, capsys, minil
     again = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert again["added"] == 0 and again["store_total"] == summary["store_total"]
 
-    # --remove by address: the fragment is not part of it; a redirect is stored where it led
-    assert main(["ingest", "--remove", f"{site}/notes.txt#top", f"{site}/old-okapi", "--store", str(store), "--json"]) == 1
+    # --remove by address: the fragment is not part of it; a page read through a redirect is taken out by
+    # the address given too (it was not, with a warning, until 2026-12-03), and then nothing is left of it
+    assert main(["ingest", "--remove", f"{site}/notes.txt#top", f"{site}/old-okapi", "--store", str(store), "--json"]) == 0
     cap = capsys.readouterr()
-    assert json.loads(cap.out) == {"removed": 1, "by_path": {f"{site}/notes.txt#top": 1, f"{site}/old-okapi": 0},
-                                   "store_total": summary["store_total"] - 1}
-    assert cap.err == (f"warning: nothing in the store came from {site}/old-okapi (a page that redirected is stored "
-                       "under the address it led to)\n")
+    removed = json.loads(cap.out)
+    assert removed["by_path"][f"{site}/notes.txt#top"] == 1 and removed["by_path"][f"{site}/old-okapi"] >= 1
+    assert removed["store_total"] == summary["store_total"] - removed["removed"] and cap.err == ""
+    assert main(["ingest", "--remove", f"{site}/wiki/Okapi", "--store", str(store), "--json"]) == 1
+    assert capsys.readouterr().err == (f"warning: nothing in the store came from {site}/wiki/Okapi (a page that "
+                                       "redirected, ingested before 2026-12-03, is stored under the address it led to)\n")
 
 
 def test_a_changed_file_ingested_again_replaces_its_earlier_passages(tmp_path, capsys, minilm):

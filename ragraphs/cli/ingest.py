@@ -177,7 +177,7 @@ def _remove(args: argparse.Namespace) -> int:
     found = remove_sources(corpus, args.paths)
     missed = [p for p, ids in found.items() if not ids]
     for p in missed:
-        why = (" (a page that redirected is stored under the address it led to)" if is_url(p) else
+        why = (" (a page that redirected, ingested before 2026-12-03, is stored under the address it led to)" if is_url(p) else
                " (a benchmark file's paragraphs carry no path: remove its collection instead)"
                if p.lower().endswith((".jsonl", ".json")) else "")
         print(f"warning: nothing in the store came from {p}{why}", file=sys.stderr)
