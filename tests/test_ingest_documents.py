@@ -3,6 +3,7 @@ pypdf's encryption), into a real Chroma store embedded with MiniLM."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import zipfile
 from pathlib import Path
@@ -217,9 +218,6 @@ def test_a_folder_walk_leaves_out_stores_environments_and_caches(tmp_path, capsy
 def site(tmp_path):
     """A web server on 127.0.0.1: an HTML page, a plain-text page, a PDF, a redirect, an image,
     a missing page and a PDF that is no PDF."""
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
     pdf = write_pdf(tmp_path / "quokka.pdf", [QUOKKA], title="Quokka facts").read_bytes()
     html = (f"<!doctype html><html><head><title>Okapi - Wildlife notes</title><script>var s='SCRIPT-TEXT';</script>"
             f"</head><body><nav>Home | NAV-TEXT</nav><article><h1>Okapi</h1><p>{OKAPI_1}</p><p>{OKAPI_2}</p>"
@@ -236,28 +234,9 @@ def site(tmp_path):
                                     '<body><p>Мост через реку Зандор открыт.</p></body></html>'.encode("cp1251")),
     }
 
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *a):
-            pass
-
-        def do_GET(self):
-            if self.path == "/old-okapi":
-                self.send_response(301)
-                self.send_header("Location", "/wiki/Okapi")
-                self.end_headers()
-                return
-            status, ctype, body = pages.get(self.path, (404, "text/plain", b"not found"))
-            self.send_response(status)
-            self.send_header("Content-Type", ctype)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{srv.server_address[1]}"
-    srv.shutdown()
-    srv.server_close()
+    pages["/old-okapi"] = (301, None, "/wiki/Okapi")
+    with _serving(pages) as base:
+        yield base
 
 
 def test_a_page_whose_charset_only_its_meta_names(site):
@@ -1045,14 +1024,12 @@ def test_a_file_that_cannot_be_read_is_skipped_as_path_then_why(tmp_path):
     assert str(e.value) == f"{gone}: cannot read it (No such file or directory)"
 
 
-@pytest.fixture
-def moving_site():
-    """A server whose pages a test changes: ``routes[path] = (status, content type or None, body or
-    Location)``; a 3xx status redirects to its third item."""
+@contextlib.contextmanager
+def _serving(routes: dict):
+    """A server on 127.0.0.1 of ``routes[path] = (status, content type or None, body or Location)``
+    (a 3xx status redirects to its third item), read as each request comes: a test may change them."""
     import threading
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
-    routes: dict = {}
 
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *a):
@@ -1073,9 +1050,19 @@ def moving_site():
 
     srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     threading.Thread(target=srv.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{srv.server_address[1]}", routes
-    srv.shutdown()
-    srv.server_close()
+    try:
+        yield f"http://127.0.0.1:{srv.server_address[1]}"
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
+@pytest.fixture
+def moving_site():
+    """A server whose pages a test changes (:func:`_serving`)."""
+    routes: dict = {}
+    with _serving(routes) as base:
+        yield base, routes
 
 
 def test_a_page_read_through_a_redirect_is_replaced_by_its_next_version(moving_site, tmp_path, capsys, minilm):
