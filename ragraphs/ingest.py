@@ -29,6 +29,7 @@ from .tools.text import CHUNK_WORDS, chunk_lines, chunk_table, chunk_text
 
 MD_EXT = {".md", ".markdown"}
 HTML_EXT = {".html", ".htm", ".xhtml"}
+HTML_OPENINGS = ("<!doctype html", "<html")  # a file or page read as HTML whatever its name or type
 JSON_EXT = {".jsonl", ".json", ".ndjson"}
 PDF_EXT = {".pdf"}
 DOCX_EXT = {".docx"}
@@ -209,7 +210,7 @@ def read_file(path: str, max_words: int = CHUNK_WORDS, warn: Callable[[str], Non
     if ext in JSON_EXT:
         return _json_passages(path, name, chunks, max_words, warn)
     text = _decode(raw)
-    if ext in HTML_EXT or text.lstrip()[:15].lower().startswith(("<!doctype html", "<html")):
+    if ext in HTML_EXT or text.lstrip()[:15].lower().startswith(HTML_OPENINGS):
         title, body = html_to_text(html_file_text(raw, text))
         return chunks(title or name, body, path, max_words, _markdown_chunks)  # trafilatura writes tables as pipe rows
     if ext in MD_EXT:
@@ -251,14 +252,13 @@ def read_url(url: str, max_words: int = CHUNK_WORDS, fetcher=None, warn: Callabl
 
 
 def _sniffed(ctype: str, ext: str, body: bytes) -> str:
-    """A page's type where its header says little (none, ``text/plain``, ``application/octet-stream``), read
-    as :func:`read_file` reads a file: by extension, an HTML opening, else text (until 2026-12-03 a text page
-    with no type came out empty, a raw ``README.md`` lost its structure)."""
+    """A page's type where its header says little (none, text/plain, octet-stream), read as :func:`read_file` reads
+    a file: by extension, an HTML opening, else text (a typeless text page gave nothing until 2026-12-03)."""
     if ctype not in ("", "text/plain", "application/octet-stream"):
         return ctype
     if ext in MD_EXT:
         return "text/markdown"
-    if ext in HTML_EXT or body.lstrip()[:15].lower().startswith((b"<!doctype html", b"<html")):
+    if ext in HTML_EXT or body.lstrip()[:15].decode("ascii", "ignore").lower().startswith(HTML_OPENINGS):
         return "text/html"
     return "text/plain" if ctype or text_encoding(body[:65536]) is not None else ctype
 

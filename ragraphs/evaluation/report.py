@@ -8,7 +8,7 @@ import shlex
 from typing import Any
 
 from .paired import format_cell, paired_differences
-from .records import path_part
+from .records import run_dir
 
 _PCT = ("em", "f1", "acc", "recall")
 
@@ -331,7 +331,7 @@ def _run_lines(s: dict, recs: list[dict], dataset: str) -> list[str]:
     its first five answers."""
     errs = [r for r in recs if r.get("error")]
     # the folder the run wrote (until 2026-12-03 the names as read: `runs/nq/dev/...` for `runs/nq_dev/...`)
-    where = "/".join(["runs", path_part(dataset), path_part(s["label"]), "results.jsonl"])
+    where = os.path.join(run_dir("", dataset, s["label"]), "results.jsonl").replace(os.sep, "/")
     lines = [f"## {s['label']}", "", f"Per-question results: `{where}`.", ""]
     if errs:
         lines += [f"{len(errs)} question(s) failed:", ""]

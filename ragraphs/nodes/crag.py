@@ -24,6 +24,7 @@ from ..tools.fetch import fetched_pages
 from ..tools.parsing import looks_like_json
 from ..tools.structured import Keywords, decide
 from ..tools.text import text_key
+from ..tools.web_tools import result_key
 from .refine import judge_text, refine_knowledge
 from .retrieve import make_retrieve
 from .web import no_web, page_fetcher, web_backend
@@ -280,8 +281,7 @@ def make_web_search_node(c: Components) -> Node[CRAGState, CRAGContext]:
                 continue
             malformed += bad
             for p in got:  # one result per page: the same address with another snippet or #fragment is a copy
-                url = str((p.get("meta") or {}).get("url") or "").split("#", 1)[0].rstrip("/")
-                results.setdefault(url or p["id"], p)
+                results.setdefault(result_key(p), p)
         ranked = prefer_wikipedia(list(results.values()))[:k]
         fetched: list[dict] = []
         if ranked and bool(ctx.fetch_pages):

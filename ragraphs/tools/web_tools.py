@@ -28,8 +28,9 @@ def _web_passage(title: str, text: str, url: str, engine: str, rank: int) -> Pas
 
 
 def result_key(p: Passage) -> str:
-    """What makes two web results the same: the page's address, else the passage's id."""
-    return str((p.get("meta") or {}).get("url") or "") or str(p.get("id") or "")
+    """What makes two web results the same: the page's address (without its ``#fragment`` and last
+    ``/``), else the passage's id."""
+    return str((p.get("meta") or {}).get("url") or "").split("#", 1)[0].rstrip("/") or str(p.get("id") or "")
 
 
 def distinct(results: list[Passage]) -> list[Passage]:
